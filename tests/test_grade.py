@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import pytest
+from foldstudy.grade import (
+    StockSignature,
+    answer_lines,
+    grade_answer,
+    has_whole_token,
+    headings_carried,
+)
+from foldstudy.spec import Fact
+
+PORT = Fact("ingress_port", "port", "52677", True, label="primary ingress port")
+EXPORTER = Fact("exporter_port", "port", "44855", True, label="metrics exporter port")
+SHARDS = Fact("shard_count", "shard_count", "19 shards", True,
+              label="shard count of the event store", unit="shards")
+TIME = Fact("cutover_time", "utc_time", "01:26 UTC", True, label="database cutover time",
+            unit="UTC")
+DEPT = Fact("department", "cyrillic_department", "Отдел Ригугур", True,
+            label="department that owns the migration")
+FACTS = [PORT, EXPORTER, SHARDS, TIME, DEPT]
+
+
+@pytest.fixture(scope="module")
+def markers(grading):
+    return grading["abstention_markers"]
+
+
+@pytest.fixture(scope="module")
+def stock(grading):
+    return StockSignature.from_dict(grading["stock_signature"])
+
+
+def grade(answer, markers, stock, carry=""):
+    return {c["label"]: c for c in grade_answer(FACTS, answer, carry, markers, stock)}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("port: 52677", True),
+    ("(52677).", True),
+    ("52677", True),
+    ("152677", False),
+    ("526770", False),
+    ("52677.5", False),
+    ("x-52677", False),
+    ("v52677", False),
+    ("52677/tcp", False),
+])
+def test_whole_token_boundary(text, expected):
+    assert has_whole_token("52677", text) is expected
+
+
+def test_value_inside_a_longer_token_does_not_count(markers, stock):
+    g = grade("1. primary ingress port: 526771", markers, stock)
+    assert not g["primary ingress port"]["correct"]
+
+
+def test_right_value_under_the_wrong_label_does_not_count(markers, stock):
+    answer = "1. primary ingress port: 44855\n2. metrics exporter port: 52677"
+    g = grade(answer, markers, stock)
+    assert not g["primary ingress port"]["correct"]
+    assert not g["metrics exporter port"]["correct"]
+
+
+def test_correct_answers_by_label_or_by_number(markers, stock):
+    answer = ("1. Primary ingress port: 52677\n2. 44855\n"
+              "3. shard count of the event store: 19 shards\n"
+              "5. department that owns the migration: «Отдел Ригугур»")
+    g = grade(answer, markers, stock)
+    assert g["primary ingress port"]["correct"]
+    assert g["metrics exporter port"]["correct"]  # line found by its number
+    assert g["shard count of the event store"]["correct"]
+    assert g["department that owns the migration"]["correct"]
+    assert not g["database cutover time"]["correct"]
+    assert not g["database cutover time"]["answered"]
+
+
+def test_dropped_unit_counts_only_unit_leniently(markers, stock):
+    g = grade("3. shard count of the event store: 19\n4. database cutover time: 01:26",
+              markers, stock)
+    for label in ("shard count of the event store", "database cutover time"):
+        assert not g[label]["correct"]
+        assert g[label]["correct_unit_lenient"]
+    g = grade("1. primary ingress port: 5267", markers, stock)
+    assert not g["primary ingress port"]["correct_unit_lenient"]  # no unit to drop
+
+
+def test_abstention_is_detected_and_not_a_fabrication(markers, stock):
+    g = grade("1. primary ingress port: unknown\n2. metrics exporter port: "
+              "not mentioned in the summary", markers, stock)
+    for label in ("primary ingress port", "metrics exporter port"):
+        assert g[label]["abstained"] and not g[label]["fabricated"]
+    assert not g["database cutover time"]["abstained"]
+
+
+def test_fabrication_with_stock_signature(markers, stock):
+    g = grade("1. primary ingress port: 8443\n2. metrics exporter port: 41237\n"
+              "3. shard count of the event store: 16 shards\n"
+              "4. database cutover time: 02:00 UTC", markers, stock)
+    assert g["primary ingress port"]["fabricated"] and g["primary ingress port"]["stock_signature"]
+    assert g["metrics exporter port"]["fabricated"]
+    assert not g["metrics exporter port"]["stock_signature"]
+    assert g["shard count of the event store"]["stock_signature"]
+    assert g["database cutover time"]["stock_signature"]
+
+
+def test_presence_in_carrier_uses_the_same_boundary_rule(markers, stock):
+    g = grade("", markers, stock, carry="Identifiers\n- ingress 52677\n- exporter 448551")
+    assert g["primary ingress port"]["in_carrier"]
+    assert not g["metrics exporter port"]["in_carrier"]
+
+
+def test_answer_lines_missing_label_is_none():
+    assert answer_lines("nothing here", ["primary ingress port"]) == {"primary ingress port": None}
+
+
+@pytest.mark.parametrize("carry, n", [
+    ("Constraints\nx\nDecisions\ny\nIdentifiers\nz\nOpen issues\n-\nNext steps\n-", 5),
+    ("## Constraints\n**Decisions**\nIdentifiers: 52677", 3),
+    ("Constraints are tight. Decisions were made.", 0),
+    ("", 0),
+])
+def test_headings_carried(carry, n):
+    headings = ["Constraints", "Decisions", "Identifiers", "Open issues", "Next steps"]
+    assert headings_carried(carry, headings) == n

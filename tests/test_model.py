@@ -1,0 +1,98 @@
+"""Every arm through the real embedded model (SmolLM2-135M) at a tiny scale."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from foldstudy.backends.embedded import EmbeddedBackend
+from foldstudy.backends.store import ResponseStore
+from foldstudy.config import load_study
+from foldstudy.entry import load_prompts
+from foldstudy.evidence import grade_record
+from foldstudy.fixtures import build_fixture
+from foldstudy.fold import Sample, run_row
+from foldstudy.grade import StockSignature
+from foldstudy.spec import ARM_IDS, load_arm_table
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.model
+SCALE = 0.01
+
+
+@pytest.fixture(scope="module")
+def setup(config_schema, resources, facts_spec, filler, grading, tmp_path_factory):
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg["scale"] = SCALE
+    study = load_study(cfg, config_schema, load_arm_table(resources), resources)
+    fixture = build_fixture("distributed", 3, SCALE, facts_spec, filler,
+                            set(grading["stock_signature"]["ports"]))
+    backend = EmbeddedBackend("smollm2-135m", n_ctx=2048, threads=2)
+    store = ResponseStore(tmp_path_factory.mktemp("store"))
+    yield {
+        "arms": study.arms, "fixture": fixture, "backend": backend, "store": store,
+        "prompts": load_prompts(resources),
+        "headings": yaml.safe_load((resources / "arms.yaml").read_text())["fixed_headings"],
+        "grading": grading,
+    }
+    backend.close()
+
+
+def run(setup, arm_id, repeat=0, backend=None):
+    return run_row(
+        setup["fixture"], setup["arms"][arm_id], backend or setup["backend"], setup["store"],
+        setup["prompts"], Sample("t", "smollm2-135m", arm_id, repeat, 0, 99),
+        temperature=0.2, recall_max_tokens=200, headings=setup["headings"],
+    )
+
+
+@pytest.mark.parametrize("arm_id", ARM_IDS)
+def test_each_arm_runs_a_full_row(setup, arm_id):
+    arm = setup["arms"][arm_id]
+    rec = run(setup, arm_id)
+    assert len(rec["folds"]) == 5 and rec["recall"] is not None
+    assert rec["infra_error"] is None and not rec["catchup_fired"]
+    for f in rec["folds"]:
+        r = f["reply"]
+        assert r["token_count_method"] == "exact" and r["prompt_tokens"] > 100
+        assert 0 < r["completion_tokens"] <= arm.fold_budget_tokens
+        assert r["finish_reason"] in ("stop", "length")
+        assert setup["backend"].count_tokens(f["carry"]) <= arm.carry_cap_tokens
+        if arm.schema is None:
+            assert f["parse_ok"]
+    g = setup["grading"]
+    row, checks, folds = grade_record(rec, setup["fixture"], g["abstention_markers"],
+                                      StockSignature.from_dict(g["stock_signature"]),
+                                      setup["headings"])
+    assert row["valid"] and row["n_graded"] == 14 and len(checks) == 14
+    assert row["declared_ceiling_chars"] == arm.declared_ceiling_chars
+    assert row["finish_stop"] + row["finish_length"] == 5
+    assert row["system_prompt_sha256"] == arm.system_prompt_sha256
+    if arm_id == "q":
+        assert row["headings_carried"] == 5  # the schema guarantees the partition arrives
+    if arm_id == "f" and all(f["parse_ok"] for f in rec["folds"]):
+        assert row["json_envelope_carried"]
+
+
+def test_rerun_is_served_from_the_store_and_identical(setup):
+    first = run(setup, "j", repeat=1)
+    assert not any(f["store_hit"] for f in first["folds"])
+    again = run(setup, "j", repeat=1)
+    assert all(f["store_hit"] for f in again["folds"]) and again["recall"]["store_hit"]
+    strip = lambda r: json.dumps([f["carry"] for f in r["folds"]] + [r["recall"]["answer"]])  # noqa: E731
+    assert strip(first) == strip(again)
+
+
+def test_context_overflow_fires_catch_up_and_invalidates_the_row(setup):
+    small = EmbeddedBackend("smollm2-135m", n_ctx=600, threads=2)
+    try:
+        rec = run(setup, "m", repeat=2, backend=small)
+    finally:
+        small.close()
+    assert rec["catchup_fired"] and rec["missing_folds"] > 0
+    g = setup["grading"]
+    row, _, _ = grade_record(rec, setup["fixture"], g["abstention_markers"],
+                             StockSignature.from_dict(g["stock_signature"]), setup["headings"])
+    assert (row["valid"], row["invalid_reason"]) == (False, "catchup_fired")

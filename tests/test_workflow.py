@@ -1,0 +1,105 @@
+"""Real Snakemake runs of the workflow: the DAG, config errors, and a tiny real study."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from foldstudy import columns
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.workflow
+CONTRACT_ROWS = columns.ROWS[: columns.ROWS.index("system_prompt_sha256") + 1]
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+           "--directory", str(workdir), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def read(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_dry_run_lists_every_job_of_the_default_study(tmp_path):
+    p = snakemake(tmp_path, "-n", "--quiet", "rules")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout + p.stderr
+    counts = dict(line.split()[:2] for line in out.splitlines()
+                  if len(line.split()) == 2 and line.split()[1].isdigit())
+    assert counts["fold"] == "8" and counts["fixture"] == "1" and counts["tables"] == "1"
+
+
+def test_lint_is_clean(tmp_path):
+    p = snakemake(tmp_path, "--lint")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Congratulations, your workflow is in a good condition" in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("bad, expected", [
+    ({"sweeps": {"s": {"scenario": "distributed", "models": ["smollm2-135m"],
+                       "arms": ["j", "x"], "repeats": 1}}},
+     "config.sweeps.s.arms[1]: 'x' is not an arm (known: f g j k l m n o p q t u)"),
+    ({"sweeps": {"s": {"scenario": "distributed", "models": ["smollm2-135m"],
+                       "arms": ["j"], "repeats": -1}}},
+     "config.sweeps.s.repeats: -1 is less than the minimum of 1"),
+    ({"sweeps": {"s": {"scenario": "distributed", "models": ["smollm2-135m"],
+                       "arms": ["j", "q"], "repeats": 1}},
+      "arm_overrides": {"q": {"ceiling_per_field_chars": 2000}}},
+     "config.arm_overrides.q.ceiling_per_field_chars: 2000 breaks the capacity match"),
+])
+def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, bad, expected):
+    cfg = {"models": {"smollm2-135m": {"backend": "embedded"}}, **bad}
+    path = tmp_path / "bad.yaml"
+    path.write_text(json.dumps(cfg))
+    p = snakemake(tmp_path, "-c1", "--configfile", str(path))
+    assert p.returncode != 0
+    assert expected in p.stdout + p.stderr
+    assert not (tmp_path / "results").exists()  # no job ran
+
+
+def test_tiny_study_end_to_end_on_the_real_model(tmp_path):
+    p = snakemake(tmp_path, "-c2", "results/tables", "--configfile",
+                  str(ROOT / ".test/config.yaml"))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    ev = tmp_path / "results/evidence"
+    rows = read(ev / "rows.csv")
+    with open(ev / "rows.csv", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert header[: len(CONTRACT_ROWS)] == CONTRACT_ROWS
+    assert len(rows) == 4 and all(r["valid"] == "true" for r in rows)
+    assert sorted((r["arm"], r["repeat"], r["position"]) for r in rows) == [
+        ("m", "0", "1"), ("m", "1", "0"), ("q", "0", "0"), ("q", "1", "1")]
+    for r in rows:
+        assert r["folds"] == "5" and int(r["prompt_tokens"]) > 0
+        assert float(r["recall"]) == int(r["n_correct"]) / int(r["n_graded"])
+    q = [r for r in rows if r["arm"] == "q"]
+    assert all(r["headings_carried"] == "5" for r in q)
+    assert all(float(r["fill"]) == float(r["carried_chars"]) / float(r["declared_ceiling_chars"])
+               for r in q)
+    assert len(read(ev / "checks.csv")) == 4 * 14
+    assert len(read(ev / "folds.csv")) == 4 * 5
+    table = read(tmp_path / "results/tables/recall-by-model-arm.csv")
+    assert [(t["arm"], t["n_valid"]) for t in table] == [("m", "2"), ("q", "2")]
+    assert (tmp_path / "results/tables/recall-by-model-arm.md").read_text().count("| tiny |") == 2
+    # The DAG ran each block in design order: position 1 started after position 0 ended.
+    for rep in (0, 1):
+        recs = {a: json.loads((tmp_path / f"results/runs/tiny/smollm2-135m/r{rep}/{a}.json")
+                              .read_text()) for a in ("q", "m")}
+        first, second = sorted(recs.values(), key=lambda r: r["position"])
+        assert first["position"] == 0 and second["position"] == 1
+    # Every rule wrote its log.
+    assert (tmp_path / "results/logs/tables.log").exists()
+    assert (tmp_path / "results/logs/fold/tiny/smollm2-135m/r0/q.log").read_text().count(
+        "fold 5/5") == 1
+    # A second invocation has nothing to do.
+    p = snakemake(tmp_path, "-c2", "results/tables", "--configfile",
+                  str(ROOT / ".test/config.yaml"), "-n")
+    assert "Nothing to be done" in p.stdout + p.stderr

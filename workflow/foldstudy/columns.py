@@ -1,0 +1,44 @@
+"""Column lists of every evidence artifact: the one place they are written down.
+
+DESIGN §8 fixes the names other tools rely on; columns may be added, never renamed.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+ROWS = [
+    "row_id", "sweep", "scenario", "model", "arm", "repeat", "position", "valid",
+    "invalid_reason", "n_graded", "n_correct", "recall", "n_fields",
+    "declared_ceiling_chars", "carried_chars", "fill", "headings_carried",
+    "json_envelope_carried", "folds", "folds_clipped", "parse_failures", "finish_stop",
+    "finish_length", "prompt_tokens", "completion_tokens", "carrier_present", "abstained",
+    "catchup_fired", "system_prompt_sha256",
+    # additions
+    "n_correct_unit_lenient", "fabricated", "stock_signature", "schema_invalid_folds",
+    "token_count_method", "endpoint", "served_by", "temperature", "recall_finish_reason",
+    "store_hits", "answer",
+]
+
+CHECKS = [
+    "row_id", "label", "fact_class", "expected", "in_carrier", "correct",
+    "correct_unit_lenient", "abstained",
+    # additions
+    "answered", "fabricated", "stock_signature", "answer_line",
+]
+
+FOLDS = [
+    "row_id", "fold", "chunks", "prompt_tokens", "completion_tokens", "token_count_method",
+    "finish_reason", "parse_ok", "schema_valid", "schema_errors", "carried_chars", "clipped",
+    "headings_carried", "json_envelope_carried", "latency_s", "cost_usd", "served_by",
+    "attempts", "store_hit", "seed", "max_tokens", "reply", "carry",
+]
+
+RECALL_TABLE = ["sweep", "model", "arm", "n_valid", "mean_recall", "rows_full", "rows_ge_half",
+                "n_rows", "n_invalid"]
+
+BOOLEAN = {
+    "valid", "json_envelope_carried", "abstained", "catchup_fired", "in_carrier", "correct",
+    "correct_unit_lenient", "answered", "fabricated", "stock_signature", "parse_ok",
+    "schema_valid", "clipped", "store_hit",
+}

@@ -1,0 +1,211 @@
+"""The study's config: checked before any job runs, then resolved into a plan of runs.
+
+Errors name the key and what would be right, e.g.
+`config.sweeps.main.arms[3]: 'x' is not an arm (known: f g j k l m n o p q t u)`.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .design import block_order
+from .spec import ARM_IDS, Arm, SpecError, resolve_arm
+
+ARM_NAMES = " ".join(sorted(ARM_IDS))
+
+
+class ConfigError(ValueError):
+    """A config that would fail or mislead the study; the message lists every problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("invalid config:\n  " + "\n  ".join(problems))
+
+
+def _path(parts: Any) -> str:
+    out = "config"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    where = _path(err.absolute_path)
+    v = err.validator
+    if v == "enum":
+        allowed = err.validator_value
+        if set(allowed) == set(ARM_IDS):
+            return f"{where}: {err.instance!r} is not an arm (known: {ARM_NAMES})"
+        return f"{where}: {err.instance!r} is not allowed (allowed: {', '.join(map(str, allowed))})"
+    if v == "additionalProperties":
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = sorted(set(err.instance) - set(allowed))
+        return f"{where}: unknown key {', '.join(map(repr, extra))} (allowed: {', '.join(allowed)})"
+    if v == "required":
+        return f"{where}: {err.message.replace(' is a required property', '')} is required"
+    if v in ("minimum", "exclusiveMinimum", "maximum", "minItems", "minProperties"):
+        return f"{where}: {err.message}"
+    if v == "propertyNames":
+        return f"{where}: key {err.instance!r} must match {err.schema.get('pattern', '')}"
+    if v == "type":
+        return f"{where}: {err.instance!r} is not of type {err.validator_value}"
+    return f"{where}: {err.message}"
+
+
+def schema_problems(config: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    out = []
+    for e in errors:
+        # propertyNames errors carry the offending name as the instance
+        if e.validator == "propertyNames" or (e.parent and e.parent.validator == "propertyNames"):
+            out.append(f"{_path(e.absolute_path)}: key {e.instance!r} is not allowed ({e.message})")
+        else:
+            out.append(_message(e))
+    return out
+
+
+def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Fill schema defaults (top level, models, sweeps) into a copy of the config."""
+    cfg = copy.deepcopy(config)
+    props = schema["properties"]
+    for k, p in props.items():
+        if k not in cfg and "default" in p:
+            cfg[k] = copy.deepcopy(p["default"])
+    for section in ("models", "sweeps"):
+        item = props[section]["additionalProperties"]["properties"]
+        for entry in cfg.get(section, {}).values():
+            for k, p in item.items():
+                if k not in entry and "default" in p:
+                    entry[k] = copy.deepcopy(p["default"])
+    return cfg
+
+
+def apply_overrides(table: dict[str, Any], overrides: dict[str, Any]) -> tuple[dict, list[str]]:
+    """The arm table with config overrides applied, and problems with them."""
+    t = copy.deepcopy(table)
+    problems = []
+    for arm_id, ov in overrides.items():
+        a = t["arms"][arm_id]
+        where = f"config.arm_overrides.{arm_id}"
+        for key in ("fold_budget_tokens", "carry_cap_tokens"):
+            if key in ov:
+                a[key] = ov[key]
+        literal = [k for k, v in a["ceilings"].items() if isinstance(v, int)]
+        derived = {k: v for k, v in a["ceilings"].items() if isinstance(v, dict)}
+        if "ceiling_chars" in ov:
+            if len(a["ceilings"]) == 1 and literal:
+                a["ceilings"][literal[0]] = ov["ceiling_chars"]
+            elif derived:
+                src = next(iter(derived.values()))["from_arm"]
+                problems.append(f"{where}.ceiling_chars: {arm_id}'s ceiling is derived from "
+                                f"{src}'s; override {src} instead")
+            else:
+                problems.append(f"{where}.ceiling_chars: arm {arm_id} declares no "
+                                "single-field ceiling")
+    return t, problems
+
+
+def _per_field_problems(table: dict[str, Any], overrides: dict[str, Any], scale: float,
+                        resources: Path) -> list[str]:
+    """A hand-written per-field ceiling is accepted only where it equals the derived one."""
+    problems = []
+    for arm_id, ov in overrides.items():
+        if "ceiling_per_field_chars" not in ov:
+            continue
+        where = f"config.arm_overrides.{arm_id}.ceiling_per_field_chars"
+        a = table["arms"][arm_id]
+        derived = [v for v in a["ceilings"].values()
+                   if isinstance(v, dict) and v.get("per_section")]
+        if not derived:
+            problems.append(f"{where}: arm {arm_id} has no per-field ceilings")
+            continue
+        src = derived[0]["from_arm"]
+        at_paper = resolve_arm(arm_id, table, resources, 1.0)
+        expected = next(iter(at_paper.ceilings.values()))
+        if ov["ceiling_per_field_chars"] != expected:
+            src_ceiling = sum(resolve_arm(src, table, resources, 1.0).ceilings.values())
+            problems.append(
+                f"{where}: {ov['ceiling_per_field_chars']} breaks the capacity match with "
+                f"{src}: {arm_id}'s per-field ceiling is {src}'s {src_ceiling} / "
+                f"{len(a['ceilings'])} sections = {expected}; it is computed, remove the key"
+            )
+    return problems
+
+
+@dataclass(frozen=True)
+class Run:
+    sweep: str
+    model: str
+    repeat: int
+    arm: str
+    position: int
+    previous_arm: str | None
+
+    @property
+    def path(self) -> str:
+        return run_path(self.sweep, self.model, self.repeat, self.arm)
+
+
+def run_path(sweep: str, model: str, repeat: int | str, arm: str) -> str:
+    return f"results/runs/{sweep}/{model}/r{repeat}/{arm}.json"
+
+
+class Study:
+    """A validated config resolved into arms and the full list of runs."""
+
+    def __init__(self, config: dict[str, Any], arm_table: dict[str, Any], resources: Path):
+        self.config = config
+        self.resources = resources
+        self.arm_table = arm_table
+        self.scale = float(config["scale"])
+        self.arms: dict[str, Arm] = {
+            a: resolve_arm(a, arm_table, resources, self.scale) for a in ARM_IDS
+        }
+        self.runs: list[Run] = []
+        for sname, sw in config["sweeps"].items():
+            for model in sw["models"]:
+                for r in range(sw["repeats"]):
+                    order = block_order(list(sw["arms"]), r, sw["design"])
+                    for pos, arm in enumerate(order):
+                        prev = order[pos - 1] if pos else None
+                        self.runs.append(Run(sname, model, r, arm, pos, prev))
+        self._index = {(x.sweep, x.model, x.repeat, x.arm): x for x in self.runs}
+
+    def run(self, sweep: str, model: str, repeat: int | str, arm: str) -> Run:
+        return self._index[(sweep, model, int(repeat), arm)]
+
+    def sweep_runs(self, sweep: str) -> list[Run]:
+        return [r for r in self.runs if r.sweep == sweep]
+
+    def model_config(self, model: str) -> dict[str, Any]:
+        return self.config["models"][model]
+
+
+def load_study(
+    config: dict[str, Any], schema: dict[str, Any], arm_table: dict[str, Any], resources: Path
+) -> Study:
+    """Check the config (every problem at once), fill defaults, resolve the plan."""
+    problems = schema_problems(config, schema)
+    if problems:
+        raise ConfigError(problems)
+    cfg = with_defaults(config, schema)
+    for sname, sw in cfg["sweeps"].items():
+        for i, m in enumerate(sw["models"]):
+            if m not in cfg["models"]:
+                problems.append(f"config.sweeps.{sname}.models[{i}]: {m!r} is not a configured "
+                                f"model (configured: {', '.join(cfg['models'])})")
+    table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
+    problems += override_problems
+    problems += _per_field_problems(table, cfg["arm_overrides"], float(cfg["scale"]), resources)
+    if problems:
+        raise ConfigError(problems)
+    try:
+        return Study(cfg, table, resources)
+    except SpecError as e:
+        raise ConfigError([str(e)]) from e

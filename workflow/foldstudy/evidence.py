@@ -1,0 +1,139 @@
+"""Run records -> the evidence tables (rows, checks, folds), with the one grader and the
+one validity rule. Pure: records in, DataFrames out; the entry point does the I/O."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import columns
+from .grade import StockSignature, grade_answer, headings_carried, json_envelope_carried
+from .spec import Fixture
+from .validity import validity
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def grade_record(
+    record: dict[str, Any],
+    fixture: Fixture,
+    markers: list[str],
+    stock: StockSignature,
+    headings: list[str],
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """One run record -> (row, checks, folds)."""
+    valid, reason = validity(record)
+    arm = record["arm_spec"]
+    folds = record["folds"]
+    final = record.get("final_carry", "")
+    answer = (record.get("recall") or {}).get("answer", "")
+    graded = fixture.graded
+    checks = []
+    if record.get("recall") is not None:
+        for c in grade_answer(graded, answer, final, markers, stock):
+            checks.append({"row_id": record["row_id"], **c})
+    n_correct = sum(c["correct"] for c in checks)
+    ceilings = arm.get("ceilings") or {}
+    declared = sum(ceilings.values()) if ceilings else None
+    carried = _mean([f["carried_chars"] for f in folds])
+    replies = [f["reply"] for f in folds]
+    recall_reply = (record.get("recall") or {}).get("reply") or {}
+    row = {
+        "row_id": record["row_id"],
+        "sweep": record["sweep"],
+        "scenario": record["scenario"],
+        "model": record["model"],
+        "arm": record["arm"],
+        "repeat": record["repeat"],
+        "position": record["position"],
+        "valid": valid,
+        "invalid_reason": reason,
+        "n_graded": len(graded),
+        "n_correct": n_correct,
+        "recall": n_correct / len(graded) if checks else None,
+        "n_fields": len((arm.get("schema") or {}).get("properties", {})),
+        "declared_ceiling_chars": declared,
+        "carried_chars": carried,
+        "fill": carried / declared if (declared and carried is not None) else None,
+        "headings_carried": headings_carried(final, headings),
+        "json_envelope_carried": json_envelope_carried(final) if folds else False,
+        "folds": len(folds),
+        "folds_clipped": sum(f["clipped"] for f in folds),
+        "parse_failures": sum(not f["parse_ok"] for f in folds),
+        "finish_stop": sum(r["finish_reason"] == "stop" for r in replies),
+        "finish_length": sum(r["finish_reason"] == "length" for r in replies),
+        "prompt_tokens": sum(r["prompt_tokens"] for r in replies),
+        "completion_tokens": sum(r["completion_tokens"] for r in replies),
+        "carrier_present": sum(c["in_carrier"] for c in checks),
+        "abstained": any(c["abstained"] for c in checks),
+        "catchup_fired": bool(record.get("catchup_fired")),
+        "system_prompt_sha256": arm["system_prompt_sha256"],
+        "n_correct_unit_lenient": sum(c["correct_unit_lenient"] for c in checks),
+        "fabricated": sum(c["fabricated"] for c in checks),
+        "stock_signature": sum(c["stock_signature"] for c in checks),
+        "schema_invalid_folds": sum(f["parse_ok"] and not f["schema_valid"] for f in folds),
+        "token_count_method": record.get("token_count_method", ""),
+        "endpoint": json.dumps(record.get("endpoint") or {}, sort_keys=True),
+        "served_by": ",".join(sorted({r.get("served_by", "") for r in replies})),
+        "temperature": record.get("temperature"),
+        "recall_finish_reason": recall_reply.get("finish_reason", ""),
+        "store_hits": sum(f["store_hit"] for f in folds),
+        "answer": answer,
+    }
+    fold_rows = [
+        {
+            "row_id": record["row_id"],
+            "fold": f["fold"],
+            "chunks": " ".join(str(c) for c in f["chunks"]),
+            "prompt_tokens": f["reply"]["prompt_tokens"],
+            "completion_tokens": f["reply"]["completion_tokens"],
+            "token_count_method": f["reply"]["token_count_method"],
+            "finish_reason": f["reply"]["finish_reason"],
+            "parse_ok": f["parse_ok"],
+            "schema_valid": f["schema_valid"],
+            "schema_errors": "; ".join(f["schema_errors"]),
+            "carried_chars": f["carried_chars"],
+            "clipped": f["clipped"],
+            "headings_carried": f["headings_carried"],
+            "json_envelope_carried": f["json_envelope_carried"],
+            "latency_s": f["reply"]["latency_s"],
+            "cost_usd": f["reply"].get("cost_usd"),
+            "served_by": f["reply"].get("served_by", ""),
+            "attempts": max(1, len(f["reply"].get("attempts") or [])),
+            "store_hit": f["store_hit"],
+            "seed": f["seed"],
+            "max_tokens": f["max_tokens"],
+            "reply": f["reply"]["text"],
+            "carry": f["carry"],
+        }
+        for f in folds
+    ]
+    return row, checks, fold_rows
+
+
+def frame(records: list[dict[str, Any]], cols: list[str]) -> pd.DataFrame:
+    df = pd.DataFrame(records, columns=cols)
+    return df
+
+
+def write_csv(df: pd.DataFrame, path: str | Path) -> None:
+    """Booleans as true/false, empty cells for missing values, stable float text."""
+    out = df.copy()
+    for c in out.columns:
+        if c in columns.BOOLEAN:
+            out[c] = out[c].map({True: "true", False: "false"}).fillna("")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    out.to_csv(path, index=False, lineterminator="\n", float_format="%.6g")
+
+
+def read_csv(path: str | Path) -> pd.DataFrame:
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"answer": str})
+    for c in df.columns:
+        if c in columns.BOOLEAN:
+            df[c] = df[c].map({"true": True, "false": False, True: True, False: False})
+    return df

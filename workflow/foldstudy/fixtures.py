@@ -1,0 +1,322 @@
+"""Synthetic operations sessions with planted facts (paper §3.1), byte-for-byte from a seed.
+
+Values are high-entropy and non-derivable: no stock ports, no documentation hosts, no
+canonical example UUID, no round times or counts, and no graded value is a substring of
+any other planted value or occurs anywhere else in the session. `distributed` puts its
+five planted segments in five distinct chunks (the paper's landed in three).
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import replace
+from typing import Any
+
+from .spec import Fact, Fixture, SpecError
+
+CHARS_PER_TOKEN = 4.0  # sizing estimator for fixtures; the backend counts real tokens
+PAPER_SESSION_TOKENS = 150_000
+PAPER_CHUNK_TOKENS = 30_000
+
+_CONS = "bdfgklmnprstvz"
+_VOW = "aeiou"
+_CYR_CONS = "бвгдклмнпрстфхз"
+_CYR_VOW = "аеиоуя"
+_CYR_HEADS = ("Отдел", "Служба", "Управление")
+
+
+def pseudo_word(rng: random.Random, syllables: int = 3) -> str:
+    return "".join(rng.choice(_CONS) + rng.choice(_VOW) for _ in range(syllables)) + rng.choice(
+        "nrsktlm"
+    )
+
+
+def _hex(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice("0123456789abcdef") for _ in range(n))
+
+
+def _port(rng: random.Random, stock: set[int]) -> str:
+    while True:
+        p = rng.randint(20000, 64999)
+        if p % 10 and p not in stock:
+            return str(p)
+
+
+def _utc_time(rng: random.Random) -> str:
+    while True:
+        h, m = rng.randint(0, 23), rng.randint(1, 59)
+        if m % 5:
+            return f"{h:02d}:{m:02d} UTC"
+
+
+def _shard_count(rng: random.Random) -> str:
+    while True:
+        n = rng.randint(11, 97)
+        if n % 5 and n % 8 and n & (n - 1):
+            return f"{n} shards"
+
+
+def _uuid(rng: random.Random) -> str:
+    h = _hex(rng, 32)
+    h = h[:12] + "4" + h[13:16] + rng.choice("89ab") + h[17:]
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _cyrillic_department(rng: random.Random) -> str:
+    word = "".join(rng.choice(_CYR_CONS) + rng.choice(_CYR_VOW) for _ in range(3))
+    word += rng.choice("нрск")
+    return f"{rng.choice(_CYR_HEADS)} {word.capitalize()}"
+
+
+def make_value(fact_class: str, rng: random.Random, stock_ports: set[int]) -> str:
+    """One fresh value of a fact class."""
+    w = lambda n=3: pseudo_word(rng, n)  # noqa: E731
+    gens = {
+        "port": lambda: _port(rng, stock_ports),
+        "path": lambda: f"/{rng.choice(['opt', 'srv', 'var/lib'])}/{w(2)}/{w(2)}/{w(2)}"
+        f".{rng.choice(['lock', 'state', 'ckpt'])}",
+        "shard_count": lambda: _shard_count(rng),
+        "uuid": lambda: _uuid(rng),
+        "utc_time": lambda: _utc_time(rng),
+        "url": lambda: f"https://{w(2)}-{_hex(rng, 4)}.{w(2)}.internal/{w(2)}",
+        "dns_zone": lambda: f"{w(2)}.{w(3)}.{rng.choice(['lan', 'corp', 'zone'])}",
+        "key_id": lambda: f"kid-{_hex(rng, 6)}-{w(2)}",
+        "handle": lambda: f"@{w(2)}.{w(3)}",
+        "release_tag": lambda: f"v{rng.randint(2, 19)}.{rng.randint(11, 89)}.{rng.randint(3, 97)}"
+        f"-{w(2)}",
+        "cyrillic_department": lambda: _cyrillic_department(rng),
+        "cluster_id": lambda: f"clu-{_hex(rng, 10)}",
+        "tenant_code": lambda: "TN-"
+        + "".join(rng.choice(string.ascii_uppercase) for _ in range(6)),
+        "licence_key": lambda: "-".join(
+            "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(5))
+            for _ in range(4)
+        ),
+        "image_digest": lambda: f"sha256:{_hex(rng, 64)}",
+    }
+    if fact_class not in gens:
+        raise SpecError(f"fact class {fact_class!r} has no generator (known: {' '.join(gens)})")
+    return gens[fact_class]()
+
+
+def _fill(template: str, rng: random.Random, words: dict[str, list[str]]) -> str:
+    """Fill a filler template; numbers stay small so they cannot form a graded value."""
+    service = rng.choice(words["services"])
+    pods = "\n".join(
+        f"{service}-{_hex(rng, 5)}   1/1   Running   {rng.randint(0, 3)}   {rng.randint(2, 59)}m"
+        for _ in range(rng.randint(2, 4))
+    )
+    logs = "\n".join(
+        f"{rng.choice(['INFO', 'WARN', 'INFO', 'DEBUG'])} {service}: "
+        f"{rng.choice(['request served', 'retry scheduled', 'cache refreshed', 'lease renewed'])}"
+        f" in {rng.randint(2, 900)}ms"
+        for _ in range(rng.randint(2, 4))
+    )
+    return template.format(
+        service=service,
+        region=rng.choice(words["regions"]),
+        namespace=rng.choice(words["namespaces"]),
+        host=f"node-{_hex(rng, 4)}",
+        ms=rng.randint(2, 900),
+        pct=rng.randint(1, 99),
+        count=rng.randint(2, 9),
+        uptime=rng.randint(60, 9999),
+        disk=rng.choice(["sda1", "sdb1", "nvme0n1p1"]),
+        size=rng.randint(100, 900),
+        used=rng.randint(10, 99),
+        avail=rng.randint(10, 99),
+        podlines=pods,
+        loglines=logs,
+    )
+
+
+def _segment_turn(facts: list[Fact], rng: random.Random) -> str:
+    lead = rng.choice(
+        [
+            "Before we lose track, note these decisions from the planning call:",
+            "Recording the outcome of the change review:",
+            "For the runbook, these are now settled:",
+            "Summary of what the migration channel agreed:",
+            "Writing these down so the next shift has them:",
+        ]
+    )
+    lines = [f"  - {f.statement.format(value=f.value)}" for f in facts]
+    return "user: " + lead + "\n" + "\n".join(lines)
+
+
+def _plan_facts(
+    scenario: str, facts_spec: dict[str, Any], rng: random.Random, stock: set[int]
+) -> list[list[Fact]]:
+    """Values for every planted fact, grouped into segments."""
+    sc = facts_spec["scenarios"][scenario]
+    graded_specs = facts_spec["graded"]
+    if scenario == "single_chunk":
+        graded_specs = [g for g in graded_specs if g.get("single_chunk")]
+    if len(graded_specs) != sc["graded"]:
+        raise SpecError(
+            f"facts.yaml: scenario {scenario} grades {sc['graded']} facts "
+            f"but {len(graded_specs)} are marked for it"
+        )
+    graded = [
+        Fact(
+            fact_id=g["id"],
+            fact_class=g["fact_class"],
+            value=make_value(g["fact_class"], rng, stock),
+            graded=True,
+            label=g["label"],
+            unit=g.get("unit", ""),
+            statement=g["statement"],
+        )
+        for g in graded_specs
+    ]
+    decoys = []
+    n_decoys = sc["planted"] - sc["graded"]
+    for i in range(n_decoys):
+        d = facts_spec["decoys"][i % len(facts_spec["decoys"])]
+        decoys.append(
+            Fact(
+                fact_id=f"decoy_{i:02d}_{d['fact_class']}",
+                fact_class=d["fact_class"],
+                value=make_value(d["fact_class"], rng, stock),
+                graded=False,
+                statement=d["statement"],
+            )
+        )
+    n_seg = sc["segments"]
+    order = list(range(len(graded)))
+    rng.shuffle(order)
+    segments: list[list[Fact]] = [[] for _ in range(n_seg)]
+    for k, gi in enumerate(order):  # graded facts spread round-robin over the segments
+        segments[k % n_seg].append(graded[gi])
+    for k, d in enumerate(decoys):
+        segments[k % n_seg].append(d)
+    for seg in segments:
+        rng.shuffle(seg)
+    return segments
+
+
+def _collision(facts: list[Fact], text: str) -> str | None:
+    """Why these values break the non-derivability rules, or None."""
+    values = [f.value for f in facts]
+    for f in facts:
+        if not f.graded:
+            continue
+        for other in values:
+            if other != f.value and f.value in other:
+                return f"{f.value!r} is a substring of {other!r}"
+        if text.count(f.value) != 1:
+            return f"{f.value!r} occurs {text.count(f.value)} times in the session"
+    if len(set(values)) != len(values):
+        return "duplicate values"
+    return None
+
+
+def build_fixture(
+    scenario: str,
+    seed: int,
+    scale: float,
+    facts_spec: dict[str, Any],
+    filler: dict[str, Any],
+    stock_ports: set[int],
+    single_chunk_index: int = 2,
+) -> Fixture:
+    """Generate one scenario. Retries with the next sub-seed on a value collision."""
+    if scenario not in facts_spec["scenarios"]:
+        known = " ".join(facts_spec["scenarios"])
+        raise SpecError(f"scenario {scenario!r} is not known (known: {known})")
+    for attempt in range(100):
+        rng = random.Random(f"{scenario}:{seed}:{attempt}")
+        fixture = _attempt(scenario, seed, scale, facts_spec, filler, stock_ports,
+                           single_chunk_index, rng)
+        why = _collision(list(fixture.facts), "\n".join(fixture.chunks))
+        if why is None:
+            return replace(fixture, meta={**fixture.meta, "attempt": attempt})
+    raise SpecError(f"could not generate collision-free values for {scenario} seed {seed}")
+
+
+def _attempt(
+    scenario: str,
+    seed: int,
+    scale: float,
+    facts_spec: dict[str, Any],
+    filler: dict[str, Any],
+    stock_ports: set[int],
+    single_chunk_index: int,
+    rng: random.Random,
+) -> Fixture:
+    n_chunks = PAPER_SESSION_TOKENS // PAPER_CHUNK_TOKENS
+    chunk_chars = int(PAPER_CHUNK_TOKENS * scale * CHARS_PER_TOKEN)
+    segments = _plan_facts(scenario, facts_spec, rng, stock_ports)
+    if len(segments) == 1:
+        seg_chunk = {single_chunk_index: 0}
+    else:
+        # One segment per chunk, in order: five segments land in five distinct folds.
+        seg_chunk = {c: c for c in range(len(segments))}
+    words = filler["words"]
+    chunks: list[str] = []
+    placed: list[Fact] = []
+    turn = 0
+    for c in range(n_chunks):
+        header = f"=== session chunk {c + 1} of {n_chunks} ===\n"
+        body: list[str] = []
+        size = len(header)
+        seg_at = None
+        if c in seg_chunk:
+            # somewhere in the first two thirds, so filler follows the planted turn
+            seg_at = rng.uniform(0.15, 0.66) * chunk_chars
+        while size < chunk_chars or seg_at is not None:
+            if seg_at is not None and size >= seg_at:
+                facts = segments[seg_chunk[c]]
+                text = f"[turn {turn}] " + _segment_turn(facts, rng)
+                placed += [replace(f, segment=seg_chunk[c], chunk=c) for f in facts]
+                body.append(text)
+                seg_at = None
+            else:
+                role = rng.choice(["user", "assistant", "tool", "tool", "assistant"])
+                text = f"[turn {turn}] {role}: " + _fill(rng.choice(filler[role]), rng, words)
+                body.append(text)
+            size += len(text) + 1
+            turn += 1
+        chunk_text = header + "\n".join(body) + "\n"
+        chunks.append(chunk_text)
+    # Offsets into the final chunk text; each value occurs once (checked by _collision).
+    resolved = []
+    for f in placed:
+        text = chunks[f.chunk]
+        pos = text.index(f.value)
+        resolved.append(replace(f, offset=pos))
+    meta = {
+        "n_chunks": n_chunks,
+        "chunk_chars_target": chunk_chars,
+        "chars_per_token_estimate": CHARS_PER_TOKEN,
+        "session_tokens_estimate": round(sum(len(c) for c in chunks) / CHARS_PER_TOKEN),
+    }
+    return Fixture(scenario, seed, scale, tuple(chunks), tuple(resolved), meta)
+
+
+def manifest(fixture: Fixture) -> dict[str, Any]:
+    """Where every planted fact sits: the reviewer's map of the fixture."""
+    return {
+        "scenario": fixture.scenario,
+        "seed": fixture.seed,
+        "scale": fixture.scale,
+        **fixture.meta,
+        "chunk_chars": [len(c) for c in fixture.chunks],
+        "n_planted": len(fixture.facts),
+        "n_graded": len(fixture.graded),
+        "graded_chunks": sorted({f.chunk for f in fixture.graded}),
+        "facts": [
+            {
+                "fact_id": f.fact_id,
+                "fact_class": f.fact_class,
+                "graded": f.graded,
+                "label": f.label,
+                "value": f.value,
+                "segment": f.segment,
+                "chunk": f.chunk,
+                "offset": f.offset,
+            }
+            for f in fixture.facts
+        ],
+    }

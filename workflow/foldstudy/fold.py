@@ -1,0 +1,267 @@
+"""The fold protocol (paper §3.1, DESIGN §3): one run = every fold, then the recall turn.
+
+Each fold sends the arm's system prompt and (previous carry, next chunk) and keeps only
+the replacement carry; nothing re-reads the transcript. After the last fold a recall
+turn asks for the graded facts by label. The run record keeps everything a grader or a
+reviewer needs: every reply, every carry, token counts, finish reasons, attempts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+import jsonschema
+
+from .backends.base import Backend, BackendError, ChatRequest, ContextOverflow
+from .backends.call import cached_complete
+from .backends.store import ResponseStore
+from .grade import headings_carried, json_envelope_carried
+from .spec import Arm, Fixture
+
+log = logging.getLogger(__name__)
+
+RECORD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The turn templates shared by every arm (the system prompt is the arm's own)."""
+
+    fold_user: str
+    recall_system: str
+    recall_user: str
+
+    def render_fold(self, carry: str, chunk: str, fold: int, n_folds: int, arm: Arm) -> str:
+        schema = json.dumps(arm.schema, ensure_ascii=False) if arm.schema else None
+        return _render(self.fold_user, carry=carry, chunk=chunk, fold_index=fold,
+                       n_folds=n_folds, schema=schema)
+
+    def render_recall(self, carry: str, labels: list[str]) -> str:
+        return _render(self.recall_user, carry=carry, labels=labels)
+
+
+def _render(template: str, **kw: Any) -> str:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.from_string(template).render(**kw)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Which run this is: part of every cache key and of the row id."""
+
+    sweep: str
+    model: str
+    arm: str
+    repeat: int
+    position: int
+    seed: int
+
+    @property
+    def row_id(self) -> str:
+        return f"{self.sweep}/{self.model}/r{self.repeat}/{self.arm}"
+
+    def identity(self, turn: str) -> dict[str, Any]:
+        return {"sweep": self.sweep, "model": self.model, "arm": self.arm,
+                "repeat": self.repeat, "turn": turn}
+
+    def call_seed(self, turn: str) -> int:
+        """A seed per (sweep seed, repeat, turn), shared by the arms of a block (paired)."""
+        h = hashlib.sha256(f"{self.seed}:{self.repeat}:{turn}".encode()).hexdigest()
+        return int(h[:8], 16)
+
+
+def render_fields(obj: dict[str, Any], schema: dict[str, Any]) -> str:
+    """A schema reply rendered back to headed text: one heading per field, in schema order."""
+    parts = []
+    for name, prop in schema["properties"].items():
+        title = prop.get("title") or name.replace("_", " ").capitalize()
+        value = obj.get(name, "")
+        if isinstance(value, list):
+            body = "\n".join(f"- {v}" for v in value)
+        else:
+            body = str(value)
+        parts.append(f"{title}\n{body}".rstrip())
+    return "\n\n".join(parts)
+
+
+def _schema_error(e: jsonschema.ValidationError) -> str:
+    where = "/".join(map(str, e.path)) or "(root)"
+    if e.validator == "maxLength":
+        return f"{where}: {len(e.instance)} chars, over its declared ceiling of {e.validator_value}"
+    return f"{where}: fails {e.validator}={e.validator_value!r}"[:300]
+
+
+def carry_of(arm: Arm, reply_text: str) -> tuple[str, bool, bool, list[str]]:
+    """What this arm carries forward from a reply: (carry, parse_ok, schema_valid, errors)."""
+    if arm.schema is None:
+        return reply_text.strip(), True, True, []
+    try:
+        obj = json.loads(reply_text)
+    except json.JSONDecodeError as e:
+        # Non-conforming fold: the arm's own behaviour. The raw reply is what a lenient
+        # harness would carry on; it is recorded, never repaired.
+        return reply_text.strip(), False, False, [f"json: {e.msg} at char {e.pos}"]
+    if not isinstance(obj, dict):
+        return reply_text.strip(), False, False, ["json: reply is not an object"]
+    validator = jsonschema.Draft202012Validator(arm.schema)
+    errors = [_schema_error(e) for e in validator.iter_errors(obj)]
+    if arm.carry == "raw_json":
+        carry = reply_text.strip()
+    elif arm.carry.startswith("field:"):
+        carry = str(obj.get(arm.carry.split(":", 1)[1], ""))
+    else:  # rendered
+        carry = render_fields(obj, arm.schema)
+    return carry, True, not errors, errors
+
+
+def run_row(
+    fixture: Fixture,
+    arm: Arm,
+    backend: Backend,
+    store: ResponseStore,
+    prompts: Prompts,
+    sample: Sample,
+    temperature: float,
+    recall_max_tokens: int,
+    headings: list[str],
+) -> dict[str, Any]:
+    """Fold the whole session through one arm and ask the recall turn."""
+    n = len(fixture.chunks)
+    carry = ""
+    folds: list[dict[str, Any]] = []
+    pending: list[int] = []
+    catchup_fired = False
+    missing = 0
+    infra_error = None
+    for i in range(n):
+        pending.append(i)
+        chunk = "\n".join(fixture.chunks[c] for c in pending)
+        user = prompts.render_fold(carry, chunk, i, n, arm)
+        turn = f"fold{i}"
+        request = ChatRequest(
+            messages=({"role": "system", "content": arm.system_prompt},
+                      {"role": "user", "content": user}),
+            max_tokens=arm.fold_budget_tokens,
+            temperature=temperature,
+            seed=sample.call_seed(turn),
+            response_schema=arm.schema,
+            schema_name=f"arm_{arm.arm}",
+        )
+        try:
+            reply, hit, key = cached_complete(backend, store, request, sample.identity(turn))
+        except ContextOverflow as e:
+            # Catch-up: this chunk is folded together with the next one.
+            catchup_fired = True
+            log.warning("%s fold %d/%d: %s; catch-up with the next chunk",
+                        sample.row_id, i + 1, n, e.message)
+            if i == n - 1:
+                missing += len(pending)
+            continue
+        except BackendError as e:
+            infra_error = {"kind": e.kind, "message": e.message, "turn": turn,
+                           "retryable": e.retryable}
+            log.error("%s fold %d/%d failed: %s", sample.row_id, i + 1, n, e)
+            missing += n - i
+            break
+        new_carry, parse_ok, schema_valid, errors = carry_of(arm, reply.text)
+        clipped_carry = backend.clip(new_carry, arm.carry_cap_tokens)
+        clipped = clipped_carry != new_carry
+        carry = clipped_carry
+        folds.append({
+            "fold": i,
+            "chunks": list(pending),
+            "request_key": key,
+            "store_hit": hit,
+            "seed": request.seed,
+            "max_tokens": request.max_tokens,
+            "reply": reply.to_dict(),
+            "parse_ok": parse_ok,
+            "schema_valid": schema_valid,
+            "schema_errors": errors,
+            "carry": carry,
+            "carried_chars": len(carry),
+            "clipped": clipped,
+            "headings_carried": headings_carried(carry, headings),
+            "json_envelope_carried": json_envelope_carried(carry),
+        })
+        log.info(
+            "%s fold %d/%d: %d prompt + %d completion tokens, %s, %s%s, %.1fs%s",
+            sample.row_id, i + 1, n, reply.prompt_tokens, reply.completion_tokens,
+            reply.finish_reason, "parsed" if parse_ok else "PARSE FAILURE",
+            "" if schema_valid else " (schema-invalid)", reply.latency_s,
+            " [store hit]" if hit else "",
+        )
+        pending = []
+
+    recall = None
+    labels = [f.label for f in fixture.graded]
+    if infra_error is None:
+        request = ChatRequest(
+            messages=({"role": "system", "content": prompts.recall_system},
+                      {"role": "user", "content": prompts.render_recall(carry, labels)}),
+            max_tokens=recall_max_tokens,
+            temperature=temperature,
+            seed=sample.call_seed("recall"),
+        )
+        try:
+            reply, hit, key = cached_complete(backend, store, request, sample.identity("recall"))
+            recall = {"request_key": key, "store_hit": hit, "seed": request.seed,
+                      "reply": reply.to_dict(), "answer": reply.text}
+            log.info("%s recall: %d completion tokens, %s%s", sample.row_id,
+                     reply.completion_tokens, reply.finish_reason,
+                     " [store hit]" if hit else "")
+        except BackendError as e:
+            infra_error = {"kind": e.kind, "message": e.message, "turn": "recall",
+                           "retryable": e.retryable}
+            log.error("%s recall failed: %s", sample.row_id, e)
+    return {
+        "record_version": RECORD_VERSION,
+        "status": "run",
+        "row_id": sample.row_id,
+        "sweep": sample.sweep,
+        "scenario": fixture.scenario,
+        "model": sample.model,
+        "arm": arm.arm,
+        "repeat": sample.repeat,
+        "position": sample.position,
+        "arm_spec": arm.to_dict(),
+        "endpoint": backend.identity,
+        "token_count_method": backend.token_count_method,
+        "temperature": temperature,
+        "n_chunks": n,
+        "folds": folds,
+        "final_carry": carry,
+        "recall": recall,
+        "catchup_fired": catchup_fired,
+        "missing_folds": missing,
+        "infra_error": infra_error,
+        "store": {"hits": store.hits, "misses": store.misses},
+    }
+
+
+def not_run_record(sample: Sample, scenario: str, arm: Arm, reason: str) -> dict[str, Any]:
+    """A run job whose call was never made (e.g. the probe forbids the arm), saying why."""
+    return {
+        "record_version": RECORD_VERSION,
+        "status": "not_run",
+        "not_run_reason": reason,
+        "row_id": sample.row_id,
+        "sweep": sample.sweep,
+        "scenario": scenario,
+        "model": sample.model,
+        "arm": arm.arm,
+        "repeat": sample.repeat,
+        "position": sample.position,
+        "arm_spec": arm.to_dict(),
+        "folds": [],
+        "final_carry": "",
+        "recall": None,
+        "catchup_fired": False,
+        "missing_folds": 0,
+        "infra_error": None,
+    }

@@ -1,0 +1,217 @@
+"""Frozen specs of the study (arms, facts), built once from resources/ and passed around.
+
+Everything here is data in, data out: the entry points read the YAML, these functions
+turn it into specs, and nothing deeper in the package reads a file again.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ARM_IDS = ("f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g")
+CARRY_RULES = ("text", "rendered", "raw_json")  # plus "field:NAME"
+
+
+class SpecError(ValueError):
+    """A resource or config value that would break the study's design."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One output representation, resolved at a scale: everything a fold needs."""
+
+    arm: str
+    title: str
+    system_prompt_name: str
+    system_prompt: str
+    system_prompt_sha256: str
+    schema_name: str | None
+    schema: dict[str, Any] | None  # with maxLength set from the declared ceilings
+    ceilings: dict[str, int]  # field -> declared ceiling in chars (scaled)
+    fold_budget_tokens: int
+    carry_cap_tokens: int
+    carry: str
+
+    @property
+    def n_fields(self) -> int:
+        return len(self.schema["properties"]) if self.schema else 0
+
+    @property
+    def declared_ceiling_chars(self) -> int | None:
+        """Sum over fields; None where the arm declares none (plain arms, k)."""
+        return sum(self.ceilings.values()) if self.ceilings else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Arm:
+        return cls(**d)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def scaled(value: float, scale: float) -> int:
+    """Scale a paper-scale quantity; at least 1 so no budget or ceiling reaches zero."""
+    return max(1, round(value * scale))
+
+
+def load_arm_table(resources: Path) -> dict[str, Any]:
+    return yaml.safe_load((resources / "arms.yaml").read_text(encoding="utf-8"))
+
+
+def _per_section_sources(table: dict[str, Any]) -> dict[str, int]:
+    """Arms whose ceiling another arm splits per section, with the section count."""
+    out: dict[str, int] = {}
+    for a in table["arms"].values():
+        for v in a["ceilings"].values():
+            if isinstance(v, dict) and v.get("per_section"):
+                out[v["from_arm"]] = len(a["ceilings"])
+    return out
+
+
+def _single_ceiling(arm_id: str, table: dict[str, Any], scale: float, stack: tuple = ()) -> int:
+    """The scaled single-field ceiling of an arm that others derive theirs from."""
+    ceilings = table["arms"][arm_id]["ceilings"]
+    if len(ceilings) != 1:
+        raise SpecError(f"arms.{arm_id}: derived ceilings need a single-field source arm")
+    (value,) = ceilings.values()
+    return _resolve_ceiling(arm_id, value, table, scale, n_sections=1, stack=stack)
+
+
+def _resolve_ceiling(
+    arm_id: str, value: Any, table: dict[str, Any], scale: float, n_sections: int, stack: tuple
+) -> int:
+    if isinstance(value, int):
+        split = _per_section_sources(table).get(arm_id)
+        if split:
+            # A ceiling another arm splits per section is rounded to a multiple of the
+            # section count, so the split is exact at every scale (q's match with j).
+            return max(split, split * round(value * scale / split))
+        return scaled(value, scale)
+    if not isinstance(value, dict) or "from_arm" not in value:
+        raise SpecError(f"arms.{arm_id}.ceilings: {value!r} is neither an int nor {{from_arm: …}}")
+    src = value["from_arm"]
+    if src in stack or src == arm_id:
+        raise SpecError(f"arms.{arm_id}.ceilings: circular from_arm via {src}")
+    base = _single_ceiling(src, table, scale, stack + (arm_id,))
+    if value.get("per_section"):
+        return base // n_sections
+    return max(1, round(base * float(value.get("factor", 1.0))))
+
+
+def resolve_arm(
+    arm_id: str, table: dict[str, Any], resources: Path, scale: float
+) -> Arm:
+    """Build one arm at `scale` from the arm table and the prompt and schema files."""
+    if arm_id not in table["arms"]:
+        raise SpecError(f"{arm_id!r} is not an arm (known: {' '.join(sorted(table['arms']))})")
+    a = table["arms"][arm_id]
+    prompt = (resources / "prompts" / f"{a['system_prompt']}.md").read_text(encoding="utf-8")
+    schema = None
+    ceilings: dict[str, int] = {}
+    if a.get("schema"):
+        schema = json.loads(
+            (resources / "schemas" / f"{a['schema']}.json").read_text(encoding="utf-8")
+        )
+        sections = [k for k in a["ceilings"]]
+        for fname, value in a["ceilings"].items():
+            if fname not in schema["properties"]:
+                raise SpecError(f"arms.{arm_id}.ceilings.{fname}: not a field of {a['schema']}")
+            ceilings[fname] = _resolve_ceiling(
+                arm_id, value, table, scale, n_sections=len(sections), stack=()
+            )
+            schema["properties"][fname]["maxLength"] = ceilings[fname]
+    carry = a["carry"]
+    if carry not in CARRY_RULES and not carry.startswith("field:"):
+        known = " ".join(CARRY_RULES)
+        raise SpecError(f"arms.{arm_id}.carry: {carry!r} (known: {known} field:NAME)")
+    return Arm(
+        arm=arm_id,
+        title=a["title"],
+        system_prompt_name=a["system_prompt"],
+        system_prompt=prompt,
+        system_prompt_sha256=sha256_text(prompt),
+        schema_name=a.get("schema"),
+        schema=schema,
+        ceilings=ceilings,
+        fold_budget_tokens=scaled(a["fold_budget_tokens"], scale),
+        carry_cap_tokens=scaled(a["carry_cap_tokens"], scale),
+        carry=carry,
+    )
+
+
+def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema a decoder's grammar enforces: structure only, ceilings removed.
+
+    llama.cpp expands maxLength into nested grammar rules and rejects (or crashes on)
+    large ones, and hosted strict modes often ignore it, so the grammar enforces fields,
+    types and required keys; the declared ceiling still travels in the schema the model
+    reads, and every reply is validated against the full schema afterwards.
+    """
+    out = copy.deepcopy(schema)
+    for prop in out.get("properties", {}).values():
+        prop.pop("maxLength", None)
+    return out
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One planted fact and where the fixture put it."""
+
+    fact_id: str
+    fact_class: str
+    value: str
+    graded: bool
+    label: str = ""
+    unit: str = ""
+    segment: int = -1
+    chunk: int = -1
+    offset: int = -1  # character offset inside the chunk text
+    statement: str = ""
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A generated session cut into chunks, one chunk per fold."""
+
+    scenario: str
+    seed: int
+    scale: float
+    chunks: tuple[str, ...]
+    facts: tuple[Fact, ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def graded(self) -> list[Fact]:
+        return [f for f in self.facts if f.graded]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "scale": self.scale,
+            "chunks": list(self.chunks),
+            "facts": [asdict(f) for f in self.facts],
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Fixture:
+        return cls(
+            scenario=d["scenario"],
+            seed=d["seed"],
+            scale=d["scale"],
+            chunks=tuple(d["chunks"]),
+            facts=tuple(Fact(**f) for f in d["facts"]),
+            meta=d.get("meta", {}),
+        )

@@ -1,0 +1,82 @@
+# Config validation, wildcard constraints and input functions; rule files hold rules only.
+
+import sys
+from pathlib import Path
+
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from foldstudy.config import ConfigError, load_study, run_path
+from foldstudy.spec import load_arm_table
+
+ROOT = Path(workflow.basedir)
+RESOURCES = ROOT / "resources"
+SCHEMA = "../../config/schema/config.schema.yaml"
+ENV = "../../envs/study.yaml"
+
+# Friendly check first (every problem, each naming its key and what is allowed), then
+# Snakemake's own validation, which also fills the schema's defaults into config.
+try:
+    STUDY = load_study(
+        config,
+        yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text()),
+        load_arm_table(RESOURCES),
+        RESOURCES,
+    )
+except ConfigError as e:
+    raise WorkflowError(str(e))
+validate(config, SCHEMA)
+
+
+wildcard_constraints:
+    sweep="[A-Za-z0-9_-]+",
+    model="[A-Za-z0-9._-]+",
+    arm="[fnjpqkomtulg]",
+    repeat=r"\d+",
+
+
+def fixture_params(wildcards):
+    sw = STUDY.config["sweeps"][wildcards.sweep]
+    return {"scenario": sw["scenario"], "seed": sw["seed"], "scale": STUDY.scale}
+
+
+def previous_run(wildcards):
+    """The run before this one in its block: the DAG enforces the design's order."""
+    run = STUDY.run(wildcards.sweep, wildcards.model, wildcards.repeat, wildcards.arm)
+    if run.previous_arm is None:
+        return []
+    return run_path(run.sweep, run.model, run.repeat, run.previous_arm)
+
+
+def run_params(wildcards):
+    run = STUDY.run(wildcards.sweep, wildcards.model, wildcards.repeat, wildcards.arm)
+    sw = STUDY.config["sweeps"][run.sweep]
+    return {
+        "arm": STUDY.arms[run.arm].to_dict(),
+        "model": STUDY.model_config(run.model),
+        "sample": {
+            "sweep": run.sweep,
+            "model": run.model,
+            "arm": run.arm,
+            "repeat": run.repeat,
+            "position": run.position,
+            "seed": sw["seed"],
+        },
+    }
+
+
+def model_threads(wildcards):
+    return int(STUDY.model_config(wildcards.model).get("threads", 1))
+
+
+def embedded_slots(wildcards):
+    return 1 if STUDY.model_config(wildcards.model)["backend"] == "embedded" else 0
+
+
+def sweep_runs(wildcards):
+    return [r.path for r in STUDY.sweep_runs(wildcards.sweep)]
+
+
+def graded_parts(name):
+    return [f"results/graded/{s}/{name}.csv" for s in STUDY.config["sweeps"]]

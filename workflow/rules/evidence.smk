@@ -1,0 +1,15 @@
+rule evidence:
+    input:
+        rows=graded_parts("rows"),
+        checks=graded_parts("checks"),
+        folds=graded_parts("folds"),
+    output:
+        rows="results/evidence/rows.csv",
+        checks="results/evidence/checks.csv",
+        folds="results/evidence/folds.csv",
+    log:
+        "results/logs/evidence.log",
+    conda:
+        ENV
+    script:
+        "../scripts/evidence.py"

@@ -1,0 +1,8 @@
+from foldstudy.entry import logged, merge_evidence
+
+sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
+with logged(sm.log[0]):
+    merge_evidence(
+        {k: list(sm.input[k]) for k in ("rows", "checks", "folds")},
+        {k: sm.output[k] for k in ("rows", "checks", "folds")},
+    )
