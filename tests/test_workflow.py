@@ -34,7 +34,7 @@ def test_dry_run_lists_every_job_of_the_default_study(tmp_path):
     out = p.stdout + p.stderr
     counts = dict(line.split()[:2] for line in out.splitlines()
                   if len(line.split()) == 2 and line.split()[1].isdigit())
-    assert counts["fold"] == "8" and counts["fixture"] == "1" and counts["tables"] == "1"
+    assert counts["fold"] == "16" and counts["fixture"] == "1" and counts["tables"] == "1"
 
 
 def test_lint_is_clean(tmp_path):
@@ -81,9 +81,13 @@ def test_tiny_study_end_to_end_on_the_real_model(tmp_path):
         assert r["folds"] == "5" and int(r["prompt_tokens"]) > 0
         assert float(r["recall"]) == int(r["n_correct"]) / int(r["n_graded"])
     q = [r for r in rows if r["arm"] == "q"]
-    assert all(r["headings_carried"] == "5" for r in q)
-    assert all(float(r["fill"]) == float(r["carried_chars"]) / float(r["declared_ceiling_chars"])
-               for r in q)
+    # The schema guarantees the partition arrives, unless the carry cap clipped it.
+    q_folds = [f for f in read(ev / "folds.csv") if f["row_id"].endswith("/q")]
+    assert q_folds and all(f["headings_carried"] == "5" for f in q_folds
+                           if f["clipped"] == "false" and f["parse_ok"] == "true")
+    for r in q:
+        fill = float(r["carried_chars"]) / float(r["declared_ceiling_chars"])
+        assert float(r["fill"]) == pytest.approx(fill, rel=1e-5)
     assert len(read(ev / "checks.csv")) == 4 * 14
     assert len(read(ev / "folds.csv")) == 4 * 5
     table = read(tmp_path / "results/tables/recall-by-model-arm.csv")

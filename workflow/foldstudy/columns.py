@@ -15,7 +15,7 @@ ROWS = [
     "finish_length", "prompt_tokens", "completion_tokens", "carrier_present", "abstained",
     "catchup_fired", "system_prompt_sha256",
     # additions
-    "n_correct_unit_lenient", "fabricated", "stock_signature", "schema_invalid_folds",
+    "n_correct_unit_lenient", "n_fabricated", "n_stock_signature", "schema_invalid_folds",
     "token_count_method", "endpoint", "served_by", "temperature", "recall_finish_reason",
     "store_hits", "answer",
 ]
