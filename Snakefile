@@ -23,6 +23,8 @@ include: "workflow/rules/fold.smk"
 include: "workflow/rules/grade.smk"
 include: "workflow/rules/evidence.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/generate.smk"
+include: "workflow/rules/release.smk"
 
 
 rule all:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 import yaml
+
 from foldstudy.backends.embedded import EmbeddedBackend
 from foldstudy.backends.store import ResponseStore
 from foldstudy.config import load_study

@@ -80,3 +80,41 @@ def sweep_runs(wildcards):
 
 def graded_parts(name):
     return [f"results/graded/{s}/{name}.csv" for s in STUDY.config["sweeps"]]
+
+
+# --- generate and release (rules/generate.smk, rules/release.smk) ---
+
+GEN_EVIDENCE = config.get("evidence") or "results/evidence"
+# A released package carries its lock beside its evidence/ folder.
+_PACKAGE_LOCK = Path(GEN_EVIDENCE).parent / "lock.json"
+LOCK = (
+    str(_PACKAGE_LOCK)
+    if config.get("evidence") and _PACKAGE_LOCK.is_file()
+    else f"config/{config['study']}.lock.json"
+)
+CLAIMS = f"resources/claims/{config['study']}.yaml"
+
+
+def generate_inputs(wildcards):
+    ev = Path(GEN_EVIDENCE)
+    return {
+        "rows": str(ev / "rows.csv"),
+        "checks": str(ev / "checks.csv"),
+        "numbers": "results/stats/numbers.json",
+    }
+
+
+def private_dirs():
+    # A reviewer's evidence-only package has none of these; verify skips what is absent.
+    if config.get("evidence"):
+        return {"store": None, "runs": None, "fixtures": None}
+    return {"store": config["store"], "runs": "results/runs", "fixtures": "results/fixtures"}
+
+
+def release_lock(wildcards):
+    if not Path(LOCK).is_file():
+        raise WorkflowError(
+            f"no lock for study {config['study']!r} ({LOCK}); pin it first with "
+            "`snakemake -c1 lock`, then run the release"
+        )
+    return LOCK

@@ -7,8 +7,11 @@ rule evidence:
         rows="results/evidence/rows.csv",
         checks="results/evidence/checks.csv",
         folds="results/evidence/folds.csv",
+        manifest="results/evidence/manifest.json",
     log:
         "results/logs/evidence.log",
+    params:
+        config=STUDY.config,
     conda:
         ENV
     script:

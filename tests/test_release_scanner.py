@@ -1,0 +1,97 @@
+"""The release scanner: each kind of leak refuses the release, naming file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from foldstudy.release import (
+    ReleaseRefused,
+    live_secrets,
+    local_markers,
+    scan_text,
+    scan_tree,
+    tarball,
+)
+
+CLEAN = ("row_id,answer\nmain/m/r0/j,\"1. cache origin URL: https://zobes-f072.bakuk.internal/fovik\n"
+         "2. primary ingress port: 52677\"\n")
+PLANTED = {"https://zobes-f072.bakuk.internal/fovik", "52677", "/var/lib/munul/seror/pukot.ckpt"}
+
+
+def kinds(findings):
+    return [(f.path, f.line, f.kind) for f in findings]
+
+
+def test_clean_text_passes_with_planted_internal_url():
+    assert scan_text("rows.csv", CLEAN, {}, PLANTED) == []
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("key sk-or-v1-" + "ab12" * 16, "OpenRouter key"),
+    ("Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "bearer token"),
+    ("token=sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXyz", "OpenAI-style key"),
+    ("aws AKIAABCDEFGHIJKLMNOP", "AWS access key"),
+])
+def test_planted_key_is_found(line, kind):
+    found = scan_text("folds.csv", "header\n" + line + "\n", {}, PLANTED)
+    assert ("folds.csv", 2, kind) in kinds(found)
+
+
+def test_live_environment_key_value_is_found():
+    secrets = live_secrets({"OPENROUTER_API_KEY": "canary-0123456789", "HOME": "/root"})
+    assert secrets == {"OPENROUTER_API_KEY": "canary-0123456789"}
+    found = scan_text("stats/numbers.json", '{"x": "canary-0123456789"}', secrets, set())
+    assert kinds(found) == [("stats/numbers.json", 1, "value of $OPENROUTER_API_KEY")]
+    assert "canary-0123456789" not in str(found[0])  # the report does not leak it again
+
+
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "https://10.2.3.4/v1",
+    "http://192.168.1.20:8000/v1/chat/completions", "https://llm.corp/v1",
+])
+def test_private_endpoint_url_is_found(url):
+    found = scan_text("config.yaml", f"base_url: {url}\n", {}, PLANTED)
+    assert ("config.yaml", 1, "private endpoint URL") in kinds(found)
+
+
+def test_public_url_is_not_a_finding():
+    assert scan_text("README.md", "see https://openrouter.ai/api/v1\n", {}, PLANTED) == []
+
+
+@pytest.mark.parametrize("text", ["/home/alice/study/results", "C:\\Users\\alice\\x",
+                                  "/Users/alice/work", "/root/.cache/x"])
+def test_absolute_local_path_is_found(text):
+    found = scan_text("manifest.json", f'"path": "{text}"', {}, PLANTED)
+    assert [k for k in kinds(found) if k[2] == "absolute local path"]
+
+
+def test_planted_path_and_checkout_path(tmp_path):
+    markers = local_markers(tmp_path)
+    assert str(tmp_path.resolve()) in markers
+    ok = scan_text("checks.csv", "state_path,/var/lib/munul/seror/pukot.ckpt\n", {}, PLANTED,
+                   markers)
+    assert ok == []
+    bad = scan_text("log.txt", f"wrote {tmp_path.resolve()}/results/x\n", {}, PLANTED, markers)
+    assert kinds(bad) == [("log.txt", 1, "local path or user name")]
+
+
+def test_scan_tree_and_refusal_message(tmp_path):
+    (tmp_path / "evidence").mkdir()
+    (tmp_path / "evidence/rows.csv").write_text(CLEAN)
+    assert scan_tree(tmp_path, {}, PLANTED, []) == []
+    (tmp_path / "evidence/folds.csv").write_text("a\nb sk-or-v1-" + "0f" * 32 + "\n")
+    findings = scan_tree(tmp_path, {}, PLANTED, [])
+    err = ReleaseRefused(findings)
+    assert "evidence/folds.csv:2: OpenRouter key" in str(err)
+
+
+def test_tarball_is_reproducible(tmp_path):
+    src = tmp_path / "pkg"
+    (src / "a").mkdir(parents=True)
+    (src / "a/x.txt").write_text("x")
+    tarball(src, tmp_path / "one.tar.gz")
+    (src / "a/x.txt").touch()
+    tarball(src, tmp_path / "two.tar.gz")
+    assert Path(tmp_path / "one.tar.gz").read_bytes() == Path(tmp_path / "two.tar.gz").read_bytes()

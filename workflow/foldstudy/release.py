@@ -1,0 +1,164 @@
+"""The sanitized release package (paper §7) and the scanner that guards it.
+
+The scanner refuses a release that holds a credential (known key shapes and the live
+value of any key variable in the environment), a private endpoint URL, an absolute
+local path or the local user's name, naming file and line. Planted fact values (the
+study's own synthetic data, e.g. an `.internal` cache origin) are allowed by value.
+"""
+
+from __future__ import annotations
+
+import getpass
+import gzip
+import ipaddress
+import os
+import re
+import shutil
+import tarfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+KEY_PATTERNS = {
+    "OpenRouter key": re.compile(r"sk-or-v1-[0-9a-f]{16,}"),
+    "OpenAI-style key": re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
+    "bearer token": re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
+    "AWS access key": re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    "GitHub token": re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
+    "Hugging Face token": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+}
+SECRET_ENV = re.compile(r"(?i)(api[_-]?key|token|secret|password)")
+URL = re.compile(r"\bhttps?://[^\s\"'<>)\]]+")
+PRIVATE_SUFFIXES = (".internal", ".local", ".lan", ".corp", ".home", ".localdomain")
+HOME_PATH = re.compile(r"(?<![\w.])(/home/[^/\s\"']+|/Users/[^/\s\"']+|/root(?=/)|"
+                       r"[A-Za-z]:\\Users\\[^\\\s\"']+)")
+TEXT_SUFFIXES = {".csv", ".json", ".md", ".tex", ".txt", ".yaml", ".yml", ".svg", ".py",
+                 ".tsv", ".html"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    kind: str
+    excerpt: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.kind}: {self.excerpt}"
+
+
+def live_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Values of environment variables that look like credentials (name says key/token)."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if SECRET_ENV.search(k) and len(v) >= 8}
+
+
+def _private_host(host: str) -> bool:
+    host = host.lower().strip("[]")
+    if host in ("localhost",) or host.endswith(PRIVATE_SUFFIXES):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_private or ip.is_loopback or ip.is_link_local
+
+
+def _mask(s: str) -> str:
+    return s[:6] + "…" if len(s) > 8 else "…"
+
+
+def scan_text(
+    name: str,
+    text: str,
+    secrets: Mapping[str, str],
+    allowed: set[str],
+    local_markers: Iterable[str] = (),
+) -> list[Finding]:
+    """Findings in one file's text; `allowed` values (planted facts) are skipped."""
+    out: list[Finding] = []
+    markers = [m for m in local_markers if m]
+    for i, line in enumerate(text.splitlines(), start=1):
+        probe = line
+        for v in allowed:
+            if v and v in probe:
+                probe = probe.replace(v, " ")
+        for var, value in secrets.items():
+            if value in probe:
+                out.append(Finding(name, i, f"value of ${var}", _mask(value)))
+        for kind, pat in KEY_PATTERNS.items():
+            for m in pat.finditer(probe):
+                out.append(Finding(name, i, kind, _mask(m.group(0))))
+        for m in URL.finditer(probe):
+            host = urlparse(m.group(0)).hostname or ""
+            if _private_host(host):
+                out.append(Finding(name, i, "private endpoint URL", m.group(0)[:80]))
+        for m in HOME_PATH.finditer(probe):
+            out.append(Finding(name, i, "absolute local path", m.group(0)[:80]))
+        for marker in markers:
+            if marker in probe:
+                out.append(Finding(name, i, "local path or user name", marker[:80]))
+    return out
+
+
+def local_markers(project_root: Path) -> list[str]:
+    """Strings that identify this machine: the checkout's absolute path, the user's home,
+    and user@ forms of the user's name (the bare name may be an ordinary word)."""
+    user = getpass.getuser()
+    marks = {str(project_root.resolve()), f"{user}@"}
+    home = str(Path.home())
+    if home not in ("/", "/root"):
+        marks.add(home)
+    return sorted(marks)
+
+
+def scan_tree(root: Path, secrets: Mapping[str, str], allowed: set[str],
+              markers: Iterable[str]) -> list[Finding]:
+    out = []
+    markers = list(markers)
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.suffix in TEXT_SUFFIXES:
+            text = p.read_text(encoding="utf-8", errors="replace")
+            out += scan_text(p.relative_to(root).as_posix(), text, secrets, allowed, markers)
+    return out
+
+
+class ReleaseRefused(RuntimeError):
+    def __init__(self, findings: list[Finding]):
+        self.findings = findings
+        shown = "\n  ".join(map(str, findings[:50]))
+        more = f"\n  … and {len(findings) - 50} more" if len(findings) > 50 else ""
+        super().__init__(f"release refused: {len(findings)} finding(s)\n  {shown}{more}")
+
+
+def assemble(files: Mapping[str, Path], dest: Path) -> None:
+    """Copy files (package path -> source) into dest, replacing what was there."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    for rel, src in files.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, target)
+        else:
+            shutil.copy2(src, target)
+
+
+def tarball(src_dir: Path, out: Path) -> None:
+    """A reproducible tar.gz: sorted entries, no owners, fixed mtimes."""
+
+    def clean(ti: tarfile.TarInfo) -> tarfile.TarInfo:
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = ""
+        ti.mtime = 0
+        return ti
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # gzip's header would carry the file's name and the time: both left empty.
+    with open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                               mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w") as tar:
+        for p in sorted(src_dir.rglob("*")):
+            tar.add(p, arcname=f"{src_dir.name}/{p.relative_to(src_dir).as_posix()}",
+                    recursive=False, filter=clean)
