@@ -4,6 +4,7 @@ import copy
 
 import pytest
 import yaml
+
 from foldstudy.config import ConfigError, load_study
 from foldstudy.spec import load_arm_table
 

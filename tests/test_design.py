@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from foldstudy.design import block_order, cycle_length, williams_rows
 
 ARMS = ["j", "q", "m", "o"]

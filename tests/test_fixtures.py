@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from foldstudy.fixtures import build_fixture, manifest
 
 

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 import yaml
+
 from foldstudy.backends.base import ChatRequest, Reply
 from foldstudy.backends.store import ResponseStore, cache_key
 from foldstudy.config import load_study

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from foldstudy.grade import (
     StockSignature,
     answer_lines,
