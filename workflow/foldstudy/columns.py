@@ -42,3 +42,18 @@ BOOLEAN = {
     "correct_unit_lenient", "answered", "fabricated", "stock_signature", "parse_ok",
     "schema_valid", "clipped", "store_hit",
 }
+
+# Evidence input mode (--config evidence=DIR): what a package must hold to rebuild every
+# statistic, table and figure. DESIGN §8's columns are required; later additions are read
+# when present.
+ROWS_REQUIRED = ROWS[: ROWS.index("system_prompt_sha256") + 1]
+CHECKS_REQUIRED = CHECKS[: CHECKS.index("abstained") + 1]
+NUMERIC = {
+    "repeat", "position", "n_graded", "n_correct", "recall", "n_fields",
+    "declared_ceiling_chars", "carried_chars", "fill", "headings_carried", "folds",
+    "folds_clipped", "parse_failures", "finish_stop", "finish_length", "prompt_tokens",
+    "completion_tokens", "carrier_present", "n_correct_unit_lenient", "n_fabricated",
+    "n_stock_signature", "schema_invalid_folds",
+}
+# Boolean columns a row cannot leave empty.
+BOOLEAN_REQUIRED = {"valid", "correct", "in_carrier"}

@@ -1,0 +1,221 @@
+"""numbers.json: the contract keys, the validity filter, the paper's counts end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from foldstudy import columns, stats
+from foldstudy.analysis import Analysis
+from foldstudy.evidence import write_csv
+from foldstudy.numbers import (
+    EvidenceError,
+    compute_numbers,
+    latex_macros,
+    load_evidence,
+    macro_name,
+)
+from foldstudy.synthetic import synthetic_package
+
+from .evidence_rows import arm_rows, frames, full
+
+CONTRACT = ["icc.value", "icc.k", "icc.n_rows", "icc.design_effect", "icc.effective_n_per_row",
+            "headings.r", "headings.n_rows", "fill.r", "fill.n_models"]
+
+
+@pytest.fixture(scope="module")
+def package():
+    return synthetic_package(620, seed=3)
+
+
+@pytest.fixture(scope="module")
+def numbers(package):
+    return compute_numbers(*package)
+
+
+def test_contract_keys_flat_finite_and_deterministic(package, numbers):
+    assert set(CONTRACT) <= set(numbers)
+    assert all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers.values())
+    assert all(math.isfinite(v) for v in numbers.values())
+    assert compute_numbers(*package) == numbers
+    json.dumps(numbers, allow_nan=False)
+
+
+def test_contract_keys_against_independent_computations(package, numbers):
+    rows, checks = package
+    v = rows[rows["valid"]]
+    prim = v[v["scenario"] == "distributed"]
+    c = checks[checks["row_id"].isin(prim["row_id"])]
+    icc = stats.icc1(c["row_id"], c["correct"].astype(float))
+    assert numbers["icc.value"] == pytest.approx(icc.value)
+    assert numbers["icc.n_rows"] == prim["row_id"].nunique() == icc.n_rows
+    assert numbers["icc.design_effect"] == pytest.approx(
+        1 + (numbers["icc.k"] - 1) * numbers["icc.value"])
+    assert numbers["icc.effective_n_per_row"] == pytest.approx(
+        numbers["icc.k"] / numbers["icc.design_effect"])
+    h = v[["headings_carried", "recall"]].dropna()
+    assert numbers["headings.r"] == pytest.approx(np.corrcoef(h.iloc[:, 0], h.iloc[:, 1])[0, 1])
+    assert numbers["headings.n_rows"] == len(h)
+    j = prim[prim["arm"] == "j"].groupby("model")[["fill", "recall"]].mean()
+    assert numbers["fill.r"] == pytest.approx(np.corrcoef(j["fill"], j["recall"])[0, 1])
+    assert numbers["fill.n_models"] == len(j)
+
+
+def test_only_rows_the_validity_rule_admitted_enter_a_mean():
+    rows = arm_rows("s", "m1", "j", [1.0, 0.0, 0.0])
+    rows[0]["valid"], rows[0]["invalid_reason"] = False, "catchup_fired"
+    rows[0]["catchup_fired"] = True
+    n = compute_numbers(*frames(rows))
+    assert n["recall.mean[s/m1/j]"] == 0.0 and n["recall.n[s/m1/j]"] == 2
+    assert n["rows.n_invalid"] == 1 and n["rows.catchup_fired"] == 1
+    # Flip it: the same row admitted moves the mean; nothing else decides validity.
+    rows[0]["valid"] = True
+    assert compute_numbers(*frames(rows))["recall.mean[s/m1/j]"] == pytest.approx(1 / 3)
+
+
+def test_ladder_fisher_from_the_papers_counts():
+    # Paper §4.3: q reaches full recall on 1 of 10 rows, m on 8 of 10: p = 0.0055.
+    rows = (arm_rows("s5", "qwen", "j", [0.0] * 10) + arm_rows("s5", "qwen", "q", full(1, 10))
+            + arm_rows("s5", "qwen", "m", full(8, 10)))
+    n = compute_numbers(*frames(rows))
+    assert n["ladder.fisher_full[q/m].a"] == 1 and n["ladder.fisher_full[q/m].b"] == 8
+    assert round(n["ladder.fisher_full[q/m].p"], 4) == 0.0055
+    assert n["ladder.n[q]"] == 10
+    assert n["ladder.effect.diff[m/q]"] == pytest.approx(np.mean(full(8, 10)) -
+                                                          np.mean(full(1, 10)))
+    assert n["ladder.effect.ci_low[m/q]"] <= n["ladder.effect.diff[m/q]"] \
+        <= n["ladder.effect.ci_high[m/q]"]
+
+
+def test_capacity_representation_contrast_from_the_papers_counts():
+    # Paper §4.5: j 3/11 and t 1/12 rows recalled against m 4/4 and u 4/4 -> 4/23 vs 8/8.
+    rows = (arm_rows("cap", "a", "j", [1.0] * 3 + [0.0] * 8)
+            + arm_rows("cap", "a", "t", [1.0] + [0.0] * 11)
+            + arm_rows("cap", "a", "m", [1.0] * 4) + arm_rows("cap", "a", "u", [1.0] * 4))
+    n = compute_numbers(*frames(rows))
+    assert (n["capacity.fisher_representation.a"], n["capacity.fisher_representation.n1"],
+            n["capacity.fisher_representation.b"], n["capacity.fisher_representation.n2"]) == (
+        4, 23, 8, 8)
+    assert f"{n['capacity.fisher_representation.p']:.2g}" == "6.3e-05"
+    assert n["capacity.rows_recalled[j]"] == 3 and n["capacity.n[t]"] == 12
+
+
+def _partition_rows(spec):
+    rows = []
+    for model, (j, q, fill) in spec.items():
+        rows += arm_rows("s", model, "j", [j] * 4, k=1000, fill=fill)
+        rows += arm_rows("s", model, "q", [q] * 4, k=1000)
+    return rows
+
+
+def test_partition_classes_follow_the_analysis_plan():
+    an = Analysis.load()
+    spec = {  # model: (j recall, q recall, j fill)
+        "over1": (0.0, 0.9, 0.99), "over2": (0.2, 0.7, 0.81), "over3": (0.1, 0.6, 0.85),
+        "under1": (0.0, 0.16, 0.06), "under2": (0.3, 0.25, 0.36),
+        "border": (0.49, 0.52, 0.59), "ok": (0.9, 0.8, 0.7),
+    }
+    n = compute_numbers(*frames(_partition_rows(spec)), an)
+    assert n["partition.n_models"] == 7
+    assert n["partition.n_failing"] == 6 and n["partition.n_rescued"] == 4
+    assert n["partition.borderline[border]"] == 1 and n["partition.failing[ok]"] == 0
+    assert n["failure_mode.models[under_writing]"] == 2
+    assert n["failure_mode.rescued[under_writing]"] == 0
+    assert n["failure_mode.rescued[over_writing]"] == 4
+    assert n["partition.gap[ok]"] == pytest.approx(-0.1)
+    assert n["partition.mean_gap_working"] == pytest.approx(-0.1)
+    # Complete separation: the 2 non-rescued are the 2 lowest fills of 6 -> 1/C(6,2).
+    assert n["separation.complete[all]"] == 1
+    assert n["separation.weight[all]"] == pytest.approx(1 / 15)
+    assert n["separation.margin[all]"] == pytest.approx(0.59 - 0.36)
+    # Without the borderline model the margin widens (0.81 - 0.36) and 1/C(5,2).
+    assert n["separation.margin[excluding_borderline]"] == pytest.approx(0.81 - 0.36)
+    assert n["separation.weight[excluding_borderline]"] == pytest.approx(1 / 10)
+
+
+def test_a_statistic_without_data_has_no_key():
+    n = compute_numbers(*frames(arm_rows("s", "m1", "m", [1.0, 1.0])))
+    assert not any(k.startswith(("iteration.mean", "ladder.mean", "fill.r", "partition.n"))
+                   for k in n)
+    assert n["recall.mean[s/m1/m]"] == 1.0
+
+
+def _write(tmp_path, rows, checks):
+    write_csv(rows, tmp_path / "rows.csv")
+    write_csv(checks, tmp_path / "checks.csv")
+    return tmp_path
+
+
+def test_load_evidence_round_trip(tmp_path, package):
+    rows, checks = load_evidence(_write(tmp_path, *package))
+    assert len(rows) == 620 and rows["valid"].dtype == bool
+    # The CSV keeps six significant digits, so the numbers agree to that precision.
+    again, direct = compute_numbers(rows, checks), compute_numbers(*package)
+    assert again.keys() == direct.keys()
+    assert all(again[k] == pytest.approx(direct[k], rel=1e-4, abs=1e-6) for k in direct)
+
+
+@pytest.mark.parametrize("column, file", [("fill", "rows.csv"), ("valid", "rows.csv"),
+                                          ("in_carrier", "checks.csv")])
+def test_load_evidence_names_a_missing_column(tmp_path, package, column, file):
+    rows, checks = package
+    _write(tmp_path, rows.drop(columns=[column]) if file == "rows.csv" else rows,
+           checks.drop(columns=[column]) if file == "checks.csv" else checks)
+    with pytest.raises(EvidenceError, match=rf"{file}: missing column\(s\) {column}"):
+        load_evidence(tmp_path)
+
+
+def test_load_evidence_names_a_malformed_column(tmp_path, package):
+    rows, checks = package
+    d = _write(tmp_path, rows, checks)
+    text = (d / "rows.csv").read_text().splitlines()
+    header = text[0].split(",")
+    cells = text[3].split(",")
+    cells[header.index("headings_carried")] = "five"
+    text[3] = ",".join(cells)
+    (d / "rows.csv").write_text("\n".join(text) + "\n")
+    with pytest.raises(EvidenceError, match="column headings_carried is malformed: 'five' on "
+                                            "line 4"):
+        load_evidence(d)
+    write_csv(rows, d / "rows.csv")
+    bad = checks.astype({"correct": object})
+    bad.loc[5, "correct"] = "yes"
+    pd.DataFrame(bad).to_csv(d / "checks.csv", index=False)
+    with pytest.raises(EvidenceError, match="column correct is malformed"):
+        load_evidence(d)
+
+
+def test_load_evidence_checks_a_manifest_when_present(tmp_path, package):
+    from foldstudy.provenance import build_manifest
+
+    d = _write(tmp_path, *package)
+    manifest = build_manifest({"rows.csv": d / "rows.csv", "checks.csv": d / "checks.csv"}, {})
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    load_evidence(d)
+    with open(d / "rows.csv", "a") as f:
+        f.write((d / "rows.csv").read_text().splitlines()[1] + "\n")
+    with pytest.raises(EvidenceError, match="manifest.json: .*rows.csv"):
+        load_evidence(d)
+
+
+def test_one_latex_macro_per_number(numbers):
+    tex = latex_macros(numbers)
+    names = re.findall(r"\\newcommand\{\\([^}]*)\}", tex)
+    assert len(names) == len(numbers) == len(set(names))
+    assert all(re.fullmatch(r"[A-Za-z]+", n) for n in names)
+    assert macro_name("icc.value") == "fsIccValue"
+    assert macro_name("recall.mean[main/qwen3.5-9b/j]") == "fsRecallMeanMainQwenThreeFiveNinebJ"
+    collide = latex_macros({"a.b1": 1, "a.b-1": 2})
+    assert len(set(re.findall(r"\\newcommand\{\\([^}]*)\}", collide))) == 2
+
+
+def test_contract_columns_are_required():
+    assert columns.ROWS_REQUIRED[-1] == "system_prompt_sha256"
+    assert set(columns.CHECKS_REQUIRED) == {"row_id", "label", "fact_class", "expected",
+                                            "in_carrier", "correct", "correct_unit_lenient",
+                                            "abstained"}

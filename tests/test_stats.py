@@ -1,0 +1,172 @@
+"""Each statistic against an independent computation or a hand-derived case."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+import statsmodels.formula.api as smf
+from scipy import stats as sps
+
+from foldstudy import stats
+
+# ---------------------------------------------------------------- Fisher exact
+
+@pytest.mark.parametrize("a, n1, b, n2, quoted", [
+    (1, 10, 8, 10, "0.0055"),    # paper §4.3: q 1 of 10 full rows vs m 8 of 10
+    (4, 23, 8, 8, "6.3e-05"),    # paper §4.5: j+t 4/23 vs m+u 8/8
+    (17, 47, 3, 16, "0.23"),     # paper §4.5: the paired ceiling contrast
+])
+def test_fisher_reproduces_the_papers_quoted_p_values(a, n1, b, n2, quoted):
+    p = stats.fisher(a, n1, b, n2).p
+    assert f"{p:.2g}" == quoted if "e" in quoted else round(p, len(quoted) - 2) == float(quoted)
+
+
+def _fisher_by_hand(a, n1, b, n2):
+    """Two-sided Fisher: sum the hypergeometric probabilities no larger than the observed."""
+    k, n = a + b, n1 + n2
+    pmf = [math.comb(n1, x) * math.comb(n2, k - x) / math.comb(n, k)
+           for x in range(max(0, k - n2), min(k, n1) + 1)]
+    obs = math.comb(n1, a) * math.comb(n2, b) / math.comb(n, k)
+    return sum(p for p in pmf if p <= obs * (1 + 1e-7))
+
+
+@pytest.mark.parametrize("a, n1, b, n2", [(0, 5, 5, 5), (3, 9, 4, 12), (7, 7, 2, 11),
+                                          (10, 30, 20, 31)])
+def test_fisher_matches_the_hypergeometric_sum(a, n1, b, n2):
+    assert stats.fisher(a, n1, b, n2).p == pytest.approx(_fisher_by_hand(a, n1, b, n2))
+
+
+def test_fisher_without_rows_is_no_test():
+    assert stats.fisher(0, 0, 3, 4) is None
+
+
+# ---------------------------------------------------------------- ICC(1)
+
+def test_icc_hand_derived_cases():
+    # Rows all-or-nothing: every bit of variance is between rows.
+    r = stats.icc1(["a", "a", "b", "b"], [1, 1, 0, 0])
+    assert r.value == pytest.approx(1.0) and r.k == 2 and r.n_rows == 2
+    # Identical rows that each split 1/0: MSB = 0, MSW = 0.5 -> (0 - .5) / (0 + .5) = -1.
+    assert stats.icc1(["a", "a", "b", "b"], [1, 0, 1, 0]).value == pytest.approx(-1.0)
+
+
+def _icc_from_statsmodels(df):
+    """ICC(1) from statsmodels' one-way ANOVA table (OLS with a dummy per row)."""
+    table = sm.stats.anova_lm(smf.ols("x ~ C(g)", data=df).fit())
+    msb, msw = table["mean_sq"].iloc[0], table["mean_sq"].iloc[1]
+    sizes = df.groupby("g").size()
+    n, g = len(df), len(sizes)
+    k0 = (n - (sizes**2).sum() / n) / (g - 1)
+    return (msb - msw) / (msb + (k0 - 1) * msw), k0
+
+
+@pytest.mark.parametrize("equal", [True, False])
+def test_icc_matches_statsmodels_anova(equal):
+    rng = np.random.default_rng(3)
+    groups, values = [], []
+    for i in range(40):
+        k = 14 if equal else int(rng.integers(5, 15))
+        p = rng.choice([0.05, 0.95, 0.5])
+        groups += [f"r{i}"] * k
+        values += list((rng.random(k) < p).astype(int))
+    df = pd.DataFrame({"g": groups, "x": values})
+    expected, k0 = _icc_from_statsmodels(df)
+    r = stats.icc1(df["g"], df["x"])
+    assert r.value == pytest.approx(expected, rel=1e-9)
+    assert r.k == pytest.approx(k0)
+    assert r.n_rows == 40 and r.n_checks == len(df)
+
+
+def test_design_effect_identity():
+    # Paper §4: ICC 0.750 at k = 14 -> design effect 10.75, worth 1.30 checks per row.
+    assert stats.design_effect(0.75, 14) == pytest.approx(10.75)
+    assert 14 / stats.design_effect(0.7496, 14) == pytest.approx(1.30, abs=0.005)
+    assert stats.design_effect(0.0, 14) == 1.0 and stats.design_effect(1.0, 14) == 14.0
+    rng = np.random.default_rng(1)
+    g = np.repeat(np.arange(30), 14)
+    x = (rng.random(len(g)) < np.repeat(rng.choice([0.1, 0.9], 30), 14)).astype(int)
+    r = stats.icc1(g, x)
+    assert r.design_effect == pytest.approx(1 + (r.k - 1) * r.value)
+    assert r.effective_n_per_row == pytest.approx(r.k / r.design_effect)
+
+
+def test_icc_undefined_without_replication():
+    assert stats.icc1(["a", "b"], [1, 0]) is None
+    assert stats.icc1(["a", "a"], [1, 0]) is None
+
+
+# ---------------------------------------------------------------- paired bootstrap
+
+def test_bootstrap_one_model_agrees_with_scipy():
+    rng = np.random.default_rng(5)
+    a = (rng.random(60) < 0.8).astype(float)
+    b = (rng.random(60) < 0.5).astype(float)
+    ours = stats.paired_bootstrap(a, b, ["m"] * 60, resamples=4000, seed=11)
+    ref = sps.bootstrap((a - b,), np.mean, n_resamples=4000, method="percentile",
+                        random_state=np.random.default_rng(12)).confidence_interval
+    assert ours.diff == pytest.approx((a - b).mean())
+    assert ours.low == pytest.approx(ref.low, abs=0.03)
+    assert ours.high == pytest.approx(ref.high, abs=0.03)
+    assert ours.n_pairs == 60 and ours.n_models == 1
+
+
+def test_bootstrap_resamples_within_model_and_is_seeded():
+    # Model x always gains 1, model y never: resampling within model keeps that mix fixed,
+    # so the interval has no width; pooled resampling would give it width.
+    first = np.array([1.0] * 10 + [0.0] * 10)
+    second = np.zeros(20)
+    strata = ["x"] * 10 + ["y"] * 10
+    r = stats.paired_bootstrap(first, second, strata, resamples=500, seed=1)
+    assert r.low == pytest.approx(0.5) and r.high == pytest.approx(0.5) and r.n_models == 2
+    a = stats.paired_bootstrap(first, np.r_[np.zeros(15), np.ones(5)], strata, 500, seed=2)
+    b = stats.paired_bootstrap(first, np.r_[np.zeros(15), np.ones(5)], strata, 500, seed=2)
+    assert a == b
+
+
+# ---------------------------------------------------------------- TOST
+
+def test_tost_matches_two_one_sided_t_tests():
+    rng = np.random.default_rng(8)
+    x = rng.normal(0.9, 0.1, 30)
+    y = x - rng.normal(0.02, 0.05, 30)
+    d = x - y
+    lower = sps.ttest_1samp(d, -0.10, alternative="greater").pvalue
+    upper = sps.ttest_1samp(d, 0.10, alternative="less").pvalue
+    r = stats.tost_paired(x, y, 0.10)
+    assert r.p == pytest.approx(max(lower, upper))
+    assert r.p < 0.05 and r.n_pairs == 30
+
+
+def test_tost_does_not_pass_a_difference_outside_the_margin():
+    rng = np.random.default_rng(9)
+    x = rng.normal(0.9, 0.05, 20)
+    assert stats.tost_paired(x, x - 0.2 + rng.normal(0, 0.02, 20), 0.10).p > 0.5
+
+
+# ---------------------------------------------------------------- Pearson, weight, means
+
+def test_pearson_with_its_n():
+    x = [0, 1, 2, 3, 4, 5]
+    y = [0.1, 0.0, 0.5, 0.4, 0.9, 1.0]
+    r = stats.pearson(x, y)
+    assert r.r == pytest.approx(np.corrcoef(x, y)[0, 1]) and r.n == 6
+    assert stats.pearson([1, 1, 1], [0, 1, 0]) is None
+    assert stats.pearson([1, 2], [0, 1]) is None
+
+
+def test_separation_weight_counts_the_ways():
+    # Paper §4.7: two non-rescued of eight failing models -> 1 in C(8,2), about 3.6%.
+    ways = sum(1 for _ in itertools.combinations(range(8), 2))
+    assert stats.separation_weight(8, 2) == pytest.approx(1 / ways)
+    assert round(stats.separation_weight(8, 2), 3) == 0.036
+
+
+def test_mean_keeps_its_denominator():
+    m = stats.mean_n([1.0, 0.0, None, 1.0])
+    assert m.n == 3 and m.mean == pytest.approx(2 / 3)
+    assert stats.mean_n([]) == stats.MeanN(None, 0)

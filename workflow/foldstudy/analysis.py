@@ -1,0 +1,427 @@
+"""The paper's analyses (§4) as pure functions of the evidence: DataFrames in, DataFrames out.
+
+Every table, figure and number is built from these functions, over the rows the one
+validity rule (validity.py, recorded in rows.csv `valid`) admits; nothing here decides
+validity again. Thresholds and arm roles come from resources/analysis.yaml through
+`Analysis`, built once and passed in. A missing value is NaN/None here and is rendered
+as an em dash with its reason, never as 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+DEFAULT_ANALYSIS = Path(__file__).resolve().parents[2] / "resources" / "analysis.yaml"
+BLOCK = ["sweep", "model", "repeat"]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The analysis plan of resources/analysis.yaml, frozen."""
+
+    primary_scenario: str
+    single_chunk_scenario: str
+    failing_recall: float
+    rescued_recall: float
+    row_recalled: float
+    failure_mode_fill_split: float
+    borderline_margin: float
+    equivalence_margin: float
+    resamples: int
+    seed: int
+    confidence: float
+    alpha: float
+    undivided: str
+    divided: str
+    ladder: tuple[str, ...]
+    equivalence: tuple[str, str]
+    capacity: tuple[str, ...]
+    ceiling_pair: tuple[str, str]
+    representation_failing: tuple[str, ...]
+    representation_healthy: tuple[str, ...]
+    iteration: tuple[str, ...]
+    single_field_schema: tuple[str, ...]
+    token_deltas: tuple[tuple[str, str], ...]
+    arm_order: tuple[str, ...]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Analysis:
+        a, b = d["arms"], d["bootstrap"]
+        return cls(
+            primary_scenario=d["primary_scenario"],
+            single_chunk_scenario=d["single_chunk_scenario"],
+            failing_recall=float(d["failing_recall"]),
+            rescued_recall=float(d["rescued_recall"]),
+            row_recalled=float(d["row_recalled"]),
+            failure_mode_fill_split=float(d["failure_mode_fill_split"]),
+            borderline_margin=float(d["borderline_margin"]),
+            equivalence_margin=float(d["equivalence_margin"]),
+            resamples=int(b["resamples"]), seed=int(b["seed"]),
+            confidence=float(b["confidence"]), alpha=float(d["alpha"]),
+            undivided=a["undivided"], divided=a["divided"],
+            ladder=tuple(a["ladder"]), equivalence=tuple(a["equivalence"]),
+            capacity=tuple(a["capacity"]), ceiling_pair=tuple(a["ceiling_pair"]),
+            representation_failing=tuple(a["representation"]["failing"]),
+            representation_healthy=tuple(a["representation"]["healthy"]),
+            iteration=tuple(a["iteration"]),
+            single_field_schema=tuple(a["single_field_schema"]),
+            token_deltas=tuple(tuple(p) for p in a["token_deltas"]),
+            arm_order=tuple(d["arm_order"]),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Analysis:
+        p = Path(path) if path else DEFAULT_ANALYSIS
+        return cls.from_dict(yaml.safe_load(p.read_text(encoding="utf-8")))
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def valid_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows the one validity rule admitted (rows.csv `valid`), recall as float."""
+    v = rows[rows["valid"].astype(bool)].copy()
+    v["recall"] = pd.to_numeric(v["recall"], errors="coerce")
+    return v
+
+
+def _mean(s: pd.Series) -> float:
+    s = pd.to_numeric(s, errors="coerce").dropna()
+    return float(s.mean()) if len(s) else np.nan
+
+
+def cell_summary(g: pd.DataFrame, recalled: float) -> dict[str, Any]:
+    """Mean recall with its denominators: n, rows with recall 1, rows at/above `recalled`."""
+    r = g["recall"].dropna()
+    return {"n": int(len(r)), "mean": float(r.mean()) if len(r) else np.nan,
+            "rows_full": int((r >= 1.0).sum()), "rows_ge_half": int((r >= recalled).sum())}
+
+
+def arm_sort_key(order: tuple[str, ...]):
+    rank = {a: i for i, a in enumerate(order)}
+    return lambda s: s.map(lambda a: rank.get(a, len(rank)))
+
+
+def pairs(v: pd.DataFrame, first: str, second: str, value: str = "recall") -> pd.DataFrame:
+    """Blocks (sweep, model, repeat) where both arms have a valid row: paired values.
+
+    A contrast is paired within a sweep and never pooled across sweeps (paper §4.7):
+    the block key holds the sweep, so a pair never spans two.
+    """
+    a = v.loc[v["arm"] == first, BLOCK + [value]].dropna()
+    b = v.loc[v["arm"] == second, BLOCK + [value]].dropna()
+    a = a.groupby(BLOCK, as_index=False)[value].mean()
+    b = b.groupby(BLOCK, as_index=False)[value].mean()
+    return a.merge(b, on=BLOCK, suffixes=("_first", "_second"))
+
+
+# ---------------------------------------------------------------------------- tables
+
+def recall_cells(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Recall per (scenario, model, arm) pooled over the scenario's sweeps (Table 1 form)."""
+    out = []
+    for (scenario, model, arm), g in v.groupby(["scenario", "model", "arm"], sort=True):
+        out.append({"scenario": scenario, "model": model, "arm": arm,
+                    **cell_summary(g, an.row_recalled)})
+    return pd.DataFrame(out, columns=["scenario", "model", "arm", "n", "mean", "rows_full",
+                                      "rows_ge_half"])
+
+
+def ladder_rows(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Valid rows of the (sweep, model) cells of the primary scenario that ran every rung.
+
+    A contrast has to come from one design (paper §4.3): j is read where q and m were
+    measured, not over every sweep that happened to run j.
+    """
+    p = v[(v["scenario"] == an.primary_scenario) & v["arm"].isin(an.ladder)]
+    arms_per_cell = p.groupby(["sweep", "model"])["arm"].nunique()
+    cells = arms_per_cell[arms_per_cell == len(an.ladder)].index
+    return p.set_index(["sweep", "model"]).loc[lambda d: d.index.isin(cells)].reset_index()
+
+
+def ladder(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    lr = ladder_rows(v, an)
+    out = []
+    for i, arm in enumerate(an.ladder):
+        row = {"arm": arm, **cell_summary(lr[lr["arm"] == arm], an.row_recalled),
+               "previous": an.ladder[i - 1] if i else None}
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def iteration(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Each arm with its facts in one chunk and distributed over folds (paper §4.4).
+
+    Only models measured on the single-chunk scenario enter either column, so the two
+    columns describe the same models.
+    """
+    sc = v[v["scenario"] == an.single_chunk_scenario]
+    models = set(sc["model"])
+    out = []
+    for arm in an.iteration:
+        row: dict[str, Any] = {"arm": arm}
+        for key, scen in (("single", an.single_chunk_scenario),
+                          ("distributed", an.primary_scenario)):
+            g = v[(v["scenario"] == scen) & (v["arm"] == arm) & v["model"].isin(models)]
+            s = cell_summary(g, an.row_recalled)
+            row[f"{key}_n"], row[f"{key}_mean"] = s["n"], s["mean"]
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def capacity_rows(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Rows of the (sweep, model) cells where a capacity manipulation (t or u) ran."""
+    manip = [a for a in an.capacity if a not in an.ladder]  # t and u: the manipulations
+    cells = v.loc[v["arm"].isin(manip), ["sweep", "model"]].drop_duplicates()
+    return v[v["arm"].isin(an.capacity)].merge(cells, on=["sweep", "model"])
+
+
+def capacity(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """j t m u: n, rows recalled, mean, carried chars, folds clipped (paper §4.5)."""
+    cr = capacity_rows(v, an)
+    out = []
+    for arm in an.capacity:
+        g = cr[cr["arm"] == arm]
+        s = cell_summary(g, an.row_recalled)
+        out.append({
+            "arm": arm, "n": s["n"], "rows_recalled": s["rows_ge_half"], "mean": s["mean"],
+            "declared_ceiling_chars": _mean(g["declared_ceiling_chars"]),
+            "carried_chars": _mean(g["carried_chars"]),
+            "folds_clipped": int(g["folds_clipped"].sum()), "folds": int(g["folds"].sum()),
+            "nonconforming_folds": int((g["parse_failures"] + g["schema_invalid_folds"]).sum())
+            if "schema_invalid_folds" in g else int(g["parse_failures"].sum()),
+        })
+    return pd.DataFrame(out)
+
+
+def ceiling_replication(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Per model, the undivided arm at its ceiling against the halved ceiling (paper §4.6)."""
+    a, b = an.ceiling_pair
+    cells = (v[v["arm"] == b][["sweep", "model"]].drop_duplicates())
+    g = v[v["arm"].isin([a, b])].merge(cells, on=["sweep", "model"])
+    out = []
+    for model, gm in g.groupby("model", sort=True):
+        ga, gb = gm[gm["arm"] == a], gm[gm["arm"] == b]
+        if ga.empty or gb.empty:
+            continue
+        sa, sb = cell_summary(ga, an.row_recalled), cell_summary(gb, an.row_recalled)
+        out.append({"model": model, "a_recalled": sa["rows_ge_half"], "a_n": sa["n"],
+                    "a_mean": sa["mean"], "b_recalled": sb["rows_ge_half"], "b_n": sb["n"],
+                    "b_mean": sb["mean"], "a_fill": _mean(ga["fill"]),
+                    "b_fill": _mean(gb["fill"])})
+    return pd.DataFrame(out, columns=["model", "a_recalled", "a_n", "a_mean", "b_recalled",
+                                      "b_n", "b_mean", "a_fill", "b_fill"])
+
+
+def partition(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """The capacity-matched contrast per model, paired within one sweep (paper §4.7).
+
+    A model's j and q means come from the same sweep. When a model ran the pair in more
+    than one sweep, the sweep with the most rows on the thinner arm is used (a depth
+    re-run replaces the shallow run it repeats); ties go to the first sweep by name.
+    Failing / rescued / failure mode / borderline follow resources/analysis.yaml.
+    """
+    j, q = an.undivided, an.divided
+    p = v[(v["scenario"] == an.primary_scenario) & v["arm"].isin([j, q])]
+    out = []
+    for model, gm in p.groupby("model", sort=True):
+        best = None
+        for sweep, gs in gm.groupby("sweep", sort=True):
+            nj = gs.loc[gs["arm"] == j, "recall"].notna().sum()
+            nq = gs.loc[gs["arm"] == q, "recall"].notna().sum()
+            if nj and nq and (best is None or min(nj, nq) > best[0]):
+                best = (min(nj, nq), sweep, gs)
+        if best is None:
+            continue
+        _, sweep, gs = best
+        gj, gq = gs[gs["arm"] == j], gs[gs["arm"] == q]
+        sj, sq = cell_summary(gj, an.row_recalled), cell_summary(gq, an.row_recalled)
+        fill = _mean(gj["fill"])
+        failing = sj["mean"] < an.failing_recall
+        mode = ("healthy" if not failing else
+                "unknown" if np.isnan(fill) else
+                "over_writing" if fill >= an.failure_mode_fill_split else "under_writing")
+        out.append({
+            "model": model, "sweep": sweep,
+            "j_n": sj["n"], "j_mean": sj["mean"], "j_rows_ge_half": sj["rows_ge_half"],
+            "q_n": sq["n"], "q_mean": sq["mean"], "q_rows_ge_half": sq["rows_ge_half"],
+            "gap": sq["mean"] - sj["mean"], "j_fill": fill,
+            "j_carried_chars": _mean(gj["carried_chars"]), "q_fill": _mean(gq["fill"]),
+            "failing": bool(failing),
+            "rescued": bool(failing and sq["mean"] >= an.rescued_recall),
+            "mode": mode,
+            "borderline": bool(abs(sj["mean"] - an.failing_recall) <= an.borderline_margin),
+        })
+    cols = ["model", "sweep", "j_n", "j_mean", "j_rows_ge_half", "q_n", "q_mean",
+            "q_rows_ge_half", "gap", "j_fill", "j_carried_chars", "q_fill", "failing",
+            "rescued", "mode", "borderline"]
+    df = pd.DataFrame(out, columns=cols).astype({"failing": bool, "rescued": bool,
+                                                 "borderline": bool})
+    return df.sort_values(["j_mean", "model"], kind="stable").reset_index(drop=True)
+
+
+def failure_modes(part: pd.DataFrame) -> pd.DataFrame:
+    """Failing models by failure mode: their fills and how many partitioning rescued."""
+    f = part[part["failing"]]
+    out = []
+    for mode in ("over_writing", "under_writing", "unknown"):
+        g = f[f["mode"] == mode].sort_values("j_fill")
+        if mode == "unknown" and g.empty:
+            continue
+        out.append({"mode": mode, "fills": list(g["j_fill"]), "models": int(len(g)),
+                    "rescued": int(g["rescued"].sum()), "model_names": list(g["model"])})
+    return pd.DataFrame(out, columns=["mode", "fills", "models", "rescued", "model_names"])
+
+
+def separation(part: pd.DataFrame) -> pd.DataFrame:
+    """Do rescued and non-rescued failing models separate by j fill, with and without
+    the borderline models (paper §4.7)? margin = lowest rescued fill minus highest
+    non-rescued fill; complete when it is positive."""
+    out = []
+    for label, sel in (("all", part["failing"]),
+                       ("excluding_borderline", part["failing"] & ~part["borderline"])):
+        f = part[sel & part["j_fill"].notna()]
+        res = sorted(f.loc[f["rescued"], "j_fill"])
+        non = sorted(f.loc[~f["rescued"], "j_fill"])
+        margin = (min(res) - max(non)) if res and non else np.nan
+        out.append({"classification": label, "rescued_fills": res, "non_rescued_fills": non,
+                    "n_failing": len(f), "n_non_rescued": len(non), "margin": margin,
+                    "complete": bool(margin > 0) if not np.isnan(margin) else False})
+    return pd.DataFrame(out)
+
+
+def headings_distribution(h: pd.Series) -> str:
+    """'0 on 10 rows, 5 on 2' — how many fixed headings arrived, row by row."""
+    counts = h.dropna().astype(int).value_counts().sort_index()
+    if len(counts) == 1:
+        return f"{counts.index[0]} on all {int(counts.iloc[0])}"
+    return ", ".join(f"{k} on {int(c)}" for k, c in counts.items())
+
+
+def depth(v: pd.DataFrame, part: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """The non-rescued failing models, both arms in full (paper §4.7's depth re-run)."""
+    out = []
+    for _, pm in part[part["failing"] & ~part["rescued"]].iterrows():
+        g = v[(v["sweep"] == pm["sweep"]) & (v["model"] == pm["model"])]
+        for arm in (an.undivided, an.divided):
+            ga = g[g["arm"] == arm]
+            s = cell_summary(ga, an.row_recalled)
+            out.append({"model": pm["model"], "sweep": pm["sweep"], "arm": arm, "n": s["n"],
+                        "mean": s["mean"], "rows_ge_half": s["rows_ge_half"],
+                        "fill": _mean(ga["fill"]),
+                        "headings": headings_distribution(ga["headings_carried"])})
+    return pd.DataFrame(out, columns=["model", "sweep", "arm", "n", "mean", "rows_ge_half",
+                                      "fill", "headings"])
+
+
+def headings_vs_recall(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Recall by headings that arrived, within the single-field-schema arms (paper §4.8)."""
+    g = v[v["arm"].isin(an.single_field_schema) & v["headings_carried"].notna()]
+    out = []
+    for h in range(6):
+        s = cell_summary(g[g["headings_carried"].astype(int) == h], an.row_recalled)
+        out.append({"headings": h, "rows": s["n"], "mean": s["mean"],
+                    "rows_ge_half": s["rows_ge_half"]})
+    return pd.DataFrame(out)
+
+
+def headings_by_arm(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Rows per arm by headings carried: a five-field schema guarantees five."""
+    g = v[v["headings_carried"].notna()]
+    out = []
+    for arm, ga in g.groupby("arm"):
+        h = ga["headings_carried"].astype(int)
+        out.append({"arm": arm, "rows": int(len(ga)),
+                    **{f"h{i}": int((h == i).sum()) for i in range(6)},
+                    "mean": _mean(ga["recall"])})
+    df = pd.DataFrame(out, columns=["arm", "rows", *[f"h{i}" for i in range(6)], "mean"])
+    return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+def carrier_crosstab(v: pd.DataFrame, checks: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Per arm: rows where the carrier held a graded value and the answer missed it, and
+    the reverse (answer right about a value the carrier lacked), paper §4.10."""
+    c = checks[checks["row_id"].isin(v["row_id"])]
+    c = c.merge(v[["row_id", "arm"]], on="row_id")
+    c_in = c["in_carrier"].astype(bool)
+    c_ok = c["correct"].astype(bool)
+    per_row = pd.DataFrame({
+        "row_id": c["row_id"], "arm": c["arm"],
+        "missed": c_in & ~c_ok, "reverse": c_ok & ~c_in,
+    }).groupby(["row_id", "arm"], as_index=False)[["missed", "reverse"]].sum()
+    out = []
+    for arm, g in per_row.groupby("arm"):
+        out.append({"arm": arm, "rows": int(len(g)),
+                    "missed_rows": int((g["missed"] > 0).sum()),
+                    "missed_checks": int(g["missed"].sum()),
+                    "reverse_rows": int((g["reverse"] > 0).sum()),
+                    "agree_rows": int(((g["missed"] == 0) & (g["reverse"] == 0)).sum())})
+    df = pd.DataFrame(out, columns=["arm", "rows", "missed_rows", "missed_checks",
+                                    "reverse_rows", "agree_rows"])
+    return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+def abstention(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Failing rows by whether the answer abstains anywhere or fabricates silently (§4.11)."""
+    f = v[v["recall"] < an.failing_recall]
+    out = []
+    for arm, g in f.groupby("arm"):
+        ab = g["abstained"].astype(bool)
+        stock = (g["n_stock_signature"] > 0) if "n_stock_signature" in g else None
+        out.append({"arm": arm, "failing_rows": int(len(g)),
+                    "fabricates": int((~ab).sum()), "abstains": int(ab.sum()),
+                    "stock_rows": int(stock.sum()) if stock is not None else np.nan})
+    df = pd.DataFrame(out, columns=["arm", "failing_rows", "fabricates", "abstains",
+                                    "stock_rows"])
+    return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+def finish_reasons(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Fold finish reasons per arm: a ceiling is a target if folds stop, a bound if cut."""
+    out = []
+    for arm, g in v.groupby("arm"):
+        folds = int(g["folds"].sum())
+        stop, length = int(g["finish_stop"].sum()), int(g["finish_length"].sum())
+        out.append({"arm": arm, "rows": int(len(g)), "folds": folds, "stop": stop,
+                    "length": length, "other": folds - stop - length})
+    df = pd.DataFrame(out, columns=["arm", "rows", "folds", "stop", "length", "other"])
+    return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+def parse_failures(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Parse failures stay valid and in the means (paper §6): rates, and the recall of
+    rows that carry one against clean rows of the same arm."""
+    out = []
+    for arm, g in v.groupby("arm"):
+        pf = g["parse_failures"].fillna(0) > 0
+        folds = int(g["folds"].sum())
+        inval = int(g["schema_invalid_folds"].sum()) if "schema_invalid_folds" in g else 0
+        out.append({"arm": arm, "rows": int(len(g)), "folds": folds,
+                    "parse_failures": int(g["parse_failures"].sum()),
+                    "schema_invalid_folds": inval,
+                    "rate": (g["parse_failures"].sum() / folds) if folds else np.nan,
+                    "rows_with_failure": int(pf.sum()),
+                    "mean_with_failure": _mean(g.loc[pf, "recall"]),
+                    "rows_clean": int((~pf).sum()), "mean_clean": _mean(g.loc[~pf, "recall"])})
+    df = pd.DataFrame(out, columns=["arm", "rows", "folds", "parse_failures",
+                                    "schema_invalid_folds", "rate", "rows_with_failure",
+                                    "mean_with_failure", "rows_clean", "mean_clean"])
+    return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+def invalid_reasons(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows the validity rule kept out, by arm and reason (catch-up is arm-correlated)."""
+    inv = rows[~rows["valid"].astype(bool)]
+    reason = inv["invalid_reason"].fillna("").astype(str).str.split(":").str[0]
+    g = inv.assign(reason=reason).groupby(["arm", "reason"]).size()
+    return g.rename("rows").reset_index()
+
+
+def token_pairs(v: pd.DataFrame, an: Analysis) -> dict[tuple[str, str], pd.DataFrame]:
+    """Prompt tokens of each configured arm pair, paired within block."""
+    return {(a, b): pairs(v, a, b, "prompt_tokens") for a, b in an.token_deltas}
