@@ -1,4 +1,5 @@
-"""Calls through the store: the one place caching wraps every backend."""
+"""Calls through the store: the one place caching, retries and attempt records wrap
+every backend (inspect_ai's shape: providers only speak their wire format)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import logging
 from typing import Any
 
 from .base import Backend, ChatRequest, Reply
+from .retry import RetryPolicy, complete_with_retries
 from .store import ResponseStore, cache_key
 
 log = logging.getLogger(__name__)
@@ -14,11 +16,24 @@ log = logging.getLogger(__name__)
 def cached_complete(
     backend: Backend, store: ResponseStore, request: ChatRequest, sample: dict[str, Any]
 ) -> tuple[Reply, bool, str]:
-    """The reply for this sample, from the store if it was ever paid for; (reply, hit, key)."""
+    """The reply for this sample, from the store if it was ever paid for; (reply, hit, key).
+
+    A miss is sent with bounded retries (the backend's retry_policy, default RetryPolicy())
+    and stored only once it succeeded, so a killed run resumes without re-sending any call
+    that completed, and a failed call is tried again next time.
+    """
     key = cache_key(request, backend.identity, sample)
     cached = store.get(key)
     if cached is not None:
         return cached, True, key
-    reply = backend.complete(request)
+    if getattr(backend, "replay", False):
+        from .replay import ReplayMiss
+
+        raise ReplayMiss(
+            f"request {key[:16]} (sample {sample}, model {backend.identity.get('model')}) "
+            f"is not in the response store {store.root.name}/; replay never calls a model",
+            detail={"key": key, "sample": sample})
+    policy = getattr(backend, "retry_policy", None) or RetryPolicy()
+    reply = complete_with_retries(backend, request, policy)
     store.put(key, request, sample, reply)
     return reply, False, key

@@ -1,0 +1,331 @@
+"""A loopback stand-in for the hosted gateway, speaking its documented wire format.
+
+Allowed only because the gateway itself cannot be reached from here. It implements, per
+/work/shared/reference/gateway-and-local-servers.md (section A):
+  GET  /api/v1/models                                 (A5)
+  GET  /api/v1/models/{author}/{slug}/endpoints       (A5)
+  POST /api/v1/chat/completions                       (A1, A2 routing, A4, A6 errors)
+  GET  /api/v1/generation?id=                         (A4)
+Routing follows A2: `only`/`order` by tag or base slug, `allow_fallbacks`,
+`quantizations`, `max_tokens` <= max_completion_tokens, and `require_parameters`, which
+keeps only endpoints whose supported_parameters hold every parameter on the wire; none
+left -> 404 "No endpoints found that can handle the requested parameters.". Errors use
+the envelope {"error": {"code", "message", "metadata"}}. Tests script faults per call
+(429 with Retry-After, 5xx, HTTP 200 with finish_reason "error", malformed bodies,
+delays past the client's timeout) with `queue_faults`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+# Parameters require_parameters checks (A2: every OpenAI-style sampling/format parameter).
+CHECKED_PARAMETERS = ("temperature", "seed", "max_tokens", "top_p", "stop", "tools",
+                      "tool_choice", "frequency_penalty", "presence_penalty", "reasoning")
+NO_ENDPOINTS = "No endpoints found that can handle the requested parameters."
+
+
+@dataclass
+class Endpoint:
+    provider_name: str
+    tag: str
+    quantization: str = "fp8"
+    context_length: int = 131072
+    max_completion_tokens: int = 16384
+    supported_parameters: tuple[str, ...] = ("max_tokens", "temperature", "seed",
+                                             "response_format", "structured_outputs")
+    price_prompt: str = "0.0000002"
+    price_completion: str = "0.0000008"
+    status: int = 0
+    reasoning_mandatory: bool = False
+    # The one real schema failure of the paper: JSON that omits a required property.
+    omits_required: bool = False
+
+    def listing(self, model_id: str) -> dict[str, Any]:
+        return {
+            "name": f"{self.provider_name} | {model_id}",
+            "model_name": model_id,
+            "provider_name": self.provider_name,
+            "tag": self.tag,
+            "context_length": self.context_length,
+            "max_completion_tokens": self.max_completion_tokens,
+            "max_prompt_tokens": None,
+            "quantization": self.quantization,
+            "supported_parameters": list(self.supported_parameters),
+            "pricing": {"prompt": self.price_prompt, "completion": self.price_completion},
+            "status": self.status,
+            "uptime_last_30m": 99.5,
+            "supports_implicit_caching": False,
+        }
+
+
+@dataclass
+class Model:
+    id: str
+    endpoints: list[Endpoint]
+    reasoning_mandatory: bool = False
+
+
+@dataclass
+class Standin:
+    models: dict[str, Model]
+    key: str = "sk-or-v1-standin"
+    credits: bool = True
+    faults: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    generations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    omit_provider_field: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def queue_faults(self, model_id: str, faults: list[dict[str, Any]]) -> None:
+        with self.lock:
+            self.faults.setdefault(model_id, []).extend(faults)
+
+    def chat_calls(self, model_id: str | None = None) -> list[dict[str, Any]]:
+        return [c for c in self.calls if model_id is None or c.get("model") == model_id]
+
+
+def _error(code: int, message: str, **metadata: Any) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if metadata:
+        err["metadata"] = metadata
+    return {"error": err}
+
+
+def _matches(ep: Endpoint, slug: str) -> bool:
+    """A2: a base slug matches every variant; a full slug pins one."""
+    s = slug.lower()
+    return ep.tag.lower() == s or ep.tag.lower().split("/")[0] == s
+
+
+def _needed_parameters(body: dict[str, Any]) -> set[str]:
+    need = {p for p in CHECKED_PARAMETERS if p in body}
+    rf = body.get("response_format")
+    if isinstance(rf, dict):
+        need.add("response_format")
+        if rf.get("type") == "json_schema":
+            need.add("structured_outputs")
+    return need
+
+
+def _conforming(schema: dict[str, Any], omit_required: bool) -> dict[str, Any]:
+    props = schema.get("properties", {})
+    obj: dict[str, Any] = {}
+    for name, p in props.items():
+        obj[name] = [] if p.get("type") == "array" else f"{name} noted"
+    if omit_required and schema.get("required"):
+        obj.pop(schema["required"][0], None)
+    return obj
+
+
+def route(state: Standin, body: dict[str, Any]) -> tuple[int, dict[str, Any], Endpoint | None]:
+    model = state.models.get(str(body.get("model", "")).split(":")[0])
+    if model is None:
+        return 404, _error(404, f"No endpoints found for {body.get('model')}."), None
+    prov = body.get("provider") or {}
+    cands = list(model.endpoints)
+    if prov.get("only"):
+        cands = [e for e in cands if any(_matches(e, s) for s in prov["only"])]
+    if prov.get("order") and prov.get("allow_fallbacks") is False:
+        cands = [e for e in cands if any(_matches(e, s) for s in prov["order"])]
+    if prov.get("quantizations"):
+        cands = [e for e in cands if e.quantization in prov["quantizations"]]
+    if "max_tokens" in body:
+        cands = [e for e in cands if int(body["max_tokens"]) <= e.max_completion_tokens]
+    if not cands:
+        return 404, _error(404, "No allowed providers are available for the selected model"), None
+    if prov.get("require_parameters"):
+        need = _needed_parameters(body)
+        cands = [e for e in cands if need <= set(e.supported_parameters)]
+        if not cands:
+            return 404, _error(404, NO_ENDPOINTS), None
+    return 200, {}, cands[0]
+
+
+def complete(state: Standin, body: dict[str, Any], ep: Endpoint) -> tuple[int, dict[str, Any]]:
+    reasoning = body.get("reasoning") or {}
+    if ep.reasoning_mandatory and reasoning.get("effort") == "none":
+        return 400, _error(400, "Reasoning is mandatory for this endpoint and cannot be "
+                           "disabled.", error_type="invalid_request",
+                           provider_name=ep.provider_name)
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+    prompt_tokens = prompt_chars // 4 + 4 * len(body.get("messages", []))
+    if prompt_tokens + int(body.get("max_tokens", 0)) > ep.context_length:
+        return 400, _error(400, f"This endpoint's maximum context length is "
+                           f"{ep.context_length} tokens. However, you requested about "
+                           f"{prompt_tokens + int(body.get('max_tokens', 0))} tokens.",
+                           error_type="context_length_exceeded")
+    rf = body.get("response_format") or {}
+    if rf.get("type") == "json_schema" and "structured_outputs" in ep.supported_parameters:
+        schema = rf["json_schema"]["schema"]
+        content = json.dumps(_conforming(schema, ep.omits_required))
+    else:
+        last = str(body.get("messages", [{}])[-1].get("content", ""))
+        content = "Constraints\nnone\n\nIdentifiers\n" + last[:60]
+    completion_tokens = min(len(content) // 4 + 1, int(body.get("max_tokens", 10**6)))
+    finish = "stop" if completion_tokens < int(body.get("max_tokens", 10**6)) else "length"
+    cost = (prompt_tokens * float(ep.price_prompt)
+            + completion_tokens * float(ep.price_completion))
+    with state.lock:
+        gen_id = f"gen-{len(state.generations) + 1:06d}"
+        state.generations[gen_id] = {"id": gen_id, "provider_name": ep.provider_name,
+                                     "model": body["model"], "total_cost": cost}
+    out: dict[str, Any] = {
+        "id": gen_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body["model"],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                     "finish_reason": finish, "native_finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens, "cost": cost,
+                  "completion_tokens_details": {"reasoning_tokens": 0}},
+    }
+    if not state.omit_provider_field:
+        out["provider"] = ep.provider_name
+    return 200, out
+
+
+class Handler(BaseHTTPRequestHandler):
+    state: Standin
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, obj: Any = None, raw: bytes | None = None,
+              headers: dict[str, str] | None = None) -> None:
+        data = raw if raw is not None else json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _authorized(self) -> bool:
+        auth = self.headers.get("Authorization", "")
+        if auth != f"Bearer {self.state.key}":
+            self._send(401, _error(401, "No auth credentials found" if not auth
+                                   else "User not found."))
+            return False
+        return True
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        u = urlsplit(self.path)
+        parts = u.path.strip("/").split("/")
+        st = self.state
+        if u.path == "/api/v1/models":
+            data = []
+            for m in st.models.values():
+                sup = sorted({p for e in m.endpoints for p in e.supported_parameters})
+                top = m.endpoints[0] if m.endpoints else Endpoint("none", "none")
+                data.append({
+                    "id": m.id, "canonical_slug": m.id, "name": m.id,
+                    "context_length": top.context_length,
+                    "pricing": {"prompt": top.price_prompt, "completion": top.price_completion},
+                    "top_provider": {"context_length": top.context_length,
+                                     "max_completion_tokens": top.max_completion_tokens,
+                                     "is_moderated": False},
+                    "supported_parameters": sup,
+                    "reasoning": {"mandatory": m.reasoning_mandatory,
+                                  "supported_efforts": ["none", "low", "medium", "high"]},
+                })
+            return self._send(200, {"data": data, "total_count": len(data)})
+        if len(parts) == 6 and parts[:3] == ["api", "v1", "models"] and parts[5] == "endpoints":
+            mid = f"{parts[3]}/{parts[4]}"
+            m = st.models.get(mid)
+            if m is None:
+                return self._send(404, _error(404, f"Model {mid} not found"))
+            return self._send(200, {"data": {"id": mid, "name": mid, "architecture": {},
+                                             "endpoints": [e.listing(mid) for e in m.endpoints]}})
+        if u.path == "/api/v1/generation":
+            if not self._authorized():
+                return None
+            gid = parse_qs(u.query).get("id", [""])[0]
+            g = st.generations.get(gid)
+            if g is None:
+                return self._send(404, _error(404, f"Generation {gid} not found"))
+            return self._send(200, {"data": g})
+        return self._send(404, _error(404, "Not Found"))
+
+    def do_POST(self) -> None:  # noqa: N802
+        if urlsplit(self.path).path != "/api/v1/chat/completions":
+            return self._send(404, _error(404, "Not Found"))
+        n = int(self.headers.get("Content-Length", 0))
+        try:
+            body = json.loads(self.rfile.read(n))
+        except ValueError:
+            return self._send(400, _error(400, "Invalid JSON body"))
+        st = self.state
+        with st.lock:
+            st.calls.append(body)
+        if not self._authorized():
+            return None
+        if not st.credits:
+            return self._send(402, _error(
+                402, f"This request requires more credits, or fewer max_tokens. You requested "
+                f"up to {body.get('max_tokens')} tokens, but can only afford 0."))
+        with st.lock:
+            queue = st.faults.get(str(body.get("model")), [])
+            fault = queue.pop(0) if queue else None
+        if fault:
+            if "sleep" in fault:
+                time.sleep(fault["sleep"])
+            if fault.get("malformed"):
+                return self._send(200, raw=b'{"id": "gen-x", "choices": [')
+            if fault.get("finish_error"):
+                return self._send(200, {
+                    "id": "gen-err", "object": "chat.completion", "model": body.get("model"),
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": ""},
+                                 "finish_reason": "error", "native_finish_reason": "error",
+                                 "error": {"code": 502, "message": "Upstream error",
+                                           "metadata": {"error_type": "provider_unavailable"}}}]})
+            if "status" in fault:
+                headers = {"Retry-After": str(fault["retry_after"])} if "retry_after" in fault \
+                    else {}
+                msg = fault.get("message") or {429: "Rate limit exceeded", 500: "Internal Server "
+                                               "Error", 502: "Provider returned error",
+                                               503: "Provider overloaded"}.get(fault["status"],
+                                                                                "error")
+                return self._send(fault["status"], _error(fault["status"], msg), headers=headers)
+        status, err, ep = route(st, body)
+        if ep is None:
+            return self._send(status, err)
+        status, out = complete(st, body, ep)
+        if fault and fault.get("served_by") and status == 200:
+            out["provider"] = fault["served_by"]
+        return self._send(status, out)
+
+
+class GatewayStandin:
+    """The stand-in on a free loopback port, served from a daemon thread."""
+
+    def __init__(self, models: list[Model], key: str = "sk-or-v1-standin") -> None:
+        self.state = Standin({m.id: m for m in models}, key=key)
+        handler = type("BoundHandler", (Handler,), {"state": self.state})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/api/v1"
+
+    def __enter__(self) -> GatewayStandin:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()

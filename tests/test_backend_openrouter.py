@@ -1,0 +1,238 @@
+"""The openrouter backend against a loopback stand-in speaking the gateway's documented
+wire format: the pin on the wire, the serving endpoint checked, usage and cost, and one
+test per error class (which are retried, which are final, every attempt recorded)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from foldstudy.backends.base import BackendError, ChatRequest, ContextOverflow
+from foldstudy.backends.call import cached_complete
+from foldstudy.backends.openrouter import OpenRouterBackend, endpoint_pin
+from foldstudy.backends.store import ResponseStore
+from foldstudy.validity import validity
+
+from .gateway_standin import NO_ENDPOINTS, Endpoint, GatewayStandin, Model
+
+KEY = "sk-or-v1-canary-5f0c1e2d9b8a7f6e"
+MODEL = "acme/widget-7b"
+FULL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
+        "reasoning")
+
+
+@pytest.fixture()
+def gateway(monkeypatch):
+    monkeypatch.setenv("TEST_OR_KEY", KEY)
+    models = [
+        Model(MODEL, [Endpoint("DeepInfra", "deepinfra/fp8", "fp8", supported_parameters=FULL),
+                      Endpoint("Novita", "novita", "bf16", supported_parameters=FULL,
+                               price_prompt="0.0000009")]),
+        Model("acme/no-reasoning-8b", [Endpoint("Chutes", "chutes", "bf16")]),
+    ]
+    with GatewayStandin(models, key=KEY) as g:
+        yield g
+
+
+def backend(gateway, model=MODEL, **over) -> OpenRouterBackend:
+    cfg = {"backend": "openrouter", "model_id": model, "base_url": gateway.base_url,
+           "api_key_env": "TEST_OR_KEY", "timeout_s": 5, "max_attempts": 4,
+           "retry_initial_wait_s": 0.05, "retry_max_wait_s": 3, **over}
+    b = OpenRouterBackend("widget", cfg)
+    eps = b.list_endpoints()
+    return b.pinned(endpoint_pin(next((e for e in eps if e["tag"].startswith("deepinfra")),
+                                      eps[0])))
+
+
+def request(schema: bool = False) -> ChatRequest:
+    return ChatRequest(
+        messages=({"role": "system", "content": "Fold the session."},
+                  {"role": "user", "content": "Port 48213 is the relay."}),
+        max_tokens=64, temperature=0.2, seed=11,
+        response_schema={"type": "object", "properties": {"summary": {
+            "type": "string", "maxLength": 100}}, "required": ["summary"],
+            "additionalProperties": False} if schema else None)
+
+
+def call(b, store, sample="s0", schema=False):
+    return cached_complete(b, store, request(schema), {"sample": sample})
+
+
+def test_pin_is_on_the_wire_and_the_serving_endpoint_recorded(gateway, tmp_path):
+    b = backend(gateway)
+    reply, hit, _ = call(b, ResponseStore(tmp_path), schema=True)
+    sent = gateway.state.chat_calls()[-1]
+    assert sent["provider"] == {"only": ["deepinfra/fp8"], "order": ["deepinfra/fp8"],
+                                "allow_fallbacks": False, "require_parameters": True,
+                                "quantizations": ["fp8"]}
+    assert sent["reasoning"] == {"effort": "none"} and sent["seed"] == 11
+    rf = sent["response_format"]
+    assert rf["type"] == "json_schema" and rf["json_schema"]["strict"] is True
+    assert "maxLength" not in rf["json_schema"]["schema"]["properties"]["summary"]
+    assert not hit and reply.served_by == "DeepInfra" == b.identity["pin"]
+    assert reply.prompt_tokens > 0 and reply.completion_tokens > 0
+    assert reply.cost_usd == pytest.approx(reply.prompt_tokens * 2e-7
+                                           + reply.completion_tokens * 8e-7)
+    assert [a["outcome"] for a in reply.attempts] == ["ok"]
+    assert b.identity["quantization"] == "fp8" and "pin" in b.identity
+
+
+def test_served_by_comes_from_generation_stats_when_the_body_lacks_it(gateway, tmp_path):
+    gateway.state.omit_provider_field = True
+    reply, _, _ = call(backend(gateway), ResponseStore(tmp_path))
+    assert reply.served_by == "DeepInfra"
+
+
+def test_another_endpoint_serving_makes_the_row_invalid(gateway, tmp_path):
+    b = backend(gateway)
+    gateway.state.queue_faults(MODEL, [{"served_by": "SomewhereElse"}])
+    reply, _, _ = call(b, ResponseStore(tmp_path))
+    assert reply.served_by == "SomewhereElse"
+    record = {"endpoint": b.identity, "folds": [{"reply": reply.to_dict()}],
+              "recall": {"answer": ""}}
+    assert validity(record) == (False, "endpoint_mismatch:SomewhereElse")
+
+
+def test_a_stored_call_is_never_sent_again(gateway, tmp_path):
+    b, store = backend(gateway), ResponseStore(tmp_path)
+    first, hit1, k1 = call(b, store)
+    n = len(gateway.state.chat_calls())
+    again, hit2, k2 = call(b, ResponseStore(tmp_path))
+    assert (hit1, hit2, k1) == (False, True, k2) and again.text == first.text
+    assert len(gateway.state.chat_calls()) == n
+    # Another repeat sending the byte-identical request is another sample: it is sent.
+    _, hit3, k3 = call(b, store, sample="s1")
+    assert not hit3 and k3 != k1 and len(gateway.state.chat_calls()) == n + 1
+
+
+# -- final verdicts: one attempt, no retry ---------------------------------------------
+
+
+def test_404_no_endpoints_is_final_and_classified_by_message(gateway, tmp_path):
+    b = backend(gateway, model="acme/no-reasoning-8b")  # its endpoint lacks `reasoning`
+    with pytest.raises(BackendError) as e:
+        call(b, ResponseStore(tmp_path))
+    assert e.value.kind == "no_endpoint" and NO_ENDPOINTS in e.value.message
+    assert not e.value.retryable and len(e.value.detail["attempts"]) == 1
+    assert len(gateway.state.chat_calls()) == 1
+
+
+def test_404_for_an_unlisted_model_is_final_and_names_it(gateway, tmp_path):
+    b = backend(gateway)
+    b.model_id = "acme/nope"
+    with pytest.raises(BackendError) as e:
+        call(b, ResponseStore(tmp_path))
+    # "No endpoints found for <model>." (reference A6): final, and it names the model.
+    assert e.value.kind == "no_endpoint" and not e.value.retryable
+    assert "acme/nope" in e.value.message
+
+
+def test_401_is_final_and_the_key_appears_nowhere(gateway, tmp_path, monkeypatch):
+    b = backend(gateway)
+    gateway.state.key = "sk-or-v1-rotated"
+    with pytest.raises(BackendError) as e:
+        call(b, ResponseStore(tmp_path))
+    assert e.value.kind == "auth" and not e.value.retryable
+    assert len(e.value.detail["attempts"]) == 1
+    assert KEY not in repr(e.value.detail) + str(e.value)
+
+
+def test_402_insufficient_credits_is_final(gateway, tmp_path):
+    b = backend(gateway)
+    gateway.state.credits = False
+    with pytest.raises(BackendError) as e:
+        call(b, ResponseStore(tmp_path))
+    assert e.value.kind == "insufficient_credits" and "more credits" in e.value.message
+    assert len(gateway.state.chat_calls()) == 1
+
+
+def test_no_key_fails_before_any_call(gateway, tmp_path, monkeypatch):
+    b = backend(gateway)
+    monkeypatch.delenv("TEST_OR_KEY")
+    b2 = b.pinned(b.pin)
+    with pytest.raises(BackendError) as e:
+        call(b2, ResponseStore(tmp_path))
+    assert e.value.kind == "auth" and "TEST_OR_KEY" in e.value.message
+    assert gateway.state.chat_calls() == []
+
+
+def test_context_overflow_is_final(gateway, tmp_path):
+    b = backend(gateway)
+    big = ChatRequest(messages=({"role": "user", "content": "x" * 600_000},), max_tokens=64,
+                      temperature=0.2)
+    with pytest.raises(ContextOverflow):
+        cached_complete(b, ResponseStore(tmp_path), big, {"sample": "big"})
+    assert len(gateway.state.chat_calls()) == 1
+
+
+# -- infrastructure faults: retried with bounded backoff, every attempt recorded -------
+
+
+def test_429_honours_retry_after(gateway, tmp_path):
+    b = backend(gateway)
+    gateway.state.queue_faults(MODEL, [{"status": 429, "retry_after": 1}])
+    t0 = time.monotonic()
+    reply, _, _ = call(b, ResponseStore(tmp_path))
+    assert time.monotonic() - t0 >= 1.0
+    assert [a["outcome"] for a in reply.attempts] == ["rate_limited", "ok"]
+    assert reply.attempts[0]["retry_after_s"] == 1.0 and reply.attempts[0]["status"] == 429
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_5xx_is_retried(gateway, tmp_path, status):
+    b = backend(gateway)
+    gateway.state.queue_faults(MODEL, [{"status": status}, {"status": status}])
+    reply, _, _ = call(b, ResponseStore(tmp_path))
+    assert [a["outcome"] for a in reply.attempts] == ["server", "server", "ok"]
+
+
+def test_http_200_with_finish_reason_error_is_retried(gateway, tmp_path):
+    b = backend(gateway)
+    gateway.state.queue_faults(MODEL, [{"finish_error": True}])
+    reply, _, _ = call(b, ResponseStore(tmp_path))
+    assert [a["outcome"] for a in reply.attempts] == ["provider_error", "ok"]
+    assert reply.finish_reason == "stop"
+
+
+def test_malformed_body_is_retried(gateway, tmp_path):
+    b = backend(gateway)
+    gateway.state.queue_faults(MODEL, [{"malformed": True}])
+    reply, _, _ = call(b, ResponseStore(tmp_path))
+    assert [a["outcome"] for a in reply.attempts] == ["malformed", "ok"]
+
+
+def test_timeout_is_retried(gateway, tmp_path):
+    b = backend(gateway, timeout_s=0.5)
+    gateway.state.queue_faults(MODEL, [{"sleep": 1.5}])
+    reply, _, _ = call(b, ResponseStore(tmp_path))
+    assert [a["outcome"] for a in reply.attempts] == ["timeout", "ok"]
+
+
+def test_retries_are_bounded_and_a_failed_call_is_not_stored(gateway, tmp_path):
+    b = backend(gateway, max_attempts=3)
+    gateway.state.queue_faults(MODEL, [{"status": 502}] * 3)
+    store = ResponseStore(tmp_path)
+    with pytest.raises(BackendError) as e:
+        call(b, store)
+    assert e.value.kind == "server" and e.value.retryable
+    assert [a["outcome"] for a in e.value.detail["attempts"]] == ["server"] * 3
+    assert not list(tmp_path.rglob("*.json"))
+    reply, hit, _ = call(b, store)  # the next run sends it again, and now it works
+    assert not hit and reply.text
+
+
+def test_unreachable_gateway_is_retried_then_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_OR_KEY", KEY)
+    cfg = {"backend": "openrouter", "model_id": MODEL, "base_url": "http://127.0.0.1:9/api/v1",
+           "api_key_env": "TEST_OR_KEY", "timeout_s": 2, "max_attempts": 2,
+           "retry_initial_wait_s": 0.01, "retry_max_wait_s": 0.05, "provider": "deepinfra"}
+    with pytest.raises(BackendError) as e:
+        call(OpenRouterBackend("widget", cfg), ResponseStore(tmp_path))
+    assert e.value.kind == "unreachable" and len(e.value.detail["attempts"]) == 2
+
+
+def test_key_never_reaches_the_store(gateway, tmp_path):
+    call(backend(gateway), ResponseStore(tmp_path), schema=True)
+    files = list(tmp_path.rglob("*.json"))
+    assert files and all(KEY not in f.read_text() for f in files)

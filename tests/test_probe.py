@@ -1,0 +1,185 @@
+"""The capability probe against the gateway stand-in: each verdict of DESIGN §5, the
+parameter responsible named by removing one at a time (paper §4.2), and per-arm
+permissions (plain arms need no structured-output support)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from foldstudy.backends.openrouter import OpenRouterBackend
+from foldstudy.backends.store import ResponseStore
+from foldstudy.config import load_study
+from foldstudy.probe import (
+    AUTH_FAILED,
+    CONTEXT_TOO_SHORT,
+    NO_ENDPOINT_FOR_PARAMETERS,
+    OK,
+    REASONING_NOT_DISABLEABLE,
+    SCHEMA_NONCONFORMING,
+    UNREACHABLE,
+    pick_endpoint,
+    probe_model,
+    shapes_for,
+    summary_row,
+)
+from foldstudy.spec import load_arm_table
+
+from .conftest import ROOT
+from .gateway_standin import Endpoint, GatewayStandin, Model
+
+KEY = "sk-or-v1-probe-canary-0a1b2c"
+ALL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
+       "reasoning")
+NO_REASONING = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs")
+REQUIRED = 20_000
+
+
+@pytest.fixture(scope="module")
+def arms(config_schema, resources):
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg["scale"] = 0.1
+    study = load_study(cfg, config_schema, load_arm_table(resources), resources)
+    return [study.arms[a] for a in "jqmo"]
+
+
+@pytest.fixture()
+def gateway(monkeypatch):
+    monkeypatch.setenv("TEST_OR_KEY", KEY)
+    models = [
+        Model("acme/healthy", [
+            Endpoint("Cheap", "cheap", "fp4", supported_parameters=ALL, price_prompt="1e-8"),
+            Endpoint("DeepInfra", "deepinfra", "fp8", supported_parameters=ALL),
+            Endpoint("Tiny", "tiny", "fp8", context_length=8192, supported_parameters=ALL,
+                     price_prompt="0"),
+        ]),
+        # granite-like: honours response_format, does not declare `reasoning`
+        Model("acme/granite", [Endpoint("Chutes", "chutes", "bf16",
+                                        supported_parameters=NO_REASONING)]),
+        # trinity-like: reasoning is mandatory on its endpoint
+        Model("acme/trinity", [Endpoint("Arcee", "arcee", "fp8", supported_parameters=ALL,
+                                        reasoning_mandatory=True)], reasoning_mandatory=True),
+        # qwen3.6-flash-like: advertises structured outputs, omits a required property
+        Model("acme/flash", [Endpoint("Alibaba", "alibaba", "fp8", supported_parameters=ALL,
+                                      omits_required=True)]),
+        # no structured outputs at all: plain arms still run
+        Model("acme/plain-only", [Endpoint("Plain", "plain", "fp8", supported_parameters=(
+            "max_tokens", "temperature", "seed", "reasoning"))]),
+        Model("acme/short", [Endpoint("Short", "short", "fp8", context_length=8192,
+                                      supported_parameters=ALL)]),
+    ]
+    with GatewayStandin(models, key=KEY) as g:
+        yield g
+
+
+def probe(gateway, arms, tmp_path, model_id, **over):
+    cfg = {"backend": "openrouter", "model_id": model_id, "base_url": gateway.base_url,
+           "api_key_env": "TEST_OR_KEY", "timeout_s": 5, "max_attempts": 2,
+           "retry_initial_wait_s": 0.01, "retry_max_wait_s": 0.05, **over}
+    b = OpenRouterBackend(model_id.split("/")[1], cfg)
+    return probe_model(model_id.split("/")[1], b, ResponseStore(tmp_path), arms, REQUIRED,
+                       0.2, 1, cfg)
+
+
+def allowed(rec):
+    return "".join(a for a, p in rec["permissions"].items() if p["allowed"])
+
+
+def test_shapes_group_arms_by_what_they_send(arms):
+    shapes = {s.name: s for s in shapes_for(arms)}
+    assert set(shapes) == {"plain", "schema:decomposed", "schema:single"}
+    assert shapes["plain"].arms == ("m", "o") and shapes["plain"].schema is None
+    assert shapes["schema:single"].max_tokens == arms[0].fold_budget_tokens
+
+
+def test_healthy_model_is_pinned_by_context_and_price_and_allowed_every_arm(
+        gateway, arms, tmp_path):
+    rec = probe(gateway, arms, tmp_path, "acme/healthy")
+    assert rec["verdict"] == OK and allowed(rec) == "jmoq"
+    # Tiny is cheapest but its context is too short; Cheap is next.
+    assert rec["pin"]["provider_name"] == "Cheap" and rec["pin"]["quantization"] == "fp4"
+    assert rec["endpoint"]["pin"] == "Cheap"
+    sent = gateway.state.chat_calls("acme/healthy")
+    assert len(sent) == 3 and all(c["provider"]["only"] == ["cheap"] for c in sent)
+    assert sum("response_format" in c for c in sent) == 2  # one per schema
+
+
+def test_configured_quantization_is_honoured(gateway, arms, tmp_path):
+    rec = probe(gateway, arms, tmp_path, "acme/healthy", quantization="fp8")
+    assert rec["verdict"] == OK and rec["pin"]["provider_name"] == "DeepInfra"
+
+
+def test_the_harness_reasoning_parameter_is_named_not_the_model(gateway, arms, tmp_path):
+    rec = probe(gateway, arms, tmp_path, "acme/granite")
+    assert rec["verdict"] == NO_ENDPOINT_FOR_PARAMETERS
+    assert rec["responsible_parameter"] == "reasoning"
+    assert allowed(rec) == ""  # every fold sends the parameter, plain arms too
+    for shape in rec["shapes"]:
+        removed = {r["parameter"]: r["ok"] for r in shape["removed"]}
+        assert removed["reasoning"] is True
+        assert not any(v for p, v in removed.items() if p != "reasoning")
+    # Relaxing it (reasoning: null) makes every arm runnable, schema arms included.
+    rec = probe(gateway, arms, tmp_path / "relaxed", "acme/granite", reasoning=None)
+    assert rec["verdict"] == OK and allowed(rec) == "jmoq"
+
+
+def test_mandatory_reasoning_is_its_own_verdict(gateway, arms, tmp_path):
+    rec = probe(gateway, arms, tmp_path, "acme/trinity")
+    assert rec["verdict"] == REASONING_NOT_DISABLEABLE and allowed(rec) == ""
+    assert rec["responsible_parameter"] == "reasoning"
+
+
+def test_nonconforming_schema_reply_forbids_schema_arms_only(gateway, arms, tmp_path):
+    rec = probe(gateway, arms, tmp_path, "acme/flash")
+    assert rec["verdict"] == SCHEMA_NONCONFORMING and allowed(rec) == "mo"
+    assert "required property" in rec["permissions"]["q"]["reason"]
+
+
+def test_no_structured_outputs_forbids_schema_arms_and_names_response_format(
+        gateway, arms, tmp_path):
+    rec = probe(gateway, arms, tmp_path, "acme/plain-only")
+    assert allowed(rec) == "mo"
+    assert rec["verdict"] == NO_ENDPOINT_FOR_PARAMETERS
+    assert rec["responsible_parameter"] == "response_format"
+
+
+def test_short_context_is_found_from_the_listing_without_a_call(gateway, arms, tmp_path):
+    rec = probe(gateway, arms, tmp_path, "acme/short")
+    assert rec["verdict"] == CONTEXT_TOO_SHORT and allowed(rec) == ""
+    assert gateway.state.chat_calls("acme/short") == []
+
+
+def test_no_key_is_auth_failed_quickly_with_no_call(gateway, arms, tmp_path, monkeypatch):
+    monkeypatch.delenv("TEST_OR_KEY")
+    rec = probe(gateway, arms, tmp_path, "acme/healthy")
+    assert rec["verdict"] == AUTH_FAILED and "TEST_OR_KEY" in rec["reason"]
+    assert gateway.state.calls == [] and allowed(rec) == ""
+
+
+def test_wrong_key_is_auth_failed(gateway, arms, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_OR_KEY", "sk-or-v1-wrong")
+    rec = probe(gateway, arms, tmp_path, "acme/healthy")
+    assert rec["verdict"] == AUTH_FAILED and allowed(rec) == ""
+    assert "sk-or-v1-wrong" not in str(rec)
+
+
+def test_unreachable_gateway(arms, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_OR_KEY", KEY)
+    cfg = {"backend": "openrouter", "model_id": "acme/healthy", "api_key_env": "TEST_OR_KEY",
+           "base_url": "http://127.0.0.1:9/api/v1", "max_attempts": 1, "timeout_s": 2}
+    rec = probe_model("healthy", OpenRouterBackend("healthy", cfg), ResponseStore(tmp_path),
+                      arms, REQUIRED, 0.2, 1, cfg)
+    assert rec["verdict"] == UNREACHABLE and allowed(rec) == ""
+
+
+def test_pick_endpoint_reports_a_missing_pin():
+    eps = [{"tag": "a", "provider_name": "A", "quantization": "fp8", "context_length": 10**6}]
+    assert pick_endpoint(eps, "b", None, 100, False)[1] == "pinned_endpoint_not_listed"
+    assert pick_endpoint(eps, "a", "bf16", 100, False)[1] == "pinned_endpoint_not_listed"
+    assert pick_endpoint(eps, "a", "fp8", 100, False)[0]["tag"] == "a"
+
+
+def test_summary_row_reads_per_million_prices(gateway, arms, tmp_path):
+    row = summary_row(probe(gateway, arms, tmp_path, "acme/healthy"))
+    assert row["usd_per_mtok_prompt"] == "0.01" and row["arms_allowed"] == "jmoq"
+    assert row["pin"] == "Cheap" and row["verdict"] == "ok"

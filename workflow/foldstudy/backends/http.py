@@ -1,0 +1,192 @@
+"""What the HTTP backends share: keys from the environment, one POST, error classes.
+
+Every failure becomes a BackendError whose kind names its class and whose `retryable`
+says whether the same request may succeed later (a transport fault, 429, 5xx, a
+provider error inside an HTTP 200, a malformed body) or not (401, 402, 403, a 404 "no
+endpoints", a bad request): the retry wrapper retries the first and records the second
+as a final verdict. Keys never enter a message: every text that leaves here is redacted.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+
+from .base import BackendError, ContextOverflow
+
+# 404 messages that mean "routing found no endpoint for this request" rather than "no
+# such model" (reference A6: classify 404 by message, never by status alone).
+NO_ENDPOINT_MARKERS = (
+    "no endpoints found",
+    "no allowed providers",
+    "no endpoints available",
+    "meets your routing requirements",
+)
+CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "exceed_context_size",
+                   "exceeds the available context size")
+
+
+def read_key(env_var: str | None) -> str | None:
+    """The API key from the environment variable the config names; None when unset."""
+    if not env_var:
+        return None
+    return os.environ.get(env_var) or None
+
+
+def redact(text: str, secret: str | None) -> str:
+    if secret and text:
+        return text.replace(secret, "[redacted]")
+    return text
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _error_fields(body: Any) -> tuple[str, dict[str, Any]]:
+    """(message, error object) of an OpenAI/OpenRouter-style error envelope."""
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            return str(err.get("message", "")), err
+        if isinstance(err, str):
+            return err, {}
+        if "detail" in body:
+            return str(body["detail"]), {}
+    return "", {}
+
+
+def classify_http_error(status: int, body: Any, text: str, headers: dict[str, str],
+                        secret: str | None) -> BackendError:
+    """One HTTP error status (with its body) -> the BackendError it stands for."""
+    message, err = _error_fields(body)
+    message = redact(message or text[:300] or f"HTTP {status}", secret)
+    meta = err.get("metadata") if isinstance(err.get("metadata"), dict) else {}
+    detail: dict[str, Any] = {"status": status}
+    if meta.get("error_type"):
+        detail["error_type"] = meta["error_type"]
+    lowered = f"{message} {err.get('type', '')} {err.get('code', '')}".lower()
+    ra = retry_after_s(headers.get("Retry-After") or headers.get("retry-after"))
+    if ra is not None:
+        detail["retry_after_s"] = ra
+    if any(m in lowered for m in CONTEXT_MARKERS):
+        return ContextOverflow(message, detail=detail)
+    if status == 401:
+        return BackendError("auth", message, retryable=False, detail=detail)
+    if status == 402:
+        return BackendError("insufficient_credits", message, retryable=False, detail=detail)
+    if status == 403:
+        return BackendError("moderation", message, retryable=False, detail=detail)
+    if status in (404, 503) and any(m in lowered for m in NO_ENDPOINT_MARKERS):
+        return BackendError("no_endpoint", message, retryable=False, detail=detail)
+    if status == 404:
+        return BackendError("not_found", message, retryable=False, detail=detail)
+    if status == 408:
+        return BackendError("timeout", message, retryable=True, detail=detail)
+    if status == 429:
+        return BackendError("rate_limited", message, retryable=True, detail=detail)
+    if status >= 500 and "validation error" in lowered:
+        # llama-cpp-python's server answers a request it cannot parse with HTTP 500:
+        # the request is wrong, so sending it again proves nothing.
+        return BackendError("bad_request", message, retryable=False, detail=detail)
+    if status >= 500:
+        return BackendError("server", message, retryable=True, detail=detail)
+    if "reasoning" in lowered and ("mandatory" in lowered or "cannot be disabled" in lowered):
+        return BackendError("reasoning_mandatory", message, retryable=False, detail=detail)
+    return BackendError("bad_request", message, retryable=False, detail=detail)
+
+
+def post_json(session: requests.Session, url: str, body: dict[str, Any],
+              headers: dict[str, str], timeout_s: float, secret: str | None
+              ) -> tuple[dict[str, Any], dict[str, str], float]:
+    """POST a JSON body; (parsed body, response headers, latency) or a classified error."""
+    t0 = time.monotonic()
+    try:
+        r = session.post(url, json=body, headers=headers, timeout=timeout_s)
+    except requests.Timeout as e:
+        raise BackendError("timeout", f"no reply from {_host(url)} within {timeout_s:g}s",
+                           retryable=True) from e
+    except requests.ConnectionError as e:
+        raise BackendError("unreachable", f"cannot connect to {_host(url)}: "
+                           f"{type(e).__name__}", retryable=True) from e
+    latency = time.monotonic() - t0
+    return _parse(r, secret), dict(r.headers), latency
+
+
+def get_json(session: requests.Session, url: str, headers: dict[str, str], timeout_s: float,
+             secret: str | None, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    try:
+        r = session.get(url, headers=headers, timeout=timeout_s, params=params)
+    except requests.Timeout as e:
+        raise BackendError("timeout", f"no reply from {_host(url)} within {timeout_s:g}s",
+                           retryable=True) from e
+    except requests.ConnectionError as e:
+        raise BackendError("unreachable", f"cannot connect to {_host(url)}: "
+                           f"{type(e).__name__}", retryable=True) from e
+    return _parse(r, secret)
+
+
+def _parse(r: requests.Response, secret: str | None) -> dict[str, Any]:
+    try:
+        body = r.json()
+    except ValueError:
+        body = None
+    if r.status_code >= 400:
+        raise classify_http_error(r.status_code, body, r.text, dict(r.headers), secret)
+    if not isinstance(body, dict):
+        raise BackendError("malformed", f"HTTP {r.status_code} with a body that is not a JSON "
+                           f"object: {redact(r.text[:200], secret)!r}", retryable=True,
+                           detail={"status": r.status_code})
+    return body
+
+
+def _host(url: str) -> str:
+    """Scheme and host only: a private endpoint's path or query never reaches a log."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    return f"{u.scheme}://{u.hostname}"
+
+
+def parse_choice(body: dict[str, Any], secret: str | None) -> tuple[dict[str, Any], str]:
+    """The first choice and its finish_reason, or a classified error.
+
+    A provider failure can arrive as HTTP 200 with finish_reason "error" and an error
+    object (reference A4); that is an infrastructure fault, retried, never a reply.
+    """
+    if "error" in body and not body.get("choices"):
+        message, err = _error_fields(body)
+        code = err.get("code")
+        status = code if isinstance(code, int) else 502
+        raise classify_http_error(status, body, message, {}, secret)
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BackendError("malformed", "reply has no choices", retryable=True)
+    choice = choices[0]
+    finish = choice.get("finish_reason") or "unknown"
+    if finish == "error" or choice.get("error"):
+        message, err = _error_fields(choice)
+        meta = err.get("metadata") if isinstance(err.get("metadata"), dict) else {}
+        raise BackendError("provider_error", redact(message or "finish_reason error", secret),
+                           retryable=True, detail={"status": 200,
+                                                   "error_type": meta.get("error_type", "")})
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise BackendError("malformed", "choice has no message", retryable=True)
+    return choice, finish

@@ -1,0 +1,425 @@
+"""The capability probe (DESIGN §5, paper §3.4 and §4.2): which arms may run on which
+(model, endpoint, request), and why not — before any fold spends money.
+
+The paper's worst error was a probe that blamed models for the harness's own request:
+the gateway enforces require_parameters against every parameter on the wire, and a
+reasoning-suppression parameter the folds did not need excluded every endpoint, which
+read as "cannot do structured output" on eight models. So this probe
+  1. lists the endpoints and picks (or checks) the pin: quantization, context at least
+     what a fold needs, structured-output support, then price;
+  2. sends the exact request shape each group of arms will send (the plain arms share
+     one shape: no response_format; each schema sends its own);
+  3. when a shape is refused, sends it again with one wire parameter removed at a time
+     and names the parameter whose removal lets it through.
+A verdict is about model + endpoint + request, never the model alone, and it is given
+per arm: plain arms need no structured-output support.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .backends.base import Backend, BackendError, ChatRequest, ContextOverflow
+from .backends.call import cached_complete
+from .backends.store import ResponseStore
+from .spec import Arm, grammar_schema
+
+log = logging.getLogger(__name__)
+
+OK = "ok"
+NO_ENDPOINT_FOR_PARAMETERS = "probe_rejected_no_endpoint_for_parameters"
+REASONING_NOT_DISABLEABLE = "probe_rejected_reasoning_not_disableable"
+SCHEMA_NONCONFORMING = "schema_advertised_reply_nonconforming"
+CONTEXT_TOO_SHORT = "context_too_short"
+AUTH_FAILED = "auth_failed"
+UNREACHABLE = "unreachable"
+INSUFFICIENT_CREDITS = "insufficient_credits"
+ENDPOINT_NOT_LISTED = "pinned_endpoint_not_listed"
+SERVED_BY_OTHER = "served_by_other_endpoint"
+MODEL_NOT_FOUND = "model_not_found"
+VERDICTS = (OK, NO_ENDPOINT_FOR_PARAMETERS, REASONING_NOT_DISABLEABLE, SCHEMA_NONCONFORMING,
+            CONTEXT_TOO_SHORT, AUTH_FAILED, UNREACHABLE, INSUFFICIENT_CREDITS,
+            ENDPOINT_NOT_LISTED, SERVED_BY_OTHER, MODEL_NOT_FOUND)
+# Faults that say nothing about the request: the same call may work later.
+TRANSIENT_KINDS = ("unreachable", "timeout", "server", "rate_limited", "malformed",
+                   "provider_error")
+PROBE_USER = ("This is a capability probe before a long run. Reply in one short line. "
+              "If a JSON schema is enforced, fill every field with a short phrase.")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One request shape the folds send: the plain arms share one, each schema its own."""
+
+    name: str
+    arms: tuple[str, ...]
+    system_prompt: str
+    max_tokens: int
+    schema: dict[str, Any] | None
+    schema_name: str
+
+    def request(self, temperature: float, seed: int) -> ChatRequest:
+        return ChatRequest(
+            messages=({"role": "system", "content": self.system_prompt},
+                      {"role": "user", "content": PROBE_USER}),
+            max_tokens=self.max_tokens, temperature=temperature, seed=seed,
+            response_schema=self.schema, schema_name=self.schema_name)
+
+
+def shapes_for(arms: list[Arm]) -> list[Shape]:
+    """Group the arms by what they put on the wire; each group's largest fold budget.
+
+    The budget matters: max_tokens alone can exclude an endpoint (reference A2).
+    """
+    groups: dict[str, list[Arm]] = {}
+    for a in arms:
+        groups.setdefault("plain" if a.schema is None else f"schema:{a.schema_name}",
+                          []).append(a)
+    out = []
+    for name, members in sorted(groups.items()):
+        first = max(members, key=lambda a: a.fold_budget_tokens)
+        out.append(Shape(name=name, arms=tuple(sorted(a.arm for a in members)),
+                         system_prompt=first.system_prompt,
+                         max_tokens=first.fold_budget_tokens, schema=first.schema,
+                         schema_name=f"arm_{first.arm}"))
+    return out
+
+
+def required_context_tokens(chunk_chars: int, arms: list[Arm], chars_per_token: float) -> int:
+    """What the largest fold needs: system prompt + carried text + chunk + output budget."""
+    system = max(len(a.system_prompt) for a in arms) / chars_per_token
+    carry = max(a.carry_cap_tokens for a in arms)
+    budget = max(a.fold_budget_tokens for a in arms)
+    schema = max(len(json.dumps(a.schema)) if a.schema else 0 for a in arms) / chars_per_token
+    return int(chunk_chars / chars_per_token + system + schema + carry + budget + 256)
+
+
+def pick_endpoint(endpoints: list[dict[str, Any]], provider: str | None,
+                  quantization: str | None, required_context: int, needs_schema: bool
+                  ) -> tuple[dict[str, Any] | None, str, str]:
+    """(endpoint, verdict, reason): the configured pin checked, or the best one chosen."""
+    cands = endpoints
+    if provider:
+        p = provider.lower()
+        cands = [e for e in cands if str(e.get("tag", "")).lower() in (p,)
+                 or str(e.get("tag", "")).lower().split("/")[0] == p
+                 or str(e.get("provider_name", "")).lower() == p]
+        if not cands:
+            listed = ", ".join(sorted(str(e.get("tag")) for e in endpoints)) or "none"
+            return None, ENDPOINT_NOT_LISTED, f"provider {provider!r} is not listed ({listed})"
+    if quantization:
+        q = [e for e in cands if e.get("quantization") == quantization]
+        if not q:
+            have = ", ".join(sorted({str(e.get("quantization")) for e in cands}))
+            return None, ENDPOINT_NOT_LISTED, (f"no endpoint at quantization {quantization} "
+                                               f"(listed: {have})")
+        cands = q
+    roomy = [e for e in cands if int(e.get("context_length") or 0) >= required_context]
+    if not roomy:
+        best = max(int(e.get("context_length") or 0) for e in cands)
+        return None, CONTEXT_TOO_SHORT, (f"largest context {best} tokens < {required_context} "
+                                         "a fold needs")
+    healthy = [e for e in roomy if not e.get("status")] or roomy
+    if needs_schema:
+        structured = [e for e in healthy if "structured_outputs" in
+                      (e.get("supported_parameters") or [])]
+        healthy = structured or healthy
+
+    def price(e: dict[str, Any]) -> float:
+        pr = e.get("pricing") or {}
+        try:
+            return float(pr.get("prompt") or 0) + float(pr.get("completion") or 0)
+        except ValueError:
+            return float("inf")
+
+    return min(healthy, key=price), OK, ""
+
+
+def _conforms(text: str, schema: dict[str, Any]) -> str:
+    """'' when the reply is JSON of the schema's structure, else what is wrong."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        return f"reply is not JSON ({e.msg})"
+    errs = list(jsonschema.Draft202012Validator(grammar_schema(schema)).iter_errors(obj))
+    return "; ".join(e.message for e in errs[:3])
+
+
+def _global_verdict(e: BackendError) -> tuple[str, str] | None:
+    """A failure that is about the account or the route, not the request."""
+    if e.kind == "auth":
+        return AUTH_FAILED, e.message
+    if e.kind == "insufficient_credits":
+        return INSUFFICIENT_CREDITS, e.message
+    if e.kind in TRANSIENT_KINDS:
+        return UNREACHABLE, f"{e.kind}: {e.message}"
+    if isinstance(e, ContextOverflow):
+        return CONTEXT_TOO_SHORT, e.message
+    return None
+
+
+def _attempt(backend: Backend, store: ResponseStore, request: ChatRequest,
+             sample: dict[str, Any]) -> dict[str, Any]:
+    try:
+        reply, hit, key = cached_complete(backend, store, request, sample)
+    except BackendError as e:
+        return {"ok": False, "kind": e.kind, "message": e.message, "error": e,
+                "attempts": e.detail.get("attempts", [])}
+    return {"ok": True, "reply": reply, "store_hit": hit, "key": key,
+            "attempts": reply.attempts}
+
+
+def _public(a: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in a.items() if k not in ("error", "reply")}
+    if a.get("reply") is not None:
+        r = a["reply"]
+        out["reply"] = {"finish_reason": r.finish_reason, "served_by": r.served_by,
+                        "prompt_tokens": r.prompt_tokens,
+                        "completion_tokens": r.completion_tokens, "cost_usd": r.cost_usd,
+                        "text": r.text[:300]}
+    return out
+
+
+def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape,
+                temperature: float, seed: int, reasoning_mandatory: bool) -> dict[str, Any]:
+    """One shape: the exact request, then one parameter removed at a time if refused."""
+    request = shape.request(temperature, seed)
+    wire = getattr(backend, "wire_parameters", None)
+    params = wire(request) if wire else []
+    sample = {"probe": model, "shape": shape.name}
+    first = _attempt(backend, store, request, sample)
+    result: dict[str, Any] = {"shape": shape.name, "arms": list(shape.arms),
+                              "request_parameters": params, "max_tokens": shape.max_tokens,
+                              "exact_request": _public(first), "removed": []}
+    if first["ok"]:
+        reply = first["reply"]
+        pin = backend.identity.get("pin")
+        if pin and reply.served_by != pin:
+            return {**result, "verdict": SERVED_BY_OTHER,
+                    "reason": f"served by {reply.served_by!r}, pinned {pin!r}"}
+        if (backend.identity.get("reasoning") or {}).get("effort") == "none" and (
+                reply.raw.get("reasoning_tokens") or reply.raw.get("reasoning_returned")):
+            return {**result, "verdict": REASONING_NOT_DISABLEABLE, "responsible_parameter":
+                    "reasoning", "reason": "reasoning ran although the request disabled it"}
+        if shape.schema is not None and reply.finish_reason != "length":
+            wrong = _conforms(reply.text, shape.schema)
+            if wrong:
+                return {**result, "verdict": SCHEMA_NONCONFORMING, "reason": wrong}
+        note = "" if reply.finish_reason != "length" or shape.schema is None else (
+            "reply hit max_tokens; its structure was not judged")
+        return {**result, "verdict": OK, "reason": note}
+    err: BackendError = first["error"]
+    g = _global_verdict(err)
+    if g:
+        return {**result, "verdict": g[0], "reason": g[1], "global": True}
+    # Refused for this request: find the parameter responsible, one removal at a time.
+    without = getattr(backend, "without", None)
+    responsible = []
+    for p in params if without else []:
+        a = _attempt(without({p}), store, request, {**sample, "omit": p})
+        result["removed"].append({"parameter": p, **_public(a)})
+        if a["ok"]:
+            responsible.append(p)
+    if err.kind == "reasoning_mandatory" or ("reasoning" in responsible and reasoning_mandatory):
+        return {**result, "verdict": REASONING_NOT_DISABLEABLE,
+                "responsible_parameter": "reasoning",
+                "reason": f"{err.kind}: {err.message}; reasoning is mandatory on this endpoint"}
+    if responsible:
+        return {**result, "verdict": NO_ENDPOINT_FOR_PARAMETERS,
+                "responsible_parameter": ",".join(responsible),
+                "reason": f"{err.kind}: {err.message}; accepted once "
+                          f"{' or '.join(responsible)} was removed"}
+    return {**result, "verdict": NO_ENDPOINT_FOR_PARAMETERS, "responsible_parameter": "",
+            "reason": f"{err.kind}: {err.message}; no single parameter's removal helped"}
+
+
+def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[Arm],
+                required_context: int, temperature: float, seed: int,
+                model_cfg: dict[str, Any]) -> dict[str, Any]:
+    """Probe one model's endpoint with every request shape its arms send."""
+    shapes = shapes_for(arms)
+    record: dict[str, Any] = {
+        "model": model, "backend": model_cfg["backend"], "required_context_tokens":
+        required_context, "pin": None, "shapes": [], "verdict": OK, "reason": "",
+        "responsible_parameter": "", "price_prompt_usd_per_token": None,
+        "price_completion_usd_per_token": None, "context_length": None,
+    }
+    reasoning_mandatory = False
+    fail: tuple[str, str] | None = None
+    if hasattr(backend, "list_endpoints"):
+        backend, fail, reasoning_mandatory = _pin(backend, model_cfg, required_context,
+                                                  any(s.schema for s in shapes), record)
+    else:
+        n_ctx = getattr(backend, "n_ctx", None) or model_cfg.get("n_ctx")
+        record["context_length"] = n_ctx
+        if n_ctx and int(n_ctx) < required_context:
+            fail = (CONTEXT_TOO_SHORT, f"n_ctx {n_ctx} < {required_context} tokens a fold needs")
+    record["endpoint"] = backend.identity
+    if fail is None:
+        for shape in shapes:
+            res = probe_shape(backend, store, model, shape, temperature, seed,
+                              reasoning_mandatory)
+            record["shapes"].append(res)
+            log.info("%s %s (arms %s): %s %s", model, shape.name, "".join(shape.arms),
+                     res["verdict"], res.get("reason", ""))
+            if res.get("global"):
+                fail = (res["verdict"], res["reason"])
+                break
+    permissions: dict[str, dict[str, Any]] = {}
+    for shape in shapes:
+        res = next((r for r in record["shapes"] if r["shape"] == shape.name), None)
+        for a in shape.arms:
+            if fail is not None:
+                permissions[a] = {"allowed": False, "verdict": fail[0], "reason": fail[1]}
+            else:
+                assert res is not None
+                permissions[a] = {"allowed": res["verdict"] == OK, "verdict": res["verdict"],
+                                  "reason": res.get("reason", ""),
+                                  "responsible_parameter": res.get("responsible_parameter", "")}
+    record["permissions"] = dict(sorted(permissions.items()))
+    if fail is not None:
+        record["verdict"], record["reason"] = fail
+    else:
+        bad = [r for r in record["shapes"] if r["verdict"] != OK]
+        plain_bad = [r for r in bad if r["shape"] == "plain"]
+        worst = (plain_bad or bad or [None])[0]
+        if worst is not None:
+            record["verdict"] = worst["verdict"]
+            record["reason"] = worst.get("reason", "")
+            record["responsible_parameter"] = worst.get("responsible_parameter", "")
+    for r in record["shapes"]:
+        r.pop("global", None)
+    return record
+
+
+def _pin(backend: Any, cfg: dict[str, Any], required_context: int, needs_schema: bool,
+         record: dict[str, Any]) -> tuple[Backend, tuple[str, str] | None, bool]:
+    """List the gateway's endpoints, pick or check the pin, pin the backend to it."""
+    if not getattr(backend, "has_key", True):
+        env = cfg.get("api_key_env") or "OPENROUTER_API_KEY"
+        return backend, (AUTH_FAILED, f"no API key: the environment variable {env} is not "
+                         "set; no call was made"), False
+    try:
+        endpoints = backend.list_endpoints()
+        info = backend.model_info() or {}
+    except BackendError as e:
+        g = _global_verdict(e)
+        if e.kind == "not_found":
+            return backend, (MODEL_NOT_FOUND, e.message), False
+        return backend, g or (UNREACHABLE, f"{e.kind}: {e.message}"), False
+    mandatory = bool((info.get("reasoning") or {}).get("mandatory"))
+    record["endpoints_listed"] = [
+        {k: e.get(k) for k in ("tag", "provider_name", "quantization", "context_length",
+                               "supported_parameters", "pricing", "status")} for e in endpoints]
+    record["reasoning_mandatory"] = mandatory
+    ep, verdict, reason = pick_endpoint(endpoints, cfg.get("provider"), cfg.get("quantization"),
+                                        required_context, needs_schema)
+    if ep is None:
+        return backend, (verdict, reason), mandatory
+    from .backends.openrouter import endpoint_pin
+
+    pin = endpoint_pin(ep)
+    record["pin"] = pin
+    record["context_length"] = pin["context_length"]
+    record["price_prompt_usd_per_token"] = pin["price_prompt_usd_per_token"]
+    record["price_completion_usd_per_token"] = pin["price_completion_usd_per_token"]
+    return backend.pinned(pin), None, mandatory
+
+
+SUMMARY_COLUMNS = ["model", "backend", "verdict", "responsible_parameter", "arms_allowed",
+                   "arms_forbidden", "pin", "quantization", "context_length",
+                   "required_context_tokens", "usd_per_mtok_prompt", "usd_per_mtok_completion",
+                   "reason"]
+
+
+def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
+    perms = rec.get("permissions", {})
+    pin = rec.get("pin") or {}
+
+    def per_m(v: Any) -> str:
+        return "" if v is None else f"{float(v) * 1e6:.4g}"
+
+    return {
+        "model": rec["model"], "backend": rec["backend"], "verdict": rec["verdict"],
+        "responsible_parameter": rec.get("responsible_parameter", ""),
+        "arms_allowed": "".join(a for a, p in perms.items() if p["allowed"]),
+        "arms_forbidden": "".join(a for a, p in perms.items() if not p["allowed"]),
+        "pin": pin.get("provider_name") or "", "quantization": pin.get("quantization") or "",
+        "context_length": rec.get("context_length") or "",
+        "required_context_tokens": rec.get("required_context_tokens", ""),
+        "usd_per_mtok_prompt": per_m(rec.get("price_prompt_usd_per_token")),
+        "usd_per_mtok_completion": per_m(rec.get("price_completion_usd_per_token")),
+        "reason": " ".join(str(rec.get("reason", "")).split())[:300],
+    }
+
+
+# -- entry points (I/O at the edge; the rules' scripts call these) ------------------
+
+
+def pins_path(store_dir: str | Path, model: str) -> Path:
+    """Where a live probe leaves its pin, so a replay pins the same endpoint offline."""
+    return Path(store_dir) / "pins" / f"{model}.json"
+
+
+def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
+              arm_dicts: list[dict[str, Any]], temperature: float, store_dir: str,
+              replay: bool, out: str) -> dict[str, Any]:
+    """One probe job: results/probe/{model}.json."""
+    from .backends import make_backend
+    from .entry import read_json, write_json
+    from .fixtures import CHARS_PER_TOKEN
+
+    arms = [Arm.from_dict(d) for d in arm_dicts]
+    chunk_chars = max(len(c) for p in fixture_paths for c in read_json(p)["chunks"])
+    required = required_context_tokens(chunk_chars, arms, CHARS_PER_TOKEN)
+    store = ResponseStore(store_dir)
+    pin = None
+    if replay and pins_path(store_dir, model).is_file():
+        pin = read_json(pins_path(store_dir, model))
+    try:
+        backend = make_backend(model, model_cfg, pin=pin, replay=replay)
+    except BackendError as e:
+        record = {"model": model, "backend": model_cfg["backend"], "verdict": UNREACHABLE,
+                  "reason": f"{e.kind}: {e.message}", "responsible_parameter": "",
+                  "required_context_tokens": required, "pin": None, "shapes": [],
+                  "permissions": {a.arm: {"allowed": False, "verdict": UNREACHABLE,
+                                          "reason": e.message} for a in arms}}
+        write_json(record, out)
+        log.error("%s: %s", model, record["reason"])
+        return record
+    try:
+        record = probe_model(model, backend, store, arms, required, temperature, seed=1,
+                             model_cfg=model_cfg)
+    finally:
+        backend.close()
+    if replay and pin:
+        record["pin"] = pin
+    if record.get("pin") and not replay:
+        write_json(record["pin"], pins_path(store_dir, model))
+    write_json(record, out)
+    allowed = [a for a, p in record["permissions"].items() if p["allowed"]]
+    log.info("%s: %s%s; arms allowed: %s; response store: %d hits, %d misses", model,
+             record["verdict"], f" ({record['reason']})" if record["reason"] else "",
+             "".join(allowed) or "none", store.hits, store.misses)
+    return record
+
+
+def write_summary(probe_paths: list[str], out: str) -> None:
+    """results/probe/summary.tsv: one line per model, the operator's page before a run."""
+    import csv
+
+    from .entry import read_json
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, SUMMARY_COLUMNS, delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        for p in probe_paths:
+            w.writerow(summary_row(read_json(p)))
+    log.info("%s: %d models", out, len(probe_paths))
