@@ -1,0 +1,85 @@
+"""Evidence input mode: a package's rows/checks rebuild every output, no run job in the DAG."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from foldstudy.evidence import write_csv
+from foldstudy.outputs import FIGURES, TABLE_TITLES
+from foldstudy.synthetic import synthetic_package
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+           "--directory", str(workdir), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("package")
+    rows, checks = synthetic_package(620, seed=9)
+    write_csv(rows, d / "rows.csv")
+    write_csv(checks, d / "checks.csv")
+    return d
+
+
+def test_the_plan_holds_no_run_job(tmp_path, package):
+    p = snakemake(tmp_path, "results/tables", "-n", "--quiet", "rules", "--config",
+                  f"evidence={package}")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout + p.stderr
+    counts = {line.split()[0]: line.split()[1] for line in out.splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    assert set(counts) - {"total"} == {"stats", "figures", "tables"}
+
+
+def test_a_package_rebuilds_every_table_figure_and_number(tmp_path, package):
+    p = snakemake(tmp_path, "-c2", "results/tables", "--config", f"evidence={package}")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    res = tmp_path / "results"
+    numbers = json.loads((res / "stats/numbers.json").read_text())
+    assert {"icc.value", "headings.r", "fill.r"} <= set(numbers)
+    assert (res / "stats/numbers.tex").read_text().count("\\newcommand") == len(numbers)
+    for name in TABLE_TITLES:
+        for ext in ("md", "tex", "csv"):
+            assert (res / f"tables/{name}.{ext}").is_file()
+    for name in FIGURES:
+        for ext in ("png", "svg"):
+            assert (res / f"figures/{name}.{ext}").stat().st_size > 1000
+    assert not (res / "runs").exists() and not (res / "fixtures").exists()
+    # The report shows every table and figure with its caption.
+    p = snakemake(tmp_path, "--report", "results/report.html", "--config",
+                  f"evidence={package}", "--", "results/tables")
+    assert p.returncode == 0, p.stderr[-3000:]
+    html = (res / "report.html").read_text()
+    for name in FIGURES:
+        assert f"{name}.png" in html
+    for name, title in TABLE_TITLES.items():
+        assert f'"labels": {{"table": "{name}"}}' in html
+        assert f'"caption": "<p><strong>{json.dumps(title)[1:-1]}</strong>' in html, title
+
+
+def test_a_malformed_package_fails_naming_the_column(tmp_path, package):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "checks.csv").write_text((package / "checks.csv").read_text())
+    lines = (package / "rows.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    drop = header.index("headings_carried")
+    (bad / "rows.csv").write_text("\n".join(
+        ",".join(c for i, c in enumerate(line.split(",")) if i != drop) for line in lines))
+    work = tmp_path / "work"
+    work.mkdir()
+    p = snakemake(work, "-c1", "results/tables", "--config", f"evidence={bad}")
+    assert p.returncode != 0
+    assert "rows.csv: missing column(s) headings_carried" in p.stdout + p.stderr

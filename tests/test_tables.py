@@ -1,0 +1,116 @@
+"""Tables: every one renders three ways, empty cells say why, inference comes from numbers."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from foldstudy import analysis as A
+from foldstudy import columns
+from foldstudy.analysis import Analysis
+from foldstudy.numbers import compute_numbers
+from foldstudy.outputs import TABLE_TITLES
+from foldstudy.synthetic import synthetic_package
+from foldstudy.tables import DASH, build_tables, write_tables
+
+from .evidence_rows import arm_rows, frames
+
+ROOT_RESOURCES = A.DEFAULT_ANALYSIS.parent
+
+
+@pytest.fixture(scope="module")
+def built():
+    rows, checks = synthetic_package(620, seed=5)
+    an = Analysis.load()
+    numbers = compute_numbers(rows, checks, an)
+    return rows, checks, numbers, {t.name: t for t in build_tables(rows, checks, numbers, an)}
+
+
+def test_every_table_of_the_paper_is_built(built):
+    *_, tables = built
+    assert list(tables) == list(TABLE_TITLES)
+    for t in tables.values():
+        assert t.rows and (t.title == TABLE_TITLES[t.name] or t.name == "ladder")
+
+
+def test_recall_table_keeps_its_contract(built):
+    rows, _, numbers, tables = built
+    df = tables["recall-by-model-arm"].frame()
+    assert list(df.columns) == columns.RECALL_TABLE
+    v = rows[rows["valid"]]
+    for _, r in df.sample(10, random_state=1).iterrows():
+        g = v[(v["sweep"] == r["sweep"]) & (v["model"] == r["model"]) & (v["arm"] == r["arm"])]
+        assert r["n_valid"] == len(g)
+        assert r["mean_recall"] == pytest.approx(g["recall"].mean(), abs=1e-6)
+        assert r["rows_ge_half"] == (g["recall"] >= 0.5).sum()
+        cell = f"{r['sweep']}/{r['model']}/{r['arm']}"
+        assert numbers[f"recall.mean[{cell}]"] == pytest.approx(r["mean_recall"], abs=1e-6)
+
+
+def test_an_empty_cell_says_why_and_is_never_zero():
+    # Model b never ran f: Table 1 shows a dash and the reason; the CSV leaves it empty.
+    rows = (arm_rows("s", "a", "f", [0.0, 0.0]) + arm_rows("s", "a", "m", [1.0])
+            + arm_rows("s", "b", "m", [1.0, 1.0]))
+    r, c = frames(rows)
+    an = Analysis.load()
+    t = {t.name: t for t in build_tables(r, c, compute_numbers(r, c, an), an)}
+    t1 = t["table1-recall-model-arm"]
+    cells = dict(zip([row["model"] for row in t1.rows], t1.cells(), strict=True))
+    f_col = [col.key for col in t1.columns].index("f")
+    assert cells["a"][f_col] == "0.000 (2)"
+    assert cells["b"][f_col] == f"{DASH} (not run)"
+    assert pd.isna(t1.frame().set_index("model").loc["b", "f_mean"])
+    # A table with nothing to show still renders one line that says why.
+    depth = t["depth"].cells()
+    assert len(depth) == 1 and depth[0][0].startswith(DASH)
+    assert t["probe-verdicts"].cells()[0][0] == f"{DASH} (no probes.csv in the evidence)"
+
+
+def test_inference_cells_are_read_from_numbers(built):
+    rows, checks, numbers, tables = built
+    lad = tables["ladder"]
+    q = next(c for r, c in zip(lad.rows, lad.cells(), strict=True) if r["arm"] == "q")
+    d, lo, hi = (numbers[f"ladder.effect.{k}[q/j]"] for k in ("diff", "ci_low", "ci_high"))
+    assert f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" in q
+    # Change a number: the table follows numbers.json, it does not recompute.
+    moved = dict(numbers, **{"ladder.effect.diff[q/j]": 0.123})
+    again = {t.name: t for t in build_tables(rows, checks, moved, Analysis.load())}["ladder"]
+    assert any("+0.123 [" in cell for line in again.cells() for cell in line)
+
+
+def test_partition_table_matches_the_analysis(built):
+    rows, _, numbers, tables = built
+    part = A.partition(A.valid_rows(rows), Analysis.load())
+    t = tables["partition"].frame()
+    assert list(t["model"]) == list(part["model"])
+    for _, r in t.iterrows():
+        assert numbers[f"partition.gap[{r['model']}]"] == pytest.approx(r["gap"])
+
+
+def test_written_three_ways(tmp_path):
+    rows, checks = synthetic_package(300, seed=2)
+    from foldstudy.evidence import write_csv
+    from foldstudy.numbers import write_numbers
+
+    write_csv(rows, tmp_path / "rows.csv")
+    write_csv(checks, tmp_path / "checks.csv")
+    write_numbers(tmp_path, tmp_path / "n.json", tmp_path / "p.json", tmp_path / "n.tex",
+                  ROOT_RESOURCES / "analysis.yaml")
+    out = tmp_path / "tables"
+    names = write_tables(tmp_path / "rows.csv", tmp_path / "checks.csv", tmp_path / "n.json",
+                         [], ROOT_RESOURCES, out)
+    for n in names:
+        md = (out / f"{n}.md").read_text()
+        tex = (out / f"{n}.tex").read_text()
+        assert md.startswith(f"# {TABLE_TITLES[n]}") or n == "ladder"
+        header = [line for line in md.splitlines() if line.startswith("|")]
+        assert len({line.count(" | ") for line in header[2:]} | {header[0].count(" | ")}) == 1
+        assert "\\begin{tabular}" in tex and "\\label{tab:" + n + "}" in tex
+        body = tex.split("\\midrule\n", 1)[1].split("\\bottomrule", 1)[0]
+        assert not re.search(r"(?<!\\)[%_#]", body), n  # cell text escaped for LaTeX
+        assert all(line.count(" & ") == len(header[0].split(" | ")) - 1
+                   for line in body.splitlines()), n
+        pd.read_csv(out / f"{n}.csv")
+    assert "(ladder.md)" in (out / "index.md").read_text()

@@ -1,0 +1,257 @@
+"""The paper's figures (matplotlib, PNG and SVG), from the evidence and numbers.json.
+
+Descriptive positions come from analysis.py (the functions numbers.py flattens) and
+intervals and r from numbers.json, so a figure and a table never disagree. Every mean is
+drawn with its n: rows are near-binary and a mean is a small count. Sizes grow with the
+number of models so a 60-model study stays legible.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display on a cluster node
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from . import analysis as A  # noqa: E402
+from . import columns  # noqa: E402
+from .analysis import Analysis  # noqa: E402
+from .outputs import FIGURES  # noqa: E402
+
+Numbers = dict[str, float | int]
+CLASS_COLOURS = {"works": "#7f7f7f", "rescued": "#1b9e77", "not rescued": "#d95f02",
+                 "over_writing": "#1b9e77", "under_writing": "#d95f02", "healthy": "#7f7f7f",
+                 "unknown": "#7570b3"}
+plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "svg.hashsalt": "foldstudy",
+                     "svg.fonttype": "none", "axes.spines.top": False,
+                     "axes.spines.right": False})
+
+
+def _empty(ax: plt.Axes, why: str) -> None:
+    ax.text(0.5, 0.5, f"— {why}", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def recall_heatmap(rows: pd.DataFrame, an: Analysis) -> plt.Figure:
+    """Model x arm mean recall (primary scenario, pooled over sweeps) with n in each cell."""
+    v = A.valid_rows(rows)
+    cells = A.recall_cells(v[v["scenario"] == an.primary_scenario], an)
+    arms = [a for a in an.arm_order if a in set(cells["arm"])]
+    models = sorted(set(cells["model"]))
+    fig, ax = plt.subplots(figsize=(1.6 + 0.62 * max(len(arms), 4),
+                                    1.4 + 0.3 * max(len(models), 3)))
+    if cells.empty:
+        _empty(ax, "no valid row")
+        return fig
+    mean = cells.pivot(index="model", columns="arm", values="mean").reindex(models)[arms]
+    n = cells.pivot(index="model", columns="arm", values="n").reindex(models)[arms]
+    m = np.ma.masked_invalid(mean.to_numpy(dtype=float))
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#eeeeee")
+    im = ax.imshow(m, cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+    small = len(models) > 30
+    for i in range(len(models)):
+        for jx in range(len(arms)):
+            val, cnt = mean.iat[i, jx], n.iat[i, jx]
+            if np.isnan(val):
+                ax.text(jx, i, "—", ha="center", va="center", fontsize=7, color="#777777")
+                continue
+            text = f"{val:.2f}" if small else f"{val:.2f}\nn={int(cnt)}"
+            if small:
+                text = f"{val:.2f} ({int(cnt)})"
+            ax.text(jx, i, text, ha="center", va="center", fontsize=5.5 if small else 7,
+                    color="white" if val < 0.6 else "black")
+    ax.set_xticks(range(len(arms)), arms)
+    ax.set_yticks(range(len(models)), models, fontsize=6.5 if small else 8)
+    ax.xaxis.set_ticks_position("top")
+    ax.tick_params(length=0)
+    for s in ax.spines.values():
+        s.set_visible(False)
+    cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02, shrink=min(1.0, 8 / len(models) + .2))
+    cb.set_label("mean recall over valid rows")
+    ax.set_title(f"Recall by model and arm ({an.primary_scenario} scenario; "
+                 "n valid rows in brackets; — not run)", pad=18)
+    fig.tight_layout()
+    return fig
+
+
+def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
+    """The j -> q -> m rungs: mean with its within-model bootstrap interval, effects between."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    xs, ys = [], []
+    for i, arm in enumerate(an.ladder):
+        mu = numbers.get(f"ladder.mean[{arm}]")
+        if mu is None:
+            continue
+        lo, hi = numbers.get(f"ladder.ci_low[{arm}]", mu), numbers.get(f"ladder.ci_high[{arm}]",
+                                                                        mu)
+        ax.errorbar(i, mu, yerr=[[mu - lo], [hi - mu]], fmt="o", color="#1f4e79", capsize=5,
+                    ms=7, lw=1.5)
+        ax.annotate(f"{mu:.3f}\nn={numbers[f'ladder.n[{arm}]']}", (i, mu), xytext=(12, -4),
+                    textcoords="offset points", fontsize=8, va="center")
+        xs.append(i)
+        ys.append(mu)
+    if not xs:
+        _empty(ax, "no (sweep, model) cell ran every rung")
+        return fig
+    ax.plot(xs, ys, color="#1f4e79", alpha=0.35, lw=1)
+    for i, (prev, arm) in enumerate(zip(an.ladder, an.ladder[1:], strict=False)):
+        d = numbers.get(f"ladder.effect.diff[{arm}/{prev}]")
+        if d is None:
+            continue
+        lo, hi = numbers[f"ladder.effect.ci_low[{arm}/{prev}]"], numbers[
+            f"ladder.effect.ci_high[{arm}/{prev}]"]
+        ax.text(i + 0.5, 0.05, f"{d:+.3f}\n[{lo:+.3f}, {hi:+.3f}]", ha="center", fontsize=7.5,
+                color="#444444")
+    ax.set_xticks(range(len(an.ladder)),
+                  [f"{a}\n{_title(a)}" for a in an.ladder], fontsize=8)
+    ax.set_xlim(-0.5, len(an.ladder) - 0.3)
+    ax.set_ylim(-0.02, 1.08)
+    ax.set_ylabel("mean recall (95% CI, blocks resampled within model)")
+    ax.set_title("The ladder: each rung moves one thing; effects below (paired)")
+    fig.tight_layout()
+    return fig
+
+
+def _title(arm: str) -> str:
+    from .tables import ARM_TITLES
+
+    return ARM_TITLES.get(arm, "")
+
+
+def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
+    """Per model, undivided fill against undivided recall, coloured by failure mode; the
+    divided arm's recall is the hollow marker the line leads to (the rescue, or not)."""
+    part = A.partition(A.valid_rows(rows), an)
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    part = part[part["j_fill"].notna()]
+    if part.empty:
+        _empty(ax, f"no model with a declared {an.undivided} ceiling and both arms")
+        return fig
+    for mode, g in part.groupby("mode"):
+        c = CLASS_COLOURS.get(mode, "#333333")
+        label = {"healthy": f"{an.undivided} works", "over_writing": "over-writing failure",
+                 "under_writing": "under-writing failure"}.get(mode, mode)
+        ax.vlines(g["j_fill"], g["j_mean"], g["q_mean"], colors=c, alpha=0.35, lw=1)
+        ax.scatter(g["j_fill"], g["j_mean"], color=c, s=28, label=f"{label} ({len(g)})",
+                   zorder=3)
+        ax.scatter(g["j_fill"], g["q_mean"], facecolors="none", edgecolors=c, s=28, zorder=3)
+    if len(part) <= 25:
+        for _, r in part.iterrows():
+            ax.annotate(r["model"], (r["j_fill"], r["j_mean"]), xytext=(4, -3),
+                        textcoords="offset points", fontsize=6, color="#555555")
+    ax.axhline(an.failing_recall, color="#999999", ls="--", lw=0.8)
+    ax.axvline(an.failure_mode_fill_split, color="#999999", ls=":", lw=0.8)
+    ax.scatter([], [], facecolors="none", edgecolors="#333333", s=28,
+               label=f"{an.divided} recall, same model")
+    r = numbers.get("fill.r")
+    rtext = (f"r = {r:+.2f} over {numbers['fill.n_models']} models" if r is not None
+             else "r: too few models")
+    ax.set_title(f"Fill vs recall of the undivided carrier ({rtext})")
+    ax.set_xlabel(f"{an.undivided} fill of its declared ceiling (mean over valid rows)")
+    ax.set_ylabel("mean recall")
+    ax.set_xlim(0, 1.05)
+    ax.set_ylim(-0.03, 1.05)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    ax.legend(fontsize=7.5, loc="center left", frameon=False, bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
+    """Row recall by fixed headings that arrived, single-field-schema arms: rows jittered,
+    means with n."""
+    v = A.valid_rows(rows)
+    g = v[v["arm"].isin(an.single_field_schema) & v["headings_carried"].notna()]
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    if g.empty:
+        _empty(ax, "no single-field-schema row")
+        return fig
+    rng = np.random.default_rng(0)  # jitter only; fixed so the figure is reproducible
+    h = g["headings_carried"].astype(int).to_numpy()
+    alpha = float(np.clip(40 / max(len(g), 1), 0.03, 0.5))
+    ax.scatter(h + rng.uniform(-0.25, 0.25, len(h)),
+               g["recall"] + rng.uniform(-0.015, 0.015, len(h)), s=6, alpha=alpha,
+               color="#1f4e79", linewidths=0)
+    tab = A.headings_vs_recall(v, an)
+    t = tab[tab["rows"] > 0]
+    ax.plot(t["headings"], t["mean"], "o-", color="#d95f02", ms=6, zorder=3,
+            label="mean recall")
+    for _, r in tab.iterrows():
+        ax.text(int(r["headings"]), 1.09, f"n={int(r['rows'])}", ha="center", fontsize=7.5)
+    rr = numbers.get("headings.r")
+    sub = (f"r = {rr:+.2f} over {numbers['headings.n_rows']} valid rows, all arms"
+           if rr is not None else "r: not computable")
+    ax.set_title(f"Headings that arrived vs recall ({', '.join(an.single_field_schema)})\n{sub}",
+                 fontsize=9.5)
+    ax.set_xticks(range(6))
+    ax.set_xlabel("fixed headings present in the final carry")
+    ax.set_ylabel("row recall")
+    ax.set_ylim(-0.05, 1.15)
+    ax.legend(fontsize=8, loc="lower right", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
+    """q - j per model, ordered by the undivided arm, coloured by class."""
+    part = A.partition(A.valid_rows(rows), an)
+    fig, ax = plt.subplots(figsize=(6.4, 1.4 + 0.22 * max(len(part), 4)))
+    if part.empty:
+        _empty(ax, f"no model ran both {an.undivided} and {an.divided}")
+        return fig
+    cls = part.apply(lambda r: "works" if not r["failing"] else
+                     ("rescued" if r["rescued"] else "not rescued"), axis=1)
+    y = np.arange(len(part))[::-1]
+    ax.barh(y, part["gap"], color=[CLASS_COLOURS[c] for c in cls], height=0.7)
+    labels = [f"{m}  ({j:.2f}{' *' if b else ''})" for m, j, b in
+              zip(part["model"], part["j_mean"], part["borderline"], strict=True)]
+    ax.set_yticks(y, labels, fontsize=7 if len(part) > 30 else 8)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel(f"gap: {an.divided} mean − {an.undivided} mean (paired within one sweep)")
+    ax.legend(handles=[Patch(color=CLASS_COLOURS[c], label=f"{c} ({int((cls == c).sum())})")
+                       for c in ("works", "rescued", "not rescued")],
+              fontsize=7.5, loc="lower left", frameon=False)
+    ax.set_title(f"Partition gap per model (label: {an.undivided} mean; * borderline)")
+    ax.set_ylim(-0.8, len(part) - 0.2)
+    fig.tight_layout()
+    return fig
+
+
+def make_figures(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> dict[str, plt.Figure]:
+    figs = {
+        "recall-heatmap": recall_heatmap(rows, an),
+        "ladder": ladder(rows, numbers, an),
+        "fill-vs-recall": fill_vs_recall(rows, numbers, an),
+        "headings-vs-recall": headings_vs_recall(rows, numbers, an),
+        "partition-gap": partition_gap(rows, numbers, an),
+    }
+    assert tuple(figs) == FIGURES, "outputs.FIGURES names what rule figures declares"
+    return figs
+
+
+def write_figures(rows_csv: str | Path, numbers_json: str | Path, analysis_yaml: str | Path,
+                  out_dir: str | Path) -> list[Path]:
+    """Entry point of rule figures: each figure as PNG (200 dpi) and SVG."""
+    from .numbers import read_artifact
+
+    rows = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
+    numbers = json.loads(Path(numbers_json).read_text(encoding="utf-8"))
+    an = Analysis.load(analysis_yaml)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, fig in make_figures(rows, numbers, an).items():
+        for ext in ("png", "svg"):
+            p = out / f"{name}.{ext}"
+            fig.savefig(p, dpi=200, metadata={"Date": None} if ext == "svg" else None)
+            written.append(p)
+        plt.close(fig)
+    return written

@@ -1,0 +1,43 @@
+# Figures (DESIGN §6): matplotlib, PNG and SVG, from the evidence and numbers.json.
+
+
+rule figures:
+    input:
+        rows=lambda wildcards: evidence_inputs(wildcards)["rows"],
+        numbers="results/stats/numbers.json",
+        analysis=str(RESOURCES / "analysis.yaml"),
+    output:
+        heatmap=report(
+            "results/figures/recall-heatmap.png",
+            caption="../report/figure-recall-heatmap.rst",
+            category="Figures",
+        ),
+        ladder=report(
+            "results/figures/ladder.png",
+            caption="../report/figure-ladder.rst",
+            category="Figures",
+        ),
+        fill=report(
+            "results/figures/fill-vs-recall.png",
+            caption="../report/figure-fill-vs-recall.rst",
+            category="Figures",
+        ),
+        headings=report(
+            "results/figures/headings-vs-recall.png",
+            caption="../report/figure-headings-vs-recall.rst",
+            category="Figures",
+        ),
+        gap=report(
+            "results/figures/partition-gap.png",
+            caption="../report/figure-partition-gap.rst",
+            category="Figures",
+        ),
+        svg=expand("results/figures/{name}.svg", name=FIGURES),
+    log:
+        "results/logs/figures.log",
+    params:
+        out=lambda wildcards, output: str(Path(output.heatmap).parent),
+    conda:
+        ENV
+    script:
+        "../scripts/figures.py"
