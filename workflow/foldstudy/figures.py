@@ -45,8 +45,8 @@ def recall_heatmap(rows: pd.DataFrame, an: Analysis) -> plt.Figure:
     cells = A.recall_cells(v[v["scenario"] == an.primary_scenario], an)
     arms = [a for a in an.arm_order if a in set(cells["arm"])]
     models = sorted(set(cells["model"]))
-    fig, ax = plt.subplots(figsize=(1.6 + 0.62 * max(len(arms), 4),
-                                    1.4 + 0.3 * max(len(models), 3)))
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.6 + 0.62 * len(arms)),
+                                    1.6 + 0.3 * max(len(models), 3)))
     if cells.empty:
         _empty(ax, "no valid row")
         return fig
@@ -75,8 +75,8 @@ def recall_heatmap(rows: pd.DataFrame, an: Analysis) -> plt.Figure:
         s.set_visible(False)
     cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02, shrink=min(1.0, 8 / len(models) + .2))
     cb.set_label("mean recall over valid rows")
-    ax.set_title(f"Recall by model and arm ({an.primary_scenario} scenario; "
-                 "n valid rows in brackets; — not run)", pad=18)
+    ax.set_title(f"Recall by model and arm, {an.primary_scenario} scenario\n"
+                 "(n = valid rows; — not run)", pad=18)
     fig.tight_layout()
     return fig
 
@@ -107,14 +107,16 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
             continue
         lo, hi = numbers[f"ladder.effect.ci_low[{arm}/{prev}]"], numbers[
             f"ladder.effect.ci_high[{arm}/{prev}]"]
-        ax.text(i + 0.5, 0.05, f"{d:+.3f}\n[{lo:+.3f}, {hi:+.3f}]", ha="center", fontsize=7.5,
-                color="#444444")
+        ax.text(i + 0.5, 1.13, f"{prev} → {arm}: {d:+.3f}\n[{lo:+.3f}, {hi:+.3f}]",
+                ha="center", va="center", fontsize=7.5, color="#444444")
     ax.set_xticks(range(len(an.ladder)),
                   [f"{a}\n{_title(a)}" for a in an.ladder], fontsize=8)
     ax.set_xlim(-0.5, len(an.ladder) - 0.3)
-    ax.set_ylim(-0.02, 1.08)
+    ax.set_ylim(-0.02, 1.22)
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_ylabel("mean recall (95% CI, blocks resampled within model)")
-    ax.set_title("The ladder: each rung moves one thing; effects below (paired)")
+    ax.set_title("The ladder: each rung moves one thing\n(top: paired effect of each rung "
+                 "[95% CI])", fontsize=9.5)
     fig.tight_layout()
     return fig
 
@@ -184,13 +186,14 @@ def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> pl
     ax.plot(t["headings"], t["mean"], "o-", color="#d95f02", ms=6, zorder=3,
             label="mean recall")
     for _, r in tab.iterrows():
-        ax.text(int(r["headings"]), 1.09, f"n={int(r['rows'])}", ha="center", fontsize=7.5)
+        ax.text(int(r["headings"]), 1.09, f"n={int(r['rows']):,}", ha="center", fontsize=7.5)
     rr = numbers.get("headings.r")
-    sub = (f"r = {rr:+.2f} over {numbers['headings.n_rows']} valid rows, all arms"
+    sub = (f"r = {rr:+.2f} over {numbers['headings.n_rows']:,} valid rows, all arms"
            if rr is not None else "r: not computable")
     ax.set_title(f"Headings that arrived vs recall ({', '.join(an.single_field_schema)})\n{sub}",
                  fontsize=9.5)
     ax.set_xticks(range(6))
+    ax.set_xlim(-0.5, 5.5)
     ax.set_xlabel("fixed headings present in the final carry")
     ax.set_ylabel("row recall")
     ax.set_ylim(-0.05, 1.15)
@@ -209,7 +212,9 @@ def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Fig
     cls = part.apply(lambda r: "works" if not r["failing"] else
                      ("rescued" if r["rescued"] else "not rescued"), axis=1)
     y = np.arange(len(part))[::-1]
-    ax.barh(y, part["gap"], color=[CLASS_COLOURS[c] for c in cls], height=0.7)
+    colours = [CLASS_COLOURS[c] for c in cls]
+    ax.barh(y, part["gap"], color=colours, height=0.7)
+    ax.scatter(part["gap"], y, color=colours, s=12, zorder=3)  # a zero gap stays visible
     labels = [f"{m}  ({j:.2f}{' *' if b else ''})" for m, j, b in
               zip(part["model"], part["j_mean"], part["borderline"], strict=True)]
     ax.set_yticks(y, labels, fontsize=7 if len(part) > 30 else 8)

@@ -126,6 +126,9 @@ class Table:
     def cells(self) -> list[list[str]]:
         out = []
         for r in self.rows:
+            if r.get("_why_row"):  # a placeholder row: the table has nothing to show
+                out.append([f"{DASH} ({r['_why_row']})"] + [DASH] * (len(self.columns) - 1))
+                continue
             line = []
             for c in self.columns:
                 text = fmt(r.get(c.key), c.kind)
@@ -269,6 +272,8 @@ def t_capacity(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -
     cap = A.capacity(v, an).to_dict("records")
     for r in cap:
         r["clipped"] = f"{r['folds_clipped']} of {r['folds']}" if r["folds"] else None
+        if not r["n"]:  # a count over no rows is not a zero
+            r["rows_recalled"] = r["nonconforming_folds"] = None
         r["title"] = ARM_TITLES.get(r["arm"], "")
     a, b = an.ceiling_pair
     notes = [t for t in (
@@ -298,7 +303,7 @@ def t_ceiling(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) ->
         r["a"] = f"{r['a_recalled']}/{r['a_n']} rows"
         r["b"] = f"{r['b_recalled']}/{r['b_n']} rows"
     if not df:
-        df = [{"model": None, "_why_model": f"no model ran both {a} and {b}"}]
+        df = [{"_why_row": f"no model ran both {a} and {b}"}]
     return Table(
         "ceiling-replication", TITLES["ceiling-replication"],
         f"Rows recalled (recall ≥ {an.row_recalled}) of valid rows on the undivided arm at "
@@ -369,9 +374,9 @@ def t_rescue(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> 
     for r in fm:
         r["mode"] = {"over_writing": "fills the slot with description",
                      "under_writing": "writes a short gist instead"}.get(r["mode"], r["mode"])
-        r["rescues"] = f"{r['rescued']} of {r['models']}"
+        r["rescues"] = f"{r['rescued']} of {r['models']}" if r["models"] else None
         if not r["fills"]:
-            r["_why_fills"] = "no failing model of this mode"
+            r["_why_fills"] = r["_why_rescues"] = "no failing model of this mode"
     return Table(
         "rescue-by-failure-mode", TITLES["rescue-by-failure-mode"],
         f"Failing models (undivided mean < {an.failing_recall}) by failure mode, with their "
@@ -409,7 +414,7 @@ def t_separation(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers)
 def t_depth(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> Table:
     d = A.depth(v, A.partition(v, an), an).to_dict("records")
     if not d:
-        d = [{"model": None, "_why_model": "no failing model left unrescued"}]
+        d = [{"_why_row": "no failing model left unrescued"}]
     return Table(
         "depth", TITLES["depth"],
         "Both arms of every failing model partitioning did not rescue, in the sweep its "
@@ -537,7 +542,7 @@ def t_tokens(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> 
 def t_invalid(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> Table:
     inv = A.invalid_reasons(rows).to_dict("records")
     if not inv:
-        inv = [{"arm": None, "_why_arm": "every row is valid"}]
+        inv = [{"_why_row": "every row is valid"}]
     return Table(
         "invalid-rows", TITLES["invalid-rows"],
         "Invalid rows by arm and reason (the one validity rule, recorded in rows.csv). "
@@ -549,27 +554,30 @@ def t_inference(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) 
     """The study-wide inferential numbers with their denominators, in one place."""
     a, b = an.equivalence
     eq = f"{a}/{b}"
-    items = [
-        ("ICC(1) of the binary checks grouped by row", "icc.value", "p3",
-         f"{nb.get('icc.n_rows')} rows × k = {nb.get('icc.k', 0):.2f}"),
-        ("design effect 1 + (k − 1) ICC", "icc.design_effect", "p3", ""),
-        ("checks a row is worth (k / design effect)", "icc.effective_n_per_row", "p3", ""),
+    icc_n = f"{nb.get('icc.n_rows')} rows × k = {nb.get('icc.k', 0):.2f}"
+    no_icc = "fewer than 2 rows, or no variation in the checks"
+    items = [  # what, key, format, denominator, why it can be missing
+        ("ICC(1) of the binary checks grouped by row", "icc.value", "p3", icc_n, no_icc),
+        ("design effect 1 + (k − 1) ICC", "icc.design_effect", "p3", icc_n, no_icc),
+        ("checks a row is worth (k / design effect)", "icc.effective_n_per_row", "p3", icc_n,
+         no_icc),
         ("headings carried vs recall, Pearson r", "headings.r", "signed3",
-         f"{nb.get('headings.n_rows')} rows"),
+         f"{nb.get('headings.n_rows')} rows", "fewer than 3 rows, or a constant side"),
         ("fill vs recall across models, Pearson r", "fill.r", "signed3",
-         f"{nb.get('fill.n_models')} models"),
+         f"{nb.get('fill.n_models')} models", "fewer than 3 models, or a constant side"),
         (f"{a} − {b}, paired", f"equivalence.diff[{eq}]", "signed3",
-         f"{nb.get(f'equivalence.n_pairs[{eq}]')} blocks"),
+         f"{nb.get(f'equivalence.n_pairs[{eq}]')} blocks", f"no block ran both {a} and {b}"),
         (f"{a} − {b}, TOST p at ±{an.equivalence_margin}", f"equivalence.tost_p[{eq}]", "pval",
-         "equivalent" if nb.get(f"equivalence.equivalent[{eq}]") else "not shown equivalent"),
+         "equivalent" if nb.get(f"equivalence.equivalent[{eq}]") else "not shown equivalent",
+         "fewer than 2 pairs, or no variation"),
         ("separation weight 1/C(n,k), all failing models", "separation.weight[all]", "pval",
-         f"{nb.get('separation.n_failing[all]')} failing models"),
+         f"{nb.get('separation.n_failing[all]')} failing models", "separation not complete"),
     ]
-    out = [{"what": w, "value": nb.get(k), "key": k, "n": n,
-            "_why_value": "no data for this statistic"} for w, k, kind, n in items]
-    kinds = {k: kind for _, k, kind, _ in items}
-    for r in out:
-        r["value"] = fmt(r["value"], kinds[r["key"]])
+    out = []
+    for what, key, kind, n, why in items:
+        have = key in nb
+        out.append({"what": what, "key": key, "value": fmt(nb.get(key), kind),
+                    "n": n if have else None, "_why_value": why, "_why_n": "no statistic"})
     return Table(
         "inference", TITLES["inference"],
         "Inferential numbers with their denominators; keys are those of numbers.json.",
@@ -582,7 +590,7 @@ def t_probes(probes: pd.DataFrame | None) -> Table:
         return Table("probe-verdicts", TITLES["probe-verdicts"],
                      "One verdict per (model, endpoint): what the probe found before any fold.",
                      [Col("model", "model"), Col("verdict", "verdict")],
-                     [{"model": None, "_why_model": "no probes.csv in the evidence"}])
+                     [{"_why_row": "no probes.csv in the evidence"}])
     cols = [c for c in ("model", "endpoint", "verdict", "parameter", "detail")
             if c in probes.columns] or list(probes.columns)[:4]
     return Table("probe-verdicts", TITLES["probe-verdicts"],
@@ -608,7 +616,7 @@ def build_tables(rows: pd.DataFrame, checks: pd.DataFrame, numbers: Numbers, an:
         t = (make(rows, v, an, numbers, checks=checks) if make is t_carrier
              else make(rows, v, an, numbers))
         if not t.rows:  # a table with no row still says why
-            t.rows = [{t.columns[0].key: None, f"_why_{t.columns[0].key}": "no data"}]
+            t.rows = [{"_why_row": "no valid row for this table"}]
         out.append(t)
     out.append(t_probes(probes))
     return out

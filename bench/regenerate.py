@@ -1,0 +1,66 @@
+"""Time the rebuild of every statistic, table and figure from an evidence package.
+
+Run on demand (not in the test suite):
+
+    .venv/bin/python bench/regenerate.py            # 620 and 62,000 rows
+    .venv/bin/python bench/regenerate.py 620 6200   # other sizes
+
+For each size it writes a synthetic package (foldstudy.synthetic: the paper's shape, many
+models, all twelve arms, a single-chunk sweep; deterministic from a seed) into a temp
+directory, then times `snakemake -c8 results/tables --config evidence=DIR` in a fresh
+--directory, as a reviewer would run it, and prints the wall seconds. Targets: under
+20 s at 620 rows, under 90 s at 62,000 rows.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from foldstudy.evidence import write_csv
+from foldstudy.synthetic import synthetic_package
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = {620: 20.0, 62_000: 90.0}
+
+
+def build_package(n_rows: int, directory: Path, seed: int = 20260728) -> tuple[int, int]:
+    rows, checks = synthetic_package(n_rows, seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    write_csv(rows, directory / "rows.csv")
+    write_csv(checks, directory / "checks.csv")
+    return len(rows), len(checks)
+
+
+def regenerate(package: Path, workdir: Path) -> float:
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
+           str(workdir), "-c8", "results/tables", "--config", f"evidence={package}"]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"snakemake failed on {package}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return wall
+
+
+def main(sizes: list[int]) -> int:
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="foldstudy-bench-") as tmp:
+        for n in sizes:
+            pkg, work = Path(tmp) / f"package-{n}", Path(tmp) / f"work-{n}"
+            work.mkdir()
+            n_rows, n_checks = build_package(n, pkg)
+            wall = regenerate(pkg, work)
+            target = TARGETS.get(n)
+            verdict = "" if target is None else (" ok" if wall < target else " SLOW")
+            failed |= verdict == " SLOW"
+            print(f"{n_rows:>7,} rows {n_checks:>9,} checks: {wall:6.1f} s wall"
+                  + (f" (target < {target:.0f} s){verdict}" if target else ""), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main([int(a) for a in sys.argv[1:]] or list(TARGETS)))
