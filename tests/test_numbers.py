@@ -219,3 +219,12 @@ def test_contract_columns_are_required():
     assert set(columns.CHECKS_REQUIRED) == {"row_id", "label", "fact_class", "expected",
                                             "in_carrier", "correct", "correct_unit_lenient",
                                             "abstained"}
+
+
+def test_load_evidence_checks_folds_when_present(tmp_path, package):
+    d = _write(tmp_path, *package)
+    (d / "folds.csv").write_text("row_id,fold,parse_ok\nx,1,true\n")
+    with pytest.raises(EvidenceError, match=r"folds.csv: missing column\(s\) finish_reason"):
+        load_evidence(d)
+    (d / "folds.csv").write_text("row_id,fold,finish_reason,parse_ok\nx,1,stop,true\n")
+    load_evidence(d)

@@ -114,3 +114,20 @@ def test_written_three_ways(tmp_path):
                    for line in body.splitlines()), n
         pd.read_csv(out / f"{n}.csv")
     assert "(ladder.md)" in (out / "index.md").read_text()
+
+
+def test_probe_verdicts_come_from_the_probe_summary(tmp_path):
+    from foldstudy.numbers import load_probes
+
+    (tmp_path / "summary.tsv").write_text(
+        "model\tbackend\tverdict\tresponsible_parameter\tarms_allowed\n"
+        "granite\topenrouter\tprobe_rejected_no_endpoint_for_parameters\treasoning\tmo\n"
+        "smol\tembedded\tok\t\tjqmo\n")
+    r, c = frames(arm_rows("s", "smol", "m", [1.0]))
+    an = Analysis.load()
+    t = build_tables(r, c, compute_numbers(r, c, an), an, load_probes(tmp_path / "summary.tsv"))
+    probe = t[-1]
+    assert probe.name == "probe-verdicts"
+    cells = probe.cells()
+    assert cells[0][:3] == ["granite", "openrouter", "probe_rejected_no_endpoint_for_parameters"]
+    assert cells[1][3] == f"{DASH} (not recorded)"  # no responsible parameter: says so

@@ -591,8 +591,10 @@ def t_probes(probes: pd.DataFrame | None) -> Table:
                      "One verdict per (model, endpoint): what the probe found before any fold.",
                      [Col("model", "model"), Col("verdict", "verdict")],
                      [{"_why_row": "no probes.csv in the evidence"}])
-    cols = [c for c in ("model", "endpoint", "verdict", "parameter", "detail")
-            if c in probes.columns] or list(probes.columns)[:4]
+    # probe.py's summary columns; a package's probes.csv may carry fewer.
+    cols = [c for c in ("model", "backend", "pin", "quantization", "verdict",
+                        "responsible_parameter", "arms_allowed", "arms_forbidden")
+            if c in probes.columns] or list(probes.columns)[:6]
     return Table("probe-verdicts", TITLES["probe-verdicts"],
                  "One verdict per (model, endpoint): the conjunction of model, endpoint and "
                  "request the probe measured, never the model alone.",
