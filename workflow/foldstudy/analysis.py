@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from . import stats
+
 DEFAULT_ANALYSIS = Path(__file__).resolve().parents[2] / "resources" / "analysis.yaml"
 BLOCK = ["sweep", "model", "repeat"]
 
@@ -98,7 +100,8 @@ def _mean(s: pd.Series) -> float:
 def cell_summary(g: pd.DataFrame, recalled: float) -> dict[str, Any]:
     """Mean recall with its denominators: n, rows with recall 1, rows at/above `recalled`."""
     r = g["recall"].dropna()
-    return {"n": int(len(r)), "mean": float(r.mean()) if len(r) else np.nan,
+    m = stats.mean_n(r)
+    return {"n": m.n, "mean": np.nan if m.mean is None else m.mean,
             "rows_full": int((r >= 1.0).sum()), "rows_ge_half": int((r >= recalled).sum())}
 
 

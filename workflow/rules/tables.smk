@@ -9,7 +9,9 @@ rule tables:
         figures=rules.figures.output,
         probes=probe_table,
         analysis=str(RESOURCES / "analysis.yaml"),
-        templates=str(RESOURCES / "templates" / "table.md.j2"),
+        templates=expand(
+            str(RESOURCES / "templates" / "{t}.j2"), t=["table.md", "table.tex", "index.md"]
+        ),
     output:
         report(
             directory("results/tables"),
