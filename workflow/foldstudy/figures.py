@@ -93,7 +93,8 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
                                                                         mu)
         ax.errorbar(i, mu, yerr=[[mu - lo], [hi - mu]], fmt="o", color="#1f4e79", capsize=5,
                     ms=7, lw=1.5)
-        ax.annotate(f"{mu:.3f}\nn={numbers[f'ladder.n[{arm}]']}", (i, mu), xytext=(12, -4),
+        ax.annotate(f"{mu:.3f}\nn={numbers[f'ladder.n[{arm}]']}", (i, mu),
+                    xytext=(12, 14 if mu < 0.15 else -4),  # clear of the axis near 0
                     textcoords="offset points", fontsize=8, va="center")
         xs.append(i)
         ys.append(mu)
