@@ -19,6 +19,8 @@ if "sweeps" not in config:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/fixtures.smk"
+include: "workflow/rules/probe.smk"
+include: "workflow/rules/audit.smk"
 include: "workflow/rules/fold.smk"
 include: "workflow/rules/grade.smk"
 include: "workflow/rules/evidence.smk"
@@ -31,5 +33,6 @@ include: "workflow/rules/release.smk"
 
 rule all:
     input:
+        "results/probe/summary.tsv",
         "results/tables",
     default_target: True

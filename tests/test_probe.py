@@ -183,3 +183,53 @@ def test_summary_row_reads_per_million_prices(gateway, arms, tmp_path):
     row = summary_row(probe(gateway, arms, tmp_path, "acme/healthy"))
     assert row["usd_per_mtok_prompt"] == "0.01" and row["arms_allowed"] == "jmoq"
     assert row["pin"] == "Cheap" and row["verdict"] == "ok"
+
+
+# -- the paper's study through the workflow, with no key ---------------------------------
+
+
+def snakemake_paper(workdir, *args, env=None):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
+           str(workdir), "--configfile", str(ROOT / "config/study-paper.yaml"), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+
+
+@pytest.mark.workflow
+def test_paper_dry_run_shows_every_run_job_quickly(tmp_path, config_schema, resources):
+    import time
+
+    cfg = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text())
+    study = load_study(cfg, config_schema, load_arm_table(resources), resources)
+    t0 = time.monotonic()
+    p = snakemake_paper(tmp_path, "-n", "--quiet", "rules")
+    elapsed = time.monotonic() - t0
+    assert p.returncode == 0, p.stderr[-2000:]
+    counts = dict(line.split()[:2] for line in (p.stdout + p.stderr).splitlines()
+                  if len(line.split()) == 2 and line.split()[1].isdigit())
+    assert int(counts["fold"]) == len(study.runs) > 500
+    assert int(counts["probe_model"]) == len(cfg["models"])
+    assert elapsed < 15
+
+
+@pytest.mark.workflow
+def test_paper_probe_without_a_key_gives_a_verdict_per_model_and_runs_no_fold(tmp_path):
+    import csv
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
+    p = snakemake_paper(tmp_path, "--until", "probe", "-c2", env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "rule fold" not in p.stdout + p.stderr
+    assert not (tmp_path / "results/runs").exists()
+    with open(tmp_path / "results/probe/summary.tsv", newline="") as f:
+        summary = {r["model"]: r for r in csv.DictReader(f, delimiter="\t")}
+    cfg = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text())
+    assert set(summary) == set(cfg["models"])
+    for name, m in cfg["models"].items():
+        expected = AUTH_FAILED if m["backend"] == "openrouter" else UNREACHABLE
+        assert summary[name]["verdict"] == expected, summary[name]
+        assert summary[name]["arms_allowed"] == ""
+    assert "OPENROUTER_API_KEY" in summary["glm-5.2"]["reason"]

@@ -17,8 +17,11 @@ ROWS = [
     # additions
     "n_correct_unit_lenient", "n_fabricated", "n_stock_signature", "schema_invalid_folds",
     "token_count_method", "endpoint", "served_by", "temperature", "recall_finish_reason",
-    "store_hits", "answer",
+    "answer",
 ]
+# Not in rows.csv: how many calls came from the response store. That depends on the
+# execution history (a resumed or replayed run hits the store), not on the study, and a
+# replay must reproduce rows.csv byte for byte; folds.csv keeps store_hit per fold.
 
 CHECKS = [
     "row_id", "label", "fact_class", "expected", "in_carrier", "correct",

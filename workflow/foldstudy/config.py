@@ -70,6 +70,20 @@ def schema_problems(config: dict[str, Any], schema: dict[str, Any]) -> list[str]
     return out
 
 
+SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
+
+
+def secret_problems(config: dict[str, Any]) -> list[str]:
+    """A key written into the config would travel into logs, records and releases."""
+    out = []
+    for name, m in (config.get("models") or {}).items():
+        for k in SECRET_KEYS:
+            if isinstance(m, dict) and k in m:
+                out.append(f"config.models.{name}.{k}: keys come from the environment only; "
+                           "name the variable instead, e.g. api_key_env: OPENROUTER_API_KEY")
+    return out
+
+
 def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """Fill schema defaults (top level, models, sweeps) into a copy of the config."""
     cfg = copy.deepcopy(config)
@@ -191,7 +205,7 @@ def load_study(
     config: dict[str, Any], schema: dict[str, Any], arm_table: dict[str, Any], resources: Path
 ) -> Study:
     """Check the config (every problem at once), fill defaults, resolve the plan."""
-    problems = schema_problems(config, schema)
+    problems = secret_problems(config) + schema_problems(config, schema)
     if problems:
         raise ConfigError(problems)
     cfg = with_defaults(config, schema)

@@ -25,7 +25,7 @@ from .backends import make_backend
 from .backends.store import ResponseStore
 from .evidence import frame, grade_record, write_csv
 from .fixtures import build_fixture, manifest
-from .fold import Prompts, Sample, run_row
+from .fold import Prompts, Sample, not_run_record, run_row
 from .grade import StockSignature
 from .spec import Arm, Fixture
 
@@ -108,14 +108,32 @@ def run_fold(
     recall_max_tokens: int,
     store_dir: str,
     out: str,
+    probe_path: str | None = None,
+    replay: bool = False,
 ) -> dict[str, Any]:
-    """One run job: every fold of one (sweep, model, arm, repeat), then recall."""
+    """One run job: every fold of one (sweep, model, arm, repeat), then recall.
+
+    The model's probe verdict decides first: an arm it forbids makes no call and writes
+    a record saying why (DESIGN §9: no checkpoints, so the job exists either way).
+    """
     res = Path(resources)
     fixture = Fixture.from_dict(read_json(fixture_path))
     arm_spec = Arm.from_dict(arm)
     headings = load_yaml(res / "arms.yaml")["fixed_headings"]
+    probe = read_json(probe_path) if probe_path else {}
+    if probe:
+        perm = probe.get("permissions", {}).get(arm_spec.arm) or {
+            "allowed": False, "verdict": "not_probed", "reason": "the probe did not cover it"}
+        if not perm["allowed"]:
+            record = not_run_record(Sample(**sample), fixture.scenario, arm_spec,
+                                    perm["verdict"])
+            record["not_run_detail"] = perm.get("reason", "")
+            write_json(record, out)
+            log.info("%s not run: probe verdict %s (%s); no call made", record["row_id"],
+                     perm["verdict"], perm.get("reason", ""))
+            return record
     t0 = time.monotonic()
-    backend = make_backend(model_name, model)
+    backend = make_backend(model_name, model, pin=probe.get("pin"), replay=replay)
     store = ResponseStore(store_dir)
     try:
         record = run_row(
@@ -124,6 +142,10 @@ def run_fold(
         )
     finally:
         backend.close()
+    err = record.get("infra_error") or {}
+    if replay and err.get("kind") == "replay_miss":
+        # A replay that cannot answer a call must fail, not record a different study.
+        raise RuntimeError(f"{record['row_id']}: {err['message']}")
     record["wall_s"] = round(time.monotonic() - t0, 2)
     write_json(record, out)
     log.info("%s done in %.1fs; response store: %d hits, %d misses", record["row_id"],

@@ -82,7 +82,6 @@ def grade_record(
         "served_by": ",".join(sorted({r.get("served_by", "") for r in replies})),
         "temperature": record.get("temperature"),
         "recall_finish_reason": recall_reply.get("finish_reason", ""),
-        "store_hits": sum(f["store_hit"] for f in folds),
         "answer": answer,
     }
     fold_rows = [

@@ -169,6 +169,8 @@ def _attempt(backend: Backend, store: ResponseStore, request: ChatRequest,
     try:
         reply, hit, key = cached_complete(backend, store, request, sample)
     except BackendError as e:
+        if e.kind == "replay_miss":
+            raise  # a replay that cannot answer must fail, not invent a verdict
         return {"ok": False, "kind": e.kind, "message": e.message, "error": e,
                 "attempts": e.detail.get("attempts", [])}
     return {"ok": True, "reply": reply, "store_hit": hit, "key": key,

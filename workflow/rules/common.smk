@@ -145,3 +145,97 @@ def probe_table(wildcards):
         return [str(p)] if p.is_file() else []
     return ["results/probe/summary.tsv"] if hasattr(rules, "probe") else []
 
+
+# --- probe and backends (rules/probe.smk, rules/fold.smk) ---
+
+# Every model some sweep runs: each gets one probe verdict before any of its folds.
+PROBED_MODELS = sorted({m for sw in STUDY.config["sweeps"].values() for m in sw["models"]})
+
+# Per-backend concurrency from the study config, where the command line or the profile
+# set none (`--resources api_openrouter=4` always wins).
+for _name, _limit in config.get("limits", {}).items():
+    if _name not in workflow.global_resources:
+        workflow.register_resource(_name, _limit)
+
+
+def backend_config(model):
+    return STUDY.model_config(model)
+
+
+def probe_fixtures(wildcards):
+    """The fixtures this model will fold: the probe sizes the context a fold needs."""
+    return [
+        f"results/fixtures/{s}/fixture.json"
+        for s, sw in STUDY.config["sweeps"].items()
+        if wildcards.model in sw["models"]
+    ]
+
+
+def probe_arms(wildcards):
+    """Every arm any sweep runs on this model, resolved at the study's scale."""
+    arms = sorted(
+        {
+            a
+            for sw in STUDY.config["sweeps"].values()
+            if wildcards.model in sw["models"]
+            for a in sw["arms"]
+        }
+    )
+    return [STUDY.arms[a].to_dict() for a in arms]
+
+
+def _backend_slots(kind):
+    def slots(wildcards):
+        return 1 if STUDY.model_config(wildcards.model)["backend"] == kind else 0
+
+    return slots
+
+
+openrouter_slots = _backend_slots("openrouter")
+openai_slots = _backend_slots("openai")
+
+
+# --- statistics, tables and figures (rules/stats.smk, tables.smk, figures.smk) ---
+
+
+def evidence_inputs(wildcards):
+    """rows/checks the statistics read: this run's evidence, or a package's (evidence=DIR).
+
+    In evidence mode these are plain files of the package, so no fixture, fold or grade
+    job enters the DAG. The optional files are checked when present (rule stats).
+    """
+    ev = Path(GEN_EVIDENCE)
+    out = {"rows": str(ev / "rows.csv"), "checks": str(ev / "checks.csv")}
+    for name in ("folds.csv", "manifest.json"):
+        if not config.get("evidence") or (ev / name).is_file():
+            out[name.split(".")[0]] = str(ev / name)
+    return out
+
+
+def probe_table(wildcards):
+    """Probe verdicts for the probe table: the package's probes.csv, or this run's summary."""
+    if config.get("evidence"):
+        p = Path(GEN_EVIDENCE) / "probes.csv"
+        return [str(p)] if p.is_file() else []
+    return ["results/probe/summary.tsv"] if hasattr(rules, "probe") else []
+
+
+
+# --- audit (rules/audit.smk) ---
+
+
+def audit_fixtures():
+    return {s: f"results/fixtures/{s}/fixture.json" for s in STUDY.config["sweeps"]}
+
+
+def audit_runs():
+    return [{"sweep": r.sweep, "model": r.model, "arm": r.arm} for r in STUDY.runs]
+
+
+def audit_arms():
+    used = sorted({r.arm for r in STUDY.runs})
+    return {a: STUDY.arms[a].to_dict() for a in used}
+
+
+def audit_backends():
+    return {m: STUDY.model_config(m)["backend"] for m in PROBED_MODELS}

@@ -7,4 +7,4 @@ with logged(sm.log[0]):
              model_name=run["sample"]["model"], model={**run["model"], "threads": sm.threads},
              sample=run["sample"], temperature=sm.params.temperature,
              recall_max_tokens=sm.params.recall_max_tokens, store_dir=sm.params.store,
-             out=sm.output[0])
+             out=sm.output[0], probe_path=sm.input.probe, replay=sm.params.replay)

@@ -1,0 +1,79 @@
+"""The audit: runs, calls, tokens and dollars per model, before any call."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from foldstudy.audit import PlannedRun, Sizes, plan_rows, run_tokens
+from foldstudy.config import load_study
+from foldstudy.spec import load_arm_table
+
+from .conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def arms(config_schema, resources):
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg["scale"] = 1.0
+    return load_study(cfg, config_schema, load_arm_table(resources), resources).arms
+
+
+SIZES = Sizes(chunk_chars={"s": [90_000] * 5}, fold_template_chars=300, recall_chars=1200,
+              chars_per_token=3.0)
+
+
+def test_run_tokens_counts_folds_carry_and_recall(arms):
+    calls, prompt, completion = run_tokens(arms["l"], [90_000] * 5, SIZES, 400)
+    assert calls == 6
+    assert completion == 5 * 900 + 400  # l's deployed 900-token budget
+    # five 30,000-token chunks, four carried summaries of at most 900 tokens, + recall
+    assert 150_000 + 4 * 900 < prompt < 150_000 + 4 * 900 + 3_000
+
+
+def test_plan_prices_from_the_probe_and_counts_forbidden_runs_as_no_call(arms):
+    runs = [PlannedRun("s", "hosted", a) for a in "jqm"] + [PlannedRun("s", "local", "m")]
+    forbidden = {"allowed": False, "verdict": "schema_advertised_reply_nonconforming"}
+    probes = {"hosted": {"price_prompt_usd_per_token": 1e-6,
+                         "price_completion_usd_per_token": 2e-6,
+                         "pin": {"provider_name": "DeepInfra"},
+                         "permissions": {"j": {"allowed": True}, "m": {"allowed": True},
+                                         "q": forbidden}}}
+    rows = {r["model"]: r for r in plan_rows(runs, arms, {"hosted": "openrouter",
+                                                           "local": "embedded"},
+                                             probes, SIZES, 400)}
+    h = rows["hosted"]
+    assert (h["runs"], h["runs_forbidden"], h["calls"], h["pin"]) == (3, 1, 12, "DeepInfra")
+    usd = h["est_prompt_tokens"] * 1e-6 + h["max_completion_tokens"] * 2e-6
+    assert h["est_usd_max"] == f"{usd:.2f}" and h["price_source"] == "probe pin"
+    assert rows["local"]["est_usd_max"] == "0.00"
+    assert rows["TOTAL"]["calls"] == 18 and rows["TOTAL"]["runs"] == 4
+
+
+def test_unknown_prices_make_the_total_a_lower_bound(arms):
+    rows = plan_rows([PlannedRun("s", "hosted", "m")], arms, {"hosted": "openrouter"},
+                     {"hosted": {"permissions": {"m": {"allowed": False,
+                                                       "verdict": "auth_failed"}}}},
+                     SIZES, 400)
+    # auth_failed says nothing about the arm: its calls are still in the plan
+    assert rows[0]["calls"] == 6 and rows[0]["est_usd_max"] == ""
+    assert rows[-1]["est_usd_max"].endswith("+")
+
+
+@pytest.mark.workflow
+def test_audit_rule_calls_no_model(tmp_path):
+    p = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
+         str(tmp_path), "-c1", "results/audit/plan.tsv"], capture_output=True, text=True,
+        timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    with open(tmp_path / "results/audit/plan.tsv", newline="") as f:
+        plan = {r["model"]: r for r in csv.DictReader(f, delimiter="\t")}
+    m = plan["smollm2-135m"]
+    assert m["runs"] == "16" and int(m["calls"]) == 16 * (int(m["folds"]) // 16 + 1)
+    assert m["est_usd_max"] == "0.00"
+    assert not (tmp_path / "results/probe").exists() and not (tmp_path / "results/runs").exists()

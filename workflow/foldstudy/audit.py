@@ -1,0 +1,166 @@
+"""The audit (DESIGN §1): what a study would send, per model, before any call is made.
+
+Counts are exact (runs, folds, calls: they follow from the config and the fixtures);
+tokens and dollars are estimates and say so. Prompt tokens are sized from the real
+fixture chunks, the arm's real system prompt and schema, and the largest carry a fold
+can bring in (its carry cap, or its output budget when that is smaller), with the
+fixtures' chars-per-token ratio; completion tokens are the ceiling each call may spend
+(its max_tokens), so the dollar column is an upper bound. Prices come from the probe's
+pinned endpoint when a probe record exists; the audit itself never calls a model, and
+runs a probe has forbidden are counted as making no call.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .spec import Arm
+
+log = logging.getLogger(__name__)
+
+PLAN_COLUMNS = ["model", "backend", "pin", "runs", "runs_forbidden", "folds", "calls",
+                "est_prompt_tokens", "max_completion_tokens", "usd_per_mtok_prompt",
+                "usd_per_mtok_completion", "est_usd_max", "price_source"]
+
+
+# Verdicts that say nothing about whether the arm can run (no key yet, server down):
+# the audit still counts those runs' calls, since they will be made once it is fixed.
+NOT_ABOUT_THE_REQUEST = ("auth_failed", "unreachable", "insufficient_credits")
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    sweep: str
+    model: str
+    arm: str
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What the estimate needs from the fixtures and the turn templates."""
+
+    chunk_chars: dict[str, list[int]]  # sweep -> chars of each chunk
+    fold_template_chars: int
+    recall_chars: int  # recall system prompt + template + labels
+    chars_per_token: float
+
+
+def run_tokens(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int
+               ) -> tuple[int, int, int]:
+    """(calls, prompt tokens, max completion tokens) of one run of this arm."""
+    cpt = sizes.chars_per_token
+    schema_chars = len(json.dumps(arm.schema, ensure_ascii=False)) if arm.schema else 0
+    carry = min(arm.carry_cap_tokens, arm.fold_budget_tokens)
+    prompt = 0.0
+    for i, c in enumerate(chunks):
+        prompt += (len(arm.system_prompt) + sizes.fold_template_chars + schema_chars + c) / cpt
+        prompt += carry if i else 0
+    prompt += sizes.recall_chars / cpt + carry
+    completion = arm.fold_budget_tokens * len(chunks) + recall_max_tokens
+    return len(chunks) + 1, round(prompt), completion
+
+
+def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, str],
+              probes: dict[str, dict[str, Any]], sizes: Sizes, recall_max_tokens: int
+              ) -> list[dict[str, Any]]:
+    """One row per model, then a TOTAL row."""
+    acc: dict[str, dict[str, Any]] = defaultdict(lambda: defaultdict(int))
+    for r in runs:
+        a = acc[r.model]
+        a["runs"] += 1
+        perm = (probes.get(r.model) or {}).get("permissions", {}).get(r.arm)
+        if perm is not None and not perm.get("allowed") and \
+                perm.get("verdict") not in NOT_ABOUT_THE_REQUEST:
+            a["runs_forbidden"] += 1
+            continue
+        chunks = sizes.chunk_chars[r.sweep]
+        calls, prompt, completion = run_tokens(arms[r.arm], chunks, sizes, recall_max_tokens)
+        a["folds"] += len(chunks)
+        a["calls"] += calls
+        a["est_prompt_tokens"] += prompt
+        a["max_completion_tokens"] += completion
+    rows = []
+    total: dict[str, Any] = defaultdict(int)
+    unknown_price = False
+    for model in sorted(acc):
+        a = acc[model]
+        backend = backends[model]
+        probe = probes.get(model) or {}
+        pp = probe.get("price_prompt_usd_per_token")
+        pc = probe.get("price_completion_usd_per_token")
+        if backend == "embedded":
+            pp = pc = 0.0
+            source = "local (no charge)"
+        elif backend == "openai":
+            pp = pc = 0.0 if pp is None else pp
+            source = "local server (no charge)"
+        elif pp is not None and pc is not None:
+            source = "probe pin"
+        else:
+            source = "unknown: run the probe"
+        usd = None if pp is None or pc is None else (
+            a["est_prompt_tokens"] * pp + a["max_completion_tokens"] * pc)
+        unknown_price |= usd is None and a["calls"] > 0
+        row = {"model": model, "backend": backend,
+               "pin": (probe.get("pin") or {}).get("provider_name") or "",
+               **{k: a[k] for k in ("runs", "runs_forbidden", "folds", "calls",
+                                    "est_prompt_tokens", "max_completion_tokens")},
+               "usd_per_mtok_prompt": "" if pp is None else f"{pp * 1e6:.4g}",
+               "usd_per_mtok_completion": "" if pc is None else f"{pc * 1e6:.4g}",
+               "est_usd_max": "" if usd is None else f"{usd:.2f}", "price_source": source}
+        rows.append(row)
+        for k in ("runs", "runs_forbidden", "folds", "calls", "est_prompt_tokens",
+                  "max_completion_tokens"):
+            total[k] += a[k]
+        total["usd"] += usd or 0.0
+    rows.append({"model": "TOTAL", "backend": "", "pin": "",
+                 **{k: total[k] for k in ("runs", "runs_forbidden", "folds", "calls",
+                                          "est_prompt_tokens", "max_completion_tokens")},
+                 "usd_per_mtok_prompt": "", "usd_per_mtok_completion": "",
+                 "est_usd_max": f"{total['usd']:.2f}" + ("+" if unknown_price else ""),
+                 "price_source": "lower bound: some prices unknown" if unknown_price else ""})
+    return rows
+
+
+def write_plan(resources: str, fixture_paths: dict[str, str], runs: list[dict[str, str]],
+               arms: dict[str, dict[str, Any]], backends: dict[str, str], probe_dir: str,
+               recall_max_tokens: int, out: str) -> list[dict[str, Any]]:
+    """results/audit/plan.tsv from the config's runs, the fixtures and any probe records."""
+    from .entry import read_json
+    from .fixtures import CHARS_PER_TOKEN
+
+    res = Path(resources)
+    chunk_chars = {s: [len(c) for c in read_json(p)["chunks"]] for s, p in fixture_paths.items()}
+    labels = max((sum(len(f["label"]) + 6 for f in read_json(p)["facts"] if f["graded"])
+                  for p in fixture_paths.values()), default=0)
+    sizes = Sizes(
+        chunk_chars=chunk_chars,
+        fold_template_chars=len((res / "prompts/fold_user.md.j2").read_text(encoding="utf-8")),
+        recall_chars=len((res / "prompts/recall_system.md").read_text(encoding="utf-8"))
+        + len((res / "prompts/recall_user.md.j2").read_text(encoding="utf-8")) + labels,
+        chars_per_token=CHARS_PER_TOKEN,
+    )
+    probes = {}
+    for model in backends:
+        p = Path(probe_dir) / f"{model}.json"
+        if p.is_file():  # read when present; the audit never runs a probe itself
+            probes[model] = read_json(p)
+    rows = plan_rows([PlannedRun(**r) for r in runs],
+                     {a: Arm.from_dict(d) for a, d in arms.items()}, backends, probes, sizes,
+                     recall_max_tokens)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, PLAN_COLUMNS, delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    t = rows[-1]
+    log.info("%d runs, %d calls, ~%d prompt and <= %d completion tokens, <= $%s; probe "
+             "records used for %d of %d models", t["runs"], t["calls"], t["est_prompt_tokens"],
+             t["max_completion_tokens"], t["est_usd_max"], len(probes), len(backends))
+    return rows
