@@ -228,3 +228,19 @@ def test_load_evidence_checks_folds_when_present(tmp_path, package):
         load_evidence(d)
     (d / "folds.csv").write_text("row_id,fold,finish_reason,parse_ok\nx,1,stop,true\n")
     load_evidence(d)
+
+
+def test_recall_is_the_exact_fraction_and_must_agree_with_its_counts(tmp_path):
+    # 13/14 and 1/14 print as 0.928571 and 0.0714286: their printed mean is a hair under
+    # 0.5, the exact one is 0.5, so the model is not failing (failing_recall 0.5).
+    rows = (arm_rows("s", "m1", "j", [13 / 14, 1 / 14], k=14, fill=0.7)
+            + arm_rows("s", "m1", "q", [1.0, 1.0], k=14))
+    d = _write(tmp_path, *frames(rows))
+    n = compute_numbers(*load_evidence(d))
+    assert n["partition.j_mean[m1]"] == 0.5 and n["partition.failing[m1]"] == 0
+    r, c = frames(rows)
+    r.loc[0, "recall"] = 0.5
+    _write(tmp_path, r, c)
+    with pytest.raises(EvidenceError, match="column recall is malformed: 0.5 on row "
+                                            "'s/m1/r0/j' is not n_correct / n_graded"):
+        load_evidence(tmp_path)

@@ -86,9 +86,17 @@ class Analysis:
 # ---------------------------------------------------------------------------- helpers
 
 def valid_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows the one validity rule admitted (rows.csv `valid`), recall as float."""
+    """The rows the one validity rule admitted (rows.csv `valid`), recall as an exact float.
+
+    recall is n_correct / n_graded by contract (DESIGN §8); the CSV keeps six significant
+    digits, so a mean of printed recalls can land a hair under a threshold it meets
+    exactly (0.4999998 against 0.5). The exact fraction is taken wherever the row has one.
+    """
     v = rows[rows["valid"].astype(bool)].copy()
-    v["recall"] = pd.to_numeric(v["recall"], errors="coerce")
+    recall = pd.to_numeric(v["recall"], errors="coerce")
+    graded = pd.to_numeric(v["n_graded"], errors="coerce")
+    exact = pd.to_numeric(v["n_correct"], errors="coerce") / graded.where(graded > 0)
+    v["recall"] = exact.where(recall.notna() & exact.notna(), recall)
     return v
 
 

@@ -89,6 +89,12 @@ def load_evidence(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     if len(bad):
         raise EvidenceError(f"rows.csv: column recall is empty on valid row "
                             f"{bad['row_id'].iloc[0]!r}")
+    off = rows[(rows["recall"] - rows["n_correct"] / rows["n_graded"]).abs() > 1e-5]
+    if len(off):
+        r = off.iloc[0]
+        raise EvidenceError(f"rows.csv: column recall is malformed: {r['recall']} on row "
+                            f"{r['row_id']!r} is not n_correct / n_graded "
+                            f"({r['n_correct']}/{r['n_graded']})")
     if (d / "folds.csv").is_file():
         head = pd.read_csv(d / "folds.csv", nrows=0)
         _check_columns(head, ["row_id", "fold", "finish_reason", "parse_ok"], "folds.csv")

@@ -80,7 +80,7 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
     """(rows, checks) with exactly n_rows rows, as foldstudy.evidence.read_csv returns them."""
     rng = np.random.default_rng(seed)
     per_model = sum(len(a) * f for _, _, a, f in SWEEPS)
-    n_models = min(64, max(4, n_rows // 80))
+    n_models = min(64, max(4, n_rows // 30))  # 620 rows: ~15 models, as in the paper
     repeats = max(2, math.ceil(n_rows / (per_model * n_models)))
     names = _model_names(n_models)
     traits = _model_traits(rng, n_models)

@@ -42,7 +42,7 @@ def recall_by_model_arm(rows: pd.DataFrame) -> pd.DataFrame:
     """
     out = []
     for (sweep, model, arm), g in rows.groupby(["sweep", "model", "arm"], sort=True):
-        v = g[g["valid"]]
+        v = A.valid_rows(g)
         r = v["recall"].astype(float)
         out.append({
             "sweep": sweep, "model": model, "arm": arm,
