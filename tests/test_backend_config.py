@@ -1,0 +1,89 @@
+"""Per-backend config: clear errors naming the key, keys never from a file, and the
+factory building each backend without a network call."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from foldstudy.backends import make_backend
+from foldstudy.backends.openai_compat import OpenAICompatBackend
+from foldstudy.backends.openrouter import OpenRouterBackend
+from foldstudy.config import ConfigError, load_study
+from foldstudy.spec import load_arm_table
+
+from .conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def base():
+    return yaml.safe_load((ROOT / "config/config.yaml").read_text())
+
+
+def problems(cfg, config_schema, resources) -> str:
+    with pytest.raises(ConfigError) as e:
+        load_study(cfg, config_schema, load_arm_table(resources), resources)
+    return str(e.value)
+
+
+def with_model(base, **model):
+    cfg = copy.deepcopy(base)
+    cfg["models"]["hosted"] = model
+    cfg["sweeps"]["main"]["models"].append("hosted")
+    return cfg
+
+
+def test_openrouter_needs_its_model_id(base, config_schema, resources):
+    msg = problems(with_model(base, backend="openrouter"), config_schema, resources)
+    assert "config.models.hosted: 'model_id' is required" in msg
+
+
+def test_openai_needs_its_base_url(base, config_schema, resources):
+    msg = problems(with_model(base, backend="openai", model_id="m"), config_schema, resources)
+    assert "config.models.hosted: 'base_url' is required" in msg
+
+
+def test_unknown_backend_and_quantization_name_what_is_allowed(base, config_schema, resources):
+    msg = problems(with_model(base, backend="bedrock"), config_schema, resources)
+    assert "'bedrock' is not allowed (allowed: embedded, openai, openrouter)" in msg
+    msg = problems(with_model(base, backend="openrouter", model_id="a/b", quantization="q4"),
+                   config_schema, resources)
+    assert "config.models.hosted.quantization: 'q4' is not allowed" in msg
+
+
+def test_a_key_in_the_config_is_refused(base, config_schema, resources):
+    msg = problems(with_model(base, backend="openrouter", model_id="a/b",
+                              api_key="sk-or-v1-written-down"), config_schema, resources)
+    assert "config.models.hosted.api_key: keys come from the environment only" in msg
+
+
+def test_paper_study_validates_and_plans_every_sweep(config_schema, resources):
+    cfg = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text())
+    study = load_study(cfg, config_schema, load_arm_table(resources), resources)
+    assert study.scale == 1.0
+    assert study.arms["j"].ceilings == {"summary": 9600}
+    assert set(study.arms["q"].ceilings.values()) == {1920}
+    assert (study.arms["l"].fold_budget_tokens, study.arms["m"].fold_budget_tokens) == (900, 2400)
+    assert (study.arms["m"].carry_cap_tokens, study.arms["u"].carry_cap_tokens) == (2400, 1400)
+    sweeps = cfg["sweeps"]
+    assert len(sweeps["partition"]["models"]) == 20 and sweeps["partition"]["arms"] == ["j", "q"]
+    assert sweeps["iteration"]["scenario"] == "single_chunk"
+    assert sweeps["depth"]["repeats"] == 12 and len(sweeps["ceiling"]["models"]) == 2
+    assert all(m["backend"] in ("openrouter", "openai") for m in cfg["models"].values())
+    assert all(m.get("api_key_env") in (None, "OPENROUTER_API_KEY")
+               for m in cfg["models"].values())
+
+
+def test_factory_builds_each_backend_without_a_call(monkeypatch):
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    b = make_backend("x", {"backend": "openrouter", "model_id": "a/b", "provider": "deepinfra"})
+    assert isinstance(b, OpenRouterBackend) and not b.has_key
+    assert b.identity["pin_tag"] == "deepinfra" and b.identity["allow_fallbacks"] is False
+    o = make_backend("y", {"backend": "openai", "base_url": "http://127.0.0.1:1/v1"})
+    assert isinstance(o, OpenAICompatBackend)
+    assert "127.0.0.1" not in str(o.identity)  # the identity never names a host
+    r = make_backend("x", {"backend": "openrouter", "model_id": "a/b", "provider": "deepinfra"},
+                     replay=True)
+    assert r.identity == b.identity
