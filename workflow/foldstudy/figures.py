@@ -132,7 +132,7 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Fi
     """Per model, undivided fill against undivided recall, coloured by failure mode; the
     divided arm's recall is the hollow marker the line leads to (the rescue, or not)."""
     part = A.partition(A.valid_rows(rows), an)
-    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    fig, ax = plt.subplots(figsize=(6.4, 5.2))
     part = part[part["j_fill"].notna()]
     if part.empty:
         _empty(ax, f"no model with a declared {an.undivided} ceiling and both arms")
@@ -145,10 +145,16 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Fi
         ax.scatter(g["j_fill"], g["j_mean"], color=c, s=28, label=f"{label} ({len(g)})",
                    zorder=3)
         ax.scatter(g["j_fill"], g["q_mean"], facecolors="none", edgecolors=c, s=28, zorder=3)
-    if len(part) <= 25:
-        for _, r in part.iterrows():
-            ax.annotate(r["model"], (r["j_fill"], r["j_mean"]), xytext=(4, -3),
-                        textcoords="offset points", fontsize=6, color="#555555")
+    # Name a model where its label has room; crowded points stay unnamed (the
+    # fill-and-failure-modes table names every model).
+    placed: list[tuple[float, float]] = []
+    for _, r in part.sort_values(["failing", "j_mean"], ascending=[False, True]).iterrows():
+        x, y = r["j_fill"], r["j_mean"]
+        if len(part) > 40 or any(abs(x - px) < 0.16 and abs(y - py) < 0.04 for px, py in placed):
+            continue
+        placed.append((x, y))
+        ax.annotate(r["model"], (x, y), xytext=(4, -3), textcoords="offset points",
+                    fontsize=6, color="#555555", annotation_clip=True)
     ax.axhline(an.failing_recall, color="#999999", ls="--", lw=0.8)
     ax.axvline(an.failure_mode_fill_split, color="#999999", ls=":", lw=0.8)
     ax.scatter([], [], facecolors="none", edgecolors="#333333", s=28,
@@ -162,7 +168,8 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Fi
     ax.set_xlim(0, 1.05)
     ax.set_ylim(-0.03, 1.05)
     ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
-    ax.legend(fontsize=7.5, loc="center left", frameon=False, bbox_to_anchor=(1.0, 0.5))
+    ax.legend(fontsize=7.5, loc="upper center", frameon=False, bbox_to_anchor=(0.5, -0.13),
+              ncol=2)
     fig.tight_layout()
     return fig
 
