@@ -244,3 +244,16 @@ def test_recall_is_the_exact_fraction_and_must_agree_with_its_counts(tmp_path):
     with pytest.raises(EvidenceError, match="column recall is malformed: 0.5 on row "
                                             "'s/m1/r0/j' is not n_correct / n_graded"):
         load_evidence(tmp_path)
+
+
+def test_rows_at_their_ceiling_count_the_target_behaviour():
+    # Paper §4.9: the halved-ceiling arm's carry lands at its ceiling: fill >= 0.995.
+    rows = (arm_rows("s", "m1", "t", [0.0] * 3, fill=0.997)
+            + arm_rows("s", "m1", "t", [0.0], fill=0.9) + arm_rows("s", "m1", "m", [1.0]))
+    for r in rows:
+        if r["arm"] == "t":
+            r["finish_stop"], r["finish_length"] = 4, 1
+    n = compute_numbers(*frames(rows))
+    assert n["finish.rows_at_ceiling[t]"] == 3 and n["finish.rows_with_ceiling[t]"] == 4
+    assert n["finish.stop[t]"] == 16 and n["finish.length[t]"] == 4 and n["finish.folds[t]"] == 20
+    assert "finish.rows_at_ceiling[m]" not in n  # m declares no ceiling: no key, not 0

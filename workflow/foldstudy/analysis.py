@@ -33,6 +33,7 @@ class Analysis:
     rescued_recall: float
     row_recalled: float
     failure_mode_fill_split: float
+    at_ceiling_fill: float
     borderline_margin: float
     equivalence_margin: float
     resamples: int
@@ -62,6 +63,7 @@ class Analysis:
             rescued_recall=float(d["rescued_recall"]),
             row_recalled=float(d["row_recalled"]),
             failure_mode_fill_split=float(d["failure_mode_fill_split"]),
+            at_ceiling_fill=float(d["at_ceiling_fill"]),
             borderline_margin=float(d["borderline_margin"]),
             equivalence_margin=float(d["equivalence_margin"]),
             resamples=int(b["resamples"]), seed=int(b["seed"]),
@@ -398,9 +400,13 @@ def finish_reasons(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
     for arm, g in v.groupby("arm"):
         folds = int(g["folds"].sum())
         stop, length = int(g["finish_stop"].sum()), int(g["finish_length"].sum())
+        fill = pd.to_numeric(g["fill"], errors="coerce")
         out.append({"arm": arm, "rows": int(len(g)), "folds": folds, "stop": stop,
-                    "length": length, "other": folds - stop - length})
-    df = pd.DataFrame(out, columns=["arm", "rows", "folds", "stop", "length", "other"])
+                    "length": length, "other": folds - stop - length,
+                    "rows_with_ceiling": int(fill.notna().sum()),
+                    "rows_at_ceiling": int((fill >= an.at_ceiling_fill).sum())})
+    df = pd.DataFrame(out, columns=["arm", "rows", "folds", "stop", "length", "other",
+                                    "rows_with_ceiling", "rows_at_ceiling"])
     return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
 
 

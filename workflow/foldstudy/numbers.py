@@ -370,6 +370,9 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
     for _, r in A.finish_reasons(v, an).iterrows():
         for col in ("folds", "stop", "length", "other"):
             out.put(f"finish.{col}[{r['arm']}]", r[col])
+        if r["rows_with_ceiling"]:
+            out.put(f"finish.rows_with_ceiling[{r['arm']}]", r["rows_with_ceiling"])
+            out.put(f"finish.rows_at_ceiling[{r['arm']}]", r["rows_at_ceiling"])
     for _, r in A.parse_failures(v, an).iterrows():
         for col in ("parse_failures", "schema_invalid_folds", "rate", "rows_with_failure",
                     "mean_with_failure", "rows_clean", "mean_clean"):

@@ -494,13 +494,19 @@ def t_abstention(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers)
 
 
 def t_finish(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> Table:
+    fr = A.finish_reasons(v, an).to_dict("records")
+    for r in fr:
+        if r["rows_with_ceiling"]:
+            r["at_ceiling"] = f"{r['rows_at_ceiling']} of {r['rows_with_ceiling']}"
+        r["_why_at_ceiling"] = "no ceiling declared"
     return Table(
         "finish-reasons", TITLES["finish-reasons"],
         "Folds of valid rows by how the call finished: a declared ceiling is a target when "
-        "folds stop on their own, a bound when they hit the output limit.",
+        "folds stop on their own, a bound when they hit the output limit. At ceiling: rows "
+        f"whose carry filled at least {an.at_ceiling_fill:.1%} of the declared ceiling.",
         [Col("arm", "arm"), Col("rows", "rows", "int"), Col("folds", "folds", "int"),
          Col("stop", "stop", "int"), Col("length", "length", "int"),
-         Col("other", "other", "int")], A.finish_reasons(v, an).to_dict("records"))
+         Col("other", "other", "int"), Col("at_ceiling", "rows at ceiling")], fr)
 
 
 def t_parse(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> Table:
