@@ -223,10 +223,15 @@ def test_contract_columns_are_required():
 
 def test_load_evidence_checks_folds_when_present(tmp_path, package):
     d = _write(tmp_path, *package)
-    (d / "folds.csv").write_text("row_id,fold,parse_ok\nx,1,true\n")
+    cols = [c for c in columns.FOLDS_REQUIRED if c != "finish_reason"]
+    (d / "folds.csv").write_text(",".join(cols) + "\n")
     with pytest.raises(EvidenceError, match=r"folds.csv: missing column\(s\) finish_reason"):
         load_evidence(d)
-    (d / "folds.csv").write_text("row_id,fold,finish_reason,parse_ok\nx,1,stop,true\n")
+    (d / "folds.csv").write_text(",".join(columns.FOLDS_REQUIRED) + "\n")
+    (d / "probes.csv").write_text("model,endpoint\nm1,x\n")
+    with pytest.raises(EvidenceError, match=r"probes.csv: missing column\(s\) verdict"):
+        load_evidence(d)
+    (d / "probes.csv").write_text("model,verdict\nm1,ok\n")
     load_evidence(d)
 
 

@@ -60,3 +60,8 @@ NUMERIC = {
 }
 # Boolean columns a row cannot leave empty.
 BOOLEAN_REQUIRED = {"valid", "correct", "in_carrier"}
+# Optional files of a package, checked when present: the fold columns the design's
+# "each fold records" names, and one verdict per probed model (DESIGN §3, §5).
+FOLDS_REQUIRED = ["row_id", "fold", "prompt_tokens", "completion_tokens", "finish_reason",
+                  "parse_ok", "carried_chars", "clipped", "headings_carried"]
+PROBES_REQUIRED = ["model", "verdict"]

@@ -95,9 +95,11 @@ def load_evidence(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         raise EvidenceError(f"rows.csv: column recall is malformed: {r['recall']} on row "
                             f"{r['row_id']!r} is not n_correct / n_graded "
                             f"({r['n_correct']}/{r['n_graded']})")
-    if (d / "folds.csv").is_file():
-        head = pd.read_csv(d / "folds.csv", nrows=0)
-        _check_columns(head, ["row_id", "fold", "finish_reason", "parse_ok"], "folds.csv")
+    for name, required in (("folds.csv", columns.FOLDS_REQUIRED),
+                           ("probes.csv", columns.PROBES_REQUIRED)):
+        if (d / name).is_file():
+            head = pd.read_csv(d / name, nrows=0)
+            _check_columns(head, required, name)
     if (d / "manifest.json").is_file():
         from .provenance import check_manifest
 

@@ -175,7 +175,7 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         "n_stock_signature": np.bincount(row_idx, weights=stock, minlength=n).astype(int),
         "schema_invalid_folds": schema_invalid,
         "token_count_method": "estimator", "endpoint": "{}", "served_by": "synthetic",
-        "temperature": 0.2, "recall_finish_reason": "stop", "store_hits": 0, "answer": "",
+        "temperature": 0.2, "recall_finish_reason": "stop", "answer": "",
     })
     keep = has_checks[row_idx]
     checks = pd.DataFrame({
