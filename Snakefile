@@ -33,6 +33,7 @@ include: "workflow/rules/release.smk"
 
 rule all:
     input:
-        "results/probe/summary.tsv",
+        # a reviewer's evidence package is rebuilt without probing any model
+        [] if config.get("evidence") else "results/probe/summary.tsv",
         "results/tables",
     default_target: True

@@ -66,10 +66,20 @@ def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, bad, expected)
     assert not (tmp_path / "results").exists()  # no job ran
 
 
-def test_tiny_study_end_to_end_on_the_real_model(tmp_path):
-    p = snakemake(tmp_path, "-c2", "results/tables", "--configfile",
-                  str(ROOT / ".test/config.yaml"))
+TINY = str(ROOT / ".test/config.yaml")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    """One real run of the tiny study, shared by the tests that read it."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    p = snakemake(workdir, "-c2", "results/tables", "--configfile", TINY)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return workdir
+
+
+def test_tiny_study_end_to_end_on_the_real_model(tiny):
+    tmp_path = tiny
     ev = tmp_path / "results/evidence"
     rows = read(ev / "rows.csv")
     with open(ev / "rows.csv", encoding="utf-8") as f:
@@ -108,3 +118,44 @@ def test_tiny_study_end_to_end_on_the_real_model(tmp_path):
     p = snakemake(tmp_path, "-c2", "results/tables", "--configfile",
                   str(ROOT / ".test/config.yaml"), "-n")
     assert "Nothing to be done" in p.stdout + p.stderr
+
+
+def test_lock_verify_release_and_regenerate_round_trip(tiny, tmp_path):
+    p = snakemake(tiny, "-c1", "verify", "--configfile", TINY)
+    assert p.returncode != 0 and "no lock for this study" in p.stdout + p.stderr
+    p = snakemake(tiny, "-c1", "lock", "--configfile", TINY)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert (tiny / "config/tiny.lock.json").is_file()
+    p = snakemake(tiny, "-c1", "verify", "--configfile", TINY)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "**OK**" in (tiny / "results/verify/report.md").read_text()
+
+    # a changed byte in a locked artifact is named
+    rows = tiny / "results/evidence/rows.csv"
+    original = rows.read_bytes()
+    rows.write_bytes(original.replace(b"true", b"True", 1))
+    p = snakemake(tiny, "-c1", "verify", "--configfile", TINY)
+    report = (tiny / "results/verify/report.md").read_text()
+    rows.write_bytes(original)
+    assert p.returncode != 0 and "`rows.csv` vs manifest" in report
+
+    p = snakemake(tiny, "-c1", "results/release/tiny.tar.gz", "--configfile", TINY)
+    assert p.returncode == 0, p.stderr[-3000:]
+    package = tiny / "results/release/tiny"
+    assert {"evidence", "stats", "tables", "lock.json", "config.yaml", "README.md"} <= {
+        x.name for x in package.iterdir()}
+
+    # a reviewer regenerates from the package alone: no run job, identical numbers
+    reviewer = tmp_path / "reviewer"
+    reviewer.mkdir()
+    args = ("--configfile", str(package / "config.yaml"),
+            "--config", f"evidence={package / 'evidence'}")
+    plan = snakemake(reviewer, "-n", "results/tables", *args)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "rule fold" not in plan.stdout and "rule fixture" not in plan.stdout
+    p = snakemake(reviewer, "-c2", "results/tables", *args)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert (reviewer / "results/stats/numbers.json").read_bytes() == (
+        package / "stats/numbers.json").read_bytes()
+    p = snakemake(reviewer, "-c1", "verify", *args)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]

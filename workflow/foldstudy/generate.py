@@ -56,9 +56,11 @@ def flat_numbers(numbers_json: dict[str, Any]) -> dict[str, Any]:
 def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
                    resources: str, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Digests of the private inputs; a directory that is absent here is left out."""
+    # `evidence` only says where this build reads its rows from; it is not the study.
+    study_config = {k: v for k, v in config.items() if k != "evidence"}
     out: dict[str, dict[str, Any]] = {
         "resources": pv.tree_digest(resources),
-        "config": {"sha256": pv.canonical_sha256(config)},
+        "config": {"sha256": pv.canonical_sha256(study_config)},
     }
     for name, d in (("store", store), ("runs", runs), ("fixtures", fixtures)):
         if d and Path(d).is_dir():
@@ -74,10 +76,19 @@ def public_artifacts(evidence_dir: str | Path, numbers: str | Path) -> dict[str,
     return out
 
 
+def require_built(evidence_dir: str | Path, numbers: str | Path) -> None:
+    missing = [str(p) for p in (Path(evidence_dir) / "rows.csv", Path(evidence_dir) / "checks.csv",
+                                Path(numbers)) if not Path(p).is_file()]
+    if missing:
+        raise VerifyFailed(f"missing {', '.join(missing)}: build the study first with "
+                           "`snakemake -c8 results/tables`")
+
+
 def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
                store: str | None, runs: str | None, fixtures: str | None, resources: str,
                config: dict[str, Any]) -> None:
     """Pin the study: only `snakemake -c1 lock` calls this."""
+    require_built(evidence_dir, numbers)
     recomputed = recompute_numbers(evidence_dir)
     stored = flat_numbers(read_json(numbers))
     drift = pv.check_numbers(recomputed, stored, "results/stats/numbers.json")
@@ -95,6 +106,7 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
                  report_out: str, store: str | None, runs: str | None, fixtures: str | None,
                  resources: str, config: dict[str, Any]) -> list[pv.Mismatch]:
     """Recompute every number and name everything that drifted; raise if anything did."""
+    require_built(evidence_dir, numbers)
     d = Path(evidence_dir)
     files = {n: d / n for n in EVIDENCE_FILES if (d / n).is_file()}
     checked = []
@@ -151,8 +163,15 @@ def planted_values(evidence_dir: str | Path, fixtures: str | None) -> tuple[set[
 
 def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: dict[str, Any],
                  tables: str, figures: str | None, fixtures: str | None, project_root: str,
-                 out_dir: str, tar_out: str, readme_template: str) -> None:
-    """Assemble results/release/<name>/, scan it, and pack it; refuse on any finding."""
+                 out_dir: str, tar_out: str, readme_template: str,
+                 verify: dict[str, Any] | None = None) -> None:
+    """Verify against the lock, assemble results/release/<name>/, scan it, and pack it.
+
+    A package whose artifacts drifted from its own lock, or that holds anything the
+    scanner refuses, is never written.
+    """
+    if verify is not None:
+        verify_study(evidence_dir, numbers, lock, config=config, **verify)
     ev = Path(evidence_dir)
     files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
                               if (ev / n).is_file()}

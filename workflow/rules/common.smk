@@ -94,6 +94,7 @@ LOCK = (
     else f"config/{config['study']}.lock.json"
 )
 CLAIMS = f"resources/claims/{config['study']}.yaml"
+NUMBERS = "results/stats/numbers.json"
 
 
 def generate_inputs(wildcards):
@@ -101,7 +102,7 @@ def generate_inputs(wildcards):
     return {
         "rows": str(ev / "rows.csv"),
         "checks": str(ev / "checks.csv"),
-        "numbers": "results/stats/numbers.json",
+        "numbers": NUMBERS,
     }
 
 
@@ -119,31 +120,6 @@ def release_lock(wildcards):
             "`snakemake -c1 lock`, then run the release"
         )
     return LOCK
-
-
-# --- statistics, tables and figures (rules/stats.smk, tables.smk, figures.smk) ---
-
-
-def evidence_inputs(wildcards):
-    """rows/checks the statistics read: this run's evidence, or a package's (evidence=DIR).
-
-    In evidence mode these are plain files of the package, so no fixture, fold or grade
-    job enters the DAG. The optional files are checked when present (rule stats).
-    """
-    ev = Path(GEN_EVIDENCE)
-    out = {"rows": str(ev / "rows.csv"), "checks": str(ev / "checks.csv")}
-    for name in ("folds.csv", "manifest.json"):
-        if not config.get("evidence") or (ev / name).is_file():
-            out[name.split(".")[0]] = str(ev / name)
-    return out
-
-
-def probe_table(wildcards):
-    """Probe verdicts for the probe table: the package's probes.csv, or this run's summary."""
-    if config.get("evidence"):
-        p = Path(GEN_EVIDENCE) / "probes.csv"
-        return [str(p)] if p.is_file() else []
-    return ["results/probe/summary.tsv"] if hasattr(rules, "probe") else []
 
 
 # --- probe and backends (rules/probe.smk, rules/fold.smk) ---

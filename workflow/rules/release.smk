@@ -15,6 +15,12 @@ rule release:
         root=str(ROOT),
         readme=str(RESOURCES / "templates" / "release-README.md"),
         config=STUDY.config,
+        verify={
+            "claims_path": CLAIMS,
+            "report_out": "results/verify/report.md",
+            "resources": str(RESOURCES),
+            **private_dirs(),
+        },
     conda:
         ENV
     script:
