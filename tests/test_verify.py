@@ -147,3 +147,16 @@ def test_missing_lock_fails_with_the_command_that_makes_one(study):
     with pytest.raises(VerifyFailed):
         verify(study)
     assert "snakemake -c1 lock" in study["report"].read_text()
+
+
+def test_a_malformed_evidence_row_is_a_named_mismatch_not_a_crash(study):
+    rows = study["ev"] / "rows.csv"
+    text = rows.read_text().splitlines()
+    cells = text[1].split(",")
+    i = text[0].split(",").index("n_correct")
+    cells[i] = str(int(cells[i]) + 1)  # recall no longer equals n_correct / n_graded
+    rows.write_text("\n".join([text[0], ",".join(cells), *text[2:]]) + "\n")
+    with pytest.raises(VerifyFailed):
+        verify(study)
+    report = study["report"].read_text()
+    assert "`rows.csv/checks.csv` vs recompute" in report and "`rows.csv` vs manifest" in report

@@ -40,10 +40,9 @@ def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest
 
 def recompute_numbers(evidence_dir: str | Path) -> dict[str, Any]:
     """Every number, from rows.csv and checks.csv alone."""
-    from .numbers import compute_numbers
+    from .numbers import compute_numbers, load_evidence
 
-    d = Path(evidence_dir)
-    return compute_numbers(read_csv(d / "rows.csv"), read_csv(d / "checks.csv"))
+    return compute_numbers(*load_evidence(evidence_dir))
 
 
 def flat_numbers(numbers_json: dict[str, Any]) -> dict[str, Any]:
@@ -112,29 +111,35 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
     checked = []
     mismatches: list[pv.Mismatch] = []
     manifest_path = d / "manifest.json"
-    if manifest_path.is_file():
-        mismatches += pv.check_manifest(read_json(manifest_path), files)
+    manifest = _json_or_mismatch(manifest_path, "evidence/manifest.json", mismatches)
+    if manifest is not None:
+        mismatches += pv.check_manifest(manifest, files)
         checked.append(f"{len(files)} evidence artifacts against {manifest_path.name}")
-    else:
-        mismatches.append(pv.Mismatch("manifest.json", "evidence", "missing"))
     mismatches += pv.check_contracts(files)
     checked.append("column contracts of " + ", ".join(sorted(files)))
-    recomputed = recompute_numbers(d)
-    mismatches += pv.check_numbers(recomputed, flat_numbers(read_json(numbers)),
-                                   "results/stats/numbers.json")
-    checked.append(f"{len(recomputed)} numbers recomputed from rows.csv and checks.csv")
+    try:
+        recomputed = recompute_numbers(d)
+    except (ValueError, KeyError) as e:  # a malformed column or row, named by the loader
+        mismatches.append(pv.Mismatch("rows.csv/checks.csv", "recompute", str(e)[:500]))
+        recomputed = None
+    stored = _json_or_mismatch(Path(numbers), "stats/numbers.json", mismatches)
+    if stored is not None and recomputed is not None:
+        mismatches += pv.check_numbers(recomputed, flat_numbers(stored), "stats/numbers.json")
+    if recomputed is not None:
+        checked.append(f"{len(recomputed)} numbers recomputed from rows.csv and checks.csv")
     lock_file = Path(lock_path)
-    if lock_file.is_file():
-        lock = read_json(lock_file)
+    lock = _json_or_mismatch(lock_file, lock_file.name, mismatches) if lock_file.is_file() else None
+    if lock is not None:
         mismatches += pv.check_lock(
             lock, private_inputs(store, runs, fixtures, resources, config),
-            public_artifacts(d, numbers), recomputed)
+            public_artifacts(d, numbers), recomputed if recomputed is not None
+            else lock.get("numbers", {}))
         checked.append(f"lock {lock_file.name}: {len(lock['private'])} private inputs, "
                        f"{len(lock['public'])} public artifacts, {len(lock['numbers'])} numbers")
-    else:
+    elif not lock_file.is_file():
         mismatches.append(pv.Mismatch(lock_file.name, "lock",
                                       "no lock for this study; pin it with `snakemake -c1 lock`"))
-    if claims_path and Path(claims_path).is_file():
+    if claims_path and Path(claims_path).is_file() and recomputed is not None:
         claims = yaml.safe_load(Path(claims_path).read_text(encoding="utf-8")) or {}
         items = claims.get("claims", [])
         mismatches += pv.check_claims(items, recomputed, Path(claims_path).name)
@@ -148,6 +153,18 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
         raise VerifyFailed(f"verify failed: {len(mismatches)} mismatch(es); see {report_out}")
     log.info("verify: OK (%s)", "; ".join(checked))
     return mismatches
+
+
+def _json_or_mismatch(path: Path, name: str, mismatches: list[pv.Mismatch]) -> Any:
+    """The parsed file, or None with a mismatch saying why it could not be read."""
+    if not path.is_file():
+        mismatches.append(pv.Mismatch(name, "evidence", "missing"))
+        return None
+    try:
+        return read_json(path)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        mismatches.append(pv.Mismatch(name, "JSON", f"not readable: {e}"))
+        return None
 
 
 def planted_values(evidence_dir: str | Path, fixtures: str | None) -> tuple[set[str], set[str]]:
