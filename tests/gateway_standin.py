@@ -11,8 +11,8 @@ Routing follows A2: `only`/`order` by tag or base slug, `allow_fallbacks`,
 keeps only endpoints whose supported_parameters hold every parameter on the wire; none
 left -> 404 "No endpoints found that can handle the requested parameters.". Errors use
 the envelope {"error": {"code", "message", "metadata"}}. Tests script faults per call
-(429 with Retry-After, 5xx, HTTP 200 with finish_reason "error", malformed bodies,
-delays past the client's timeout) with `queue_faults`.
+(429 with Retry-After, 5xx, HTTP 200 with finish_reason "error", malformed or truncated
+bodies, delays past the client's timeout) with `queue_faults`.
 """
 
 from __future__ import annotations
@@ -281,6 +281,15 @@ class Handler(BaseHTTPRequestHandler):
         if fault:
             if "sleep" in fault:
                 time.sleep(fault["sleep"])
+            if fault.get("truncated"):  # the connection drops mid-body
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "4096")
+                self.end_headers()
+                self.wfile.write(b'{"id": "gen-cut", "choices": [{')
+                self.wfile.flush()
+                self.close_connection = True
+                return None
             if fault.get("malformed"):
                 return self._send(200, raw=b'{"id": "gen-x", "choices": [')
             if fault.get("finish_error"):

@@ -202,6 +202,13 @@ def test_malformed_body_is_retried(gateway, tmp_path):
     assert [a["outcome"] for a in reply.attempts] == ["malformed", "ok"]
 
 
+def test_body_cut_off_mid_read_is_retried(gateway, tmp_path):
+    b = backend(gateway)
+    gateway.state.queue_faults(MODEL, [{"truncated": True}])
+    reply, _, _ = call(b, ResponseStore(tmp_path))
+    assert [a["outcome"] for a in reply.attempts] == ["malformed", "ok"]
+
+
 def test_timeout_is_retried(gateway, tmp_path):
     b = backend(gateway, timeout_s=0.5)
     gateway.state.queue_faults(MODEL, [{"sleep": 1.5}])

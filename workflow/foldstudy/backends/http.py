@@ -125,6 +125,9 @@ def post_json(session: requests.Session, url: str, body: dict[str, Any],
     except requests.ConnectionError as e:
         raise BackendError("unreachable", f"cannot connect to {_host(url)}: "
                            f"{type(e).__name__}", retryable=True) from e
+    except requests.RequestException as e:  # a broken chunked body, a reset mid-read
+        raise BackendError("malformed", f"transport failed reading {_host(url)}: "
+                           f"{type(e).__name__}", retryable=True) from e
     latency = time.monotonic() - t0
     return _parse(r, secret), dict(r.headers), latency
 
@@ -138,6 +141,9 @@ def get_json(session: requests.Session, url: str, headers: dict[str, str], timeo
                            retryable=True) from e
     except requests.ConnectionError as e:
         raise BackendError("unreachable", f"cannot connect to {_host(url)}: "
+                           f"{type(e).__name__}", retryable=True) from e
+    except requests.RequestException as e:
+        raise BackendError("malformed", f"transport failed reading {_host(url)}: "
                            f"{type(e).__name__}", retryable=True) from e
     return _parse(r, secret)
 
