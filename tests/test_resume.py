@@ -13,16 +13,22 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .conftest import ROOT
 
 pytestmark = [pytest.mark.workflow, pytest.mark.model]
-TINY = str(ROOT / ".test/config.yaml")
+# The tiny test study cut to one block (q then m): two runs keep the test short.
+TINY = yaml.safe_load((ROOT / ".test/config.yaml").read_text())
+TINY["sweeps"]["tiny"]["repeats"] = 1
+RUNS = 2
 
 
 def cmd(workdir: Path, *args: str) -> list[str]:
+    config = workdir.parent / f"{workdir.name}.yaml"
+    config.write_text(yaml.safe_dump(TINY))
     return [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
-            str(workdir), "--configfile", TINY, *args]
+            str(workdir), "--configfile", str(config), *args]
 
 
 def entries(store: Path) -> dict[str, tuple[int, int]]:
@@ -53,7 +59,7 @@ def test_killed_run_resumes_from_the_store_and_replay_reproduces_it(tmp_path):
     before = entries(store)
     assert len(before) >= 5
     finished = list((work / "results/runs").rglob("*.json"))
-    assert len(finished) < 4  # killed part-way
+    assert len(finished) < RUNS  # killed part-way
 
     subprocess.run(cmd(work, "--unlock"), capture_output=True, check=True)
     p = subprocess.run(cmd(work, "-c1", "--rerun-incomplete", "results/evidence/rows.csv"),
@@ -63,19 +69,19 @@ def test_killed_run_resumes_from_the_store_and_replay_reproduces_it(tmp_path):
     # Not one completed call was sent again: every entry is the very file written before.
     assert {k: after[k] for k in before} == before
     assert store_hits(work) >= len(before) - 2  # the killed run's folds (not the probe's)
-    assert len(after) == 4 * 6 + 2  # 4 runs x (5 folds + recall) + 2 probe shapes
+    assert len(after) == RUNS * 6 + 2  # runs x (5 folds + recall) + 2 probe shapes
 
     # Replay: a fresh directory with only the store, no model call.
     replay = tmp_path / "replay"
     shutil.copytree(store, replay / "results/store")
-    p = subprocess.run(cmd(replay, "-c1", "results/evidence/rows.csv", "--config",
+    p = subprocess.run(cmd(replay, "-c2", "results/evidence/rows.csv", "--config",
                            "replay=True"), capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     for name in ("rows.csv", "checks.csv"):
         live = (work / "results/evidence" / name).read_bytes()
         assert (replay / "results/evidence" / name).read_bytes() == live, name
     assert entries(replay / "results/store").keys() == after.keys()  # nothing added
-    assert store_hits(replay) == 4 * 6
+    assert store_hits(replay) == RUNS * 6
 
 
 def test_replay_miss_fails_naming_the_request(tmp_path):

@@ -72,6 +72,9 @@ def model_threads(wildcards):
 
 
 def embedded_slots(wildcards):
+    # A replay loads the tokenizer only, never the model: no model slot needed.
+    if config.get("replay"):
+        return 0
     return 1 if STUDY.model_config(wildcards.model)["backend"] == "embedded" else 0
 
 
@@ -162,6 +165,8 @@ def probe_arms(wildcards):
 
 def _backend_slots(kind):
     def slots(wildcards):
+        if config.get("replay"):  # a replay sends nothing
+            return 0
         return 1 if STUDY.model_config(wildcards.model)["backend"] == kind else 0
 
     return slots
