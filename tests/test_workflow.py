@@ -144,6 +144,10 @@ def test_lock_verify_release_and_regenerate_round_trip(tiny, tmp_path):
     package = tiny / "results/release/tiny"
     assert {"evidence", "stats", "tables", "lock.json", "config.yaml", "README.md"} <= {
         x.name for x in package.iterdir()}
+    assert {"rows.csv", "checks.csv", "folds.csv", "probes.csv", "manifest.json"} == {
+        x.name for x in (package / "evidence").iterdir()}
+    manifest = json.loads((package / "evidence/manifest.json").read_text())
+    assert manifest["artifacts"]["probes.csv"]["rows"] == 1  # one verdict, one model
 
     # a reviewer regenerates from the package alone: no run job, identical numbers
     reviewer = tmp_path / "reviewer"

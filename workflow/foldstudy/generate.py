@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import pandas as pd
 import yaml
 
 from . import provenance as pv
@@ -29,10 +30,19 @@ class VerifyFailed(RuntimeError):
 
 
 def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest_out: str,
-                     config: dict[str, Any]) -> None:
-    """Merge the per-sweep tables into results/evidence/ and describe them in a manifest."""
+                     config: dict[str, Any], probes: tuple[str, str] | None = None) -> None:
+    """Merge the per-sweep tables into results/evidence/ and describe them in a manifest.
+
+    probes: (the probe's summary.tsv, probes.csv to write): the verdicts travel with the
+    evidence, so a reviewer's package shows which (model, endpoint, request) could run.
+    """
     merge_evidence(parts, outs)
     artifacts = {Path(p).name: p for p in outs.values()}
+    if probes is not None:
+        tsv, csv_out = probes
+        pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False).to_csv(
+            csv_out, index=False, lineterminator="\n")
+        artifacts[Path(csv_out).name] = csv_out
     write_json(pv.build_manifest(artifacts, config), manifest_out)
     log.info("manifest: %s", ", ".join(f"{k} ({pv.csv_rows(v)} rows)"
                                        for k, v in sorted(artifacts.items())))

@@ -3,10 +3,12 @@ rule evidence:
         rows=graded_parts("rows"),
         checks=graded_parts("checks"),
         folds=graded_parts("folds"),
+        probes="results/probe/summary.tsv",
     output:
         rows="results/evidence/rows.csv",
         checks="results/evidence/checks.csv",
         folds="results/evidence/folds.csv",
+        probes="results/evidence/probes.csv",
         manifest="results/evidence/manifest.json",
     log:
         "results/logs/evidence.log",

@@ -8,4 +8,5 @@ with logged(sm.log[0]):
         {k: sm.output[k] for k in ("rows", "checks", "folds")},
         sm.output.manifest,
         sm.params.config,
+        probes=(sm.input.probes, sm.output.probes),
     )
