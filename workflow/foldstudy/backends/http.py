@@ -112,13 +112,11 @@ def classify_http_error(status: int, body: Any, text: str, headers: dict[str, st
     return BackendError("bad_request", message, retryable=False, detail=detail)
 
 
-def post_json(session: requests.Session, url: str, body: dict[str, Any],
-              headers: dict[str, str], timeout_s: float, secret: str | None
-              ) -> tuple[dict[str, Any], dict[str, str], float]:
-    """POST a JSON body; (parsed body, response headers, latency) or a classified error."""
-    t0 = time.monotonic()
+def _send(session: requests.Session, method: str, url: str, timeout_s: float,
+          **kwargs: Any) -> requests.Response:
+    """One HTTP request, its transport failures classified (all retryable)."""
     try:
-        r = session.post(url, json=body, headers=headers, timeout=timeout_s)
+        return session.request(method, url, timeout=timeout_s, **kwargs)
     except requests.Timeout as e:
         raise BackendError("timeout", f"no reply from {_host(url)} within {timeout_s:g}s",
                            retryable=True) from e
@@ -128,24 +126,21 @@ def post_json(session: requests.Session, url: str, body: dict[str, Any],
     except requests.RequestException as e:  # a broken chunked body, a reset mid-read
         raise BackendError("malformed", f"transport failed reading {_host(url)}: "
                            f"{type(e).__name__}", retryable=True) from e
+
+
+def post_json(session: requests.Session, url: str, body: dict[str, Any],
+              headers: dict[str, str], timeout_s: float, secret: str | None
+              ) -> tuple[dict[str, Any], dict[str, str], float]:
+    """POST a JSON body; (parsed body, response headers, latency) or a classified error."""
+    t0 = time.monotonic()
+    r = _send(session, "POST", url, timeout_s, json=body, headers=headers)
     latency = time.monotonic() - t0
     return _parse(r, secret), dict(r.headers), latency
 
 
 def get_json(session: requests.Session, url: str, headers: dict[str, str], timeout_s: float,
              secret: str | None, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    try:
-        r = session.get(url, headers=headers, timeout=timeout_s, params=params)
-    except requests.Timeout as e:
-        raise BackendError("timeout", f"no reply from {_host(url)} within {timeout_s:g}s",
-                           retryable=True) from e
-    except requests.ConnectionError as e:
-        raise BackendError("unreachable", f"cannot connect to {_host(url)}: "
-                           f"{type(e).__name__}", retryable=True) from e
-    except requests.RequestException as e:
-        raise BackendError("malformed", f"transport failed reading {_host(url)}: "
-                           f"{type(e).__name__}", retryable=True) from e
-    return _parse(r, secret)
+    return _parse(_send(session, "GET", url, timeout_s, headers=headers, params=params), secret)
 
 
 def _parse(r: requests.Response, secret: str | None) -> dict[str, Any]:
