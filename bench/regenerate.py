@@ -5,7 +5,7 @@ Run on demand (not in the test suite):
     .venv/bin/python bench/regenerate.py            # 620 and 62,000 rows
     .venv/bin/python bench/regenerate.py 620 6200   # other sizes
 
-For each size it writes a synthetic package (foldstudy.synthetic: the paper's shape, many
+For each size it writes a synthetic package (tests/support/synthetic.py: the paper's shape, many
 models, all twelve arms, a single-chunk sweep; deterministic from a seed) into a temp
 directory, then times `snakemake -c8 results/tables --config evidence=DIR` in a fresh
 --directory, as a reviewer would run it, and prints the wall seconds. Targets: under
@@ -20,18 +20,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from foldstudy.evidence import write_csv
-from foldstudy.synthetic import synthetic_package
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests/support builds the synthetic packages
+
+from foldstudy.evidence.load import write_table  # noqa: E402
+from tests.support.synthetic import synthetic_package  # noqa: E402
+
 TARGETS = {620: 20.0, 62_000: 90.0}
 
 
 def build_package(n_rows: int, directory: Path, seed: int = 20260728) -> tuple[int, int]:
     rows, checks = synthetic_package(n_rows, seed)
     directory.mkdir(parents=True, exist_ok=True)
-    write_csv(rows, directory / "rows.csv")
-    write_csv(checks, directory / "checks.csv")
+    write_table(rows, directory / "rows.csv")
+    write_table(checks, directory / "checks.csv")
     return len(rows), len(checks)
 
 

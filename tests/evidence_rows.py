@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from foldstudy import columns
+from foldstudy.evidence import columns
 
 CEILING = {"j": 9600, "p": 9600, "q": 9600, "t": 4800, "f": 1024, "n": 9600, "g": 1024}
 

@@ -9,9 +9,9 @@ import sys
 import pytest
 import yaml
 
-from foldstudy.audit import PlannedRun, Sizes, plan_rows, run_tokens
-from foldstudy.config import load_study
-from foldstudy.spec import load_arm_table
+from foldstudy.run.audit import PlannedRun, Sizes, plan_rows, run_tokens
+from foldstudy.study.config import load_study
+from foldstudy.study.spec import load_arm_table
 
 from .conftest import ROOT
 

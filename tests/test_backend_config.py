@@ -11,8 +11,8 @@ import yaml
 from foldstudy.backends import make_backend
 from foldstudy.backends.openai_compat import OpenAICompatBackend
 from foldstudy.backends.openrouter import OpenRouterBackend
-from foldstudy.config import ConfigError, load_study
-from foldstudy.spec import load_arm_table
+from foldstudy.study.config import ConfigError, load_study
+from foldstudy.study.spec import load_arm_table
 
 from .conftest import ROOT
 
@@ -79,7 +79,7 @@ def test_paper_study_validates_and_plans_every_sweep(config_schema, resources):
 def test_factory_builds_each_backend_without_a_call(monkeypatch):
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
     b = make_backend("x", {"backend": "openrouter", "model_id": "a/b", "provider": "deepinfra"})
-    assert isinstance(b, OpenRouterBackend) and not b.has_key
+    assert isinstance(b, OpenRouterBackend) and "OPENROUTER_API_KEY" in b.missing_key()
     assert b.identity["pin_tag"] == "deepinfra" and b.identity["allow_fallbacks"] is False
     o = make_backend("y", {"backend": "openai", "base_url": "http://127.0.0.1:1/v1"})
     assert isinstance(o, OpenAICompatBackend)

@@ -13,14 +13,14 @@ import pytest
 import requests
 import yaml
 
-from foldstudy.backends.base import BackendError, ChatRequest, ContextOverflow
+from foldstudy.backends.base import BackendError, ChatRequest, ContextOverflow, grammar_schema
 from foldstudy.backends.call import cached_complete
 from foldstudy.backends.embedded import packaged_weights
 from foldstudy.backends.openai_compat import OpenAICompatBackend
 from foldstudy.backends.store import ResponseStore
-from foldstudy.config import load_study
-from foldstudy.probe import NO_ENDPOINT_FOR_PARAMETERS, OK, UNREACHABLE, probe_model
-from foldstudy.spec import grammar_schema, load_arm_table
+from foldstudy.run.probe import NO_ENDPOINT_FOR_PARAMETERS, OK, UNREACHABLE, probe_model
+from foldstudy.study.config import load_study
+from foldstudy.study.spec import load_arm_table
 
 from .conftest import ROOT
 

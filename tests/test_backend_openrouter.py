@@ -12,7 +12,7 @@ from foldstudy.backends.base import BackendError, ChatRequest, ContextOverflow
 from foldstudy.backends.call import cached_complete
 from foldstudy.backends.openrouter import OpenRouterBackend, endpoint_pin
 from foldstudy.backends.store import ResponseStore
-from foldstudy.validity import validity
+from foldstudy.grade.validity import validity
 
 from .gateway_standin import NO_ENDPOINTS, Endpoint, GatewayStandin, Model
 

@@ -5,8 +5,8 @@ import copy
 import pytest
 import yaml
 
-from foldstudy.config import ConfigError, load_study
-from foldstudy.spec import load_arm_table
+from foldstudy.study.config import ConfigError, load_study
+from foldstudy.study.spec import load_arm_table
 
 from .conftest import ROOT
 

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from foldstudy.design import block_order, cycle_length, williams_rows
+from foldstudy.study.design import block_order, cycle_length, williams_rows
 
 ARMS = ["j", "q", "m", "o"]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from foldstudy.evidence import write_csv
-from foldstudy.outputs import FIGURES, TABLE_TITLES
-from foldstudy.synthetic import synthetic_package
+from foldstudy.evidence.load import write_table
+from foldstudy.report.titles import FIGURES, TABLE_TITLES
 
 from .conftest import ROOT
+from .support.synthetic import synthetic_package
 
 pytestmark = pytest.mark.workflow
 
@@ -28,8 +28,8 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 def package(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("package")
     rows, checks = synthetic_package(620, seed=9)
-    write_csv(rows, d / "rows.csv")
-    write_csv(checks, d / "checks.csv")
+    write_table(rows, d / "rows.csv")
+    write_table(checks, d / "checks.csv")
     return d
 
 

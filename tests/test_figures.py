@@ -5,14 +5,14 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pytest
 
-from foldstudy.analysis import DEFAULT_ANALYSIS, Analysis
-from foldstudy.evidence import write_csv
-from foldstudy.figures import make_figures, write_figures
-from foldstudy.numbers import compute_numbers
-from foldstudy.outputs import FIGURES
-from foldstudy.synthetic import synthetic_package
+from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.evidence.load import write_table
+from foldstudy.report.figures import make_figures, write_figures
+from foldstudy.report.titles import FIGURES
 
 from .evidence_rows import arm_rows, frames
+from .support.synthetic import synthetic_package
 
 
 def _texts(fig):
@@ -64,12 +64,10 @@ def test_heatmap_grows_with_the_number_of_models():
 
 def test_thin_evidence_still_renders_and_says_why(tmp_path):
     r, c = frames(arm_rows("s", "m1", "m", [1.0, 1.0]))
-    write_csv(r, tmp_path / "rows.csv")
+    write_table(r, tmp_path / "rows.csv")
     an = Analysis.load()
     (tmp_path / "n.json").write_text("{}")
-    paths = write_figures(tmp_path / "rows.csv", tmp_path / "n.json",
-                          DEFAULT_ANALYSIS,
-                          tmp_path / "fig")
+    paths = write_figures(tmp_path / "rows.csv", tmp_path / "n.json", an, tmp_path / "fig")
     assert sorted(p.name for p in paths) == sorted(f"{n}.{e}" for n in FIGURES
                                                    for e in ("png", "svg"))
     assert all(p.stat().st_size > 1000 for p in paths)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from foldstudy.fixtures import build_fixture, manifest
+from foldstudy.study.fixtures import build_fixture, manifest
 
 
 def make(scenario, seed, facts_spec, filler, grading, scale=0.03):

@@ -10,10 +10,10 @@ import yaml
 
 from foldstudy.backends.base import ChatRequest, Reply
 from foldstudy.backends.store import ResponseStore, cache_key
-from foldstudy.config import load_study
-from foldstudy.fold import carry_of
-from foldstudy.spec import load_arm_table
-from foldstudy.validity import retryable, validity
+from foldstudy.grade.validity import retryable, validity
+from foldstudy.run.fold import carry_of
+from foldstudy.study.config import load_study
+from foldstudy.study.spec import load_arm_table
 
 from .conftest import ROOT
 

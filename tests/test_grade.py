@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from foldstudy.grade import (
+from foldstudy.grade.grader import (
     StockSignature,
     answer_lines,
     grade_answer,
     has_whole_token,
     headings_carried,
 )
-from foldstudy.spec import Fact
+from foldstudy.study.spec import Fact
 
 PORT = Fact("ingress_port", "port", "52677", True, label="primary ingress port")
 EXPORTER = Fact("exporter_port", "port", "44855", True, label="metrics exporter port")

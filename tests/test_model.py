@@ -9,13 +9,12 @@ import yaml
 
 from foldstudy.backends.embedded import EmbeddedBackend
 from foldstudy.backends.store import ResponseStore
-from foldstudy.config import load_study
-from foldstudy.entry import load_prompts
-from foldstudy.evidence import grade_record
-from foldstudy.fixtures import build_fixture
-from foldstudy.fold import Sample, run_row
-from foldstudy.grade import StockSignature
-from foldstudy.spec import ARM_IDS, load_arm_table
+from foldstudy.grade.grader import StockSignature
+from foldstudy.grade.rows import grade_record
+from foldstudy.run.fold import Prompts, Sample, run_row
+from foldstudy.study.config import load_study
+from foldstudy.study.fixtures import build_fixture
+from foldstudy.study.spec import arm_ids, load_arm_table
 
 from .conftest import ROOT
 
@@ -30,11 +29,12 @@ def setup(config_schema, resources, facts_spec, filler, grading, tmp_path_factor
     study = load_study(cfg, config_schema, load_arm_table(resources), resources)
     fixture = build_fixture("distributed", 3, SCALE, facts_spec, filler,
                             set(grading["stock_signature"]["ports"]))
-    backend = EmbeddedBackend("smollm2-135m", n_ctx=2048, threads=2)
+    backend = EmbeddedBackend("smollm2-135m", {"n_ctx": 2048, "threads": 2})
     store = ResponseStore(tmp_path_factory.mktemp("store"))
     yield {
         "arms": study.arms, "fixture": fixture, "backend": backend, "store": store,
-        "prompts": load_prompts(resources),
+        "prompts": Prompts.from_files(*(resources / "prompts" / n for n in (
+            "fold_user.md.j2", "recall_system.md", "recall_user.md.j2"))),
         "headings": yaml.safe_load((resources / "arms.yaml").read_text())["fixed_headings"],
         "grading": grading,
     }
@@ -46,10 +46,10 @@ def run(setup, arm_id, repeat=0, backend=None):
         setup["fixture"], setup["arms"][arm_id], backend or setup["backend"], setup["store"],
         setup["prompts"], Sample("t", "smollm2-135m", arm_id, repeat, 0, 99),
         temperature=0.2, recall_max_tokens=200, headings=setup["headings"],
-    )
+    ).to_dict()
 
 
-@pytest.mark.parametrize("arm_id", ARM_IDS)
+@pytest.mark.parametrize("arm_id", arm_ids(load_arm_table(ROOT / "resources")))
 def test_each_arm_runs_a_full_row(setup, arm_id):
     arm = setup["arms"][arm_id]
     rec = run(setup, arm_id)
@@ -88,7 +88,7 @@ def test_rerun_is_served_from_the_store_and_identical(setup):
 
 
 def test_context_overflow_fires_catch_up_and_invalidates_the_row(setup):
-    small = EmbeddedBackend("smollm2-135m", n_ctx=600, threads=2)
+    small = EmbeddedBackend("smollm2-135m", {"n_ctx": 600, "threads": 2})
     try:
         rec = run(setup, "m", repeat=2, backend=small)
     finally:

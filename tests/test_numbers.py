@@ -10,19 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foldstudy import columns, stats
-from foldstudy.analysis import Analysis
-from foldstudy.evidence import write_csv
-from foldstudy.numbers import (
-    EvidenceError,
-    compute_numbers,
-    latex_macros,
-    load_evidence,
-    macro_name,
-)
-from foldstudy.synthetic import synthetic_package
+from foldstudy.analysis import stats
+from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.numbers import compute_numbers, latex_macros, macro_name
+from foldstudy.evidence import columns
+from foldstudy.evidence.load import EvidenceError, load_evidence, write_table
 
 from .evidence_rows import arm_rows, frames, full
+from .support.synthetic import synthetic_package
 
 CONTRACT = ["icc.value", "icc.k", "icc.n_rows", "icc.design_effect", "icc.effective_n_per_row",
             "headings.r", "headings.n_rows", "fill.r", "fill.n_models"]
@@ -146,8 +141,8 @@ def test_a_statistic_without_data_has_no_key():
 
 
 def _write(tmp_path, rows, checks):
-    write_csv(rows, tmp_path / "rows.csv")
-    write_csv(checks, tmp_path / "checks.csv")
+    write_table(rows, tmp_path / "rows.csv")
+    write_table(checks, tmp_path / "checks.csv")
     return tmp_path
 
 
@@ -182,7 +177,7 @@ def test_load_evidence_names_a_malformed_column(tmp_path, package):
     with pytest.raises(EvidenceError, match="column headings_carried is malformed: 'five' on "
                                             "line 4"):
         load_evidence(d)
-    write_csv(rows, d / "rows.csv")
+    write_table(rows, d / "rows.csv")
     bad = checks.astype({"correct": object})
     bad.loc[5, "correct"] = "yes"
     pd.DataFrame(bad).to_csv(d / "checks.csv", index=False)
@@ -191,7 +186,7 @@ def test_load_evidence_names_a_malformed_column(tmp_path, package):
 
 
 def test_load_evidence_checks_a_manifest_when_present(tmp_path, package):
-    from foldstudy.provenance import build_manifest
+    from foldstudy.evidence.provenance import build_manifest
 
     d = _write(tmp_path, *package)
     manifest = build_manifest({"rows.csv": d / "rows.csv", "checks.csv": d / "checks.csv"}, {})

@@ -9,8 +9,7 @@ import yaml
 
 from foldstudy.backends.openrouter import OpenRouterBackend
 from foldstudy.backends.store import ResponseStore
-from foldstudy.config import load_study
-from foldstudy.probe import (
+from foldstudy.run.probe import (
     AUTH_FAILED,
     CONTEXT_TOO_SHORT,
     NO_ENDPOINT_FOR_PARAMETERS,
@@ -23,7 +22,8 @@ from foldstudy.probe import (
     shapes_for,
     summary_row,
 )
-from foldstudy.spec import load_arm_table
+from foldstudy.study.config import load_study
+from foldstudy.study.spec import load_arm_table
 
 from .conftest import ROOT
 from .gateway_standin import Endpoint, GatewayStandin, Model

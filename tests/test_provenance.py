@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foldstudy import columns
-from foldstudy.provenance import (
+from foldstudy.evidence import columns
+from foldstudy.evidence.provenance import (
     build_lock,
     build_manifest,
     check_claims,

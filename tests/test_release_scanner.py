@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from foldstudy.release import (
+from foldstudy.release.package import tarball
+from foldstudy.release.scan import (
     ReleaseRefused,
     live_secrets,
     local_markers,
     scan_text,
     scan_tree,
-    tarball,
 )
 
 CLEAN = ("row_id,answer\nmain/m/r0/j,\"1. cache origin URL: https://zobes-f072.bakuk.internal/fovik\n"

@@ -12,7 +12,7 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from scipy import stats as sps
 
-from foldstudy import stats
+from foldstudy.analysis import stats
 
 # ---------------------------------------------------------------- Fisher exact
 

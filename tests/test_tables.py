@@ -7,15 +7,15 @@ import re
 import pandas as pd
 import pytest
 
-from foldstudy import analysis as A
-from foldstudy import columns
-from foldstudy.analysis import Analysis
-from foldstudy.numbers import compute_numbers
-from foldstudy.outputs import TABLE_TITLES
-from foldstudy.synthetic import synthetic_package
-from foldstudy.tables import DASH, build_tables, write_tables
+from foldstudy.analysis import analysis as A
+from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.evidence import columns
+from foldstudy.report.tables import DASH, build_tables, write_tables
+from foldstudy.report.titles import TABLE_TITLES
 
 from .evidence_rows import arm_rows, frames
+from .support.synthetic import synthetic_package
 
 ROOT_RESOURCES = A.DEFAULT_ANALYSIS.parent
 
@@ -91,16 +91,16 @@ def test_partition_table_matches_the_analysis(built):
 
 def test_written_three_ways(tmp_path):
     rows, checks = synthetic_package(300, seed=2)
-    from foldstudy.evidence import write_csv
-    from foldstudy.numbers import write_numbers
+    from foldstudy.analysis.numbers import write_numbers
+    from foldstudy.evidence.load import write_table
 
-    write_csv(rows, tmp_path / "rows.csv")
-    write_csv(checks, tmp_path / "checks.csv")
-    write_numbers(tmp_path, tmp_path / "n.json", tmp_path / "p.json", tmp_path / "n.tex",
-                  ROOT_RESOURCES / "analysis.yaml")
+    write_table(rows, tmp_path / "rows.csv")
+    write_table(checks, tmp_path / "checks.csv")
+    an = Analysis.load(ROOT_RESOURCES / "analysis.yaml", ROOT_RESOURCES / "arms.yaml")
+    write_numbers(tmp_path, tmp_path / "n.json", tmp_path / "p.json", tmp_path / "n.tex", an)
     out = tmp_path / "tables"
     names = write_tables(tmp_path / "rows.csv", tmp_path / "checks.csv", tmp_path / "n.json",
-                         [], ROOT_RESOURCES, out)
+                         [], an, ROOT_RESOURCES / "templates", out)
     for n in names:
         md = (out / f"{n}.md").read_text()
         tex = (out / f"{n}.tex").read_text()
@@ -117,7 +117,7 @@ def test_written_three_ways(tmp_path):
 
 
 def test_probe_verdicts_come_from_the_probe_summary(tmp_path):
-    from foldstudy.numbers import load_probes
+    from foldstudy.evidence.load import load_probes
 
     (tmp_path / "summary.tsv").write_text(
         "model\tbackend\tverdict\tresponsible_parameter\tarms_allowed\n"

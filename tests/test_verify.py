@@ -9,16 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from foldstudy import columns
-from foldstudy.entry import read_json, write_json
-from foldstudy.evidence import frame, write_csv
-from foldstudy.generate import (
-    VerifyFailed,
-    publish_evidence,
-    recompute_numbers,
-    verify_study,
-    write_lock,
-)
+from foldstudy.evidence import columns
+from foldstudy.evidence.load import write_table
+from foldstudy.evidence.publish import publish_evidence
+from foldstudy.grade.rows import frame
+from foldstudy.io import read_json, write_json
+from foldstudy.release.lock import VerifyFailed, recompute_numbers, verify_study, write_lock
 
 from .conftest import RESOURCES
 
@@ -57,7 +53,7 @@ def synthetic_evidence(d: Path, seed: int = 3) -> None:
     parts = d / "parts"
     for name, recs, cols in (("rows", rows, columns.ROWS), ("checks", checks, columns.CHECKS),
                              ("folds", folds, columns.FOLDS)):
-        write_csv(frame(recs, cols), parts / f"{name}.csv")
+        write_table(frame(recs, cols), parts / f"{name}.csv")
 
 
 @pytest.fixture()
@@ -69,7 +65,7 @@ def study(tmp_path):
                      {k: str(ev / f"{k}.csv") for k in names},
                      str(ev / "manifest.json"), {"study": "t"})
     numbers = tmp_path / "stats/numbers.json"
-    write_json(recompute_numbers(ev), numbers)
+    write_json(recompute_numbers(ev, RESOURCES / "analysis.yaml"), numbers)
     res = tmp_path / "resources"
     shutil.copytree(RESOURCES, res)
     for d, f, text in (("store/ab", "abcd.json", "{}"), ("runs/s/m1/r0", "j.json", "{}"),
@@ -78,6 +74,7 @@ def study(tmp_path):
         (tmp_path / d / f).write_text(text)
     args = dict(store=str(tmp_path / "store"), runs=str(tmp_path / "runs"),
                 fixtures=str(tmp_path / "fixtures"), resources=str(res),
+                analysis=str(res / "analysis.yaml"),
                 config={"study": "t", "scale": 0.03})
     lock = tmp_path / "t.lock.json"
     write_lock(str(ev), str(numbers), str(lock), "t", **args)

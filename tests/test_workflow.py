@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from foldstudy import columns
+from foldstudy.evidence import columns
 
 from .conftest import ROOT
 

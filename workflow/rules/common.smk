@@ -1,20 +1,36 @@
 # Config validation, wildcard constraints and input functions; rule files hold rules only.
 
-import sys
+import os
+import re
 from pathlib import Path
 
 import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from foldstudy.config import ConfigError, load_study, run_path
-from foldstudy.outputs import FIGURES, TABLE_TITLES
-from foldstudy.spec import load_arm_table
+from foldstudy.report.titles import FIGURES, TABLE_TITLES
+from foldstudy.study.config import ConfigError, load_study, run_path
+from foldstudy.study.spec import arm_ids, load_arm_table
 
 ROOT = Path(workflow.basedir)
 RESOURCES = ROOT / "resources"
 SCHEMA = "../../config/schema/config.schema.yaml"
 ENV = "../../envs/study.yaml"
+
+
+def res(*parts):
+    """A file of resources/, as a rule input relative to the working directory.
+
+    Relative, so a checkout moved to another path (working directory inside it) plans
+    nothing: an absolute path would change every job's recorded inputs.
+    """
+    return os.path.relpath(RESOURCES.joinpath(*parts))
+
+
+RESOURCES_REL = res()
+ARM_TABLE = load_arm_table(RESOURCES)
+# resources/arms.yaml is the one place an arm is named; the wildcard follows it.
+ARMS = arm_ids(ARM_TABLE)
 
 # Friendly check first (every problem, each naming its key and what is allowed), then
 # Snakemake's own validation, which also fills the schema's defaults into config.
@@ -22,7 +38,7 @@ try:
     STUDY = load_study(
         config,
         yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text()),
-        load_arm_table(RESOURCES),
+        ARM_TABLE,
         RESOURCES,
     )
 except ConfigError as e:
@@ -33,8 +49,20 @@ validate(config, SCHEMA)
 wildcard_constraints:
     sweep="[A-Za-z0-9_-]+",
     model="[A-Za-z0-9._-]+",
-    arm="[fnjpqkomtulg]",
+    arm="|".join(re.escape(a) for a in ARMS),
     repeat=r"\d+",
+
+
+# Resource files each stage reads, declared as inputs: editing one reruns exactly the
+# jobs that read it.
+PROMPT_FILES = {
+    "fold_user": res("prompts", "fold_user.md.j2"),
+    "recall_system": res("prompts", "recall_system.md"),
+    "recall_user": res("prompts", "recall_user.md.j2"),
+}
+ARMS_YAML = res("arms.yaml")
+GRADING_YAML = res("grading.yaml")
+ANALYSIS_YAML = res("analysis.yaml")
 
 
 def fixture_params(wildcards):
@@ -68,6 +96,7 @@ def run_params(wildcards):
 
 
 def model_threads(wildcards):
+    # Embedded jobs ask for the threads they use; other backends wait on a server.
     return int(STUDY.model_config(wildcards.model).get("threads", 1))
 
 
@@ -96,7 +125,7 @@ LOCK = (
     if config.get("evidence") and _PACKAGE_LOCK.is_file()
     else f"config/{config['study']}.lock.json"
 )
-CLAIMS = f"resources/claims/{config['study']}.yaml"
+CLAIMS = res("claims", f"{config['study']}.yaml")
 NUMBERS = "results/stats/numbers.json"
 
 
@@ -113,7 +142,11 @@ def private_dirs():
     # A reviewer's evidence-only package has none of these; verify skips what is absent.
     if config.get("evidence"):
         return {"store": None, "runs": None, "fixtures": None}
-    return {"store": config["store"], "runs": "results/runs", "fixtures": "results/fixtures"}
+    return {
+        "store": config["store"],
+        "runs": "results/runs",
+        "fixtures": "results/fixtures",
+    }
 
 
 def release_lock(wildcards):
@@ -128,7 +161,9 @@ def release_lock(wildcards):
 # --- probe and backends (rules/probe.smk, rules/fold.smk) ---
 
 # Every model some sweep runs: each gets one probe verdict before any of its folds.
-PROBED_MODELS = sorted({m for sw in STUDY.config["sweeps"].values() for m in sw["models"]})
+PROBED_MODELS = sorted(
+    {m for sw in STUDY.config["sweeps"].values() for m in sw["models"]}
+)
 
 # Per-backend concurrency from the study config, where the command line or the profile
 # set none (`--resources api_openrouter=4` always wins).
@@ -198,15 +233,17 @@ def probe_table(wildcards):
     if config.get("evidence"):
         p = Path(GEN_EVIDENCE) / "probes.csv"
         return [str(p)] if p.is_file() else []
-    return ["results/probe/summary.tsv"] if hasattr(rules, "probe") else []
-
+    return ["results/probe/summary.tsv"]
 
 
 # --- audit (rules/audit.smk) ---
 
 
 def audit_fixtures():
-    return {s: f"results/fixtures/{s}/fixture.json" for s in STUDY.config["sweeps"]}
+    return {
+        f"fixture_{s}": f"results/fixtures/{s}/fixture.json"
+        for s in STUDY.config["sweeps"]
+    }
 
 
 def audit_runs():

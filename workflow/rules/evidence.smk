@@ -1,3 +1,7 @@
+# Evidence (DESIGN §6, §8): the per-sweep tables merged, with a manifest a reviewer checks.
+# Logic: foldstudy/evidence/publish.py.
+
+
 rule evidence:
     input:
         rows=graded_parts("rows"),
@@ -12,9 +16,9 @@ rule evidence:
         manifest="results/evidence/manifest.json",
     log:
         "results/logs/evidence.log",
-    params:
-        config=STUDY.config,
     conda:
         ENV
+    params:
+        config=STUDY.config,
     script:
         "../scripts/evidence.py"

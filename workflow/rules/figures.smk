@@ -1,11 +1,13 @@
 # Figures (DESIGN §6): matplotlib, PNG and SVG, from the evidence and numbers.json.
+# Logic: foldstudy/report/figures.py.
 
 
 rule figures:
     input:
         rows=lambda wildcards: evidence_inputs(wildcards)["rows"],
         numbers="results/stats/numbers.json",
-        analysis=str(RESOURCES / "analysis.yaml"),
+        analysis=ANALYSIS_YAML,
+        arms=ARMS_YAML,
     output:
         heatmap=report(
             "results/figures/recall-heatmap.png",
@@ -35,8 +37,6 @@ rule figures:
         svg=expand("results/figures/{name}.svg", name=FIGURES),
     log:
         "results/logs/figures.log",
-    params:
-        out=lambda wildcards, output: str(Path(output.heatmap).parent),
     conda:
         ENV
     script:

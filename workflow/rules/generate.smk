@@ -2,29 +2,38 @@
 # Neither rule has an output file, so each runs whenever it is asked for by name and
 # never as a side effect of another target. Their artifacts are params, not inputs: a
 # drift check reads what is there; as inputs, a changed rows.csv would first make
-# Snakemake rebuild numbers.json from it and hide the drift.
+# Snakemake rebuild numbers.json from it and hide the drift. (The analysis plan is a
+# source file no rule makes, so it is an input: the same one rule stats read.)
+# Logic: foldstudy/release/lock.py.
 
 
 rule lock:
+    input:
+        analysis=ANALYSIS_YAML,
     log:
         "results/logs/lock.log",
+    conda:
+        ENV
     params:
         numbers=NUMBERS,
         evidence=GEN_EVIDENCE,
         lock=LOCK,
         study=config["study"],
         dirs=private_dirs(),
-        resources=str(RESOURCES),
+        # the folder whose every file the lock pins (one digest over the tree)
+        resources=lambda wildcards, input: str(Path(input.analysis).parent),
         config=STUDY.config,
-    conda:
-        ENV
     script:
         "../scripts/lock.py"
 
 
 rule verify:
+    input:
+        analysis=ANALYSIS_YAML,
     log:
         "results/logs/verify.log",
+    conda:
+        ENV
     params:
         numbers=NUMBERS,
         evidence=GEN_EVIDENCE,
@@ -32,9 +41,8 @@ rule verify:
         claims=CLAIMS,
         report="results/verify/report.md",
         dirs=private_dirs(),
-        resources=str(RESOURCES),
+        # the folder whose every file the lock pins (one digest over the tree)
+        resources=lambda wildcards, input: str(Path(input.analysis).parent),
         config=STUDY.config,
-    conda:
-        ENV
     script:
         "../scripts/verify.py"

@@ -1,20 +1,17 @@
 # The capability probe (DESIGN §5): one verdict per (model, endpoint, request shape)
 # before any fold. `snakemake --until probe` stops here: no fold job runs.
+# Logic: foldstudy/run/probe.py.
 
 
 rule probe_model:
     input:
         fixtures=probe_fixtures,
     output:
-        "results/probe/{model}.json",
+        verdicts="results/probe/{model}.json",
     log:
         "results/logs/probe/{model}.log",
-    params:
-        model=lambda wc: backend_config(wc.model),
-        arms=probe_arms,
-        temperature=config["temperature"],
-        store=config["store"],
-        replay=config["replay"],
+    conda:
+        ENV
     # One thread: a probe is a few short requests, and two threads contending with
     # another model job cost more than they bring.
     threads: 1
@@ -22,17 +19,23 @@ rule probe_model:
         embedded_model=embedded_slots,
         api_openrouter=openrouter_slots,
         api_openai=openai_slots,
-    conda:
-        ENV
+    params:
+        name=lambda wc: wc.model,
+        model=lambda wc: backend_config(wc.model),
+        arms=probe_arms,
+        temperature=config["temperature"],
+        store=config["store"],
+        replay=config["replay"],
+        threads=lambda wildcards, threads: threads,
     script:
         "../scripts/probe.py"
 
 
 rule probe:
     input:
-        expand("results/probe/{model}.json", model=PROBED_MODELS),
+        verdicts=expand("results/probe/{model}.json", model=PROBED_MODELS),
     output:
-        report(
+        summary=report(
             "results/probe/summary.tsv",
             caption="../report/probe.rst",
             category="Probe",

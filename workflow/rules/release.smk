@@ -1,27 +1,31 @@
+# The sanitized package (paper §7). Logic: foldstudy/release/package.py.
+
+
 rule release:
     input:
         unpack(generate_inputs),
         lock=release_lock,
         tables="results/tables",
+        analysis=ANALYSIS_YAML,
+        readme=res("templates", "release-README.md"),
     output:
         package=directory("results/release/{name}"),
         tarball="results/release/{name}.tar.gz",
     log:
         "results/logs/release/{name}.log",
+    conda:
+        ENV
     params:
+        name=lambda wildcards: wildcards.name,
         evidence=GEN_EVIDENCE,
         figures="results/figures",
         fixtures=None if config.get("evidence") else "results/fixtures",
-        root=str(ROOT),
-        readme=str(RESOURCES / "templates" / "release-README.md"),
         config=STUDY.config,
         verify={
             "claims_path": CLAIMS,
             "report_out": "results/verify/report.md",
-            "resources": str(RESOURCES),
+            "resources": RESOURCES_REL,
             **private_dirs(),
         },
-    conda:
-        ENV
     script:
         "../scripts/release.py"

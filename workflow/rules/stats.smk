@@ -1,11 +1,13 @@
 # Statistics (paper §4; DESIGN §6, §8): every reported number from rows.csv and
 # checks.csv alone, keyed in results/stats/numbers.json, with a LaTeX macro per number.
+# Logic: foldstudy/analysis/numbers.py.
 
 
 rule stats:
     input:
         unpack(evidence_inputs),
-        analysis=str(RESOURCES / "analysis.yaml"),
+        analysis=ANALYSIS_YAML,
+        arms=ARMS_YAML,
     output:
         numbers=report(
             "results/stats/numbers.json",
@@ -20,8 +22,6 @@ rule stats:
         ),
     log:
         "results/logs/stats.log",
-    params:
-        evidence=lambda wildcards, input: str(Path(input.rows).parent),
     conda:
         ENV
     script:

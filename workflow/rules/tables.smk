@@ -1,5 +1,6 @@
 # Tables (DESIGN §6): every table of the paper in Markdown, LaTeX and CSV. The target
 # results/tables also brings the figures, so one command rebuilds everything a reader sees.
+# Logic: foldstudy/report/tables.py.
 
 
 rule tables:
@@ -8,12 +9,13 @@ rule tables:
         numbers="results/stats/numbers.json",
         figures=rules.figures.output,
         probes=probe_table,
-        analysis=str(RESOURCES / "analysis.yaml"),
-        templates=expand(
-            str(RESOURCES / "templates" / "{t}.j2"), t=["table.md", "table.tex", "index.md"]
-        ),
+        analysis=ANALYSIS_YAML,
+        arms=ARMS_YAML,
+        templates=[
+            res("templates", f"{t}.j2") for t in ("table.md", "table.tex", "index.md")
+        ],
     output:
-        report(
+        tables=report(
             directory("results/tables"),
             patterns=["{name}.csv"],
             caption="../report/tables.rst",
@@ -22,10 +24,9 @@ rule tables:
         ),
     log:
         "results/logs/tables.log",
-    params:
-        resources=lambda wildcards, input: str(Path(input.analysis).parent),
-        titles=TABLE_TITLES,
     conda:
         ENV
+    params:
+        titles=TABLE_TITLES,
     script:
         "../scripts/tables.py"

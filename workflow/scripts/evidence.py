@@ -1,12 +1,6 @@
-from foldstudy.entry import logged
-from foldstudy.generate import publish_evidence
+from foldstudy.evidence.publish import evidence_stage
+from foldstudy.io import logged
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    publish_evidence(
-        {k: list(sm.input[k]) for k in ("rows", "checks", "folds")},
-        {k: sm.output[k] for k in ("rows", "checks", "folds")},
-        sm.output.manifest,
-        sm.params.config,
-        probes=(sm.input.probes, sm.output.probes),
-    )
+    evidence_stage(sm.input, sm.output, sm.params)

@@ -1,6 +1,6 @@
-from foldstudy.entry import logged
-from foldstudy.figures import write_figures
+from foldstudy.io import logged
+from foldstudy.report.figures import figures_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    write_figures(sm.input.rows, sm.input.numbers, sm.input.analysis, sm.params.out)
+    figures_stage(sm.input, sm.output, sm.params)

@@ -1,6 +1,6 @@
-from foldstudy.entry import logged, make_fixture
+from foldstudy.io import logged
+from foldstudy.study.fixtures import fixture_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    make_fixture(sm.params.resources, **sm.params.fx, fixture_out=sm.output.fixture,
-                 manifest_out=sm.output.manifest)
+    fixture_stage(sm.input, sm.output, sm.params)

@@ -1,6 +1,6 @@
-from foldstudy.entry import grade_sweep, logged
+from foldstudy.grade.rows import grade_stage
+from foldstudy.io import logged
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    grade_sweep(sm.params.resources, sm.input.fixture, list(sm.input.runs), sm.output.rows,
-                sm.output.checks, sm.output.folds)
+    grade_stage(sm.input, sm.output, sm.params)

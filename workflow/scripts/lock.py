@@ -1,7 +1,6 @@
-from foldstudy.entry import logged
-from foldstudy.generate import write_lock
+from foldstudy.io import logged
+from foldstudy.release.lock import lock_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    write_lock(sm.params.evidence, sm.params.numbers, sm.params.lock, sm.params.study,
-               resources=sm.params.resources, config=sm.params.config, **sm.params.dirs)
+    lock_stage(sm.input, sm.output, sm.params)

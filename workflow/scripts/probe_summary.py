@@ -1,6 +1,6 @@
-from foldstudy.entry import logged
-from foldstudy.probe import write_summary
+from foldstudy.io import logged
+from foldstudy.run.probe import probe_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    write_summary(list(sm.input), sm.output[0])
+    probe_stage(sm.input, sm.output, sm.params)

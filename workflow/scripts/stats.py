@@ -1,7 +1,6 @@
-from foldstudy.entry import logged
-from foldstudy.numbers import write_numbers
+from foldstudy.analysis.numbers import stats_stage
+from foldstudy.io import logged
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    write_numbers(sm.params.evidence, sm.output.numbers, sm.output.provenance,
-                  sm.output.macros, sm.input.analysis)
+    stats_stage(sm.input, sm.output, sm.params)

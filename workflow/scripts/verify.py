@@ -1,8 +1,6 @@
-from foldstudy.entry import logged
-from foldstudy.generate import verify_study
+from foldstudy.io import logged
+from foldstudy.release.lock import verify_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    verify_study(sm.params.evidence, sm.params.numbers, sm.params.lock, sm.params.claims,
-                 sm.params.report, resources=sm.params.resources, config=sm.params.config,
-                 **sm.params.dirs)
+    verify_stage(sm.input, sm.output, sm.params)

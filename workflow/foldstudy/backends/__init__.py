@@ -4,11 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Backend, BackendError, ChatRequest, ContextOverflow, Reply
+from .base import (
+    Backend,
+    BackendError,
+    ChatRequest,
+    ContextOverflow,
+    Reply,
+    resolve_model_config,
+)
 
 __all__ = ["Backend", "BackendError", "ChatRequest", "ContextOverflow", "Reply", "make_backend"]
 
 BACKENDS = ("embedded", "openai", "openrouter")
+
+
+def backend_class(kind: str) -> type[Backend]:
+    """The class of a backend kind, imported only when a job needs it."""
+    if kind == "embedded":
+        from .embedded import EmbeddedBackend
+
+        return EmbeddedBackend
+    if kind == "openai":
+        from .openai_compat import OpenAICompatBackend
+
+        return OpenAICompatBackend
+    if kind == "openrouter":
+        from .openrouter import OpenRouterBackend
+
+        return OpenRouterBackend
+    raise BackendError("config", f"backend {kind!r} is not available (known: "
+                       f"{', '.join(BACKENDS)})", False)
 
 
 def make_backend(name: str, model: dict[str, Any], pin: dict[str, Any] | None = None,
@@ -16,34 +41,14 @@ def make_backend(name: str, model: dict[str, Any], pin: dict[str, Any] | None = 
     """The backend a model's config names (config already validated).
 
     pin: the endpoint the probe pinned (openrouter), from results/probe/{model}.json.
-    replay: answer only from the response store, with the live backend's identity.
+    replay: answer only from the response store, with the identity the live backend
+    would have.
     """
-    kind = model["backend"]
+    cfg = resolve_model_config(model)
+    cls = backend_class(cfg["backend"])
     if replay:
-        from .replay import ReplayBackend, embedded_replay
+        from .replay import ReplayBackend
 
-        if kind == "embedded":
-            return embedded_replay(name, model)
-        live = make_backend(name, model, pin=pin)
-        identity = dict(live.identity)
-        live.close()
-        return ReplayBackend(identity)
-    if kind == "embedded":
-        from .embedded import EmbeddedBackend
-
-        return EmbeddedBackend(
-            model=name,
-            gguf=model.get("gguf"),
-            sha256=model.get("sha256"),
-            n_ctx=int(model.get("n_ctx", 4096)),
-            threads=int(model.get("threads", 1)),
-        )
-    if kind == "openai":
-        from .openai_compat import OpenAICompatBackend
-
-        return OpenAICompatBackend(name, model)
-    if kind == "openrouter":
-        from .openrouter import OpenRouterBackend
-
-        return OpenRouterBackend(name, model, pin=pin)
-    raise BackendError("config", f"backend {kind!r} is not available (known: {BACKENDS})", False)
+        return ReplayBackend(cls.describe(name, cfg, pin), cls.replay_tokenizer(cfg),
+                             cls.config_context_length(cfg))
+    return cls(name, cfg, pin)  # type: ignore[call-arg]

@@ -2,15 +2,68 @@
 
 Retry, caching and recording wrap this interface once (see store.py and call.py), never
 inside a provider, so every provider is a small class that only speaks its wire format.
+
+Every capability a caller may ask about is declared here with a default (inspect_ai's
+ModelAPI shape), and a provider overrides what it can do: nothing downstream asks an
+object what it is with getattr or hasattr.
 """
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 CHARS_PER_TOKEN_ESTIMATE = 4.0
+
+# The one place a model's config gets its defaults (DESIGN §4): the study config
+# resolves every model through resolve_model_config, and each backend reads the
+# resolved dict without defaults of its own. Retry keys apply to the HTTP backends.
+_RETRY_DEFAULTS = {"max_attempts": 4, "retry_initial_wait_s": 1.0, "retry_max_wait_s": 30.0}
+MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "embedded": {"gguf": None, "sha256": None, "n_ctx": 4096, "threads": 2},
+    "openai": {
+        "model_id": None, "api_key_env": None, "server": "openai-compatible",
+        "structured_output": "json_schema", "strict_schema": True, "extra_body": {},
+        "context_length": None, "timeout_s": 300.0, **_RETRY_DEFAULTS,
+    },
+    "openrouter": {
+        "base_url": "https://openrouter.ai/api/v1", "api_key_env": "OPENROUTER_API_KEY",
+        "provider": None, "quantization": None, "reasoning": {"effort": "none"},
+        "require_parameters": True, "structured_output": "json_schema",
+        "strict_schema": True, "extra_body": {}, "context_length": None,
+        "timeout_s": 300.0, **_RETRY_DEFAULTS,
+    },
+}
+# A null written for these means "the default", not "none" (a null reasoning object,
+# by contrast, means: send no reasoning parameter).
+_NULL_IS_DEFAULT = ("base_url", "api_key_env")
+
+
+def resolve_model_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A model's config with its backend's defaults filled in (config already validated)."""
+    out = copy.deepcopy(MODEL_DEFAULTS.get(cfg["backend"], {}))
+    for k, v in cfg.items():
+        if v is None and k in _NULL_IS_DEFAULT and k in out:
+            continue
+        out[k] = copy.deepcopy(v)
+    return out
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try one call before it is recorded as an infrastructure fault."""
+
+    max_attempts: int = 4
+    initial_wait_s: float = 1.0
+    max_wait_s: float = 30.0
+
+    @classmethod
+    def from_model(cls, model: dict[str, Any]) -> RetryPolicy:
+        return cls(max_attempts=int(model["max_attempts"]),
+                   initial_wait_s=float(model["retry_initial_wait_s"]),
+                   max_wait_s=float(model["retry_max_wait_s"]))
 
 
 @dataclass(frozen=True)
@@ -29,6 +82,56 @@ class ChatRequest:
         d = asdict(self)
         d["messages"] = [dict(m) for m in self.messages]
         return d
+
+
+def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema a decoder's grammar enforces: structure only, ceilings removed.
+
+    llama.cpp expands maxLength into nested grammar rules and rejects (or crashes on)
+    large ones, and hosted strict modes often ignore it, so the grammar enforces fields,
+    types and required keys; every reply is validated against the full schema afterwards.
+    """
+    out = copy.deepcopy(schema)
+    for prop in out.get("properties", {}).values():
+        prop.pop("maxLength", None)
+    return out
+
+
+def response_format(request: ChatRequest, style: str, strict: bool) -> dict[str, Any] | None:
+    """The response_format a schema request sends in this style (None for plain arms).
+
+    Styles (reference B): `json_schema`, OpenAI's nested form (the gateway, vLLM,
+    Ollama); `json_object_schema`, `{"type": "json_object", "schema": ...}` (llama.cpp's
+    server, llama-cpp-python in and out of process); `json_object`, no schema at all.
+    """
+    if request.response_schema is None:
+        return None
+    schema = grammar_schema(request.response_schema)
+    if style == "json_schema":
+        return {"type": "json_schema",
+                "json_schema": {"name": request.schema_name, "strict": strict, "schema": schema}}
+    if style == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_object"}
+
+
+def chat_body(request: ChatRequest, style: str, strict: bool = True) -> dict[str, Any]:
+    """The one builder of a chat-completion body: messages, budget, sampling, schema.
+
+    Every backend sends this (the embedded one as keyword arguments); providers only
+    add their own routing keys around it.
+    """
+    body: dict[str, Any] = {
+        "messages": [dict(m) for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+    if request.seed is not None:
+        body["seed"] = request.seed
+    rf = response_format(request, style, strict)
+    if rf is not None:
+        body["response_format"] = rf
+    return body
 
 
 @dataclass
@@ -78,11 +181,54 @@ class ContextOverflow(BackendError):
         super().__init__("context_overflow", message, retryable=False, detail=detail)
 
 
+class ReplayMiss(BackendError):
+    """A replay asked for a call the response store never saw."""
+
+    def __init__(self, message: str, detail: dict | None = None):
+        super().__init__("replay_miss", message, retryable=False, detail=detail)
+
+
+class Tokenizer(Protocol):
+    """What counts and clips tokens exactly as a model does (its vocabulary)."""
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def clip(self, text: str, max_tokens: int) -> str: ...
+
+    def close(self) -> None: ...
+
+
 class Backend(ABC):
-    """A model behind one endpoint."""
+    """A model behind one endpoint, and what it can do."""
 
     #: what answered: recorded on every row, part of every cache key
     identity: dict[str, Any]
+    #: answers only from the response store; a miss raises ReplayMiss, never a call
+    replay: bool = False
+    #: how hard call.py tries one call before it is an infrastructure fault
+    retry_policy: RetryPolicy = RetryPolicy()
+    #: the context window (tokens) a fold must fit; None = the endpoint listing says
+    context_length: int | None = None
+    #: the probe lists this backend's endpoints and pins one (the gateway)
+    lists_endpoints: bool = False
+
+    @classmethod
+    @abstractmethod
+    def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+        """The identity a live backend of this config would have, without connecting or
+        loading anything: what a replay records so its cache keys are the live run's."""
+
+    @classmethod
+    def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
+        """The context window the config declares for this backend (None: not declared)."""
+        return None
+
+    @classmethod
+    def replay_tokenizer(cls, cfg: dict[str, Any]) -> Tokenizer | None:
+        """What counts and clips tokens in a replay as the live backend did (None: the
+        character estimate, which is what the live backend used too)."""
+        return None
 
     @abstractmethod
     def complete(self, request: ChatRequest) -> Reply: ...
@@ -99,6 +245,35 @@ class Backend(ABC):
         if self.count_tokens(text) <= max_tokens:
             return text
         return text[: int(max_tokens * CHARS_PER_TOKEN_ESTIMATE)]
+
+    def missing_key(self) -> str | None:
+        """Why no call can be authorised (no key in the environment), or None."""
+        return None
+
+    # -- what the probe uses (DESIGN §5) ----------------------------------------------
+
+    def wire_parameters(self, request: ChatRequest) -> list[str]:
+        """The parameters this request puts on the wire that the probe may remove one at
+        a time to name the one an endpoint refuses. None for an in-process model."""
+        return []
+
+    def without(self, params: frozenset[str] | set[str]) -> Backend:
+        """A copy that leaves `params` off the wire (only for wire_parameters' names)."""
+        raise BackendError("config", f"{type(self).__name__} sends no removable wire "
+                           "parameters", retryable=False)
+
+    def list_endpoints(self) -> list[dict[str, Any]]:
+        """The endpoints serving this model (only where lists_endpoints is true)."""
+        raise BackendError("config", f"{type(self).__name__} lists no endpoints",
+                           retryable=False)
+
+    def model_info(self) -> dict[str, Any] | None:
+        """The listing's entry for this model (reasoning, context), where there is one."""
+        return None
+
+    def pinned(self, pin: dict[str, Any]) -> Backend:
+        """This backend pinned to one listed endpoint."""
+        return self
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .base import Backend, ChatRequest, Reply
-from .retry import RetryPolicy, complete_with_retries
+from .base import Backend, ChatRequest, ReplayMiss, Reply
+from .retry import complete_with_retries
 from .store import ResponseStore, cache_key
 
 log = logging.getLogger(__name__)
@@ -18,7 +18,7 @@ def cached_complete(
 ) -> tuple[Reply, bool, str]:
     """The reply for this sample, from the store if it was ever paid for; (reply, hit, key).
 
-    A miss is sent with bounded retries (the backend's retry_policy, default RetryPolicy())
+    A miss is sent with bounded retries (the backend's retry_policy)
     and stored only once it succeeded, so a killed run resumes without re-sending any call
     that completed, and a failed call is tried again next time.
     """
@@ -26,14 +26,11 @@ def cached_complete(
     cached = store.get(key)
     if cached is not None:
         return cached, True, key
-    if getattr(backend, "replay", False):
-        from .replay import ReplayMiss
-
+    if backend.replay:
         raise ReplayMiss(
             f"request {key[:16]} (sample {sample}, model {backend.identity.get('model')}) "
             f"is not in the response store {store.root.name}/; replay never calls a model",
             detail={"key": key, "sample": sample})
-    policy = getattr(backend, "retry_policy", None) or RetryPolicy()
-    reply = complete_with_retries(backend, request, policy)
+    reply = complete_with_retries(backend, request, backend.retry_policy)
     store.put(key, request, sample, reply)
     return reply, False, key

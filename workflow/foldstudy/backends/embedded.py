@@ -1,21 +1,29 @@
 """The default backend: a small real instruct model run in-process by llama-cpp-python.
 
 Schema arms decode under a grammar built from the arm's schema with its ceilings
-removed (see spec.grammar_schema); the reply is then validated against the full
-schema by the fold, so a reply over its ceiling is recorded, not silently fixed.
+removed (base.grammar_schema); the reply is then validated against the full schema by
+the fold, so a reply over its ceiling is recorded, not silently fixed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..spec import grammar_schema
-from .base import Backend, BackendError, ChatRequest, ContextOverflow, Reply
+from ..io import sha256_file
+from .base import (
+    Backend,
+    BackendError,
+    ChatRequest,
+    ContextOverflow,
+    Reply,
+    Tokenizer,
+    chat_body,
+    resolve_model_config,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,57 +53,35 @@ def packaged_weights() -> Path:
     return Path(str(dist.locate_file(DEFAULT_FILE)))
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+def _weights(cfg: dict[str, Any]) -> tuple[Path, str | None]:
+    """The GGUF file and the sha256 it is pinned to (the packaged file's is known)."""
+    gguf = cfg["gguf"]
+    return (Path(gguf) if gguf else packaged_weights(),
+            cfg["sha256"] or (None if gguf else DEFAULT_SHA256))
 
 
-class EmbeddedBackend(Backend):
-    def __init__(
-        self,
-        model: str,
-        gguf: str | None = None,
-        sha256: str | None = None,
-        n_ctx: int = 4096,
-        threads: int = 1,
-    ) -> None:
-        path = Path(gguf) if gguf else packaged_weights()
-        expected = sha256 or (DEFAULT_SHA256 if not gguf else None)
-        if not path.is_file():
-            raise BackendError("weights_missing", f"no GGUF file at {path}", retryable=False)
-        digest = sha256_file(path)
-        if expected and digest != expected:
-            raise BackendError(
-                "weights_mismatch",
-                f"{path.name}: sha256 {digest} does not match the pinned {expected}",
-                retryable=False,
-            )
-        from llama_cpp import Llama  # heavy import, only for jobs that run the model
+def _identity(name: str, path: Path, sha256: str, n_ctx: int) -> dict[str, Any]:
+    return {
+        "backend": "embedded",
+        "model": name,
+        "weights": path.name,  # never the absolute path: it names the user's machine
+        "weights_sha256": sha256,
+        "n_ctx": n_ctx,
+        "llama_cpp_python": metadata.version("llama-cpp-python"),
+    }
 
-        self.n_ctx = n_ctx
-        self.llm = Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_threads=threads,
-            n_threads_batch=threads,
-            seed=0,
-            verbose=False,
-        )
-        self.identity = {
-            "backend": "embedded",
-            "model": model,
-            "weights": path.name,  # never the absolute path: it names the user's machine
-            "weights_sha256": digest,
-            "n_ctx": n_ctx,
-            "llama_cpp_python": metadata.version("llama-cpp-python"),
-        }
 
-    @property
-    def token_count_method(self) -> str:
-        return "exact"
+class GGUFTokenizer:
+    """A GGUF's vocabulary: exact token counts and clips, with or without the weights."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+
+    @classmethod
+    def vocab_only(cls, path: Path) -> GGUFTokenizer:
+        from llama_cpp import Llama  # heavy import, only for jobs that need it
+
+        return cls(Llama(model_path=str(path), vocab_only=True, verbose=False))
 
     def _tokens(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
@@ -109,31 +95,77 @@ class EmbeddedBackend(Backend):
             return text
         return self.llm.detokenize(toks[:max_tokens]).decode("utf-8", errors="ignore")
 
+    def close(self) -> None:
+        self.llm.close()
+
+
+class EmbeddedBackend(Backend):
+    def __init__(self, name: str, cfg: dict[str, Any] | None = None,
+                 pin: dict[str, Any] | None = None) -> None:
+        cfg = resolve_model_config({**(cfg or {}), "backend": "embedded"})
+        path, expected = _weights(cfg)
+        if not path.is_file():
+            raise BackendError("weights_missing", f"no GGUF file at {path}", retryable=False)
+        digest = sha256_file(path)
+        if expected and digest != expected:
+            raise BackendError(
+                "weights_mismatch",
+                f"{path.name}: sha256 {digest} does not match the pinned {expected}",
+                retryable=False,
+            )
+        from llama_cpp import Llama  # heavy import, only for jobs that run the model
+
+        threads = int(cfg["threads"])
+        self.llm = Llama(model_path=str(path), n_ctx=int(cfg["n_ctx"]), n_threads=threads,
+                         n_threads_batch=threads, seed=0, verbose=False)
+        self.tokenizer = GGUFTokenizer(self.llm)
+        self.context_length = int(cfg["n_ctx"])
+        self.identity = _identity(name, path, digest, self.context_length)
+
+    @classmethod
+    def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+        path, sha = _weights(cfg)
+        if sha is None:
+            raise BackendError("config", f"models.{name}: replay of a custom GGUF needs its "
+                               "sha256 in the config (the live run's identity names it)", False)
+        return _identity(name, path, sha, int(cfg["n_ctx"]))
+
+    @classmethod
+    def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
+        return int(cfg["n_ctx"])
+
+    @classmethod
+    def replay_tokenizer(cls, cfg: dict[str, Any]) -> Tokenizer | None:
+        return GGUFTokenizer.vocab_only(_weights(cfg)[0])
+
+    @property
+    def token_count_method(self) -> str:
+        return "exact"
+
+    def count_tokens(self, text: str) -> int:
+        return self.tokenizer.count_tokens(text)
+
+    def clip(self, text: str, max_tokens: int) -> str:
+        return self.tokenizer.clip(text, max_tokens)
+
+    def close(self) -> None:
+        self.llm.close()
+
     def complete(self, request: ChatRequest) -> Reply:
+        n_ctx = self.context_length or 0
         prompt_estimate = sum(
             self.count_tokens(m["content"]) + TEMPLATE_TOKENS_PER_MESSAGE for m in request.messages
         )
-        if prompt_estimate + request.max_tokens > self.n_ctx:
+        if prompt_estimate + request.max_tokens > n_ctx:
             raise ContextOverflow(
                 f"prompt ~{prompt_estimate} + max_tokens {request.max_tokens} tokens exceeds "
-                f"n_ctx {self.n_ctx}",
-                detail={"prompt_tokens": prompt_estimate, "n_ctx": self.n_ctx},
+                f"n_ctx {n_ctx}",
+                detail={"prompt_tokens": prompt_estimate, "n_ctx": n_ctx},
             )
-        kwargs: dict[str, Any] = {
-            "messages": [dict(m) for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-        }
-        if request.seed is not None:
-            kwargs["seed"] = request.seed
-        if request.response_schema is not None:
-            kwargs["response_format"] = {
-                "type": "json_object",
-                "schema": grammar_schema(request.response_schema),
-            }
         t0 = time.monotonic()
         try:
-            out = self.llm.create_chat_completion(**kwargs)
+            out = self.llm.create_chat_completion(**chat_body(request, "json_object_schema"))
         except ValueError as e:
             if "exceed context window" in str(e):
                 raise ContextOverflow(str(e)) from e
@@ -152,6 +184,3 @@ class EmbeddedBackend(Backend):
             cost_usd=0.0,
             raw={"id": out.get("id"), "model": out.get("model"), "usage": usage},
         )
-
-    def close(self) -> None:
-        self.llm.close()

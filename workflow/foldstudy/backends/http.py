@@ -87,30 +87,33 @@ def classify_http_error(status: int, body: Any, text: str, headers: dict[str, st
         detail["retry_after_s"] = ra
     if any(m in lowered for m in CONTEXT_MARKERS):
         return ContextOverflow(message, detail=detail)
-    if status == 401:
-        return BackendError("auth", message, retryable=False, detail=detail)
-    if status == 402:
-        return BackendError("insufficient_credits", message, retryable=False, detail=detail)
-    if status == 403:
-        return BackendError("moderation", message, retryable=False, detail=detail)
+    kind, retryable = _kind(status, lowered)
+    return BackendError(kind, message, retryable=retryable, detail=detail)
+
+
+# Statuses whose meaning does not depend on the body: (kind, retryable).
+_STATUS_KINDS = {401: ("auth", False), 402: ("insufficient_credits", False),
+                 403: ("moderation", False), 408: ("timeout", True),
+                 429: ("rate_limited", True)}
+
+
+def _kind(status: int, lowered: str) -> tuple[str, bool]:
+    """The failure class of an HTTP error and whether sending it again may succeed."""
+    if status in _STATUS_KINDS:
+        return _STATUS_KINDS[status]
     if status in (404, 503) and any(m in lowered for m in NO_ENDPOINT_MARKERS):
-        return BackendError("no_endpoint", message, retryable=False, detail=detail)
+        return "no_endpoint", False
     if status == 404:
-        return BackendError("not_found", message, retryable=False, detail=detail)
-    if status == 408:
-        return BackendError("timeout", message, retryable=True, detail=detail)
-    if status == 429:
-        return BackendError("rate_limited", message, retryable=True, detail=detail)
+        return "not_found", False
     if status >= 500 and "validation error" in lowered:
         # llama-cpp-python's server answers a request it cannot parse with HTTP 500:
         # the request is wrong, so sending it again proves nothing.
-        return BackendError("bad_request", message, retryable=False, detail=detail)
+        return "bad_request", False
     if status >= 500:
-        return BackendError("server", message, retryable=True, detail=detail)
+        return "server", True
     if "reasoning" in lowered and ("mandatory" in lowered or "cannot be disabled" in lowered):
-        return BackendError("reasoning_mandatory", message, retryable=False, detail=detail)
-    return BackendError("bad_request", message, retryable=False, detail=detail)
-
+        return "reasoning_mandatory", False
+    return "bad_request", False
 
 def _send(session: requests.Session, method: str, url: str, timeout_s: float,
           **kwargs: Any) -> requests.Response:

@@ -14,104 +14,104 @@ from typing import Any
 
 import requests
 
-from ..spec import grammar_schema
-from .base import Backend, BackendError, ChatRequest, Reply
+from .base import (
+    Backend,
+    BackendError,
+    ChatRequest,
+    Reply,
+    RetryPolicy,
+    chat_body,
+    resolve_model_config,
+)
 from .http import parse_choice, post_json, read_key
-from .retry import RetryPolicy
 
-STRUCTURED_STYLES = ("json_schema", "json_object_schema", "json_object")
-
-
-def response_format(request: ChatRequest, style: str, strict: bool) -> dict[str, Any] | None:
-    """The response_format a schema request sends in this style (None for plain arms).
-
-    The decoder enforces the structure; the declared ceilings travel in the schema the
-    model reads in its prompt and are checked on the reply (DESIGN §4).
-    """
-    if request.response_schema is None:
-        return None
-    schema = grammar_schema(request.response_schema)
-    if style == "json_schema":
-        return {"type": "json_schema",
-                "json_schema": {"name": request.schema_name, "strict": strict, "schema": schema}}
-    if style == "json_object_schema":
-        return {"type": "json_object", "schema": schema}
-    return {"type": "json_object"}
+# Keys that route a request rather than parameterise it: never removed by the probe.
+ROUTING_KEYS = ("model", "messages")
 
 
-class Omittable:
-    """A backend whose probe may remove wire parameters one at a time (DESIGN §5)."""
+class OpenAICompatBackend(Backend):
+    kind = "openai"
 
-    identity: dict[str, Any]
-    omit: frozenset[str] = frozenset()
+    def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                 ) -> None:
+        cfg = resolve_model_config({**cfg, "backend": self.kind})
+        self.name = name
+        self.base_url = str(cfg["base_url"]).rstrip("/")
+        self.model_id = cfg["model_id"] or name
+        self.style = cfg["structured_output"]
+        self.strict = bool(cfg["strict_schema"])
+        self.extra_body = dict(cfg["extra_body"])
+        self.timeout_s = float(cfg["timeout_s"])
+        self.key_env = cfg["api_key_env"]
+        self._key = read_key(self.key_env)
+        self.retry_policy = RetryPolicy.from_model(cfg)
+        self.context_length = self.config_context_length(cfg)
+        self.session = requests.Session()
+        self.omit: frozenset[str] = frozenset()
+        self.identity = self.describe(name, cfg, pin)
+
+    @classmethod
+    def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+        # Never the URL (it may name a private host) and never the key.
+        cfg = resolve_model_config({**cfg, "backend": cls.kind})
+        return {
+            "backend": "openai",
+            "model": name,
+            "model_id": cfg["model_id"] or name,
+            "server": cfg["server"],
+            "structured_output": cfg["structured_output"],
+            "extra_body": dict(cfg["extra_body"]),
+        }
+
+    @classmethod
+    def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
+        return cfg.get("context_length")
+
+    @property
+    def token_count_method(self) -> str:
+        return "exact"
+
+    # -- the request ---------------------------------------------------------------
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        body = {"model": self.model_id, **chat_body(request, self.style, self.strict),
+                **self.extra_body}
+        return {k: v for k, v in body.items() if k not in self.omit}
+
+    def wire_parameters(self, request: ChatRequest) -> list[str]:
+        return [k for k in self.body(request) if k not in self.routing_keys()]
+
+    def routing_keys(self) -> tuple[str, ...]:
+        return ROUTING_KEYS
 
     def without(self, params: frozenset[str] | set[str]) -> Backend:
         """A copy that leaves `params` off the wire; its identity (and cache key) says so."""
         other = copy.copy(self)
         other.omit = frozenset(params)
         other.identity = {**self.identity, "omit": sorted(other.omit)}
-        return other  # type: ignore[return-value]
+        return other
 
-    def _strip(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in body.items() if k not in self.omit}
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
 
-
-class OpenAICompatBackend(Omittable, Backend):
-    def __init__(self, model: str, cfg: dict[str, Any]) -> None:
-        self.base_url = str(cfg["base_url"]).rstrip("/")
-        self.model_id = cfg.get("model_id") or model
-        self.style = cfg.get("structured_output", "json_schema")
-        self.strict = bool(cfg.get("strict_schema", True))
-        self.extra_body = dict(cfg.get("extra_body") or {})
-        self.timeout_s = float(cfg.get("timeout_s", 300))
-        self.n_ctx = cfg.get("context_length")
-        self._key = read_key(cfg.get("api_key_env"))
-        self.retry_policy = RetryPolicy.from_model(cfg)
-        self.session = requests.Session()
-        # Never the URL (it may name a private host) and never the key.
-        self.identity = {
-            "backend": "openai",
-            "model": model,
-            "model_id": self.model_id,
-            "server": cfg.get("server", "openai-compatible"),
-            "structured_output": self.style,
-            "extra_body": self.extra_body,
-        }
-
-    @property
-    def token_count_method(self) -> str:
-        return "exact"
-
-    def body(self, request: ChatRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model_id,
-            "messages": [dict(m) for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-        }
-        if request.seed is not None:
-            body["seed"] = request.seed
-        rf = response_format(request, self.style, self.strict)
-        if rf is not None:
-            body["response_format"] = rf
-        body.update(self.extra_body)
-        return self._strip(body)
-
-    def wire_parameters(self, request: ChatRequest) -> list[str]:
-        return [k for k in self.body(request) if k not in ("model", "messages")]
-
-    def complete(self, request: ChatRequest) -> Reply:
-        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+    def post(self, request: ChatRequest) -> tuple[dict[str, Any], dict[str, Any], str,
+                                                   dict[str, Any], float]:
+        """Send one chat completion: (body, choice, finish_reason, usage, latency_s)."""
         body, _, latency = post_json(self.session, f"{self.base_url}/chat/completions",
-                                     self.body(request), headers, self.timeout_s, self._key)
+                                     self.body(request), self.headers(), self.timeout_s,
+                                     self._key)
         choice, finish = parse_choice(body, self._key)
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        text = choice["message"].get("content") or ""
+        return body, choice, finish, usage, latency
+
+    def complete(self, request: ChatRequest) -> Reply:
+        body, choice, finish, usage, latency = self.post(request)
         if "prompt_tokens" not in usage:
             raise BackendError("malformed", "reply carries no usage token counts",
                                retryable=True)
         return Reply(
-            text=text,
+            text=choice["message"].get("content") or "",
             finish_reason=finish,
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),

@@ -12,16 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import requests
-
-from .base import Backend, BackendError, ChatRequest, Reply
-from .http import get_json, parse_choice, post_json, read_key
-from .openai_compat import Omittable, response_format
-from .retry import RetryPolicy
-
-DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
-DEFAULT_KEY_ENV = "OPENROUTER_API_KEY"
-ROUTING_KEYS = ("model", "messages", "provider")
+from .base import BackendError, ChatRequest, Reply, resolve_model_config
+from .http import get_json
+from .openai_compat import ROUTING_KEYS, OpenAICompatBackend
 
 
 def endpoint_pin(ep: dict[str, Any]) -> dict[str, Any]:
@@ -47,45 +40,49 @@ def _price(v: Any) -> float | None:
         return None
 
 
-class OpenRouterBackend(Omittable, Backend):
-    def __init__(self, model: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None):
-        self.model = model
-        self.model_id = cfg.get("model_id") or model
-        self.base_url = str(cfg.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
-        self.key_env = cfg.get("api_key_env") or DEFAULT_KEY_ENV
-        self._key = read_key(self.key_env)
-        self.timeout_s = float(cfg.get("timeout_s", 300))
-        self.reasoning = cfg.get("reasoning", {"effort": "none"})
-        self.require_parameters = bool(cfg.get("require_parameters", True))
-        self.strict = bool(cfg.get("strict_schema", True))
-        self.quantization = cfg.get("quantization")
-        self.retry_policy = RetryPolicy.from_model(cfg)
-        self.session = requests.Session()
+class OpenRouterBackend(OpenAICompatBackend):
+    """The gateway: an OpenAI-compatible server plus endpoint listing and pinning."""
+
+    kind = "openrouter"
+    lists_endpoints = True
+
+    def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None):
+        cfg = resolve_model_config({**cfg, "backend": self.kind})
+        super().__init__(name, cfg, pin)
+        self.cfg = cfg
+        self.reasoning = cfg["reasoning"]
+        self.require_parameters = bool(cfg["require_parameters"])
         self.pin = pin
-        self.identity = {
+
+    @classmethod
+    def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+        cfg = resolve_model_config({**cfg, "backend": cls.kind})
+        return {
             "backend": "openrouter",
-            "model": model,
-            "model_id": self.model_id,
-            "pin": (pin or {}).get("provider_name") or cfg.get("provider"),
-            "pin_tag": (pin or {}).get("tag") or cfg.get("provider"),
-            "quantization": (pin or {}).get("quantization") or self.quantization,
+            "model": name,
+            "model_id": cfg["model_id"] or name,
+            "pin": (pin or {}).get("provider_name") or cfg["provider"],
+            "pin_tag": (pin or {}).get("tag") or cfg["provider"],
+            "quantization": (pin or {}).get("quantization") or cfg["quantization"],
             "allow_fallbacks": False,
-            "require_parameters": self.require_parameters,
-            "reasoning": self.reasoning,
+            "require_parameters": bool(cfg["require_parameters"]),
+            "reasoning": cfg["reasoning"],
         }
 
-    @property
-    def has_key(self) -> bool:
-        return self._key is not None
+    @classmethod
+    def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
+        return None  # the endpoint listing says, once the probe pins one
 
-    @property
-    def token_count_method(self) -> str:
-        return "exact"  # usage counts come from the model's native tokenizer (reference A4)
+    def missing_key(self) -> str | None:
+        if self._key:
+            return None
+        return f"no API key: the environment variable {self.key_env} is not set"
 
-    def _headers(self) -> dict[str, str]:
-        if not self._key:
-            raise BackendError("auth", f"no API key: set the environment variable "
-                               f"{self.key_env}", retryable=False, detail={"no_key": True})
+    def headers(self) -> dict[str, str]:
+        problem = self.missing_key()
+        if problem:
+            raise BackendError("auth", problem, retryable=False, detail={"no_key": True})
         return {"Authorization": f"Bearer {self._key}", "X-OpenRouter-Title": "foldstudy"}
 
     # -- discovery (reference A5) --------------------------------------------------
@@ -93,7 +90,7 @@ class OpenRouterBackend(Omittable, Backend):
     def list_endpoints(self) -> list[dict[str, Any]]:
         author_slug = self.model_id.split(":", 1)[0]
         body = get_json(self.session, f"{self.base_url}/models/{author_slug}/endpoints",
-                        self._headers(), min(self.timeout_s, 60), self._key)
+                        self.headers(), min(self.timeout_s, 60), self._key)
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
         eps = data.get("endpoints")
         if not isinstance(eps, list):
@@ -102,7 +99,7 @@ class OpenRouterBackend(Omittable, Backend):
         return eps
 
     def model_info(self) -> dict[str, Any] | None:
-        body = get_json(self.session, f"{self.base_url}/models", self._headers(),
+        body = get_json(self.session, f"{self.base_url}/models", self.headers(),
                         min(self.timeout_s, 60), self._key)
         for m in body.get("data") or []:
             if isinstance(m, dict) and m.get("id") == self.model_id:
@@ -111,16 +108,13 @@ class OpenRouterBackend(Omittable, Backend):
 
     def pinned(self, pin: dict[str, Any]) -> OpenRouterBackend:
         """This backend pinned to one listed endpoint."""
-        cfg = {"model_id": self.model_id, "base_url": self.base_url,
-               "api_key_env": self.key_env, "timeout_s": self.timeout_s,
-               "reasoning": self.reasoning, "require_parameters": self.require_parameters,
-               "strict_schema": self.strict, "quantization": pin.get("quantization"),
-               "max_attempts": self.retry_policy.max_attempts,
-               "retry_initial_wait_s": self.retry_policy.initial_wait_s,
-               "retry_max_wait_s": self.retry_policy.max_wait_s}
-        return OpenRouterBackend(self.model, cfg, pin)
+        return OpenRouterBackend(self.name, {**self.cfg, "quantization": pin.get("quantization")},
+                                 pin)
 
     # -- the call ------------------------------------------------------------------
+
+    def routing_keys(self) -> tuple[str, ...]:
+        return (*ROUTING_KEYS, "provider")
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         provider: dict[str, Any] = {"allow_fallbacks": False,
@@ -131,34 +125,18 @@ class OpenRouterBackend(Omittable, Backend):
             provider["order"] = [tag]
         if self.identity["quantization"]:
             provider["quantizations"] = [self.identity["quantization"]]
-        body: dict[str, Any] = {
-            "model": self.model_id,
-            "messages": [dict(m) for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
+        body = {
+            **super().body(request),
             "provider": provider,
             # Benchmarks disable middle-out compression explicitly (reference A1).
             "plugins": [{"id": "context-compression", "enabled": False}],
         }
-        if request.seed is not None:
-            body["seed"] = request.seed
-        rf = response_format(request, "json_schema", self.strict)
-        if rf is not None:
-            body["response_format"] = rf
         if self.reasoning:
             body["reasoning"] = self.reasoning
-        return self._strip(body)
-
-    def wire_parameters(self, request: ChatRequest) -> list[str]:
-        return [k for k in self.body(request) if k not in ROUTING_KEYS]
+        return {k: v for k, v in body.items() if k not in self.omit}
 
     def complete(self, request: ChatRequest) -> Reply:
-        headers = self._headers()
-        body, resp_headers, latency = post_json(
-            self.session, f"{self.base_url}/chat/completions", self.body(request), headers,
-            self.timeout_s, self._key)
-        choice, finish = parse_choice(body, self._key)
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        body, choice, finish, usage, latency = self.post(request)
         served = body.get("provider") or self._served_by(body.get("id"))
         details = usage.get("completion_tokens_details") or {}
         message = choice["message"]
@@ -187,12 +165,9 @@ class OpenRouterBackend(Omittable, Backend):
         if not generation_id:
             return None
         try:
-            body = get_json(self.session, f"{self.base_url}/generation", self._headers(),
+            body = get_json(self.session, f"{self.base_url}/generation", self.headers(),
                             min(self.timeout_s, 30), self._key, params={"id": generation_id})
         except BackendError:
             return None
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
         return data.get("provider_name")
-
-    def close(self) -> None:
-        self.session.close()

@@ -1,24 +1,17 @@
 """Replay: answers only from the response store, so a reviewer re-runs the whole DAG
 with no key, no server and no model call. A miss is an error naming the request.
 
-The replay backend carries the identity the live backend had (so every cache key is
-the one the live run wrote) and counts and clips tokens as the live backend did (so
-every carry is clipped byte-for-byte the same): for the embedded model that needs the
-GGUF's vocabulary only, loaded without its weights.
+The replay backend carries the identity the live backend would have (the backend class
+describes it from the config, so every cache key is the one the live run wrote) and
+counts and clips tokens as the live backend did (so every carry is clipped byte for
+byte the same): for the embedded model that is the GGUF's vocabulary, without weights.
 """
 
 from __future__ import annotations
 
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
-from .base import Backend, BackendError, ChatRequest, Reply
-
-
-class ReplayMiss(BackendError):
-    def __init__(self, message: str, detail: dict | None = None):
-        super().__init__("replay_miss", message, retryable=False, detail=detail)
+from .base import Backend, ChatRequest, ReplayMiss, Reply, Tokenizer
 
 
 class ReplayBackend(Backend):
@@ -26,15 +19,21 @@ class ReplayBackend(Backend):
 
     replay = True
 
-    def __init__(self, identity: dict[str, Any], tokenizer: Backend | None = None,
-                 token_count_method: str = "exact") -> None:
+    def __init__(self, identity: dict[str, Any], tokenizer: Tokenizer | None = None,
+                 context_length: int | None = None) -> None:
         self.identity = identity
         self._tokenizer = tokenizer
-        self._method = token_count_method
+        self.context_length = context_length
+
+    @classmethod
+    def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+        raise NotImplementedError("a replay takes the identity of the backend it replays")
 
     @property
     def token_count_method(self) -> str:
-        return self._method
+        # Every live backend counts exactly (a tokenizer or the server's usage).
+        return "exact"
 
     def count_tokens(self, text: str) -> int:
         if self._tokenizer is not None:
@@ -53,29 +52,3 @@ class ReplayBackend(Backend):
     def close(self) -> None:
         if self._tokenizer is not None:
             self._tokenizer.close()
-
-
-def embedded_replay(name: str, cfg: dict[str, Any]) -> ReplayBackend:
-    """The embedded model's identity and tokenizer, without loading its weights."""
-    from .embedded import DEFAULT_SHA256, EmbeddedBackend, packaged_weights
-
-    gguf = cfg.get("gguf")
-    path = Path(gguf) if gguf else packaged_weights()
-    sha = cfg.get("sha256") or (DEFAULT_SHA256 if not gguf else None)
-    if sha is None:
-        raise BackendError("config", f"models.{name}: replay of a custom GGUF needs its "
-                           "sha256 in the config (the live run's identity names it)", False)
-    identity = {
-        "backend": "embedded",
-        "model": name,
-        "weights": path.name,
-        "weights_sha256": sha,
-        "n_ctx": int(cfg.get("n_ctx", 4096)),
-        "llama_cpp_python": metadata.version("llama-cpp-python"),
-    }
-    from llama_cpp import Llama
-
-    tok = EmbeddedBackend.__new__(EmbeddedBackend)
-    tok.n_ctx = identity["n_ctx"]
-    tok.llm = Llama(model_path=str(path), vocab_only=True, verbose=False)
-    return ReplayBackend(identity, tokenizer=tok)

@@ -11,31 +11,13 @@ would cost time and prove nothing.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from .base import Backend, BackendError, ChatRequest, Reply
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to try one call before it is recorded as an infrastructure fault."""
-
-    max_attempts: int = 4
-    initial_wait_s: float = 1.0
-    max_wait_s: float = 30.0
-
-    @classmethod
-    def from_model(cls, model: dict[str, Any]) -> RetryPolicy:
-        return cls(
-            max_attempts=int(model.get("max_attempts", 4)),
-            initial_wait_s=float(model.get("retry_initial_wait_s", 1.0)),
-            max_wait_s=float(model.get("retry_max_wait_s", 30.0)),
-        )
+from .base import Backend, BackendError, ChatRequest, Reply, RetryPolicy
 
 
 def _retryable(e: BaseException) -> bool:
@@ -54,7 +36,7 @@ def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryP
 
     def wait(state: RetryCallState) -> float:
         e = state.outcome.exception() if state.outcome else None
-        retry_after = getattr(e, "detail", {}).get("retry_after_s") if e else None
+        retry_after = e.detail.get("retry_after_s") if isinstance(e, BackendError) else None
         if retry_after is not None:
             return min(float(retry_after), policy.max_wait_s)
         return backoff(state)

@@ -7,18 +7,12 @@ so parallel jobs and a SIGKILL mid-write leave either a whole entry or none.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..io import canonical_json, sha256_text, write_text
 from .base import ChatRequest, Reply
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def cache_key(request: ChatRequest, endpoint: dict[str, Any], sample: dict[str, Any]) -> str:
@@ -33,7 +27,7 @@ def cache_key(request: ChatRequest, endpoint: dict[str, Any], sample: dict[str, 
     paths on this machine, so a store moves between machines intact.
     """
     payload = {"request": request.canonical(), "endpoint": endpoint, "sample": sample}
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    return sha256_text(canonical_json(payload))
 
 
 class ResponseStore:
@@ -54,17 +48,6 @@ class ResponseStore:
         return Reply.from_dict(json.loads(p.read_text(encoding="utf-8"))["reply"])
 
     def put(self, key: str, request: ChatRequest, sample: dict[str, Any], reply: Reply) -> None:
-        p = self.path(key)
-        p.parent.mkdir(parents=True, exist_ok=True)
         entry = {"key": key, "sample": sample, "request": request.canonical(),
                  "reply": reply.to_dict()}
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(canonical_json(entry))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text(canonical_json(entry), self.path(key), fsync=True)

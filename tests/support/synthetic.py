@@ -2,24 +2,34 @@
 
 For tests and bench/ only: the statistics, tables and figures must be exercised at the
 paper's scale (and 100x it) without a model. The package has the exact columns of
-foldstudy/columns.py and the paper's shape: many models, all twelve arms, a
-distributed-facts anchor sweep, a single-chunk sweep and a capacity sweep; near-binary
-rows (a row succeeds or fails, then its checks follow at 93% / 4%); healthy,
-over-writing and under-writing models with the fills of paper §4.6-4.7; headings that
-arrive with success on single-field schemas and always under q. It measures nothing.
+foldstudy/evidence/columns.py, the arms of resources/arms.yaml, and the paper's shape:
+many models, all twelve arms, a distributed-facts anchor sweep, a single-chunk sweep and
+a capacity sweep; near-binary rows (a row succeeds or fails, then its checks follow at
+93% / 4%); healthy, over-writing and under-writing models with the fills of paper
+§4.6-4.7; headings that arrive with success on single-field schemas and always under q.
+It measures nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import columns
+from foldstudy.evidence import columns
+from foldstudy.study.spec import arm_ids, load_arm_table, resolve_arm
 
-ARMS = ["f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g"]
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+_TABLE = load_arm_table(RESOURCES)
+SPECS = {a: resolve_arm(a, _TABLE, RESOURCES, 1.0) for a in arm_ids(_TABLE)}
+ARMS = list(SPECS)
+CEILING = {a: s.declared_ceiling_chars for a, s in SPECS.items() if s.declared_ceiling_chars}
+N_FIELDS = {a: s.n_fields for a, s in SPECS.items()}
+PROMPT = {a: s.system_prompt_name for a, s in SPECS.items()}
+SCHEMA_ARMS = [a for a, s in SPECS.items() if s.schema is not None]
 SWEEPS = [  # name, scenario, arms, repeats factor
     ("anchor", "distributed", ARMS, 1.0),
     ("single", "single_chunk", ["j", "p", "q", "o", "m"], 1.0),
@@ -28,10 +38,6 @@ SWEEPS = [  # name, scenario, arms, repeats factor
 FAMILIES = ["qwen", "glm", "mistral", "gemma", "granite", "ling", "deepseek", "minimax",
             "nemotron", "mimo", "hy", "llama"]
 SIZES = ["3b", "8b", "9b", "27b", "35b-a3b", "120b"]
-CEILING = {"f": 1024, "g": 1024, "n": 9600, "j": 9600, "p": 9600, "q": 9600, "t": 4800}
-N_FIELDS = {"f": 3, "g": 3, "n": 3, "j": 1, "p": 1, "t": 1, "q": 5, "k": 6}
-PROMPT = {"f": "deployed_shared", "n": "deployed_shared", "g": "deployed_shared",
-          "o": "unstructured_prose", "k": "semantic_fields", "l": "headings_deployed"}
 CHECKS_PER_ROW = {"distributed": 14, "single_chunk": 7}
 LABELS = [("primary ingress port", "port"), ("metrics exporter port", "port"),
           ("migration state file path", "path"), ("shard count of the event store",
@@ -77,7 +83,7 @@ def _model_traits(rng: np.random.Generator, n: int) -> list[dict[str, float | st
 
 
 def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(rows, checks) with exactly n_rows rows, as foldstudy.evidence.read_csv returns them."""
+    """(rows, checks) with exactly n_rows rows, as foldstudy.evidence.load reads them."""
     rng = np.random.default_rng(seed)
     per_model = sum(len(a) * f for _, _, a, f in SWEEPS)
     n_models = min(64, max(4, n_rows // 30))  # 620 rows: ~15 models, as in the paper
@@ -134,7 +140,7 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
     headings = np.select([np.isin(arm, ["q", "m", "u", "l", "k"]), arm == "o", single_field],
                          [np.full(n, 5), np.zeros(n, int), np.where(success, h_ok, h_bad)],
                          rng.choice([0, 1], n))
-    schema_arm = np.isin(arm, ["f", "n", "j", "p", "q", "k", "t", "g"])
+    schema_arm = np.isin(arm, SCHEMA_ARMS)
     folds = np.full(n, 5)
     parse_failures = np.where(schema_arm, rng.binomial(5, 0.02, n), 0)
     schema_invalid = np.where(np.isin(arm, ["j", "p"]), rng.binomial(5, 0.05, n), 0)
@@ -169,7 +175,7 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         "carrier_present": np.bincount(row_idx, weights=in_carrier, minlength=n).astype(int),
         "abstained": np.bincount(row_idx, weights=abstained, minlength=n) > 0,
         "catchup_fired": catchup,
-        "system_prompt_sha256": [_sha(PROMPT.get(a, "fixed_headings")) for a in arm],
+        "system_prompt_sha256": [_sha(PROMPT[a]) for a in arm],
         "n_correct_unit_lenient": n_correct,
         "n_fabricated": np.bincount(row_idx, weights=fabricated, minlength=n).astype(int),
         "n_stock_signature": np.bincount(row_idx, weights=stock, minlength=n).astype(int),

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .spec import Fact
+from ..study.spec import Fact
 
 # A value is a whole token when no word character touches it, and no joiner (- . / @,
 # and : on the right) sits between it and a word character: "52677" is not in "152677",

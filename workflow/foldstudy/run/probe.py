@@ -25,10 +25,11 @@ from typing import Any
 
 import jsonschema
 
-from .backends.base import Backend, BackendError, ChatRequest, ContextOverflow
-from .backends.call import cached_complete
-from .backends.store import ResponseStore
-from .spec import Arm, grammar_schema
+from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow, grammar_schema
+from ..backends.call import cached_complete
+from ..backends.store import ResponseStore
+from ..io import read_json, write_json
+from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +44,6 @@ INSUFFICIENT_CREDITS = "insufficient_credits"
 ENDPOINT_NOT_LISTED = "pinned_endpoint_not_listed"
 SERVED_BY_OTHER = "served_by_other_endpoint"
 MODEL_NOT_FOUND = "model_not_found"
-VERDICTS = (OK, NO_ENDPOINT_FOR_PARAMETERS, REASONING_NOT_DISABLEABLE, SCHEMA_NONCONFORMING,
-            CONTEXT_TOO_SHORT, AUTH_FAILED, UNREACHABLE, INSUFFICIENT_CREDITS,
-            ENDPOINT_NOT_LISTED, SERVED_BY_OTHER, MODEL_NOT_FOUND)
 # Faults that say nothing about the request: the same call may work later.
 TRANSIENT_KINDS = ("unreachable", "timeout", "server", "rate_limited", "malformed",
                    "provider_error")
@@ -192,8 +190,7 @@ def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape
                 temperature: float, seed: int, reasoning_mandatory: bool) -> dict[str, Any]:
     """One shape: the exact request, then one parameter removed at a time if refused."""
     request = shape.request(temperature, seed)
-    wire = getattr(backend, "wire_parameters", None)
-    params = wire(request) if wire else []
+    params = backend.wire_parameters(request)
     sample = {"probe": model, "shape": shape.name}
     first = _attempt(backend, store, request, sample)
     result: dict[str, Any] = {"shape": shape.name, "arms": list(shape.arms),
@@ -221,10 +218,9 @@ def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape
     if g:
         return {**result, "verdict": g[0], "reason": g[1], "global": True}
     # Refused for this request: find the parameter responsible, one removal at a time.
-    without = getattr(backend, "without", None)
     responsible = []
-    for p in params if without else []:
-        a = _attempt(without({p}), store, request, {**sample, "omit": p})
+    for p in params:
+        a = _attempt(backend.without({p}), store, request, {**sample, "omit": p})
         result["removed"].append({"parameter": p, **_public(a)})
         if a["ok"]:
             responsible.append(p)
@@ -254,11 +250,11 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     }
     reasoning_mandatory = False
     fail: tuple[str, str] | None = None
-    if hasattr(backend, "list_endpoints"):
+    if backend.lists_endpoints:
         backend, fail, reasoning_mandatory = _pin(backend, model_cfg, required_context,
                                                   any(s.schema for s in shapes), record)
     else:
-        n_ctx = getattr(backend, "n_ctx", None) or model_cfg.get("n_ctx")
+        n_ctx = backend.context_length
         record["context_length"] = n_ctx
         if n_ctx and int(n_ctx) < required_context:
             fail = (CONTEXT_TOO_SHORT, f"n_ctx {n_ctx} < {required_context} tokens a fold needs")
@@ -300,13 +296,12 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     return record
 
 
-def _pin(backend: Any, cfg: dict[str, Any], required_context: int, needs_schema: bool,
+def _pin(backend: Backend, cfg: dict[str, Any], required_context: int, needs_schema: bool,
          record: dict[str, Any]) -> tuple[Backend, tuple[str, str] | None, bool]:
     """List the gateway's endpoints, pick or check the pin, pin the backend to it."""
-    if not getattr(backend, "has_key", True):
-        env = cfg.get("api_key_env") or "OPENROUTER_API_KEY"
-        return backend, (AUTH_FAILED, f"no API key: the environment variable {env} is not "
-                         "set; no call was made"), False
+    problem = backend.missing_key()
+    if problem:
+        return backend, (AUTH_FAILED, f"{problem}; no call was made"), False
     try:
         endpoints = backend.list_endpoints()
         info = backend.model_info() or {}
@@ -324,7 +319,7 @@ def _pin(backend: Any, cfg: dict[str, Any], required_context: int, needs_schema:
                                         required_context, needs_schema)
     if ep is None:
         return backend, (verdict, reason), mandatory
-    from .backends.openrouter import endpoint_pin
+    from ..backends.openrouter import endpoint_pin
 
     pin = endpoint_pin(ep)
     record["pin"] = pin
@@ -373,9 +368,8 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
               arm_dicts: list[dict[str, Any]], temperature: float, store_dir: str,
               replay: bool, out: str) -> dict[str, Any]:
     """One probe job: results/probe/{model}.json."""
-    from .backends import make_backend
-    from .entry import read_json, write_json
-    from .fixtures import CHARS_PER_TOKEN
+    from ..backends import make_backend
+    from ..study.fixtures import CHARS_PER_TOKEN
 
     arms = [Arm.from_dict(d) for d in arm_dicts]
     chunk_chars = max(len(c) for p in fixture_paths for c in read_json(p)["chunks"])
@@ -412,11 +406,17 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     return record
 
 
+def probe_model_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
+    """Rule probe_model: one model's verdicts."""
+    return run_probe(list(input.fixtures), params.name,
+                     {**params.model, "threads": params.threads}, params.arms,
+                     temperature=params.temperature, store_dir=params.store,
+                     replay=params.replay, out=output.verdicts)
+
+
 def write_summary(probe_paths: list[str], out: str) -> None:
     """results/probe/summary.tsv: one line per model, the operator's page before a run."""
     import csv
-
-    from .entry import read_json
 
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="", encoding="utf-8") as f:
@@ -425,3 +425,8 @@ def write_summary(probe_paths: list[str], out: str) -> None:
         for p in probe_paths:
             w.writerow(summary_row(read_json(p)))
     log.info("%s: %d models", out, len(probe_paths))
+
+
+def probe_stage(input: Any, output: Any, params: Any) -> None:
+    """Rule probe: the summary table of every model's verdict."""
+    write_summary(list(input.verdicts), output.summary)

@@ -8,8 +8,8 @@ number of models so a 60-model study stays legible.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -19,10 +19,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from . import analysis as A  # noqa: E402
-from . import columns  # noqa: E402
-from .analysis import Analysis  # noqa: E402
-from .outputs import FIGURES  # noqa: E402
+from ..analysis import analysis as A  # noqa: E402
+from ..analysis.analysis import Analysis  # noqa: E402
+from ..evidence import columns  # noqa: E402
+from ..evidence.load import read_artifact  # noqa: E402
+from ..io import read_json  # noqa: E402
+from .titles import FIGURES  # noqa: E402
 
 Numbers = dict[str, float | int]
 CLASS_COLOURS = {"works": "#7f7f7f", "rescued": "#1b9e77", "not rescued": "#d95f02",
@@ -111,7 +113,7 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
         ax.text(i + 0.5, 1.13, f"{prev} → {arm}: {d:+.3f}\n[{lo:+.3f}, {hi:+.3f}]",
                 ha="center", va="center", fontsize=7.5, color="#444444")
     ax.set_xticks(range(len(an.ladder)),
-                  [f"{a}\n{_title(a)}" for a in an.ladder], fontsize=8)
+                  [f"{a}\n{an.arm_title(a)}" for a in an.ladder], fontsize=8)
     ax.set_xlim(-0.5, len(an.ladder) - 0.3)
     ax.set_ylim(-0.02, 1.22)
     ax.set_yticks(np.linspace(0, 1, 6))
@@ -120,12 +122,6 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
                  "[95% CI])", fontsize=9.5)
     fig.tight_layout()
     return fig
-
-
-def _title(arm: str) -> str:
-    from .tables import ARM_TITLES
-
-    return ARM_TITLES.get(arm, "")
 
 
 def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
@@ -246,18 +242,15 @@ def make_figures(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> dict[str
         "headings-vs-recall": headings_vs_recall(rows, numbers, an),
         "partition-gap": partition_gap(rows, numbers, an),
     }
-    assert tuple(figs) == FIGURES, "outputs.FIGURES names what rule figures declares"
+    assert tuple(figs) == FIGURES, "report/titles.FIGURES names what rule figures declares"
     return figs
 
 
-def write_figures(rows_csv: str | Path, numbers_json: str | Path, analysis_yaml: str | Path,
+def write_figures(rows_csv: str | Path, numbers_json: str | Path, an: Analysis,
                   out_dir: str | Path) -> list[Path]:
-    """Entry point of rule figures: each figure as PNG (200 dpi) and SVG."""
-    from .numbers import read_artifact
-
+    """Each figure as PNG (200 dpi) and SVG."""
     rows = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
-    numbers = json.loads(Path(numbers_json).read_text(encoding="utf-8"))
-    an = Analysis.load(analysis_yaml)
+    numbers = read_json(numbers_json)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -268,3 +261,9 @@ def write_figures(rows_csv: str | Path, numbers_json: str | Path, analysis_yaml:
             written.append(p)
         plt.close(fig)
     return written
+
+
+def figures_stage(input: Any, output: Any, params: Any) -> list[Path]:
+    """Rule figures: results/figures/."""
+    return write_figures(input.rows, input.numbers, Analysis.load(input.analysis, input.arms),
+                         Path(output.heatmap).parent)

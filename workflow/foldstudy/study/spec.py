@@ -6,8 +6,6 @@ turn it into specs, and nothing deeper in the package reads a file again.
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,7 +13,8 @@ from typing import Any
 
 import yaml
 
-ARM_IDS = ("f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g")
+from ..io import sha256_text
+
 CARRY_RULES = ("text", "rendered", "raw_json")  # plus "field:NAME"
 
 
@@ -28,7 +27,8 @@ class Arm:
     """One output representation, resolved at a scale: everything a fold needs."""
 
     arm: str
-    title: str
+    title: str  # the short label tables and figures print
+    description: str  # what the arm changes (paper §3.2)
     system_prompt_name: str
     system_prompt: str
     system_prompt_sha256: str
@@ -56,10 +56,6 @@ class Arm:
         return cls(**d)
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def scaled(value: float, scale: float) -> int:
     """Scale a paper-scale quantity; at least 1 so no budget or ceiling reaches zero."""
     return max(1, round(value * scale))
@@ -67,6 +63,15 @@ def scaled(value: float, scale: float) -> int:
 
 def load_arm_table(resources: Path) -> dict[str, Any]:
     return yaml.safe_load((resources / "arms.yaml").read_text(encoding="utf-8"))
+
+
+def arm_ids(table: dict[str, Any]) -> tuple[str, ...]:
+    """The study's arms in the table's order (the paper's Table 1 order).
+
+    resources/arms.yaml is the one place an arm is named: the config check, the
+    `arm` wildcard and the tables all derive their arm lists from this.
+    """
+    return tuple(table["arms"])
 
 
 def _per_section_sources(table: dict[str, Any]) -> dict[str, int]:
@@ -138,6 +143,7 @@ def resolve_arm(
     return Arm(
         arm=arm_id,
         title=a["title"],
+        description=a.get("description", ""),
         system_prompt_name=a["system_prompt"],
         system_prompt=prompt,
         system_prompt_sha256=sha256_text(prompt),
@@ -148,20 +154,6 @@ def resolve_arm(
         carry_cap_tokens=scaled(a["carry_cap_tokens"], scale),
         carry=carry,
     )
-
-
-def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema a decoder's grammar enforces: structure only, ceilings removed.
-
-    llama.cpp expands maxLength into nested grammar rules and rejects (or crashes on)
-    large ones, and hosted strict modes often ignore it, so the grammar enforces fields,
-    types and required keys; the declared ceiling still travels in the schema the model
-    reads, and every reply is validated against the full schema afterwards.
-    """
-    out = copy.deepcopy(schema)
-    for prop in out.get("properties", {}).values():
-        prop.pop("maxLength", None)
-    return out
 
 
 @dataclass(frozen=True)

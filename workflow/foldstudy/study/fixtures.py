@@ -8,12 +8,16 @@ five planted segments in five distinct chunks (the paper's landed in three).
 
 from __future__ import annotations
 
+import logging
 import random
 import string
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ..io import load_yaml, write_json
 from .spec import Fact, Fixture, SpecError
+
+log = logging.getLogger(__name__)
 
 # Sizing estimator for fixtures only (the backend counts real tokens). This ops text is
 # identifier-dense: SmolLM2's tokenizer measured 2.5 chars/token on it, prose runs ~4.
@@ -214,6 +218,19 @@ def _collision(facts: list[Fact], text: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What one fixture is generated from (the same for every collision retry)."""
+
+    scenario: str
+    seed: int
+    scale: float
+    facts_spec: dict[str, Any]
+    filler: dict[str, Any]
+    stock_ports: set[int]
+    single_chunk_index: int
+
+
 def build_fixture(
     scenario: str,
     seed: int,
@@ -227,26 +244,19 @@ def build_fixture(
     if scenario not in facts_spec["scenarios"]:
         known = " ".join(facts_spec["scenarios"])
         raise SpecError(f"scenario {scenario!r} is not known (known: {known})")
+    plan = _Plan(scenario, seed, scale, facts_spec, filler, stock_ports, single_chunk_index)
     for attempt in range(100):
-        rng = random.Random(f"{scenario}:{seed}:{attempt}")
-        fixture = _attempt(scenario, seed, scale, facts_spec, filler, stock_ports,
-                           single_chunk_index, rng)
+        fixture = _attempt(plan, random.Random(f"{scenario}:{seed}:{attempt}"))
         why = _collision(list(fixture.facts), "\n".join(fixture.chunks))
         if why is None:
             return replace(fixture, meta={**fixture.meta, "attempt": attempt})
     raise SpecError(f"could not generate collision-free values for {scenario} seed {seed}")
 
 
-def _attempt(
-    scenario: str,
-    seed: int,
-    scale: float,
-    facts_spec: dict[str, Any],
-    filler: dict[str, Any],
-    stock_ports: set[int],
-    single_chunk_index: int,
-    rng: random.Random,
-) -> Fixture:
+def _attempt(plan: _Plan, rng: random.Random) -> Fixture:
+    scenario, seed, scale, facts_spec, filler, stock_ports, single_chunk_index = (
+        plan.scenario, plan.seed, plan.scale, plan.facts_spec, plan.filler, plan.stock_ports,
+        plan.single_chunk_index)
     n_chunks = PAPER_SESSION_TOKENS // PAPER_CHUNK_TOKENS
     chunk_chars = int(PAPER_CHUNK_TOKENS * scale * CHARS_PER_TOKEN)
     segments = _plan_facts(scenario, facts_spec, rng, stock_ports)
@@ -322,3 +332,32 @@ def manifest(fixture: Fixture) -> dict[str, Any]:
             for f in fixture.facts
         ],
     }
+
+
+# -- the fixture job (I/O at the edge) -------------------------------------------------
+
+
+def make_fixture(scenario: str, seed: int, scale: float, facts_yaml: str, filler_yaml: str,
+                 grading_yaml: str, fixture_out: str, manifest_out: str) -> Fixture:
+    """Generate one sweep's session and write it with its manifest."""
+    fx = build_fixture(
+        scenario, seed, scale,
+        facts_spec=load_yaml(facts_yaml),
+        filler=load_yaml(filler_yaml),
+        # planted values avoid the grader's stock signature (paper §3.1: non-derivable)
+        stock_ports={int(p) for p in load_yaml(grading_yaml)["stock_signature"]["ports"]},
+    )
+    write_json(fx.to_dict(), fixture_out)
+    m = manifest(fx)
+    write_json(m, manifest_out)
+    log.info("%s seed %d scale %g: %d chunks (%s chars), %d planted, %d graded in chunks %s",
+             scenario, seed, scale, len(fx.chunks), m["chunk_chars"], m["n_planted"],
+             m["n_graded"], m["graded_chunks"])
+    return fx
+
+
+def fixture_stage(input: Any, output: Any, params: Any) -> Fixture:
+    """Rule fixture: one sweep's fixture and manifest."""
+    return make_fixture(**params.fx, facts_yaml=input.facts, filler_yaml=input.filler,
+                        grading_yaml=input.grading, fixture_out=output.fixture,
+                        manifest_out=output.manifest)

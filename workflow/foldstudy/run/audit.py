@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .spec import Arm
+from ..io import read_json
+from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
 
@@ -128,22 +129,26 @@ def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, 
     return rows
 
 
-def write_plan(resources: str, fixture_paths: dict[str, str], runs: list[dict[str, str]],
-               arms: dict[str, dict[str, Any]], backends: dict[str, str], probe_dir: str,
-               recall_max_tokens: int, out: str) -> list[dict[str, Any]]:
-    """results/audit/plan.tsv from the config's runs, the fixtures and any probe records."""
-    from .entry import read_json
-    from .fixtures import CHARS_PER_TOKEN
+def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
+               runs: list[dict[str, str]], arms: dict[str, dict[str, Any]],
+               backends: dict[str, str], probe_dir: str, recall_max_tokens: int, out: str
+               ) -> list[dict[str, Any]]:
+    """results/audit/plan.tsv from the config's runs, the fixtures and any probe records.
 
-    res = Path(resources)
+    prompts: the fold_user, recall_system and recall_user template files.
+    """
+    from ..study.fixtures import CHARS_PER_TOKEN
+
+    def chars(name: str) -> int:
+        return len(Path(prompts[name]).read_text(encoding="utf-8"))
+
     chunk_chars = {s: [len(c) for c in read_json(p)["chunks"]] for s, p in fixture_paths.items()}
     labels = max((sum(len(f["label"]) + 6 for f in read_json(p)["facts"] if f["graded"])
                   for p in fixture_paths.values()), default=0)
     sizes = Sizes(
         chunk_chars=chunk_chars,
-        fold_template_chars=len((res / "prompts/fold_user.md.j2").read_text(encoding="utf-8")),
-        recall_chars=len((res / "prompts/recall_system.md").read_text(encoding="utf-8"))
-        + len((res / "prompts/recall_user.md.j2").read_text(encoding="utf-8")) + labels,
+        fold_template_chars=chars("fold_user"),
+        recall_chars=chars("recall_system") + chars("recall_user") + labels,
         chars_per_token=CHARS_PER_TOKEN,
     )
     probes = {}
@@ -164,3 +169,11 @@ def write_plan(resources: str, fixture_paths: dict[str, str], runs: list[dict[st
              "records used for %d of %d models", t["runs"], t["calls"], t["est_prompt_tokens"],
              t["max_completion_tokens"], t["est_usd_max"], len(probes), len(backends))
     return rows
+
+
+def audit_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
+    """Rule audit: results/audit/plan.tsv."""
+    prompts = {k: input[k] for k in ("fold_user", "recall_system", "recall_user")}
+    fixtures = {k[len("fixture_"):]: v for k, v in input.items() if k.startswith("fixture_")}
+    return write_plan(prompts, fixtures, params.runs, params.arms, params.backends,
+                      params.probe_dir, params.recall_max_tokens, output.plan)

@@ -11,17 +11,21 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import jinja2
 import jsonschema
 
-from .backends.base import Backend, BackendError, ChatRequest, ContextOverflow
-from .backends.call import cached_complete
-from .backends.store import ResponseStore
-from .grade import headings_carried, json_envelope_carried
-from .spec import Arm, Fixture
+from ..backends import make_backend
+from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow
+from ..backends.call import cached_complete
+from ..backends.store import ResponseStore
+from ..grade.grader import headings_carried, json_envelope_carried
+from ..io import load_yaml, read_json, write_json
+from ..study.spec import Arm, Fixture
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,14 @@ class Prompts:
     fold_user: str
     recall_system: str
     recall_user: str
+
+    @classmethod
+    def from_files(cls, fold_user: str | Path, recall_system: str | Path,
+                   recall_user: str | Path) -> Prompts:
+        def read(p: str | Path) -> str:
+            return Path(p).read_text(encoding="utf-8")
+
+        return cls(read(fold_user), read(recall_system), read(recall_user))
 
     def render_fold(self, carry: str, chunk: str, fold: int, n_folds: int, arm: Arm) -> str:
         schema = json.dumps(arm.schema, ensure_ascii=False) if arm.schema else None
@@ -73,6 +85,49 @@ class Sample:
         """A seed per (sweep seed, repeat, turn), shared by the arms of a block (paired)."""
         h = hashlib.sha256(f"{self.seed}:{self.repeat}:{turn}".encode()).hexdigest()
         return int(h[:8], 16)
+
+
+@dataclass
+class RunRecord:
+    """results/runs/.../{arm}.json: everything a grader or a reviewer needs of one run.
+
+    status "run": every fold and the recall turn as they happened. status "not_run": the
+    probe forbade the arm, no call was made, and not_run_reason says which verdict.
+    """
+
+    status: str
+    row_id: str
+    sweep: str
+    scenario: str
+    model: str
+    arm: str
+    repeat: int
+    position: int
+    arm_spec: dict[str, Any]
+    folds: list[dict[str, Any]] = field(default_factory=list)
+    final_carry: str = ""
+    recall: dict[str, Any] | None = None
+    catchup_fired: bool = False
+    missing_folds: int = 0
+    infra_error: dict[str, Any] | None = None
+    record_version: int = RECORD_VERSION
+    # run only
+    endpoint: dict[str, Any] | None = None
+    token_count_method: str | None = None
+    temperature: float | None = None
+    n_chunks: int | None = None
+    store: dict[str, int] | None = None
+    wall_s: float | None = None
+    # not_run only
+    not_run_reason: str | None = None
+    not_run_detail: str | None = None
+
+    _OPTIONAL = ("endpoint", "token_count_method", "temperature", "n_chunks", "store",
+                 "wall_s", "not_run_reason", "not_run_detail")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        return {k: v for k, v in d.items() if not (k in self._OPTIONAL and v is None)}
 
 
 def render_fields(obj: dict[str, Any], schema: dict[str, Any]) -> str:
@@ -129,7 +184,7 @@ def run_row(
     temperature: float,
     recall_max_tokens: int,
     headings: list[str],
-) -> dict[str, Any]:
+) -> RunRecord:
     """Fold the whole session through one arm and ask the recall turn."""
     n = len(fixture.chunks)
     carry = ""
@@ -219,49 +274,92 @@ def run_row(
             infra_error = {"kind": e.kind, "message": e.message, "turn": "recall",
                            "retryable": e.retryable}
             log.error("%s recall failed: %s", sample.row_id, e)
-    return {
-        "record_version": RECORD_VERSION,
-        "status": "run",
-        "row_id": sample.row_id,
-        "sweep": sample.sweep,
-        "scenario": fixture.scenario,
-        "model": sample.model,
-        "arm": arm.arm,
-        "repeat": sample.repeat,
-        "position": sample.position,
-        "arm_spec": arm.to_dict(),
-        "endpoint": backend.identity,
-        "token_count_method": backend.token_count_method,
-        "temperature": temperature,
-        "n_chunks": n,
-        "folds": folds,
-        "final_carry": carry,
-        "recall": recall,
-        "catchup_fired": catchup_fired,
-        "missing_folds": missing,
-        "infra_error": infra_error,
-        "store": {"hits": store.hits, "misses": store.misses},
-    }
+    return RunRecord(
+        status="run", row_id=sample.row_id, sweep=sample.sweep, scenario=fixture.scenario,
+        model=sample.model, arm=arm.arm, repeat=sample.repeat, position=sample.position,
+        arm_spec=arm.to_dict(), endpoint=backend.identity,
+        token_count_method=backend.token_count_method, temperature=temperature, n_chunks=n,
+        folds=folds, final_carry=carry, recall=recall, catchup_fired=catchup_fired,
+        missing_folds=missing, infra_error=infra_error,
+        store={"hits": store.hits, "misses": store.misses},
+    )
 
 
-def not_run_record(sample: Sample, scenario: str, arm: Arm, reason: str) -> dict[str, Any]:
+def not_run_record(sample: Sample, scenario: str, arm: Arm, reason: str, detail: str = ""
+                   ) -> RunRecord:
     """A run job whose call was never made (e.g. the probe forbids the arm), saying why."""
-    return {
-        "record_version": RECORD_VERSION,
-        "status": "not_run",
-        "not_run_reason": reason,
-        "row_id": sample.row_id,
-        "sweep": sample.sweep,
-        "scenario": scenario,
-        "model": sample.model,
-        "arm": arm.arm,
-        "repeat": sample.repeat,
-        "position": sample.position,
-        "arm_spec": arm.to_dict(),
-        "folds": [],
-        "final_carry": "",
-        "recall": None,
-        "catchup_fired": False,
-        "missing_folds": 0,
-        "infra_error": None,
-    }
+    return RunRecord(
+        status="not_run", not_run_reason=reason, not_run_detail=detail, row_id=sample.row_id,
+        sweep=sample.sweep, scenario=scenario, model=sample.model, arm=arm.arm,
+        repeat=sample.repeat, position=sample.position, arm_spec=arm.to_dict(),
+    )
+
+
+# -- the fold job (I/O at the edge) ----------------------------------------------------
+
+
+def run_fold(
+    fixture_path: str,
+    arm: dict[str, Any],
+    model_name: str,
+    model: dict[str, Any],
+    sample: dict[str, Any],
+    prompts: Prompts,
+    headings: list[str],
+    temperature: float,
+    recall_max_tokens: int,
+    store_dir: str,
+    out: str,
+    probe_path: str | None = None,
+    replay: bool = False,
+) -> RunRecord:
+    """One run job: every fold of one (sweep, model, arm, repeat), then recall.
+
+    The model's probe verdict decides first: an arm it forbids makes no call and writes
+    a record saying why (DESIGN §9: no checkpoints, so the job exists either way).
+    """
+    fixture = Fixture.from_dict(read_json(fixture_path))
+    arm_spec = Arm.from_dict(arm)
+    probe = read_json(probe_path) if probe_path else {}
+    if probe:
+        perm = probe.get("permissions", {}).get(arm_spec.arm) or {
+            "allowed": False, "verdict": "not_probed", "reason": "the probe did not cover it"}
+        if not perm["allowed"]:
+            record = not_run_record(Sample(**sample), fixture.scenario, arm_spec,
+                                    perm["verdict"], perm.get("reason", ""))
+            write_json(record.to_dict(), out)
+            log.info("%s not run: probe verdict %s (%s); no call made", record.row_id,
+                     perm["verdict"], perm.get("reason", ""))
+            return record
+    t0 = time.monotonic()
+    backend = make_backend(model_name, model, pin=probe.get("pin"), replay=replay)
+    store = ResponseStore(store_dir)
+    try:
+        record = run_row(
+            fixture, arm_spec, backend, store, prompts, Sample(**sample),
+            temperature=temperature, recall_max_tokens=recall_max_tokens, headings=headings,
+        )
+    finally:
+        backend.close()
+    err = record.infra_error or {}
+    if replay and err.get("kind") == "replay_miss":
+        # A replay that cannot answer a call must fail, not record a different study.
+        raise RuntimeError(f"{record.row_id}: {err['message']}")
+    record.wall_s = round(time.monotonic() - t0, 2)
+    write_json(record.to_dict(), out)
+    log.info("%s done in %.1fs; response store: %d hits, %d misses", record.row_id,
+             record.wall_s, store.hits, store.misses)
+    return record
+
+
+def fold_stage(input: Any, output: Any, params: Any) -> RunRecord:
+    """Rule fold: one run record."""
+    run = params.run
+    return run_fold(
+        input.fixture, arm=run["arm"], model_name=run["sample"]["model"],
+        model={**run["model"], "threads": params.threads}, sample=run["sample"],
+        prompts=Prompts.from_files(input.fold_user, input.recall_system, input.recall_user),
+        headings=load_yaml(input.arms)["fixed_headings"], temperature=params.temperature,
+        recall_max_tokens=params.recall_max_tokens, store_dir=params.store,
+        out=output.record, probe_path=input.probe, replay=params.replay,
+    )

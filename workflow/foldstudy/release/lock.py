@@ -1,7 +1,8 @@
-"""Entry points of the generate stage: evidence manifest, lock, verify, release.
+"""Generate: pin the study (lock) and check that nothing drifted from it (verify).
 
-Like entry.py, these read and write files and call the pure logic in provenance.py,
-release.py and numbers.py; each takes plain paths so tests call them as rules do.
+These read and write files and call the pure checks in evidence/provenance.py; each
+takes plain paths so a test calls it as the rule does (paper §7: numbers that cannot
+drift from the evidence they came from).
 """
 
 from __future__ import annotations
@@ -10,17 +11,14 @@ import json
 import logging
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-import pandas as pd
 import yaml
 
-from . import provenance as pv
-from . import release as rl
-from .entry import merge_evidence, read_json, write_json
-from .evidence import read_csv
+from ..evidence import provenance as pv
+from ..evidence.load import load_evidence
+from ..io import canonical_sha256, read_json, write_json
 
-log = logging.getLogger("foldstudy")
+log = logging.getLogger(__name__)
 
 EVIDENCE_FILES = ("rows.csv", "checks.csv", "folds.csv", "probes.csv")
 
@@ -29,30 +27,13 @@ class VerifyFailed(RuntimeError):
     pass
 
 
-def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest_out: str,
-                     config: dict[str, Any], probes: tuple[str, str] | None = None) -> None:
-    """Merge the per-sweep tables into results/evidence/ and describe them in a manifest.
+def recompute_numbers(evidence_dir: str | Path, analysis_yaml: str | Path) -> dict[str, Any]:
+    """Every number, from rows.csv and checks.csv alone, under the analysis file the
+    stats rule read (a lock recomputed under other thresholds would pin other numbers)."""
+    from ..analysis.analysis import Analysis
+    from ..analysis.numbers import compute_numbers
 
-    probes: (the probe's summary.tsv, probes.csv to write): the verdicts travel with the
-    evidence, so a reviewer's package shows which (model, endpoint, request) could run.
-    """
-    merge_evidence(parts, outs)
-    artifacts = {Path(p).name: p for p in outs.values()}
-    if probes is not None:
-        tsv, csv_out = probes
-        pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False).to_csv(
-            csv_out, index=False, lineterminator="\n")
-        artifacts[Path(csv_out).name] = csv_out
-    write_json(pv.build_manifest(artifacts, config), manifest_out)
-    log.info("manifest: %s", ", ".join(f"{k} ({pv.csv_rows(v)} rows)"
-                                       for k, v in sorted(artifacts.items())))
-
-
-def recompute_numbers(evidence_dir: str | Path) -> dict[str, Any]:
-    """Every number, from rows.csv and checks.csv alone."""
-    from .numbers import compute_numbers, load_evidence
-
-    return compute_numbers(*load_evidence(evidence_dir))
+    return compute_numbers(*load_evidence(evidence_dir), Analysis.load(analysis_yaml))
 
 
 def flat_numbers(numbers_json: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +50,7 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
     study_config = {k: v for k, v in config.items() if k != "evidence"}
     out: dict[str, dict[str, Any]] = {
         "resources": pv.tree_digest(resources),
-        "config": {"sha256": pv.canonical_sha256(study_config)},
+        "config": {"sha256": canonical_sha256(study_config)},
     }
     for name, d in (("store", store), ("runs", runs), ("fixtures", fixtures)):
         if d and Path(d).is_dir():
@@ -95,10 +76,10 @@ def require_built(evidence_dir: str | Path, numbers: str | Path) -> None:
 
 def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
                store: str | None, runs: str | None, fixtures: str | None, resources: str,
-               config: dict[str, Any]) -> None:
+               analysis: str, config: dict[str, Any]) -> None:
     """Pin the study: only `snakemake -c1 lock` calls this."""
     require_built(evidence_dir, numbers)
-    recomputed = recompute_numbers(evidence_dir)
+    recomputed = recompute_numbers(evidence_dir, analysis)
     stored = flat_numbers(read_json(numbers))
     drift = pv.check_numbers(recomputed, stored, "results/stats/numbers.json")
     if drift:
@@ -113,7 +94,7 @@ def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
 
 def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: str | None,
                  report_out: str, store: str | None, runs: str | None, fixtures: str | None,
-                 resources: str, config: dict[str, Any]) -> list[pv.Mismatch]:
+                 resources: str, analysis: str, config: dict[str, Any]) -> list[pv.Mismatch]:
     """Recompute every number and name everything that drifted; raise if anything did."""
     require_built(evidence_dir, numbers)
     d = Path(evidence_dir)
@@ -128,7 +109,7 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
     mismatches += pv.check_contracts(files)
     checked.append("column contracts of " + ", ".join(sorted(files)))
     try:
-        recomputed = recompute_numbers(d)
+        recomputed = recompute_numbers(d, analysis)
     except (ValueError, KeyError) as e:  # a malformed column or row, named by the loader
         mismatches.append(pv.Mismatch("rows.csv/checks.csv", "recompute", str(e)[:500]))
         recomputed = None
@@ -177,59 +158,19 @@ def _json_or_mismatch(path: Path, name: str, mismatches: list[pv.Mismatch]) -> A
         return None
 
 
-def planted_values(evidence_dir: str | Path, fixtures: str | None) -> tuple[set[str], set[str]]:
-    """Values the study planted (allowed in a release), and the hosts among them."""
-    values = set(read_csv(Path(evidence_dir) / "checks.csv")["expected"].astype(str))
-    if fixtures and Path(fixtures).is_dir():
-        for m in Path(fixtures).rglob("manifest.json"):
-            values |= {f["value"] for f in read_json(m)["facts"]}
-    hosts = {urlparse(v).hostname or "" for v in values if v.startswith("http")}
-    zones = {v for v in values if "." in v and " " not in v and "/" not in v}
-    return values, {h for h in hosts | zones if h}
+def _dirs(params: Any) -> dict[str, str | None]:
+    return {k: params.dirs[k] for k in ("store", "runs", "fixtures")}
 
 
-def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: dict[str, Any],
-                 tables: str, figures: str | None, fixtures: str | None, project_root: str,
-                 out_dir: str, tar_out: str, readme_template: str,
-                 verify: dict[str, Any] | None = None) -> None:
-    """Verify against the lock, assemble results/release/<name>/, scan it, and pack it.
-
-    A package whose artifacts drifted from its own lock, or that holds anything the
-    scanner refuses, is never written.
-    """
-    if verify is not None:
-        verify_study(evidence_dir, numbers, lock, config=config, **verify)
-    ev = Path(evidence_dir)
-    files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
-                              if (ev / n).is_file()}
-    files["stats/numbers.json"] = Path(numbers)
-    files["lock.json"] = Path(lock)
-    files["tables"] = Path(tables)
-    if figures and Path(figures).is_dir():
-        files["figures"] = Path(figures)
-    dest = Path(out_dir)
-    rl.assemble(files, dest)
-    (dest / "config.yaml").write_text(
-        yaml.safe_dump(config, sort_keys=True, allow_unicode=True), encoding="utf-8")
-    (dest / "README.md").write_text(
-        Path(readme_template).read_text(encoding="utf-8").replace("{{ name }}", name),
-        encoding="utf-8")
-    values, hosts = planted_values(ev, fixtures)
-    findings = rl.scan_tree(dest, rl.live_secrets(), values,
-                            rl.local_markers(Path(project_root)))
-    findings = [f for f in findings if not (f.kind == "private endpoint URL"
-                                            and _host_allowed(f.excerpt, hosts))]
-    if findings:
-        raise rl.ReleaseRefused(findings)
-    rl.tarball(dest, Path(tar_out))
-    log.info("release %s: %d files, scanned clean; %s", name,
-             sum(1 for p in dest.rglob("*") if p.is_file()), tar_out)
+def lock_stage(input: Any, output: Any, params: Any) -> None:
+    """Rule lock: config/<study>.lock.json."""
+    write_lock(params.evidence, params.numbers, params.lock, params.study,
+               resources=params.resources, analysis=input.analysis, config=params.config,
+               **_dirs(params))
 
 
-def _host_allowed(url: str, hosts: set[str]) -> bool:
-    host = (urlparse(url).hostname or "").lower()
-    return any(host == h or host.endswith("." + h) for h in hosts)
-
-
-def dump_json(obj: Any) -> str:
-    return json.dumps(obj, indent=1, sort_keys=True)
+def verify_stage(input: Any, output: Any, params: Any) -> None:
+    """Rule verify: results/verify/report.md, failing on any drift."""
+    verify_study(params.evidence, params.numbers, params.lock, params.claims, params.report,
+                 resources=params.resources, analysis=input.analysis, config=params.config,
+                 **_dirs(params))

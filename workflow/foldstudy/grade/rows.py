@@ -1,18 +1,23 @@
-"""Run records -> the evidence tables (rows, checks, folds), with the one grader and the
-one validity rule. Pure: records in, DataFrames out; the entry point does the I/O."""
+"""Grade stage: run records -> the evidence tables (rows, checks, folds), with the one
+grader and the one validity rule. grade_record is pure (a record in, rows out);
+grade_sweep does the I/O of the rule's one job per sweep."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import logging
 from typing import Any
 
 import pandas as pd
 
-from . import columns
-from .grade import StockSignature, grade_answer, headings_carried, json_envelope_carried
-from .spec import Fixture
+from ..evidence import columns
+from ..evidence.load import write_table
+from ..io import load_yaml, read_json
+from ..study.spec import Fixture
+from .grader import StockSignature, grade_answer, headings_carried, json_envelope_carried
 from .validity import validity
+
+log = logging.getLogger(__name__)
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -116,23 +121,32 @@ def grade_record(
 
 
 def frame(records: list[dict[str, Any]], cols: list[str]) -> pd.DataFrame:
-    df = pd.DataFrame(records, columns=cols)
-    return df
+    return pd.DataFrame(records, columns=cols)
 
 
-def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    """Booleans as true/false, empty cells for missing values, stable float text."""
-    out = df.copy()
-    for c in out.columns:
-        if c in columns.BOOLEAN:
-            out[c] = out[c].map({True: "true", False: "false"}).fillna("")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(path, index=False, lineterminator="\n", float_format="%.6g")
+def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms_yaml: str,
+                rows_out: str, checks_out: str, folds_out: str) -> None:
+    """Grade every run of one sweep in one job (per-row jobs would cost a process each)."""
+    fixture = Fixture.from_dict(read_json(fixture_path))
+    grading = load_yaml(grading_yaml)
+    headings = load_yaml(arms_yaml)["fixed_headings"]
+    stock = StockSignature.from_dict(grading["stock_signature"])
+    rows, checks, folds = [], [], []
+    for p in run_paths:
+        row, c, f = grade_record(read_json(p), fixture, grading["abstention_markers"], stock,
+                                 headings)
+        rows.append(row)
+        checks += c
+        folds += f
+    write_table(frame(rows, columns.ROWS), rows_out)
+    write_table(frame(checks, columns.CHECKS), checks_out)
+    write_table(frame(folds, columns.FOLDS), folds_out)
+    n_valid = sum(r["valid"] for r in rows)
+    log.info("graded %d rows (%d valid), %d checks, %d folds", len(rows), n_valid,
+             len(checks), len(folds))
 
 
-def read_csv(path: str | Path) -> pd.DataFrame:
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"answer": str})
-    for c in df.columns:
-        if c in columns.BOOLEAN:
-            df[c] = df[c].map({"true": True, "false": False, True: True, False: False})
-    return df
+def grade_stage(input: Any, output: Any, params: Any) -> None:
+    """Rule grade: one sweep's rows, checks and folds."""
+    grade_sweep(input.fixture, list(input.runs), input.grading, input.arms, output.rows,
+                output.checks, output.folds)

@@ -19,13 +19,16 @@ import yaml
 
 from . import stats
 
-DEFAULT_ANALYSIS = Path(__file__).resolve().parents[2] / "resources" / "analysis.yaml"
+RESOURCES = Path(__file__).resolve().parents[3] / "resources"
+DEFAULT_ANALYSIS = RESOURCES / "analysis.yaml"
+DEFAULT_ARMS = RESOURCES / "arms.yaml"
 BLOCK = ["sweep", "model", "repeat"]
 
 
 @dataclass(frozen=True)
 class Analysis:
-    """The analysis plan of resources/analysis.yaml, frozen."""
+    """The analysis plan of resources/analysis.yaml, frozen, with the arms' order and
+    titles from resources/arms.yaml (the one place an arm is named)."""
 
     primary_scenario: str
     single_chunk_scenario: str
@@ -52,9 +55,10 @@ class Analysis:
     single_field_schema: tuple[str, ...]
     token_deltas: tuple[tuple[str, str], ...]
     arm_order: tuple[str, ...]
+    arm_titles: dict[str, str]
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Analysis:
+    def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any]) -> Analysis:
         a, b = d["arms"], d["bootstrap"]
         return cls(
             primary_scenario=d["primary_scenario"],
@@ -76,13 +80,21 @@ class Analysis:
             iteration=tuple(a["iteration"]),
             single_field_schema=tuple(a["single_field_schema"]),
             token_deltas=tuple(tuple(p) for p in a["token_deltas"]),
-            arm_order=tuple(d["arm_order"]),
+            arm_order=tuple(arm_table["arms"]),
+            arm_titles={k: str(v.get("title", "")) for k, v in arm_table["arms"].items()},
         )
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> Analysis:
-        p = Path(path) if path else DEFAULT_ANALYSIS
-        return cls.from_dict(yaml.safe_load(p.read_text(encoding="utf-8")))
+    def load(cls, path: str | Path | None = None, arms: str | Path | None = None) -> Analysis:
+        """The plan from these files (a rule names the ones it read; tests use the
+        checkout's own)."""
+        def read(p: str | Path) -> Any:
+            return yaml.safe_load(Path(p).read_text(encoding="utf-8"))
+
+        return cls.from_dict(read(path or DEFAULT_ANALYSIS), read(arms or DEFAULT_ARMS))
+
+    def arm_title(self, arm: str) -> str:
+        return self.arm_titles.get(arm, "")
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -18,21 +18,15 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from . import analysis as A
-from . import columns
-from .analysis import Analysis
-from .outputs import TABLE_TITLES as TITLES
+from ..analysis import analysis as A
+from ..analysis.analysis import Analysis
+from ..evidence import columns
+from ..evidence.load import load_probes, read_artifact
+from ..io import read_json
+from .titles import TABLE_TITLES as TITLES
 
 Numbers = dict[str, float | int]
 DASH = "—"
-
-ARM_TITLES = {
-    "f": "deployed shape", "n": "shared schema, ceiling lifted", "j": "one opaque field",
-    "p": "one field, described", "q": "five named fields", "k": "named-field JSON",
-    "o": "plain, no headings", "m": "plain, five headings", "t": "halved ceiling",
-    "u": "reduced carry cap", "l": "plain, 900-token budget", "g": "shared schema, parsed",
-}
-
 
 def recall_by_model_arm(rows: pd.DataFrame) -> pd.DataFrame:
     """Recall per (sweep, model, arm) over valid rows, with denominators (DESIGN §8).
@@ -219,7 +213,7 @@ def t_table1(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> 
         f"Mean recall over the valid rows of the {an.primary_scenario} scenario, pooled over "
         "its sweeps, with the number of valid rows in brackets. Paired contrasts are read "
         "within a sweep (recall-by-model-arm); this is the overview. Arms: "
-        + "; ".join(f"{a} {ARM_TITLES.get(a, '')}" for a in arms) + ".",
+        + "; ".join(f"{a} {an.arm_title(a)}" for a in arms) + ".",
         [Col("model", "model"), *[Col(a, a, "str", "not run") for a in arms]],
         out, csv=csv)
 
@@ -229,7 +223,7 @@ def t_ladder(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> 
     out = []
     for i, r in lad.iterrows():
         arm, prev = r["arm"], (an.ladder[i - 1] if i else None)
-        row = {"arm": arm, "change": ARM_TITLES.get(arm, ""), "n": r["n"], "mean": r["mean"],
+        row = {"arm": arm, "change": an.arm_title(arm), "n": r["n"], "mean": r["mean"],
                "rows_full": r["rows_full"],
                "effect": _ci(nb, "ladder.effect", f"{arm}/{prev}") if prev else None,
                "_why_effect": "first rung" if not prev else "no paired block",
@@ -255,7 +249,7 @@ def t_ladder(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> 
 
 def t_iteration(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> Table:
     it = A.iteration(v, an)
-    out = [{**r, "title": ARM_TITLES.get(r["arm"], "")} for r in it.to_dict("records")]
+    out = [{**r, "title": an.arm_title(r["arm"])} for r in it.to_dict("records")]
     return Table(
         "iteration", TITLES["iteration"],
         "Mean recall and valid rows per arm on each scenario, over the models measured on "
@@ -274,7 +268,7 @@ def t_capacity(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -
         r["clipped"] = f"{r['folds_clipped']} of {r['folds']}" if r["folds"] else None
         if not r["n"]:  # a count over no rows is not a zero
             r["rows_recalled"] = r["nonconforming_folds"] = None
-        r["title"] = ARM_TITLES.get(r["arm"], "")
+        r["title"] = an.arm_title(r["arm"])
     a, b = an.ceiling_pair
     notes = [t for t in (
         (lambda s: s and f"Ceiling halved ({a} against {b}, models that ran both), rows "
@@ -459,7 +453,7 @@ def t_carrier(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers,
     cc = A.carrier_crosstab(v, checks, an).to_dict("records") if checks is not None else []
     for r in cc:
         r["missed"] = f"{r['missed_rows']} ({r['missed_rows'] / r['rows']:.1%})"
-        r["title"] = ARM_TITLES.get(r["arm"], "")
+        r["title"] = an.arm_title(r["arm"])
     notes = []
     if "carrier.rows" in nb:
         notes.append(f"Carrier and answer agree on {nb['carrier.agree_rows']} of "
@@ -478,7 +472,7 @@ def t_carrier(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers,
 def t_abstention(rows: pd.DataFrame, v: pd.DataFrame, an: Analysis, nb: Numbers) -> Table:
     ab = A.abstention(v, an).to_dict("records")
     for r in ab:
-        r["title"] = ARM_TITLES.get(r["arm"], "")
+        r["title"] = an.arm_title(r["arm"])
         r["_why_stock_rows"] = "not recorded"
     return Table(
         "abstention-vs-fabrication", TITLES["abstention-vs-fabrication"],
@@ -631,23 +625,19 @@ def build_tables(rows: pd.DataFrame, checks: pd.DataFrame, numbers: Numbers, an:
 
 
 def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str | Path,
-                 probes: list[str], resources: str | Path, out_dir: str | Path) -> list[str]:
-    """Entry point of rule tables: every table as .md, .tex and .csv, plus an index.
+                 probes: list[str], an: Analysis, template_dir: str | Path,
+                 out_dir: str | Path) -> list[str]:
+    """Every table as .md, .tex and .csv, plus an index.
 
     rows/checks were checked against the manifest by rule stats; here only the columns.
     """
-    import json
-
-    from .numbers import load_probes, read_artifact
-
     rows = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
     checks = read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED)
-    numbers = json.loads(Path(numbers_json).read_text(encoding="utf-8"))
-    an = Analysis.load(Path(resources) / "analysis.yaml")
+    numbers = read_json(numbers_json)
     tables = build_tables(rows, checks, numbers, an, load_probes(probes[0]) if probes else None)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tdir = Path(resources) / "templates"
+    tdir = Path(template_dir)
     for t in tables:
         ctx = {"t": t, "cells": t.cells()}
         (out / f"{t.name}.md").write_text(render(tdir, "table.md.j2", **ctx), encoding="utf-8")
@@ -658,3 +648,10 @@ def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str
     (out / "index.md").write_text(render(tdir, "index.md.j2", tables=tables),
                                   encoding="utf-8")
     return [t.name for t in tables]
+
+
+def tables_stage(input: Any, output: Any, params: Any) -> list[str]:
+    """Rule tables: results/tables/ (the templates are the rule's inputs)."""
+    return write_tables(input.rows, input.checks, input.numbers, list(input.probes),
+                        Analysis.load(input.analysis, input.arms),
+                        Path(input.templates[0]).parent, output.tables)

@@ -1,4 +1,4 @@
-"""The sanitized release package (paper §7) and the scanner that guards it.
+"""The scanner that guards the sanitized release package (paper §7).
 
 The scanner refuses a release that holds a credential (known key shapes and the live
 value of any key variable in the environment), a private endpoint URL, an absolute
@@ -9,12 +9,9 @@ study's own synthetic data, e.g. an `.internal` cache origin) are allowed by val
 from __future__ import annotations
 
 import getpass
-import gzip
 import ipaddress
 import os
 import re
-import shutil
-import tarfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,35 +127,3 @@ class ReleaseRefused(RuntimeError):
         shown = "\n  ".join(map(str, findings[:50]))
         more = f"\n  … and {len(findings) - 50} more" if len(findings) > 50 else ""
         super().__init__(f"release refused: {len(findings)} finding(s)\n  {shown}{more}")
-
-
-def assemble(files: Mapping[str, Path], dest: Path) -> None:
-    """Copy files (package path -> source) into dest, replacing what was there."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    for rel, src in files.items():
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_dir():
-            shutil.copytree(src, target)
-        else:
-            shutil.copy2(src, target)
-
-
-def tarball(src_dir: Path, out: Path) -> None:
-    """A reproducible tar.gz: sorted entries, no owners, fixed mtimes."""
-
-    def clean(ti: tarfile.TarInfo) -> tarfile.TarInfo:
-        ti.uid = ti.gid = 0
-        ti.uname = ti.gname = ""
-        ti.mtime = 0
-        return ti
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # gzip's header would carry the file's name and the time: both left empty.
-    with open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                               mtime=0) as gz, \
-            tarfile.open(fileobj=gz, mode="w") as tar:
-        for p in sorted(src_dir.rglob("*")):
-            tar.add(p, arcname=f"{src_dir.name}/{p.relative_to(src_dir).as_posix()}",
-                    recursive=False, filter=clean)

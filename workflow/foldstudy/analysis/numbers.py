@@ -13,111 +13,23 @@ Booleans are 0/1.
 
 from __future__ import annotations
 
-import json
 import math
 import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..evidence.load import load_evidence
+from ..io import write_json, write_text
 from . import analysis as A
-from . import columns, stats
+from . import stats
 from .analysis import Analysis
-from .evidence import read_csv
 
 Number = float | int
-
-
-class EvidenceError(ValueError):
-    """An evidence package that cannot be read as the contract says: names the column."""
-
-
-# ------------------------------------------------------------------------- evidence
-
-def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise EvidenceError(f"{name}: missing column(s) {', '.join(missing)} "
-                            f"(the contract, foldstudy/columns.py, requires them)")
-    for c in df.columns:
-        col = df[c]
-        if c in columns.NUMERIC and not pd.api.types.is_numeric_dtype(col):
-            num = pd.to_numeric(col, errors="coerce")
-            bad = col[num.isna() & col.notna()]
-            if len(bad):
-                raise EvidenceError(f"{name}: column {c} is malformed: {bad.iloc[0]!r} on line "
-                                    f"{bad.index[0] + 2} is not a number")
-        if c in columns.BOOLEAN and col.isna().any():
-            raw = pd.read_csv(df.attrs["path"], usecols=[c], dtype=str,
-                              keep_default_na=False)[c]
-            bad = raw[~raw.isin(["true", "false", ""])]
-            if len(bad):
-                raise EvidenceError(f"{name}: column {c} is malformed: {bad.iloc[0]!r} on line "
-                                    f"{bad.index[0] + 2} is not true/false")
-            if c in columns.BOOLEAN_REQUIRED:
-                line = int(col.isna().to_numpy().argmax()) + 2
-                raise EvidenceError(f"{name}: column {c} is empty on line {line}; "
-                                    "it must be true or false")
-
-
-def read_artifact(path: Path, required: list[str]) -> pd.DataFrame:
-    if not path.is_file():
-        raise EvidenceError(f"{path}: no such evidence file")
-    try:
-        df = read_csv(path)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
-        raise EvidenceError(f"{path.name}: not a readable CSV ({e})") from e
-    df.attrs["path"] = str(path)
-    _check_columns(df, required, path.name)
-    return df
-
-
-def load_evidence(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """rows.csv and checks.csv of an evidence package, checked against the contract.
-
-    folds.csv and manifest.json are optional; when present, folds.csv must carry its
-    columns and every artifact must match the manifest's sha256 and row count (the lead's
-    provenance.check_manifest, reused so both stages agree on what "matches" means).
-    Fails with an EvidenceError naming the file and column.
-    """
-    d = Path(directory)
-    rows = read_artifact(d / "rows.csv", columns.ROWS_REQUIRED)
-    checks = read_artifact(d / "checks.csv", columns.CHECKS_REQUIRED)
-    bad = rows[rows["valid"] & rows["recall"].isna()]
-    if len(bad):
-        raise EvidenceError(f"rows.csv: column recall is empty on valid row "
-                            f"{bad['row_id'].iloc[0]!r}")
-    off = rows[(rows["recall"] - rows["n_correct"] / rows["n_graded"]).abs() > 1e-5]
-    if len(off):
-        r = off.iloc[0]
-        raise EvidenceError(f"rows.csv: column recall is malformed: {r['recall']} on row "
-                            f"{r['row_id']!r} is not n_correct / n_graded "
-                            f"({r['n_correct']}/{r['n_graded']})")
-    for name, required in (("folds.csv", columns.FOLDS_REQUIRED),
-                           ("probes.csv", columns.PROBES_REQUIRED)):
-        if (d / name).is_file():
-            head = pd.read_csv(d / name, nrows=0)
-            _check_columns(head, required, name)
-    if (d / "manifest.json").is_file():
-        from .provenance import check_manifest
-
-        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
-        files = {n: d / n for n in manifest.get("artifacts", {})}
-        problems = check_manifest(manifest, files)
-        if problems:
-            raise EvidenceError("manifest.json: " + "; ".join(str(p) for p in problems))
-    return rows, checks
-
-
-def load_probes(path: str | Path) -> pd.DataFrame | None:
-    """Probe verdicts: a package's probes.csv or this run's summary.tsv; None if absent."""
-    p = Path(path)
-    if not p.is_file():
-        return None
-    return pd.read_csv(p, dtype=str, keep_default_na=False,
-                       sep="\t" if p.suffix == ".tsv" else ",")
 
 
 # ------------------------------------------------------------------------- numbers
@@ -195,12 +107,20 @@ def compute_numbers(rows: pd.DataFrame, checks: pd.DataFrame,
     return compute_with_provenance(rows, checks, analysis)[0]
 
 
-def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
-                            analysis: Analysis | None = None
-                            ) -> tuple[dict[str, Number], dict[str, Any]]:
-    an = analysis or Analysis.load()
-    out = _Numbers()
-    v = A.valid_rows(rows)
+@dataclass(frozen=True)
+class _Evidence:
+    """What every section reads: the rows, the checks, the plan, the valid rows."""
+
+    rows: pd.DataFrame
+    checks: pd.DataFrame
+    an: Analysis
+    v: pd.DataFrame  # rows the one validity rule admitted
+    prim: pd.DataFrame  # ... of the primary (distributed-facts) scenario
+
+
+def _rows(ev: _Evidence, out: _Numbers) -> None:
+    """Row and check counts: how much evidence there is, and how much the validity rule kept."""
+    rows, checks, v = ev.rows, ev.checks, ev.v
     nv = len(v)
     out.put("rows.n", len(rows), rows=len(rows))
     out.put("rows.n_valid", nv)
@@ -208,17 +128,20 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
     out.put("rows.catchup_fired", int(rows["catchup_fired"].fillna(False).astype(bool).sum()))
     out.put("checks.n", len(checks), source="checks.csv", rows=len(checks))
 
-    # ICC(1) of the binary checks grouped by row, valid rows of the primary scenario.
-    prim = v[v["scenario"] == an.primary_scenario]
+
+def _icc(ev: _Evidence, out: _Numbers) -> None:
+    """ICC(1) of the binary checks grouped by row, valid rows of the primary scenario."""
+    checks, prim = ev.checks, ev.prim
     c = checks[checks["row_id"].isin(prim["row_id"])]
     icc = stats.icc1(c["row_id"], c["correct"].astype(float))
     if icc is not None:
-        for name in ("value", "k", "n_rows", "n_checks", "design_effect",
-                     "effective_n_per_row"):
-            out.put(f"icc.{name}", getattr(icc, name), source="rows.csv+checks.csv",
-                    rows=icc.n_rows)
+        for name, value in asdict(icc).items():
+            out.put(f"icc.{name}", value, source="rows.csv+checks.csv", rows=icc.n_rows)
 
-    # Headings that arrived vs recall, over all valid rows with the count recorded.
+
+def _headings(ev: _Evidence, out: _Numbers) -> None:
+    """Headings that arrived vs recall, over all valid rows with the count recorded."""
+    an, v = ev.an, ev.v
     h = v[["headings_carried", "recall"]].dropna()
     pr = stats.pearson(h["headings_carried"], h["recall"])
     if pr is not None:
@@ -233,7 +156,10 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
         out.put(f"headings.rows_five[{r['arm']}]", r["h5"])
         out.put(f"headings.rows_zero[{r['arm']}]", r["h0"])
 
-    # Fill vs recall across models: each model's mean j fill against its mean j recall.
+
+def _fill(ev: _Evidence, out: _Numbers) -> None:
+    """Fill vs recall across models: each model's mean j fill against its mean j recall."""
+    an, prim = ev.an, ev.prim
     j = prim[prim["arm"] == an.undivided]
     per_model = j.groupby("model").agg(fill=("fill", "mean"), recall=("recall", "mean"))
     per_model = per_model.dropna()
@@ -243,13 +169,19 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
         out.put("fill.p", fr.p, rows=len(j))
         out.put("fill.n_models", fr.n, rows=len(j))
 
-    # Recall per (sweep, model, arm) with denominators (recall-by-model-arm.csv).
+
+def _recall(ev: _Evidence, out: _Numbers) -> None:
+    """Recall per (sweep, model, arm) with denominators (recall-by-model-arm.csv)."""
+    an, v = ev.an, ev.v
     for (sweep, model, arm), g in v.groupby(["sweep", "model", "arm"], sort=True):
         _put_mean_n(out, "recall", _k(sweep, model, arm), A.cell_summary(g, an.row_recalled))
     for _, r in A.recall_cells(v, an).iterrows():
         _put_mean_n(out, "table1", _k(r["scenario"], r["model"], r["arm"]), r.to_dict())
 
-    # The ladder (paper §4.3): rung means, paired effects, Fisher on full-recall rows.
+
+def _ladder(ev: _Evidence, out: _Numbers) -> None:
+    """The ladder (paper §4.3): rung means, paired effects, Fisher on full-recall rows."""
+    an, v = ev.an, ev.v
     lr = A.ladder_rows(v, an)
     lad = A.ladder(v, an)
     for _, r in lad.iterrows():
@@ -270,7 +202,10 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
             f = stats.fisher(int((ga >= 1).sum()), len(ga), int((gb >= 1).sum()), len(gb))
             _put_fisher(out, f"ladder.fisher_full[{_k(a, b)}]", f, len(lr))
 
-    # Equivalence (paper §4.1): paired difference, interval and TOST at the margin.
+
+def _equivalence(ev: _Evidence, out: _Numbers) -> None:
+    """Equivalence (paper §4.1): paired difference, interval and TOST at the margin."""
+    an, prim = ev.an, ev.prim
     a, b = an.equivalence
     pe = A.pairs(prim, a, b)
     cell = _k(a, b)
@@ -282,13 +217,19 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
         out.put(f"equivalence.equivalent[{cell}]", t.p < an.alpha)
         out.put(f"equivalence.margin[{cell}]", t.margin)
 
-    # Iteration (paper §4.4).
+
+def _iteration(ev: _Evidence, out: _Numbers) -> None:
+    """Iteration (paper §4.4)."""
+    an, v = ev.an, ev.v
     for _, r in A.iteration(v, an).iterrows():
         for key in ("single", "distributed"):
             _put_mean_n(out, "iteration", _k(key, r["arm"]),
                         {"n": r[f"{key}_n"], "mean": r[f"{key}_mean"]})
 
-    # Capacity (paper §4.5) and its Fisher contrasts on rows recalled.
+
+def _capacity(ev: _Evidence, out: _Numbers) -> None:
+    """Capacity (paper §4.5) and its Fisher contrasts on rows recalled."""
+    an, v = ev.an, ev.v
     cap = A.capacity(v, an)
     cr = A.capacity_rows(v, an)
     for _, r in cap.iterrows():
@@ -308,7 +249,11 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
     _put_fisher(out, "capacity.fisher_representation", stats.fisher(rf[0], rf[1], rh[0], rh[1]),
                 len(cr))
 
-    # Ceiling replication per model (paper §4.6).
+
+def _ceiling(ev: _Evidence, out: _Numbers) -> None:
+    """Ceiling replication per model (paper §4.6)."""
+    an, v = ev.an, ev.v
+    ca, cb = an.ceiling_pair
     for _, r in A.ceiling_replication(v, an).iterrows():
         m = r["model"]
         for col, arm in (("a", ca), ("b", cb)):
@@ -316,7 +261,10 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
             out.put(f"ceiling.n[{_k(m, arm)}]", r[f"{col}_n"])
             out.put(f"ceiling.fill[{_k(m, arm)}]", r[f"{col}_fill"])
 
-    # The partition contrast across models (paper §4.7) and what follows from it.
+
+def _partition(ev: _Evidence, out: _Numbers) -> None:
+    """The partition contrast across models (paper §4.7) and what follows from it."""
+    an, v = ev.an, ev.v
     part = A.partition(v, an)
     for _, r in part.iterrows():
         m = r["model"]
@@ -354,7 +302,10 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
         _put_mean_n(out, "depth", _k(r["model"], r["arm"]), r.to_dict())
         out.put(f"depth.fill[{_k(r['model'], r['arm'])}]", r["fill"])
 
-    # The carrier cross-tab (paper §4.10), from checks.
+
+def _carrier(ev: _Evidence, out: _Numbers) -> None:
+    """The carrier cross-tab (paper §4.10), from checks."""
+    checks, an, v = ev.checks, ev.an, ev.v
     cc = A.carrier_crosstab(v, checks, an)
     for _, r in cc.iterrows():
         for col in ("rows", "missed_rows", "missed_checks", "reverse_rows", "agree_rows"):
@@ -363,12 +314,18 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
         for col in ("rows", "missed_rows", "reverse_rows", "agree_rows"):
             out.put(f"carrier.{col}", int(cc[col].sum()), source="rows.csv+checks.csv")
 
-    # Abstention vs fabrication among failing rows (paper §4.11).
+
+def _abstention(ev: _Evidence, out: _Numbers) -> None:
+    """Abstention vs fabrication among failing rows (paper §4.11)."""
+    an, v = ev.an, ev.v
     for _, r in A.abstention(v, an).iterrows():
         for col in ("failing_rows", "fabricates", "abstains", "stock_rows"):
             out.put(f"abstention.{col}[{r['arm']}]", r[col])
 
-    # Instruments: finish reasons, parse failures, envelopes, prompt tokens.
+
+def _instruments(ev: _Evidence, out: _Numbers) -> None:
+    """Instruments: finish reasons, parse failures, envelopes, prompt tokens."""
+    an, v = ev.an, ev.v
     for _, r in A.finish_reasons(v, an).iterrows():
         for col in ("folds", "stop", "length", "other"):
             out.put(f"finish.{col}[{r['arm']}]", r[col])
@@ -388,8 +345,31 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
     out.put("envelope.rows_not_carried", int((~env).sum()))
     for (a, b), pt in A.token_pairs(v, an).items():
         _put_paired(out, "tokens.delta", _k(a, b), pt, an, len(pt) * 2)
+
+
+# One function per section of the paper, in numbers.json's reading order (like
+# report/tables.TABLES): a new result is one function here and one line below.
+SECTIONS: dict[str, Callable[[_Evidence, _Numbers], None]] = {
+    "rows": _rows, "icc": _icc, "headings": _headings, "fill": _fill, "recall": _recall,
+    "ladder": _ladder, "equivalence": _equivalence, "iteration": _iteration,
+    "capacity": _capacity, "ceiling": _ceiling, "partition": _partition,
+    "carrier": _carrier, "abstention": _abstention, "instruments": _instruments,
+}
+
+
+def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
+                            analysis: Analysis | None = None
+                            ) -> tuple[dict[str, Number], dict[str, Any]]:
+    """Every number, and for each section the artifact and row count it came from."""
+    an = analysis or Analysis.load()
+    v = A.valid_rows(rows)
+    ev = _Evidence(rows, checks, an, v, v[v["scenario"] == an.primary_scenario])
+    out = _Numbers()
+    for section in SECTIONS.values():
+        section(ev, out)
     return out.values, {"inputs": {"rows.csv": len(rows), "checks.csv": len(checks)},
                         "sections": out.sources}
+
 
 
 # ------------------------------------------------------------------------- LaTeX
@@ -438,22 +418,19 @@ def latex_macros(numbers: dict[str, Number]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_json(obj: Any, path: str | Path) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
-                   encoding="utf-8")
-    tmp.replace(p)
-
-
 def write_numbers(evidence_dir: str | Path, numbers_out: str | Path, provenance_out: str | Path,
-                  macros_out: str | Path, analysis_yaml: str | Path) -> dict[str, Number]:
-    """Entry point of rule stats: evidence -> numbers.json, provenance, LaTeX macros."""
+                  macros_out: str | Path, an: Analysis) -> dict[str, Number]:
+    """Evidence -> numbers.json, its provenance, and the LaTeX macros."""
     rows, checks = load_evidence(evidence_dir)
-    nums, prov = compute_with_provenance(rows, checks, Analysis.load(analysis_yaml))
+    nums, prov = compute_with_provenance(rows, checks, an)
     prov["evidence"] = str(evidence_dir)
-    _write_json(nums, numbers_out)
-    _write_json(prov, provenance_out)
-    Path(macros_out).write_text(latex_macros(nums), encoding="utf-8")
+    write_json(nums, numbers_out)
+    write_json(prov, provenance_out)
+    write_text(latex_macros(nums), macros_out)
     return nums
+
+
+def stats_stage(input: Any, output: Any, params: Any) -> dict[str, Number]:
+    """Rule stats: results/stats/."""
+    return write_numbers(Path(input.rows).parent, output.numbers, output.provenance,
+                         output.macros, Analysis.load(input.analysis, input.arms))

@@ -10,26 +10,18 @@ artifact or number that drifted from the manifest, the lock or the claims file.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..io import sha256_file
 from . import columns
 
 LOCK_VERSION = 1
 CONTRACTS = {"rows.csv": columns.ROWS, "checks.csv": columns.CHECKS, "folds.csv": columns.FOLDS}
-
-
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def tree_digest(root: str | Path, pattern: str = "*") -> dict[str, Any]:
@@ -45,7 +37,7 @@ def tree_digest(root: str | Path, pattern: str = "*") -> dict[str, Any]:
             if p.name.startswith(".tmp-"):
                 continue
             rel = p.relative_to(root).as_posix()
-            h.update(rel.encode() + b"\0" + file_sha256(p).encode() + b"\n")
+            h.update(rel.encode() + b"\0" + sha256_file(p).encode() + b"\n")
             n += 1
     return {"sha256": h.hexdigest(), "files": n}
 
@@ -76,7 +68,7 @@ def build_manifest(artifacts: dict[str, str | Path], config: dict[str, Any]) -> 
     """The evidence manifest: what each artifact is, so a reviewer can check it."""
     entries = {}
     for name, path in sorted(artifacts.items()):
-        entry: dict[str, Any] = {"sha256": file_sha256(path)}
+        entry: dict[str, Any] = {"sha256": sha256_file(path)}
         if name.endswith(".csv"):
             entry["rows"] = csv_rows(path)
             entry["columns"] = len(csv_header(path))
@@ -100,14 +92,9 @@ def build_lock(
         "lock_version": LOCK_VERSION,
         "study": study,
         "private": dict(sorted(private.items())),
-        "public": {name: {"sha256": file_sha256(p)} for name, p in sorted(public.items())},
+        "public": {name: {"sha256": sha256_file(p)} for name, p in sorted(public.items())},
         "numbers": dict(sorted(numbers.items())),
     }
-
-
-def canonical_sha256(obj: Any) -> str:
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -139,7 +126,7 @@ def check_manifest(manifest: dict[str, Any], files: dict[str, Path]) -> list[Mis
         if p is None or not p.is_file():
             out.append(Mismatch(name, "manifest", "listed but missing"))
             continue
-        digest = file_sha256(p)
+        digest = sha256_file(p)
         if digest != entry["sha256"]:
             out.append(Mismatch(name, "manifest",
                                 f"sha256 {digest[:12]}… differs from {entry['sha256'][:12]}…"))
@@ -205,9 +192,9 @@ def check_lock(
         p = public_now.get(name)
         if p is None or not p.is_file():
             out.append(Mismatch(name, "lock (public artifact)", "pinned but missing"))
-        elif file_sha256(p) != pinned["sha256"]:
+        elif sha256_file(p) != pinned["sha256"]:
             out.append(Mismatch(name, "lock (public artifact)",
-                                f"sha256 {file_sha256(p)[:12]}… differs from the pinned "
+                                f"sha256 {sha256_file(p)[:12]}… differs from the pinned "
                                 f"{pinned['sha256'][:12]}…"))
     out += check_numbers(recomputed, lock.get("numbers", {}), "lock (numbers)")
     return out
@@ -236,6 +223,3 @@ def report(mismatches: list[Mismatch], checked: list[str]) -> str:
         return head + "**OK**: no drift.\n\n" + body
     return (head + f"**FAILED**: {len(mismatches)} mismatch(es).\n\n"
             + "\n".join(m.line() for m in mismatches) + "\n\n" + body)
-
-
-NumbersFn = Callable[..., dict[str, Any]]

@@ -13,10 +13,9 @@ from typing import Any
 
 import jsonschema
 
+from ..backends.base import resolve_model_config
 from .design import block_order
-from .spec import ARM_IDS, Arm, SpecError, resolve_arm
-
-ARM_NAMES = " ".join(sorted(ARM_IDS))
+from .spec import Arm, SpecError, arm_ids, resolve_arm
 
 
 class ConfigError(ValueError):
@@ -34,13 +33,13 @@ def _path(parts: Any) -> str:
     return out
 
 
-def _message(err: jsonschema.ValidationError) -> str:
+def _message(err: jsonschema.ValidationError, arms: tuple[str, ...]) -> str:
     where = _path(err.absolute_path)
     v = err.validator
     if v == "enum":
         allowed = err.validator_value
-        if set(allowed) == set(ARM_IDS):
-            return f"{where}: {err.instance!r} is not an arm (known: {ARM_NAMES})"
+        if set(allowed) == set(arms):
+            return f"{where}: {err.instance!r} is not an arm (known: {' '.join(sorted(arms))})"
         return f"{where}: {err.instance!r} is not allowed (allowed: {', '.join(map(str, allowed))})"
     if v == "additionalProperties":
         allowed = sorted(err.schema.get("properties", {}))
@@ -57,7 +56,23 @@ def _message(err: jsonschema.ValidationError) -> str:
     return f"{where}: {err.message}"
 
 
-def schema_problems(config: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, Any]:
+    """The config schema with the arm lists it checks filled in from resources/arms.yaml.
+
+    The schema file names no arm (arms.yaml is the one place an arm is written down);
+    this is where the two meet, before any job runs.
+    """
+    out = copy.deepcopy(schema)
+    sweep = out["properties"]["sweeps"]["additionalProperties"]["properties"]
+    sweep["arms"]["items"] = {"enum": list(arms)}
+    out["properties"]["arm_overrides"]["propertyNames"] = {"enum": list(arms)}
+    return out
+
+
+def schema_problems(config: dict[str, Any], schema: dict[str, Any],
+                    arms: tuple[str, ...] = ()) -> list[str]:
+    if arms:
+        schema = with_arm_enums(schema, arms)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     out = []
@@ -66,7 +81,7 @@ def schema_problems(config: dict[str, Any], schema: dict[str, Any]) -> list[str]
         if e.validator == "propertyNames" or (e.parent and e.parent.validator == "propertyNames"):
             out.append(f"{_path(e.absolute_path)}: key {e.instance!r} is not allowed ({e.message})")
         else:
-            out.append(_message(e))
+            out.append(_message(e, arms))
     return out
 
 
@@ -125,7 +140,7 @@ def apply_overrides(table: dict[str, Any], overrides: dict[str, Any]) -> tuple[d
     return t, problems
 
 
-def _per_field_problems(table: dict[str, Any], overrides: dict[str, Any], scale: float,
+def _per_field_problems(table: dict[str, Any], overrides: dict[str, Any],
                         resources: Path) -> list[str]:
     """A hand-written per-field ceiling is accepted only where it equals the derived one."""
     problems = []
@@ -179,7 +194,7 @@ class Study:
         self.arm_table = arm_table
         self.scale = float(config["scale"])
         self.arms: dict[str, Arm] = {
-            a: resolve_arm(a, arm_table, resources, self.scale) for a in ARM_IDS
+            a: resolve_arm(a, arm_table, resources, self.scale) for a in arm_ids(arm_table)
         }
         self.runs: list[Run] = []
         for sname, sw in config["sweeps"].items():
@@ -205,10 +220,11 @@ def load_study(
     config: dict[str, Any], schema: dict[str, Any], arm_table: dict[str, Any], resources: Path
 ) -> Study:
     """Check the config (every problem at once), fill defaults, resolve the plan."""
-    problems = secret_problems(config) + schema_problems(config, schema)
+    problems = secret_problems(config) + schema_problems(config, schema, arm_ids(arm_table))
     if problems:
         raise ConfigError(problems)
     cfg = with_defaults(config, schema)
+    cfg["models"] = {name: resolve_model_config(m) for name, m in cfg["models"].items()}
     for sname, sw in cfg["sweeps"].items():
         for i, m in enumerate(sw["models"]):
             if m not in cfg["models"]:
@@ -216,7 +232,7 @@ def load_study(
                                 f"model (configured: {', '.join(cfg['models'])})")
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
-    problems += _per_field_problems(table, cfg["arm_overrides"], float(cfg["scale"]), resources)
+    problems += _per_field_problems(table, cfg["arm_overrides"], resources)
     if problems:
         raise ConfigError(problems)
     try:

@@ -1,0 +1,1 @@
+"""Statistics stage: analysis tables, statistical tests and every reported number."""

@@ -1,0 +1,1 @@
+"""Evidence: the column contracts, loading a package, publishing it, its provenance."""

@@ -1,0 +1,51 @@
+"""Evidence stage: the per-sweep tables merged into results/evidence/, described by a
+manifest (sha256, row counts, schema version, the resolved config) a reviewer checks."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..io import write_json
+from . import provenance as pv
+
+log = logging.getLogger(__name__)
+
+
+def merge_evidence(parts: dict[str, list[str]], outs: dict[str, str]) -> None:
+    """Concatenate the per-sweep tables into results/evidence/."""
+    for name, paths in parts.items():
+        dfs = [pd.read_csv(p, dtype=str, keep_default_na=False) for p in paths]
+        df = pd.concat(dfs, ignore_index=True) if dfs else pd.DataFrame()
+        Path(outs[name]).parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(outs[name], index=False, lineterminator="\n")
+        log.info("%s: %d lines from %d sweeps", outs[name], len(df), len(paths))
+
+
+def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest_out: str,
+                     config: dict[str, Any], probes: tuple[str, str] | None = None) -> None:
+    """Merge the per-sweep tables into results/evidence/ and describe them in a manifest.
+
+    probes: (the probe's summary.tsv, probes.csv to write): the verdicts travel with the
+    evidence, so a reviewer's package shows which (model, endpoint, request) could run.
+    """
+    merge_evidence(parts, outs)
+    artifacts = {Path(p).name: p for p in outs.values()}
+    if probes is not None:
+        tsv, csv_out = probes
+        pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False).to_csv(
+            csv_out, index=False, lineterminator="\n")
+        artifacts[Path(csv_out).name] = csv_out
+    write_json(pv.build_manifest(artifacts, config), manifest_out)
+    log.info("manifest: %s", ", ".join(f"{k} ({pv.csv_rows(v)} rows)"
+                                       for k, v in sorted(artifacts.items())))
+
+
+def evidence_stage(input: Any, output: Any, params: Any) -> None:
+    """Rule evidence: results/evidence/ and its manifest."""
+    names = ("rows", "checks", "folds")
+    publish_evidence({k: list(input[k]) for k in names}, {k: output[k] for k in names},
+                     output.manifest, params.config, probes=(input.probes, output.probes))

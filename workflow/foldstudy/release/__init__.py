@@ -1,0 +1,1 @@
+"""Release: the provenance lock, verify, and the scanned release package."""

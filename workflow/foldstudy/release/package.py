@@ -1,0 +1,119 @@
+"""Release stage: the sanitized package (paper §7) a reviewer rebuilds every number from.
+
+A package whose artifacts drifted from its own lock, or that holds anything the scanner
+refuses, is never written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import shutil
+import tarfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from ..evidence.load import read_table
+from ..io import read_json, write_yaml
+from .lock import EVIDENCE_FILES, verify_study
+from .scan import ReleaseRefused, live_secrets, local_markers, scan_tree
+
+log = logging.getLogger(__name__)
+
+# The checkout this package runs from: its absolute path must never reach a release.
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+
+def planted_values(evidence_dir: str | Path, fixtures: str | None) -> tuple[set[str], set[str]]:
+    """Values the study planted (allowed in a release), and the hosts among them."""
+    values = set(read_table(Path(evidence_dir) / "checks.csv")["expected"].astype(str))
+    if fixtures and Path(fixtures).is_dir():
+        for m in Path(fixtures).rglob("manifest.json"):
+            values |= {f["value"] for f in read_json(m)["facts"]}
+    hosts = {urlparse(v).hostname or "" for v in values if v.startswith("http")}
+    zones = {v for v in values if "." in v and " " not in v and "/" not in v}
+    return values, {h for h in hosts | zones if h}
+
+
+def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: dict[str, Any],
+                 tables: str, figures: str | None, fixtures: str | None, project_root: Path,
+                 out_dir: str, tar_out: str, readme_template: str,
+                 verify: dict[str, Any] | None = None) -> None:
+    """Verify against the lock, assemble results/release/<name>/, scan it, and pack it.
+
+    A package whose artifacts drifted from its own lock, or that holds anything the
+    scanner refuses, is never written.
+    """
+    if verify is not None:
+        verify_study(evidence_dir, numbers, lock, config=config, **verify)
+    ev = Path(evidence_dir)
+    files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
+                              if (ev / n).is_file()}
+    files["stats/numbers.json"] = Path(numbers)
+    files["lock.json"] = Path(lock)
+    files["tables"] = Path(tables)
+    if figures and Path(figures).is_dir():
+        files["figures"] = Path(figures)
+    dest = Path(out_dir)
+    assemble(files, dest)
+    write_yaml(config, dest / "config.yaml")
+    (dest / "README.md").write_text(
+        Path(readme_template).read_text(encoding="utf-8").replace("{{ name }}", name),
+        encoding="utf-8")
+    values, hosts = planted_values(ev, fixtures)
+    findings = scan_tree(dest, live_secrets(), values,
+                            local_markers(project_root))
+    findings = [f for f in findings if not (f.kind == "private endpoint URL"
+                                            and _host_allowed(f.excerpt, hosts))]
+    if findings:
+        raise ReleaseRefused(findings)
+    tarball(dest, Path(tar_out))
+    log.info("release %s: %d files, scanned clean; %s", name,
+             sum(1 for p in dest.rglob("*") if p.is_file()), tar_out)
+
+
+def _host_allowed(url: str, hosts: set[str]) -> bool:
+    host = (urlparse(url).hostname or "").lower()
+    return any(host == h or host.endswith("." + h) for h in hosts)
+
+
+def assemble(files: Mapping[str, Path], dest: Path) -> None:
+    """Copy files (package path -> source) into dest, replacing what was there."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    for rel, src in files.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, target)
+        else:
+            shutil.copy2(src, target)
+
+
+def tarball(src_dir: Path, out: Path) -> None:
+    """A reproducible tar.gz: sorted entries, no owners, fixed mtimes."""
+
+    def clean(ti: tarfile.TarInfo) -> tarfile.TarInfo:
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = ""
+        ti.mtime = 0
+        return ti
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # gzip's header would carry the file's name and the time: both left empty.
+    with open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                               mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w") as tar:
+        for p in sorted(src_dir.rglob("*")):
+            tar.add(p, arcname=f"{src_dir.name}/{p.relative_to(src_dir).as_posix()}",
+                    recursive=False, filter=clean)
+
+
+def release_stage(input: Any, output: Any, params: Any) -> None:
+    """Rule release: results/release/<name>/ and its tarball."""
+    make_release(params.name, params.evidence, input.numbers, input.lock, params.config,
+                 input.tables, params.figures, params.fixtures, PROJECT_ROOT,
+                 output.package, output.tarball, input.readme,
+                 verify={**params.verify, "analysis": input.analysis})

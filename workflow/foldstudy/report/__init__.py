@@ -1,0 +1,1 @@
+"""Report: the tables and figures a reader sees, and their titles."""

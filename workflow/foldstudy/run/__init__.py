@@ -1,0 +1,1 @@
+"""Run stage: the fold protocol, the capability probe and the pre-run audit."""

@@ -1,0 +1,115 @@
+"""config/README.md, generated from the config schema and the backends' model defaults.
+
+The schema (config/schema/config.schema.yaml) describes every key; the defaults of a
+model's keys live in backends/base.MODEL_DEFAULTS, the one place a backend's default is
+written. This page is rendered from both, and a test fails when the page and the two
+disagree, so the reference a user reads is never stale. Regenerate it with
+
+    .venv/bin/python -m foldstudy.study.configdoc
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..backends.base import MODEL_DEFAULTS
+
+ROOT = Path(__file__).resolve().parents[3]
+SCHEMA = ROOT / "config" / "schema" / "config.schema.yaml"
+README = ROOT / "config" / "README.md"
+
+
+def _type(p: dict[str, Any]) -> str:
+    if "enum" in p:
+        return " \\| ".join("null" if v is None else f"`{v}`" for v in p["enum"])
+    t = p.get("type", "")
+    return " or ".join(t) if isinstance(t, list) else str(t)
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _default(value: Any) -> str:
+    return "`" + json.dumps(value) + "`"
+
+
+def _rows(props: dict[str, Any], prefix: str, defaults: dict[str, str]) -> list[str]:
+    out = []
+    for key, p in props.items():
+        default = _default(p["default"]) if "default" in p else defaults.get(key, "")
+        limits = [f"{k} {p[k]}" for k in ("minimum", "exclusiveMinimum", "maximum") if k in p]
+        what = _cell(p.get("description", ""))
+        if limits:
+            what = (what + " " if what else "") + f"({', '.join(limits)})"
+        out.append(f"| `{prefix}{key}` | {_type(p)} | {default} | {what} |")
+    return out
+
+
+def model_defaults() -> dict[str, str]:
+    """Per model key, its default on each backend that has one."""
+    keys: dict[str, list[str]] = {}
+    for backend, d in MODEL_DEFAULTS.items():
+        for k, v in d.items():
+            keys.setdefault(k, []).append(f"{backend}: {_default(v)}")
+    return {k: "; ".join(v) for k, v in keys.items()}
+
+
+def render(schema: dict[str, Any]) -> str:
+    props = schema["properties"]
+    head = "| key | type | default | what it sets |\n|---|---|---|---|"
+    top = {k: p for k, p in props.items() if k not in ("models", "sweeps", "arm_overrides")}
+    model = props["models"]["additionalProperties"]["properties"]
+    sweep = props["sweeps"]["additionalProperties"]["properties"]
+    override = props["arm_overrides"]["additionalProperties"]["properties"]
+    return "\n".join([
+        "# Configuration reference",
+        "",
+        "Generated from `config/schema/config.schema.yaml` and the backends' model defaults",
+        "(`workflow/foldstudy/backends/base.py`) by `.venv/bin/python -m "
+        "foldstudy.study.configdoc`;",
+        "do not edit by hand. The config is checked against the schema before any job runs;",
+        "an error names the key and what is allowed. Study configs: `config.yaml` (the",
+        "embedded default), `study-paper.yaml` (the paper's study), `.test/config.yaml`.",
+        "",
+        _cell(schema.get("description", "")),
+        "",
+        "## Top-level keys",
+        "",
+        head, *_rows(top, "", {}),
+        "",
+        "## `models.<name>`",
+        "",
+        "One entry per model; the key is the name rows and tables use. Keys come from the",
+        "environment only (`api_key_env` names the variable); a key written here is refused.",
+        "",
+        head, *_rows(model, "", model_defaults()),
+        "",
+        "## `sweeps.<name>`",
+        "",
+        "A sweep is a scenario × models × arms × repeats × design; contrasts are paired",
+        "within a sweep (paper §3.3). Arms are the ids of `resources/arms.yaml`.",
+        "",
+        head, *_rows(sweep, "", {}),
+        "",
+        "## `arm_overrides.<arm>`",
+        "",
+        _cell(props["arm_overrides"].get("description", "")),
+        "",
+        head, *_rows(override, "", {}),
+        "",
+    ])
+
+
+def main() -> None:
+    README.write_text(render(yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))),
+                      encoding="utf-8")
+    print(f"wrote {README.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
