@@ -46,6 +46,8 @@ class Endpoint:
     reasoning_mandatory: bool = False
     # The one real schema failure of the paper: JSON that omits a required property.
     omits_required: bool = False
+    # Reasoning that runs whatever the request says (the message carries `reasoning`).
+    returns_reasoning: bool = False
 
     def listing(self, model_id: str) -> dict[str, Any]:
         return {
@@ -185,8 +187,11 @@ def complete(state: Standin, body: dict[str, Any], ep: Endpoint) -> tuple[int, d
                      "finish_reason": finish, "native_finish_reason": finish}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens, "cost": cost,
-                  "completion_tokens_details": {"reasoning_tokens": 0}},
+                  "completion_tokens_details": {
+                      "reasoning_tokens": 12 if ep.returns_reasoning else 0}},
     }
+    if ep.returns_reasoning:
+        out["choices"][0]["message"]["reasoning"] = "Let me think about the summary first."
     if not state.omit_provider_field:
         out["provider"] = ep.provider_name
     return 200, out

@@ -76,6 +76,40 @@ def test_paper_study_validates_and_plans_every_sweep(config_schema, resources):
                for m in cfg["models"].values())
 
 
+def _planned(study, sweep, model, arm):
+    return sum(1 for r in study.runs if (r.sweep, r.model, r.arm) == (sweep, model, arm))
+
+
+def test_paper_study_plans_the_papers_row_counts(config_schema, resources):
+    """Every sweep the paper reports, with its row counts (paper §4.1-§4.7)."""
+    cfg = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text())
+    study = load_study(cfg, config_schema, load_arm_table(resources), resources)
+    qwen = "qwen3.6-35b-a3b"
+    # §4.3/§4.6: the anchor corpus, j on qwen, 28 rows.
+    assert _planned(study, "anchor", qwen, "j") == 28
+    # §4.5: qwen's capacity rows j 11 (12 planned), t 12, m 4, u 4; §4.6: glm 4 per arm.
+    cap = {a: _planned(study, "ceiling", qwen, a) + _planned(study, "ceiling_jt", qwen, a)
+           for a in "jtmu"}
+    assert cap == {"j": 12, "t": 12, "m": 4, "u": 4}
+    assert {a: _planned(study, "ceiling", "glm-5.2", a) for a in "jtmu"} == dict.fromkeys(
+        "jtmu", 4)
+    # §4.1: qwen3.6-flash's unclosed rotation, l and m over 7 repeats (l leads 4 times).
+    flash = [r for r in study.runs if r.sweep == "flash_lm"]
+    assert len(flash) == 14 and sum(r.position == 0 and r.arm == "l" for r in flash) == 4
+    # §4.3: ten j rows over the two decomposition sweeps; §4.7: 20 models x 4 rows.
+    assert sum(_planned(study, s, qwen, "j") for s in ("decomposition_a",
+                                                       "decomposition_b")) == 10
+    assert len({r.model for r in study.runs if r.sweep == "partition"}) == 20
+    assert _planned(study, "depth", "granite-4.1-8b", "q") == 12
+    # §4.2: the re-probed models get a verdict and no row.
+    assert len(study.config["probe_only"]) == 8
+    assert not {r.model for r in study.runs} & set(study.config["probe_only"])
+    assert set(study.config["probe_only"]) <= set(study.probed_models)
+    assert cfg["probe"] == {"min_context_tokens": 131072, "require_structured_outputs": True}
+    local = study.model_config("qwen3.6-local")
+    assert local["extra_body"] == {"chat_template_kwargs": {"enable_thinking": False}}
+
+
 def test_factory_builds_each_backend_without_a_call(monkeypatch):
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
     b = make_backend("x", {"backend": "openrouter", "model_id": "a/b", "provider": "deepinfra"})

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from foldstudy.run.probe import PROBE_USER
+
 from .conftest import ROOT
 from .gateway_standin import Endpoint, GatewayStandin, Model
 
@@ -68,16 +70,29 @@ def test_gateway_study_end_to_end(tmp_path):
     for rep in (0, 1):
         for arm in "jm":
             assert r[f"s/healthy/r{rep}/{arm}"]["valid"] == "true"
-            assert r[f"s/granite/r{rep}/{arm}"]["invalid_reason"] == (
-                "not_run:probe_rejected_no_endpoint_for_parameters")
+            # Paper §4.2: an endpoint that honours response_format and declares no
+            # reasoning is not refused: it gets no reasoning parameter and runs its arms.
+            assert r[f"s/granite/r{rep}/{arm}"]["valid"] == "true"
         assert r[f"s/plainonly/r{rep}/m"]["valid"] == "true"
-        assert r[f"s/plainonly/r{rep}/j"]["valid"] == "false"
-    # granite got only its probe's calls: the exact shapes, then one removal at a time.
-    assert granite_calls and all(c.get("max_tokens", 0) <= 24 for c in granite_calls)
-    rec = json.loads((tmp_path / "results/runs/s/granite/r0/j.json").read_text())
-    assert rec["status"] == "not_run" and "reasoning" in rec["not_run_detail"]
+        assert r[f"s/plainonly/r{rep}/j"]["invalid_reason"] == (
+            "not_run:probe_rejected_no_endpoint_for_parameters")
+    assert all(r[f"s/{m}/r0/j"]["ceiling_delivery"] == "response_format"
+               for m in ("healthy", "granite"))
+    assert r["s/healthy/r0/m"]["ceiling_delivery"] == "none"
+    # No call of the study sent granite a reasoning parameter; only the probe's one
+    # comparison of the paper's original request did, and was refused for it.
+    with_reasoning = [c for c in granite_calls if "reasoning" in c]
+    assert with_reasoning and all(c["messages"][-1]["content"] == PROBE_USER
+                                  for c in with_reasoning)
+    assert any(c["messages"][-1]["content"] != PROBE_USER for c in granite_calls)
     probe = json.loads((tmp_path / "results/probe/granite.json").read_text())
-    assert probe["responsible_parameter"] == "reasoning"
+    assert probe["verdict"] == "ok"
+    assert probe["reasoning_parameter"]["with"]["responsible_parameter"] == "reasoning"
+    # A refused request still names the parameter responsible, never the model.
+    plain = json.loads((tmp_path / "results/probe/plainonly.json").read_text())
+    assert "response_format" in plain["permissions"]["j"]["responsible_parameter"]
+    rec = json.loads((tmp_path / "results/runs/s/plainonly/r0/j.json").read_text())
+    assert rec["status"] == "not_run" and "response_format" in rec["not_run_detail"]
     # The pin was chosen by price, recorded, and matched by every fold.
     healthy = json.loads((tmp_path / "results/runs/s/healthy/r0/j.json").read_text())
     assert healthy["endpoint"]["pin"] == "Cheap"
@@ -85,6 +100,7 @@ def test_gateway_study_end_to_end(tmp_path):
     assert all(f["reply"]["cost_usd"] > 0 for f in healthy["folds"])
     summary = (tmp_path / "results/probe/summary.tsv").read_text()
     assert summary.count("\n") == 4 and "auth_failed" not in summary
+    assert "verdict_with_reasoning" in summary.splitlines()[0]
     # The scripted 429 and the HTTP-200 error were retried and recorded.
     recorded = "".join(x.read_text() for x in (tmp_path / "results").rglob("*.json"))
     assert '"outcome": "rate_limited"' in recorded and '"outcome": "provider_error"' in recorded

@@ -69,7 +69,8 @@ def test_pin_is_on_the_wire_and_the_serving_endpoint_recorded(gateway, tmp_path)
     assert sent["reasoning"] == {"effort": "none"} and sent["seed"] == 11
     rf = sent["response_format"]
     assert rf["type"] == "json_schema" and rf["json_schema"]["strict"] is True
-    assert "maxLength" not in rf["json_schema"]["schema"]["properties"]["summary"]
+    # The schema goes as declared, ceiling included (DESIGN §4).
+    assert rf["json_schema"]["schema"]["properties"]["summary"]["maxLength"] == 100
     assert not hit and reply.served_by == "DeepInfra" == b.identity["pin"]
     assert reply.prompt_tokens > 0 and reply.completion_tokens > 0
     assert reply.cost_usd == pytest.approx(reply.prompt_tokens * 2e-7
@@ -111,8 +112,9 @@ def test_a_stored_call_is_never_sent_again(gateway, tmp_path):
 
 def test_404_no_endpoints_is_final_and_classified_by_message(gateway, tmp_path):
     b = backend(gateway, model="acme/no-reasoning-8b")  # its endpoint lacks `reasoning`
-    with pytest.raises(BackendError) as e:
-        call(b, ResponseStore(tmp_path))
+    assert "reasoning" not in b.body(request())  # so the study's calls never send it
+    with pytest.raises(BackendError) as e:  # the paper's original request (§4.2) does
+        call(b.with_reasoning_forced(), ResponseStore(tmp_path))
     assert e.value.kind == "no_endpoint" and NO_ENDPOINTS in e.value.message
     assert not e.value.retryable and len(e.value.detail["attempts"]) == 1
     assert len(gateway.state.chat_calls()) == 1

@@ -100,8 +100,11 @@ def test_healthy_model_is_pinned_by_context_and_price_and_allowed_every_arm(
     assert rec["pin"]["provider_name"] == "Cheap" and rec["pin"]["quantization"] == "fp4"
     assert rec["endpoint"]["pin"] == "Cheap"
     sent = gateway.state.chat_calls("acme/healthy")
-    assert len(sent) == 3 and all(c["provider"]["only"] == ["cheap"] for c in sent)
-    assert sum("response_format" in c for c in sent) == 2  # one per schema
+    # one per request shape, then the §4.2 comparison: a schema shape without reasoning
+    assert len(sent) == 4 and all(c["provider"]["only"] == ["cheap"] for c in sent)
+    assert sum("response_format" in c for c in sent) == 3
+    assert rec["reasoning_parameter"]["with"]["verdict"] == OK
+    assert rec["reasoning_parameter"]["without"]["verdict"] == OK
 
 
 def test_configured_quantization_is_honoured(gateway, arms, tmp_path):
@@ -109,18 +112,19 @@ def test_configured_quantization_is_honoured(gateway, arms, tmp_path):
     assert rec["verdict"] == OK and rec["pin"]["provider_name"] == "DeepInfra"
 
 
-def test_the_harness_reasoning_parameter_is_named_not_the_model(gateway, arms, tmp_path):
+def test_an_endpoint_without_reasoning_runs_every_arm_and_the_old_request_is_named(
+        gateway, arms, tmp_path):
+    """Paper §4.2: an endpoint that declares no reasoning is not a reasoning model; the
+    study sends it no reasoning parameter and it runs every arm. The paper's original
+    request, with the parameter, is still probed once and its refusal is pinned on the
+    parameter, never on the model."""
     rec = probe(gateway, arms, tmp_path, "acme/granite")
-    assert rec["verdict"] == NO_ENDPOINT_FOR_PARAMETERS
-    assert rec["responsible_parameter"] == "reasoning"
-    assert allowed(rec) == ""  # every fold sends the parameter, plain arms too
-    for shape in rec["shapes"]:
-        removed = {r["parameter"]: r["ok"] for r in shape["removed"]}
-        assert removed["reasoning"] is True
-        assert not any(v for p, v in removed.items() if p != "reasoning")
-    # Relaxing it (reasoning: null) makes every arm runnable, schema arms included.
-    rec = probe(gateway, arms, tmp_path / "relaxed", "acme/granite", reasoning=None)
     assert rec["verdict"] == OK and allowed(rec) == "jmoq"
+    assert all("reasoning" not in s["request_parameters"] for s in rec["shapes"])
+    old = rec["reasoning_parameter"]["with"]
+    assert old["verdict"] == NO_ENDPOINT_FOR_PARAMETERS
+    assert old["responsible_parameter"] == "reasoning"
+    assert rec["reasoning_parameter"]["without"]["verdict"] == OK
 
 
 def test_mandatory_reasoning_is_its_own_verdict(gateway, arms, tmp_path):

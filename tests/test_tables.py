@@ -126,8 +126,27 @@ def test_probe_verdicts_come_from_the_probe_summary(tmp_path):
     r, c = frames(arm_rows("s", "smol", "m", [1.0]))
     an = Analysis.load()
     t = build_tables(r, c, compute_numbers(r, c, an), an, load_probes(tmp_path / "summary.tsv"))
-    probe = t[-1]
-    assert probe.name == "probe-verdicts"
+    probe = next(x for x in t if x.name == "probe-verdicts")
     cells = probe.cells()
     assert cells[0][:3] == ["granite", "openrouter", "probe_rejected_no_endpoint_for_parameters"]
     assert cells[1][3] == f"{DASH} (not recorded)"  # no responsible parameter: says so
+
+
+def test_the_reasoning_parameter_table_shows_both_request_shapes(tmp_path):
+    """Paper §4.2: one row per (model, request shape), marking the study's own."""
+    from foldstudy.evidence.load import load_probes
+
+    (tmp_path / "summary.tsv").write_text(
+        "model\tbackend\tverdict\tsends_reasoning\tverdict_with_reasoning\t"
+        "verdict_without_reasoning\tprobe_only\n"
+        "granite\topenrouter\tok\tfalse\tprobe_rejected_no_endpoint_for_parameters\tok\t"
+        "false\n"
+        "smol\tembedded\tok\t\t\t\tfalse\n")
+    r, c = frames(arm_rows("s", "smol", "m", [1.0]))
+    an = Analysis.load()
+    t = build_tables(r, c, compute_numbers(r, c, an), an, load_probes(tmp_path / "summary.tsv"))
+    table = next(x for x in t if x.name == "probe-reasoning-parameter")
+    assert [(x["model"], x["shape"], x["verdict"], x["study"]) for x in table.rows] == [
+        ("granite", "with reasoning parameter", "probe_rejected_no_endpoint_for_parameters",
+         ""),
+        ("granite", "without it", "ok", "yes")]

@@ -160,10 +160,8 @@ def release_lock(wildcards):
 
 # --- probe and backends (rules/probe.smk, rules/fold.smk) ---
 
-# Every model some sweep runs: each gets one probe verdict before any of its folds.
-PROBED_MODELS = sorted(
-    {m for sw in STUDY.config["sweeps"].values() for m in sw["models"]}
-)
+# Every model some sweep runs (one verdict before any of its folds), and the probe-only.
+PROBED_MODELS = STUDY.probed_models
 
 # Per-backend concurrency from the study config, where the command line or the profile
 # set none (`--resources api_openrouter=4` always wins).
@@ -179,21 +177,15 @@ def backend_config(model):
 def probe_fixtures(wildcards):
     """The fixtures this model will fold: the probe sizes the context a fold needs."""
     return [
-        f"results/fixtures/{s}/fixture.json"
-        for s, sw in STUDY.config["sweeps"].items()
-        if wildcards.model in sw["models"]
+        f"results/fixtures/{s}/fixture.json" for s in STUDY.sweeps_of(wildcards.model)
     ]
 
 
 def probe_arms(wildcards):
     """Every arm any sweep runs on this model, resolved at the study's scale."""
+    sweeps = STUDY.config["sweeps"]
     arms = sorted(
-        {
-            a
-            for sw in STUDY.config["sweeps"].values()
-            if wildcards.model in sw["models"]
-            for a in sw["arms"]
-        }
+        {a for s in STUDY.sweeps_of(wildcards.model) for a in sweeps[s]["arms"]}
     )
     return [STUDY.arms[a].to_dict() for a in arms]
 

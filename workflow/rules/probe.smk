@@ -27,6 +27,8 @@ rule probe_model:
         store=config["store"],
         replay=config["replay"],
         threads=lambda wildcards, threads: threads,
+        pin_rule=config["probe"],
+        probe_only=lambda wc: wc.model in STUDY.config["probe_only"],
     script:
         "../scripts/probe.py"
 

@@ -50,5 +50,5 @@ def make_backend(name: str, model: dict[str, Any], pin: dict[str, Any] | None = 
         from .replay import ReplayBackend
 
         return ReplayBackend(cls.describe(name, cfg, pin), cls.replay_tokenizer(cfg),
-                             cls.config_context_length(cfg))
+                             cls.wire_facts(cfg, pin))
     return cls(name, cfg, pin)  # type: ignore[call-arg]

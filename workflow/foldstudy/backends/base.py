@@ -85,11 +85,12 @@ class ChatRequest:
 
 
 def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema a decoder's grammar enforces: structure only, ceilings removed.
+    """The schema the embedded backend's grammar enforces: structure only, no ceilings.
 
-    llama.cpp expands maxLength into nested grammar rules and rejects (or crashes on)
-    large ones, and hosted strict modes often ignore it, so the grammar enforces fields,
-    types and required keys; every reply is validated against the full schema afterwards.
+    llama-cpp-python 0.3.36 expands maxLength into nested grammar rules, and at
+    maxLength 1,100 the process dies (segmentation fault; 1,000 worked), so that one
+    backend's grammar enforces fields, types and required keys. Every reply, on every
+    backend, is validated against the full schema afterwards (run/fold.carry_of).
     """
     out = copy.deepcopy(schema)
     for prop in out.get("properties", {}).values():
@@ -97,16 +98,21 @@ def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def response_format(request: ChatRequest, style: str, strict: bool) -> dict[str, Any] | None:
+def response_format(request: ChatRequest, style: str, strict: bool,
+                    ceilings_on_wire: bool = True) -> dict[str, Any] | None:
     """The response_format a schema request sends in this style (None for plain arms).
 
     Styles (reference B): `json_schema`, OpenAI's nested form (the gateway, vLLM,
     Ollama); `json_object_schema`, `{"type": "json_object", "schema": ...}` (llama.cpp's
     server, llama-cpp-python in and out of process); `json_object`, no schema at all.
+    The schema goes as the arm declared it, maxLength included (DESIGN §4: the paper
+    sent the schema in response_format and nothing else), unless ceilings_on_wire is
+    off (the embedded backend's grammar limitation, base.grammar_schema).
     """
     if request.response_schema is None:
         return None
-    schema = grammar_schema(request.response_schema)
+    schema = (request.response_schema if ceilings_on_wire
+              else grammar_schema(request.response_schema))
     if style == "json_schema":
         return {"type": "json_schema",
                 "json_schema": {"name": request.schema_name, "strict": strict, "schema": schema}}
@@ -115,7 +121,8 @@ def response_format(request: ChatRequest, style: str, strict: bool) -> dict[str,
     return {"type": "json_object"}
 
 
-def chat_body(request: ChatRequest, style: str, strict: bool = True) -> dict[str, Any]:
+def chat_body(request: ChatRequest, style: str, strict: bool = True,
+              ceilings_on_wire: bool = True) -> dict[str, Any]:
     """The one builder of a chat-completion body: messages, budget, sampling, schema.
 
     Every backend sends this (the embedded one as keyword arguments); providers only
@@ -128,7 +135,7 @@ def chat_body(request: ChatRequest, style: str, strict: bool = True) -> dict[str
     }
     if request.seed is not None:
         body["seed"] = request.seed
-    rf = response_format(request, style, strict)
+    rf = response_format(request, style, strict, ceilings_on_wire)
     if rf is not None:
         body["response_format"] = rf
     return body
@@ -211,6 +218,13 @@ class Backend(ABC):
     context_length: int | None = None
     #: the probe lists this backend's endpoints and pins one (the gateway)
     lists_endpoints: bool = False
+    #: how a declared ceiling reaches the model (rows.csv ceiling_delivery):
+    #: "response_format" = in the schema on the wire, maxLength included;
+    #: "validated_after" = the decoder gets the structure only, the reply is checked
+    ceiling_delivery: str = "response_format"
+    #: the request's seed goes on the wire (recorded per fold; DESIGN §3: send a seed
+    #: where the endpoint supports one and record it)
+    seed_sent: bool = True
 
     @classmethod
     @abstractmethod
@@ -223,6 +237,14 @@ class Backend(ABC):
     def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
         """The context window the config declares for this backend (None: not declared)."""
         return None
+
+    @classmethod
+    def wire_facts(cls, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
+        """What a live backend of this config would declare about its calls, for a
+        replay to record the same: context length, ceiling delivery, seed sent."""
+        return {"context_length": cls.config_context_length(cfg),
+                "ceiling_delivery": cls.ceiling_delivery, "seed_sent": cls.seed_sent}
 
     @classmethod
     def replay_tokenizer(cls, cfg: dict[str, Any]) -> Tokenizer | None:
@@ -261,6 +283,12 @@ class Backend(ABC):
         """A copy that leaves `params` off the wire (only for wire_parameters' names)."""
         raise BackendError("config", f"{type(self).__name__} sends no removable wire "
                            "parameters", retryable=False)
+
+    def with_reasoning_forced(self) -> Backend:
+        """A copy that sends reasoning suppression whatever the endpoint declares (the
+        paper's original request, §4.2; only where lists_endpoints is true)."""
+        raise BackendError("config", f"{type(self).__name__} sends no reasoning parameter",
+                           retryable=False)
 
     def list_endpoints(self) -> list[dict[str, Any]]:
         """The endpoints serving this model (only where lists_endpoints is true)."""

@@ -1,8 +1,10 @@
 """The default backend: a small real instruct model run in-process by llama-cpp-python.
 
 Schema arms decode under a grammar built from the arm's schema with its ceilings
-removed (base.grammar_schema); the reply is then validated against the full schema by
-the fold, so a reply over its ceiling is recorded, not silently fixed.
+removed (base.grammar_schema: llama-cpp-python crashes on a large maxLength); the reply
+is then validated against the full schema by the fold, so a reply over its ceiling is
+recorded, not silently fixed. This is the one backend whose ceilings do not travel in
+the schema; every row records how its ceiling reached the model (ceiling_delivery).
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ class GGUFTokenizer:
 
 
 class EmbeddedBackend(Backend):
+    # llama-cpp-python's grammar cannot hold a large maxLength (base.grammar_schema).
+    ceiling_delivery = "validated_after"
     def __init__(self, name: str, cfg: dict[str, Any] | None = None,
                  pin: dict[str, Any] | None = None) -> None:
         cfg = resolve_model_config({**(cfg or {}), "backend": "embedded"})
@@ -165,7 +169,8 @@ class EmbeddedBackend(Backend):
             )
         t0 = time.monotonic()
         try:
-            out = self.llm.create_chat_completion(**chat_body(request, "json_object_schema"))
+            out = self.llm.create_chat_completion(
+                **chat_body(request, "json_object_schema", ceilings_on_wire=False))
         except ValueError as e:
             if "exceed context window" in str(e):
                 raise ContextOverflow(str(e)) from e

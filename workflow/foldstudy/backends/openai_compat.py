@@ -110,8 +110,10 @@ class OpenAICompatBackend(Backend):
         if "prompt_tokens" not in usage:
             raise BackendError("malformed", "reply carries no usage token counts",
                                retryable=True)
+        message = choice["message"]
+        text = message.get("content") or ""
         return Reply(
-            text=choice["message"].get("content") or "",
+            text=text,
             finish_reason=finish,
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
@@ -119,11 +121,21 @@ class OpenAICompatBackend(Backend):
             latency_s=round(latency, 3),
             served_by=self.identity["server"],
             cost_usd=None,
-            raw={"id": body.get("id"), "model": _model_name(body.get("model")), "usage": usage},
+            raw={"id": body.get("id"), "model": _model_name(body.get("model")), "usage": usage,
+                 # Qwen3.x on vLLM thinks unless the chat template is told not to
+                 # (chat_template_kwargs: {enable_thinking: false}); the probe checks.
+                 "reasoning_returned": reasoning_returned(message)},
         )
 
     def close(self) -> None:
         self.session.close()
+
+
+def reasoning_returned(message: dict[str, Any]) -> bool:
+    """Whether a reply carries reasoning text: a reasoning field, or a <think> block."""
+    content = message.get("content") or ""
+    return bool(message.get("reasoning_content") or message.get("reasoning")
+                or "<think>" in content)
 
 
 def _model_name(model: Any) -> str | None:

@@ -6,15 +6,23 @@ treatment. Every call therefore names one provider with fallbacks off and
 require_parameters on (reference A2), and the provider that actually served it is
 recorded and checked against the pin by the validity rule (validity.py compares
 identity["pin"] with Reply.served_by).
+
+The request carries only what the measurement needs. Paper §4.2: "this harness adds a
+reasoning-suppression parameter to every call that has nothing to do with what it
+measures. An endpoint that honours response_format but does not declare reasoning is
+refused" -- which made eight capable models look incapable. So reasoning suppression
+goes only to a pinned endpoint that declares `reasoning` (one that declares none is not
+a reasoning model: there is nothing to suppress), and the seed only where declared.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from .base import BackendError, ChatRequest, Reply, resolve_model_config
 from .http import get_json
-from .openai_compat import ROUTING_KEYS, OpenAICompatBackend
+from .openai_compat import ROUTING_KEYS, OpenAICompatBackend, reasoning_returned
 
 
 def endpoint_pin(ep: dict[str, Any]) -> dict[str, Any]:
@@ -31,6 +39,17 @@ def endpoint_pin(ep: dict[str, Any]) -> dict[str, Any]:
         "price_completion_usd_per_token": _price(pricing.get("completion")),
         "status": ep.get("status"),
     }
+
+
+def declares(pin: dict[str, Any] | None, parameter: str) -> bool:
+    """Whether the pinned endpoint lists `parameter` (unpinned: nothing is known)."""
+    return parameter in ((pin or {}).get("supported_parameters") or [])
+
+
+def wire_reasoning(cfg: dict[str, Any], pin: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The reasoning object the calls send: the configured one, to an endpoint that
+    declares reasoning; None otherwise (DESIGN §5)."""
+    return cfg["reasoning"] if cfg["reasoning"] and declares(pin, "reasoning") else None
 
 
 def _price(v: Any) -> float | None:
@@ -50,9 +69,10 @@ class OpenRouterBackend(OpenAICompatBackend):
         cfg = resolve_model_config({**cfg, "backend": self.kind})
         super().__init__(name, cfg, pin)
         self.cfg = cfg
-        self.reasoning = cfg["reasoning"]
+        self.reasoning = wire_reasoning(cfg, pin)
         self.require_parameters = bool(cfg["require_parameters"])
         self.pin = pin
+        self.seed_sent = declares(pin, "seed")
 
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
@@ -67,12 +87,17 @@ class OpenRouterBackend(OpenAICompatBackend):
             "quantization": (pin or {}).get("quantization") or cfg["quantization"],
             "allow_fallbacks": False,
             "require_parameters": bool(cfg["require_parameters"]),
-            "reasoning": cfg["reasoning"],
+            "reasoning": wire_reasoning(cfg, pin),
         }
 
     @classmethod
     def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
         return None  # the endpoint listing says, once the probe pins one
+
+    @classmethod
+    def wire_facts(cls, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
+        return {**super().wire_facts(cfg, pin), "seed_sent": declares(pin, "seed")}
 
     def missing_key(self) -> str | None:
         if self._key:
@@ -131,9 +156,20 @@ class OpenRouterBackend(OpenAICompatBackend):
             # Benchmarks disable middle-out compression explicitly (reference A1).
             "plugins": [{"id": "context-compression", "enabled": False}],
         }
+        if not self.seed_sent:
+            body.pop("seed", None)
         if self.reasoning:
             body["reasoning"] = self.reasoning
         return {k: v for k, v in body.items() if k not in self.omit}
+
+    def with_reasoning_forced(self) -> OpenRouterBackend:
+        """The paper's original request (§4.2): reasoning suppression on every call, the
+        endpoint's declarations regardless. The probe sends it once, for the record."""
+        other = copy.copy(self)
+        other.reasoning = self.cfg["reasoning"] or {"effort": "none"}
+        other.identity = {**self.identity, "reasoning": other.reasoning,
+                          "reasoning_forced": True}
+        return other
 
     def complete(self, request: ChatRequest) -> Reply:
         body, choice, finish, usage, latency = self.post(request)
@@ -155,7 +191,7 @@ class OpenRouterBackend(OpenAICompatBackend):
                 "native_finish_reason": choice.get("native_finish_reason"),
                 "usage": usage,
                 "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
-                "reasoning_returned": bool(message.get("reasoning")),
+                "reasoning_returned": reasoning_returned(message),
                 "pin": self.identity["pin"],
             },
         )

@@ -20,10 +20,13 @@ class ReplayBackend(Backend):
     replay = True
 
     def __init__(self, identity: dict[str, Any], tokenizer: Tokenizer | None = None,
-                 context_length: int | None = None) -> None:
+                 wire_facts: dict[str, Any] | None = None) -> None:
         self.identity = identity
         self._tokenizer = tokenizer
-        self.context_length = context_length
+        facts = wire_facts or {}
+        self.context_length = facts.get("context_length")
+        self.ceiling_delivery = facts.get("ceiling_delivery", Backend.ceiling_delivery)
+        self.seed_sent = facts.get("seed_sent", Backend.seed_sent)
 
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None

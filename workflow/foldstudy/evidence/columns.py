@@ -18,6 +18,9 @@ ROWS = [
     "n_correct_unit_lenient", "n_fabricated", "n_stock_signature", "schema_invalid_folds",
     "token_count_method", "endpoint", "served_by", "temperature", "recall_finish_reason",
     "answer",
+    # how the declared ceiling reached the model: response_format (in the schema on the
+    # wire), validated_after (embedded: structure-only grammar, reply checked), none
+    "ceiling_delivery",
 ]
 # Not in rows.csv: how many calls came from the response store. That depends on the
 # execution history (a resumed or replayed run hits the store), not on the study, and a

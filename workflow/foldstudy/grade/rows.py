@@ -88,6 +88,7 @@ def grade_record(
         "temperature": record.get("temperature"),
         "recall_finish_reason": recall_reply.get("finish_reason", ""),
         "answer": answer,
+        "ceiling_delivery": record.get("ceiling_delivery") or "",
     }
     fold_rows = [
         {

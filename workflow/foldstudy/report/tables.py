@@ -602,6 +602,34 @@ def t_probes(probes: pd.DataFrame | None) -> Table:
                  [{c: (r[c] or None) for c in cols} for r in probes.to_dict("records")])
 
 
+def t_reasoning_parameter(probes: pd.DataFrame | None) -> Table:
+    """Paper §4.2's verdict table: each gateway model under both request shapes."""
+    title, name = TITLES["probe-reasoning-parameter"], "probe-reasoning-parameter"
+    blurb = ("Each gateway model's verdict for one request shape with and without the "
+             "reasoning-suppression parameter; the study sends it only to endpoints that "
+             "declare reasoning (paper §4.2).")
+    cols = [Col("model", "model"), Col("shape", "request"), Col("verdict", "verdict"),
+            Col("study", "the study's request"), Col("probe_only", "probe only")]
+    need = {"verdict_with_reasoning", "verdict_without_reasoning", "sends_reasoning"}
+    if probes is None or not need <= set(probes.columns):
+        return Table(name, title, blurb, cols,
+                     [{"_why_row": "the probe verdicts hold no reasoning comparison"}])
+    rows = []
+    for r in probes.to_dict("records"):
+        if not r["verdict_with_reasoning"]:
+            continue  # not a gateway model, or it failed before any request
+        sends = r["sends_reasoning"] == "true"
+        for with_it in (True, False):
+            rows.append({"model": r["model"],
+                         "shape": "with reasoning parameter" if with_it else "without it",
+                         "verdict": r["verdict_with_reasoning" if with_it
+                                      else "verdict_without_reasoning"],
+                         "study": "yes" if with_it == sends else "",
+                         "probe_only": "yes" if r.get("probe_only") == "true" else ""})
+    return Table(name, title, blurb, cols,
+                 rows or [{"_why_row": "no gateway model was probed"}])
+
+
 TABLES: list[Callable[..., Table]] = [
     t_recall_long, t_table1, t_ladder, t_iteration, t_capacity, t_ceiling, t_fill_modes,
     t_partition, t_rescue, t_separation, t_depth, t_headings, t_headings_by_arm, t_carrier,
@@ -621,6 +649,7 @@ def build_tables(rows: pd.DataFrame, checks: pd.DataFrame, numbers: Numbers, an:
             t.rows = [{"_why_row": "no valid row for this table"}]
         out.append(t)
     out.append(t_probes(probes))
+    out.append(t_reasoning_parameter(probes))
     return out
 
 

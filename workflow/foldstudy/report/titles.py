@@ -31,4 +31,5 @@ TABLE_TITLES = {  # table name -> title, in reading order
     "invalid-rows": "Rows the validity rule kept out",
     "inference": "Study-wide statistics",
     "probe-verdicts": "Probe verdicts",
+    "probe-reasoning-parameter": "Probe verdicts with and without the reasoning parameter",
 }

@@ -44,6 +44,7 @@ INSUFFICIENT_CREDITS = "insufficient_credits"
 ENDPOINT_NOT_LISTED = "pinned_endpoint_not_listed"
 SERVED_BY_OTHER = "served_by_other_endpoint"
 MODEL_NOT_FOUND = "model_not_found"
+NO_STRUCTURED_OUTPUTS = "no_endpoint_with_structured_outputs"
 # Faults that say nothing about the request: the same call may work later.
 TRANSIENT_KINDS = ("unreachable", "timeout", "server", "rate_limited", "malformed",
                    "provider_error")
@@ -98,10 +99,31 @@ def required_context_tokens(chunk_chars: int, arms: list[Arm], chars_per_token: 
     return int(chunk_chars / chars_per_token + system + schema + carry + budget + 256)
 
 
+@dataclass(frozen=True)
+class PinRule:
+    """How the probe picks an endpoint (paper §3.4; config `probe`).
+
+    The paper selected endpoints with at least 131,072 tokens of context and
+    structured-output support, then by price: `study-paper.yaml` says so. Unset, the
+    context floor is what the largest fold needs and structured outputs are preferred.
+    """
+
+    min_context_tokens: int | None = None
+    require_structured_outputs: bool = False
+
+    @classmethod
+    def from_config(cls, d: dict[str, Any] | None) -> PinRule:
+        d = d or {}
+        return cls(d.get("min_context_tokens"), bool(d.get("require_structured_outputs")))
+
+
 def pick_endpoint(endpoints: list[dict[str, Any]], provider: str | None,
-                  quantization: str | None, required_context: int, needs_schema: bool
-                  ) -> tuple[dict[str, Any] | None, str, str]:
-    """(endpoint, verdict, reason): the configured pin checked, or the best one chosen."""
+                  quantization: str | None, required_context: int, needs_schema: bool,
+                  rule: PinRule = PinRule()) -> tuple[dict[str, Any] | None, str, str]:
+    """(endpoint, verdict, reason): the configured pin checked, or the best one chosen.
+
+    A model with no endpoint meeting the rule gets a verdict naming the requirement.
+    """
     cands = endpoints
     if provider:
         p = provider.lower()
@@ -118,15 +140,21 @@ def pick_endpoint(endpoints: list[dict[str, Any]], provider: str | None,
             return None, ENDPOINT_NOT_LISTED, (f"no endpoint at quantization {quantization} "
                                                f"(listed: {have})")
         cands = q
-    roomy = [e for e in cands if int(e.get("context_length") or 0) >= required_context]
+    floor = max(required_context, rule.min_context_tokens or 0)
+    roomy = [e for e in cands if int(e.get("context_length") or 0) >= floor]
     if not roomy:
         best = max(int(e.get("context_length") or 0) for e in cands)
-        return None, CONTEXT_TOO_SHORT, (f"largest context {best} tokens < {required_context} "
-                                         "a fold needs")
+        why = ("the study's pin rule requires" if floor > required_context
+               else "a fold needs")
+        return None, CONTEXT_TOO_SHORT, f"largest context {best} tokens < {floor} {why}"
     healthy = [e for e in roomy if not e.get("status")] or roomy
     if needs_schema:
         structured = [e for e in healthy if "structured_outputs" in
                       (e.get("supported_parameters") or [])]
+        if not structured and rule.require_structured_outputs:
+            return None, NO_STRUCTURED_OUTPUTS, (
+                f"no endpoint with context >= {floor} declares structured_outputs, which "
+                "the study's pin rule requires")
         healthy = structured or healthy
 
     def price(e: dict[str, Any]) -> float:
@@ -202,10 +230,14 @@ def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape
         if pin and reply.served_by != pin:
             return {**result, "verdict": SERVED_BY_OTHER,
                     "reason": f"served by {reply.served_by!r}, pinned {pin!r}"}
-        if (backend.identity.get("reasoning") or {}).get("effort") == "none" and (
-                reply.raw.get("reasoning_tokens") or reply.raw.get("reasoning_returned")):
+        if reply.raw.get("reasoning_tokens") or reply.raw.get("reasoning_returned"):
+            # The protocol measures folds without reasoning (paper §4.2): reasoning that
+            # runs anyway, asked off or not, makes the endpoint unusable for it.
             return {**result, "verdict": REASONING_NOT_DISABLEABLE, "responsible_parameter":
-                    "reasoning", "reason": "reasoning ran although the request disabled it"}
+                    "reasoning", "reason": "reasoning ran although the study runs without "
+                    "it" + ("" if backend.identity.get("reasoning") else
+                            " (no reasoning parameter was sent: the endpoint declares none, "
+                            "or the server needs its own switch, e.g. chat_template_kwargs)")}
         if shape.schema is not None and reply.finish_reason != "length":
             wrong = _conforms(reply.text, shape.schema)
             if wrong:
@@ -239,7 +271,7 @@ def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape
 
 def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[Arm],
                 required_context: int, temperature: float, seed: int,
-                model_cfg: dict[str, Any]) -> dict[str, Any]:
+                model_cfg: dict[str, Any], rule: PinRule = PinRule()) -> dict[str, Any]:
     """Probe one model's endpoint with every request shape its arms send."""
     shapes = shapes_for(arms)
     record: dict[str, Any] = {
@@ -252,7 +284,7 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     fail: tuple[str, str] | None = None
     if backend.lists_endpoints:
         backend, fail, reasoning_mandatory = _pin(backend, model_cfg, required_context,
-                                                  any(s.schema for s in shapes), record)
+                                                  any(s.schema for s in shapes), record, rule)
     else:
         n_ctx = backend.context_length
         record["context_length"] = n_ctx
@@ -291,13 +323,44 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
             record["verdict"] = worst["verdict"]
             record["reason"] = worst.get("reason", "")
             record["responsible_parameter"] = worst.get("responsible_parameter", "")
+    if fail is None and backend.lists_endpoints and shapes:
+        record["reasoning_parameter"] = reasoning_comparison(
+            backend, store, model, shapes, record["shapes"], temperature, seed,
+            reasoning_mandatory)
     for r in record["shapes"]:
         r.pop("global", None)
     return record
 
 
+def reasoning_comparison(backend: Backend, store: ResponseStore, model: str,
+                         shapes: list[Shape], results: list[dict[str, Any]],
+                         temperature: float, seed: int, reasoning_mandatory: bool
+                         ) -> dict[str, Any]:
+    """The §4.2 re-probe: one request shape with and without the reasoning parameter.
+
+    Paper §4.2: "Re-probed with that parameter relaxed, eight models return JSON
+    conforming to a strict schema." The study's own request is one of the two (the
+    parameter is sent only where the endpoint declares reasoning); the other is sent
+    once here, so the verdict table shows both for every gateway model.
+    """
+    shape = next((s for s in shapes if s.schema is not None), shapes[0])
+    own = next(r for r in results if r["shape"] == shape.name)
+    sent = bool(backend.identity.get("reasoning"))
+    other_backend = backend.without({"reasoning"}) if sent else backend.with_reasoning_forced()
+    other = probe_shape(other_backend, store, model, shape, temperature, seed,
+                        reasoning_mandatory)
+    with_r, without_r = (own, other) if sent else (other, own)
+    return {"shape": shape.name,
+            "with": {"verdict": with_r["verdict"], "reason": with_r.get("reason", ""),
+                     "responsible_parameter": with_r.get("responsible_parameter", "")},
+            "without": {"verdict": without_r["verdict"],
+                        "reason": without_r.get("reason", ""),
+                        "responsible_parameter": without_r.get("responsible_parameter", "")},
+            "study_sends_reasoning": sent}
+
+
 def _pin(backend: Backend, cfg: dict[str, Any], required_context: int, needs_schema: bool,
-         record: dict[str, Any]) -> tuple[Backend, tuple[str, str] | None, bool]:
+         record: dict[str, Any], rule: PinRule) -> tuple[Backend, tuple[str, str] | None, bool]:
     """List the gateway's endpoints, pick or check the pin, pin the backend to it."""
     problem = backend.missing_key()
     if problem:
@@ -316,7 +379,7 @@ def _pin(backend: Backend, cfg: dict[str, Any], required_context: int, needs_sch
                                "supported_parameters", "pricing", "status")} for e in endpoints]
     record["reasoning_mandatory"] = mandatory
     ep, verdict, reason = pick_endpoint(endpoints, cfg.get("provider"), cfg.get("quantization"),
-                                        required_context, needs_schema)
+                                        required_context, needs_schema, rule)
     if ep is None:
         return backend, (verdict, reason), mandatory
     from ..backends.openrouter import endpoint_pin
@@ -332,12 +395,14 @@ def _pin(backend: Backend, cfg: dict[str, Any], required_context: int, needs_sch
 SUMMARY_COLUMNS = ["model", "backend", "verdict", "responsible_parameter", "arms_allowed",
                    "arms_forbidden", "pin", "quantization", "context_length",
                    "required_context_tokens", "usd_per_mtok_prompt", "usd_per_mtok_completion",
-                   "reason"]
+                   "reason", "sends_reasoning", "verdict_with_reasoning",
+                   "verdict_without_reasoning", "probe_only"]
 
 
 def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
     perms = rec.get("permissions", {})
     pin = rec.get("pin") or {}
+    rp = rec.get("reasoning_parameter") or {}
 
     def per_m(v: Any) -> str:
         return "" if v is None else f"{float(v) * 1e6:.4g}"
@@ -353,7 +418,15 @@ def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
         "usd_per_mtok_prompt": per_m(rec.get("price_prompt_usd_per_token")),
         "usd_per_mtok_completion": per_m(rec.get("price_completion_usd_per_token")),
         "reason": " ".join(str(rec.get("reason", "")).split())[:300],
+        "sends_reasoning": _flag(rp.get("study_sends_reasoning")) if rp else "",
+        "verdict_with_reasoning": (rp.get("with") or {}).get("verdict", ""),
+        "verdict_without_reasoning": (rp.get("without") or {}).get("verdict", ""),
+        "probe_only": _flag(rec.get("probe_only", False)),
     }
+
+
+def _flag(v: Any) -> str:
+    return "true" if v else "false"
 
 
 # -- entry points (I/O at the edge; the rules' scripts call these) ------------------
@@ -366,8 +439,12 @@ def pins_path(store_dir: str | Path, model: str) -> Path:
 
 def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
               arm_dicts: list[dict[str, Any]], temperature: float, store_dir: str,
-              replay: bool, out: str) -> dict[str, Any]:
-    """One probe job: results/probe/{model}.json."""
+              replay: bool, out: str, rule: PinRule = PinRule(),
+              probe_only: bool = False) -> dict[str, Any]:
+    """One probe job: results/probe/{model}.json.
+
+    probe_only: the model is in no sweep (paper §4.2's re-probe): a verdict and no row.
+    """
     from ..backends import make_backend
     from ..study.fixtures import CHARS_PER_TOKEN
 
@@ -385,15 +462,17 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
                   "reason": f"{e.kind}: {e.message}", "responsible_parameter": "",
                   "required_context_tokens": required, "pin": None, "shapes": [],
                   "permissions": {a.arm: {"allowed": False, "verdict": UNREACHABLE,
-                                          "reason": e.message} for a in arms}}
+                                          "reason": e.message} for a in arms},
+                  "probe_only": probe_only}
         write_json(record, out)
         log.error("%s: %s", model, record["reason"])
         return record
     try:
         record = probe_model(model, backend, store, arms, required, temperature, seed=1,
-                             model_cfg=model_cfg)
+                             model_cfg=model_cfg, rule=rule)
     finally:
         backend.close()
+    record["probe_only"] = probe_only
     if replay and pin:
         record["pin"] = pin
     if record.get("pin") and not replay:
@@ -411,7 +490,8 @@ def probe_model_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
     return run_probe(list(input.fixtures), params.name,
                      {**params.model, "threads": params.threads}, params.arms,
                      temperature=params.temperature, store_dir=params.store,
-                     replay=params.replay, out=output.verdicts)
+                     replay=params.replay, out=output.verdicts,
+                     rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only)
 
 
 def write_summary(probe_paths: list[str], out: str) -> None:

@@ -215,6 +215,17 @@ class Study:
     def model_config(self, model: str) -> dict[str, Any]:
         return self.config["models"][model]
 
+    @property
+    def probed_models(self) -> list[str]:
+        """Every model some sweep runs, and the probe-only ones: one verdict each."""
+        return sorted({m for sw in self.config["sweeps"].values() for m in sw["models"]}
+                      | set(self.config["probe_only"]))
+
+    def sweeps_of(self, model: str) -> list[str]:
+        """The sweeps a model runs in; a probe-only model is probed for all of them."""
+        mine = [s for s, sw in self.config["sweeps"].items() if model in sw["models"]]
+        return mine or list(self.config["sweeps"])
+
 
 def load_study(
     config: dict[str, Any], schema: dict[str, Any], arm_table: dict[str, Any], resources: Path
@@ -230,6 +241,14 @@ def load_study(
             if m not in cfg["models"]:
                 problems.append(f"config.sweeps.{sname}.models[{i}]: {m!r} is not a configured "
                                 f"model (configured: {', '.join(cfg['models'])})")
+    in_sweeps = {m for sw in cfg["sweeps"].values() for m in sw["models"]}
+    for i, m in enumerate(cfg["probe_only"]):
+        if m not in cfg["models"]:
+            problems.append(f"config.probe_only[{i}]: {m!r} is not a configured model "
+                            f"(configured: {', '.join(cfg['models'])})")
+        elif m in in_sweeps:
+            problems.append(f"config.probe_only[{i}]: {m!r} also runs in a sweep; a probe-only "
+                            "model gets a verdict and no rows")
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
     problems += _per_field_problems(table, cfg["arm_overrides"], resources)

@@ -15,7 +15,7 @@ import yaml
 
 from ..io import sha256_text
 
-CARRY_RULES = ("text", "rendered", "raw_json")  # plus "field:NAME"
+CARRY_RULES = ("text", "rendered", "under_headings", "raw_json")  # plus "field:NAME"
 
 
 class SpecError(ValueError):
@@ -38,6 +38,8 @@ class Arm:
     fold_budget_tokens: int
     carry_cap_tokens: int
     carry: str
+    # carry "under_headings": fixed heading -> the schema fields rendered under it
+    sections: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n_fields(self) -> int:
@@ -140,6 +142,9 @@ def resolve_arm(
     if carry not in CARRY_RULES and not carry.startswith("field:"):
         known = " ".join(CARRY_RULES)
         raise SpecError(f"arms.{arm_id}.carry: {carry!r} (known: {known} field:NAME)")
+    sections = {h: list(fs) for h, fs in (a.get("sections") or {}).items()}
+    if carry == "under_headings":
+        _check_sections(arm_id, sections, table.get("fixed_headings", []), schema)
     return Arm(
         arm=arm_id,
         title=a["title"],
@@ -153,7 +158,22 @@ def resolve_arm(
         fold_budget_tokens=scaled(a["fold_budget_tokens"], scale),
         carry_cap_tokens=scaled(a["carry_cap_tokens"], scale),
         carry=carry,
+        sections=sections,
     )
+
+
+def _check_sections(arm_id: str, sections: dict[str, list[str]], headings: list[str],
+                    schema: dict[str, Any] | None) -> None:
+    """Every fixed heading gets fields, and every field of the schema lands under one."""
+    where = f"arms.{arm_id}.sections"
+    if list(sections) != list(headings):
+        raise SpecError(f"{where}: {list(sections)} must be the fixed headings in order "
+                        f"({', '.join(headings)})")
+    fields = [f for fs in sections.values() for f in fs]
+    declared = list((schema or {}).get("properties", {}))
+    if sorted(fields) != sorted(declared):
+        raise SpecError(f"{where}: fields {sorted(fields)} must be the schema's fields, each "
+                        f"once ({', '.join(declared)})")
 
 
 @dataclass(frozen=True)
