@@ -94,3 +94,30 @@ def test_shared_system_prompt_digest(base, config_schema, resources):
     assert len({arms[a].system_prompt_sha256 for a in "jqmptu"}) == 1
     assert arms["o"].system_prompt_sha256 != arms["j"].system_prompt_sha256
     assert len({arms[a].system_prompt_sha256 for a in "fng"}) == 1
+
+
+KEY = "sk-or-v1-" + "5f0c1e2d9b8a7f6e" * 3
+
+
+def test_a_key_hidden_in_extra_body_is_refused(base, config_schema, resources):
+    cfg = copy.deepcopy(base)
+    cfg["models"]["srv"] = {"backend": "openai", "base_url": "http://127.0.0.1:8000/v1",
+                            "extra_body": {"headers": {"Authorization": f"Bearer {KEY}"}}}
+    msg = problems(cfg, config_schema, resources)
+    assert "config.models.srv.extra_body.headers.Authorization" in msg and KEY not in msg
+    cfg["models"]["srv"]["extra_body"] = {"options": [KEY]}
+    msg = problems(cfg, config_schema, resources)
+    assert "config.models.srv.extra_body.options[0]" in msg and KEY not in msg
+
+
+def test_a_key_pasted_into_api_key_env_is_not_echoed(base, config_schema, resources):
+    cfg = copy.deepcopy(base)
+    cfg["models"]["gw"] = {"backend": "openrouter", "model_id": "a/b", "api_key_env": KEY}
+    msg = problems(cfg, config_schema, resources)
+    assert "config.models.gw.api_key_env" in msg and KEY not in msg and KEY[:12] not in msg
+
+
+def test_a_model_twice_in_a_sweep_is_refused(base, config_schema, resources):
+    cfg = copy.deepcopy(base)
+    cfg["sweeps"]["main"]["models"] = ["smollm2-135m", "smollm2-135m"]
+    assert "config.sweeps.main.models" in problems(cfg, config_schema, resources)

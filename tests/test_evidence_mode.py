@@ -83,3 +83,28 @@ def test_a_malformed_package_fails_naming_the_column(tmp_path, package):
     p = snakemake(work, "-c1", "results/tables", "--config", f"evidence={bad}")
     assert p.returncode != 0
     assert "rows.csv: missing column(s) headings_carried" in p.stdout + p.stderr
+
+
+def test_evidence_of_another_study_is_refused_naming_both(tmp_path, package):
+    """Issue 13: one study's evidence never feeds another study's tables, even where
+    .snakemake metadata is missing and Snakemake would plan only the tables."""
+    import yaml
+
+    from foldstudy.evidence.provenance import build_manifest
+
+    made_by = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for name in ("rows.csv", "checks.csv"):
+        (pkg / name).write_bytes((package / name).read_bytes())
+    manifest = build_manifest({n: pkg / n for n in ("rows.csv", "checks.csv")}, made_by)
+    (pkg / "manifest.json").write_text(json.dumps(manifest))
+    paper = str(ROOT / "config/study-paper.yaml")
+    work = tmp_path / "w"
+    work.mkdir()
+    p = snakemake(work, "-c1", "results/stats/numbers.json", "--configfile", paper,
+                  "--config", f"evidence={pkg}")
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    assert "made by study 'default'" in out and "not by study 'paper'" in out
+    assert not (work / "results/stats/numbers.json").exists()

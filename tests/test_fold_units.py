@@ -100,12 +100,68 @@ def test_store_round_trip_and_parallel_writers(tmp_path):
     reply = Reply("t", "stop", 1, 1, "exact", 0.1, "embedded")
     key = cache_key(REQ, {}, SAMPLE)
     assert store.get(key) is None
-    threads = [threading.Thread(target=store.put, args=(key, REQ, SAMPLE, reply))
+    threads = [threading.Thread(target=store.put, args=(key, REQ, SAMPLE, reply, {}))
                for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert store.get(key) == reply
+    assert store.get(key, {}) == reply
     assert (store.hits, store.misses) == (1, 1)
     assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def _stored(tmp_path):
+    from foldstudy.backends.base import ChatRequest, Reply
+    from foldstudy.backends.store import ResponseStore, cache_key
+
+    store = ResponseStore(tmp_path)
+    endpoint = {"backend": "embedded", "model": "m"}
+    entries = {}
+    for i, text in enumerate(("0 of 14 facts", "port 48213")):
+        req = ChatRequest(messages=({"role": "user", "content": f"fold {i}"},), max_tokens=8,
+                          temperature=0.2, seed=i)
+        sample = {"sweep": "s", "turn": f"fold{i}"}
+        key = cache_key(req, endpoint, sample)
+        store.put(key, req, sample, Reply(text, "stop", 5, 3, "exact", 0.1, "embedded"),
+                  endpoint)
+        entries[i] = key
+    return store, endpoint, entries
+
+
+def test_a_store_entry_is_verified_on_every_read(tmp_path):
+    """Issue 13: a reply rewritten on disk is refused by name, never served."""
+    import pytest
+
+    from foldstudy.backends.store import StoreCorrupt
+
+    store, endpoint, keys = _stored(tmp_path)
+    assert store.get(keys[0], endpoint).text == "0 of 14 facts"
+    p = store.path(keys[0])
+    p.write_text(p.read_text().replace("0 of 14 facts", "14 of 14 fact"))
+    with pytest.raises(StoreCorrupt, match=str(p)) as e:
+        store.get(keys[0], endpoint)
+    assert "digest" in str(e.value)
+
+
+def test_an_entry_copied_over_another_key_is_refused(tmp_path):
+    import pytest
+
+    from foldstudy.backends.store import StoreCorrupt
+
+    store, endpoint, keys = _stored(tmp_path)
+    store.path(keys[1]).write_bytes(store.path(keys[0]).read_bytes())
+    with pytest.raises(StoreCorrupt, match="do not hash to its key"):
+        store.get(keys[1], endpoint)
+
+
+def test_a_store_entry_with_flipped_bytes_is_named_not_a_traceback(tmp_path):
+    import pytest
+
+    from foldstudy.backends.store import StoreCorrupt
+
+    store, endpoint, keys = _stored(tmp_path)
+    p = store.path(keys[0])
+    p.write_bytes(b"\xff\xfe" + p.read_bytes()[2:])
+    with pytest.raises(StoreCorrupt, match="not readable JSON"):
+        store.get(keys[0], endpoint)

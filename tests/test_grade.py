@@ -124,3 +124,17 @@ def test_answer_lines_missing_label_is_none():
 def test_headings_carried(carry, n):
     headings = ["Constraints", "Decisions", "Identifiers", "Open issues", "Next steps"]
     assert headings_carried(carry, headings) == n
+
+
+def test_a_truncated_run_record_is_named_not_a_traceback(tmp_path):
+    import pytest
+
+    from foldstudy.grade.rows import RunRecordError, read_record
+
+    p = tmp_path / "j.json"
+    p.write_text('{"row_id": "s/m/r0/j", "folds": [{"fold": 0, "rep')
+    with pytest.raises(RunRecordError, match=f"{p}: not a readable run record"):
+        read_record(str(p))
+    p.write_text('{"row_id": "s/m/r0/j"}')
+    with pytest.raises(RunRecordError, match="without status, arm_spec, folds"):
+        read_record(str(p))

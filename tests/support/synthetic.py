@@ -183,6 +183,7 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         "token_count_method": "estimator", "endpoint": "{}", "served_by": "synthetic",
         "temperature": 0.2, "recall_finish_reason": "stop", "answer": "",
         "ceiling_delivery": ["response_format" if a in CEILING else "none" for a in arm],
+        "attempt": 1,
     })
     keep = has_checks[row_idx]
     checks = pd.DataFrame({

@@ -9,7 +9,8 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from foldstudy.report.titles import FIGURES, TABLE_TITLES
-from foldstudy.study.config import ConfigError, load_study, run_path
+from foldstudy.grade.validity import fold_attempt
+from foldstudy.study.config import ConfigError, command_line_flags, load_study, run_path
 from foldstudy.study.spec import arm_ids, load_arm_table
 
 ROOT = Path(workflow.basedir)
@@ -34,10 +35,12 @@ ARMS = arm_ids(ARM_TABLE)
 
 # Friendly check first (every problem, each naming its key and what is allowed), then
 # Snakemake's own validation, which also fills the schema's defaults into config.
+CONFIG_SCHEMA = yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text())
+command_line_flags(config, CONFIG_SCHEMA)
 try:
     STUDY = load_study(
         config,
-        yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text()),
+        CONFIG_SCHEMA,
         ARM_TABLE,
         RESOURCES,
     )
@@ -93,6 +96,11 @@ def run_params(wildcards):
             "seed": sw["seed"],
         },
     }
+
+
+def run_attempt(wildcards):
+    path = run_path(wildcards.sweep, wildcards.model, wildcards.repeat, wildcards.arm)
+    return fold_attempt(path, config["retry_infrastructure"])
 
 
 def model_threads(wildcards):

@@ -39,5 +39,8 @@ rule figures:
         "results/logs/figures.log",
     conda:
         ENV
+    params:
+        # evidence made by another study or config is refused, naming both
+        config=STUDY.config,
     script:
         "../scripts/figures.py"

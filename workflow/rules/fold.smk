@@ -6,7 +6,8 @@ rule fold:
     input:
         **PROMPT_FILES,
         fixture="results/fixtures/{sweep}/fixture.json",
-        previous=previous_run,
+        # ancient: orders a block's runs, but a retried run does not rerun the rest
+        previous=ancient(previous_run),
         probe="results/probe/{model}.json",
         arms=ARMS_YAML,
     output:
@@ -27,5 +28,9 @@ rule fold:
         store=config["store"],
         replay=config["replay"],
         threads=lambda wildcards, threads: threads,
+        # > 1 only when --config retry_infrastructure=true finds this run's record
+        # invalid for a retryable reason: the changed param reruns exactly that job
+        # (from the wildcards, not `output`: Snakemake ignores params derived from files)
+        attempt=run_attempt,
     script:
         "../scripts/fold.py"

@@ -24,5 +24,8 @@ rule stats:
         "results/logs/stats.log",
     conda:
         ENV
+    params:
+        # evidence made by another study or config is refused, naming both
+        config=STUDY.config,
     script:
         "../scripts/stats.py"

@@ -28,5 +28,7 @@ rule tables:
         ENV
     params:
         titles=TABLE_TITLES,
+        # evidence made by another study or config is refused, naming both
+        config=STUDY.config,
     script:
         "../scripts/tables.py"

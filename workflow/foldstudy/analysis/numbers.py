@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..evidence.load import load_evidence
+from ..evidence.provenance import check_same_study
 from ..io import write_json, write_text
 from . import analysis as A
 from . import stats
@@ -432,5 +433,6 @@ def write_numbers(evidence_dir: str | Path, numbers_out: str | Path, provenance_
 
 def stats_stage(input: Any, output: Any, params: Any) -> dict[str, Number]:
     """Rule stats: results/stats/."""
+    check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_numbers(Path(input.rows).parent, output.numbers, output.provenance,
                          output.macros, Analysis.load(input.analysis, input.arms))

@@ -23,7 +23,7 @@ def cached_complete(
     that completed, and a failed call is tried again next time.
     """
     key = cache_key(request, backend.identity, sample)
-    cached = store.get(key)
+    cached = store.get(key, backend.identity)
     if cached is not None:
         return cached, True, key
     if backend.replay:
@@ -32,5 +32,5 @@ def cached_complete(
             f"is not in the response store {store.root.name}/; replay never calls a model",
             detail={"key": key, "sample": sample})
     reply = complete_with_retries(backend, request, backend.retry_policy)
-    store.put(key, request, sample, reply)
+    store.put(key, request, sample, reply, backend.identity)
     return reply, False, key

@@ -21,6 +21,9 @@ ROWS = [
     # how the declared ceiling reached the model: response_format (in the schema on the
     # wire), validated_after (embedded: structure-only grammar, reply checked), none
     "ceiling_delivery",
+    # the attempt that made this row (> 1: earlier attempts failed on infrastructure and
+    # were retried, paper §3.3; they are kept in the run record)
+    "attempt",
 ]
 # Not in rows.csv: how many calls came from the response store. That depends on the
 # execution history (a resumed or replayed run hits the store), not on the study, and a
@@ -59,7 +62,7 @@ NUMERIC = {
     "declared_ceiling_chars", "carried_chars", "fill", "headings_carried", "folds",
     "folds_clipped", "parse_failures", "finish_stop", "finish_length", "prompt_tokens",
     "completion_tokens", "carrier_present", "n_correct_unit_lenient", "n_fabricated",
-    "n_stock_signature", "schema_invalid_folds",
+    "n_stock_signature", "schema_invalid_folds", "attempt",
 }
 # Boolean columns a row cannot leave empty.
 BOOLEAN_REQUIRED = {"valid", "correct", "in_carrier"}

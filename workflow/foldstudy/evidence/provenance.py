@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..io import sha256_file
+from ..io import canonical_sha256, sha256_file
 from . import columns
 
 LOCK_VERSION = 1
@@ -64,6 +64,46 @@ def package_version() -> str:
         return "unknown"
 
 
+# Config keys that say how this build runs, not what the study is: a replay, a retry or
+# a reviewer's rebuild from a package is the same study.
+EXECUTION_KEYS = ("evidence", "replay", "retry_infrastructure", "limits", "store")
+
+
+def study_digest(config: dict[str, Any]) -> str:
+    """sha256 of what the study is: its resolved config less the execution keys."""
+    return canonical_sha256({k: v for k, v in config.items() if k not in EXECUTION_KEYS})
+
+
+class OtherStudy(ValueError):
+    """Evidence made by another study or config than the one asking for it."""
+
+
+def check_same_study(manifest_path: str | Path, config: dict[str, Any]) -> None:
+    """Refuse evidence whose manifest names another study or config digest, naming both.
+
+    Every study writes the same results/ paths, so after the default study a run of the
+    paper study in a checkout without .snakemake metadata would otherwise publish the
+    paper's tables from the default study's rows. A package without a manifest cannot
+    be checked (a reviewer's minimal package) and is read as it is.
+    """
+    p = Path(manifest_path)
+    if not p.is_file():
+        return
+    import json
+
+    m = json.loads(p.read_text(encoding="utf-8"))
+    made = m.get("config") or {}
+    theirs = m.get("study_sha256") or study_digest(made)
+    ours = study_digest(config)
+    if made.get("study") != config.get("study") or theirs != ours:
+        raise OtherStudy(
+            f"{p}: this evidence was made by study {made.get('study')!r} (config "
+            f"{theirs[:12]}…), not by study {config.get('study')!r} (config {ours[:12]}…) "
+            "that asks for it now. Rebuild it for this study (snakemake -c8 results/tables "
+            "--configfile <this study's config>, which reruns its folds from the response "
+            "store), or point --config evidence= at this study's own package.")
+
+
 def build_manifest(artifacts: dict[str, str | Path], config: dict[str, Any]) -> dict[str, Any]:
     """The evidence manifest: what each artifact is, so a reviewer can check it."""
     entries = {}
@@ -79,6 +119,8 @@ def build_manifest(artifacts: dict[str, str | Path], config: dict[str, Any]) -> 
         "package_version": package_version(),
         "artifacts": entries,
         "config": config,
+        "study": config.get("study"),
+        "study_sha256": study_digest(config),
     }
 
 

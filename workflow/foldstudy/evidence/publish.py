@@ -25,6 +25,30 @@ def merge_evidence(parts: dict[str, list[str]], outs: dict[str, str]) -> None:
         log.info("%s: %d lines from %d sweeps", outs[name], len(df), len(paths))
 
 
+class NothingRan(RuntimeError):
+    """Every run of the study was refused before any call: there is no evidence."""
+
+
+def refuse_a_study_that_never_ran(rows_parts: list[str], probe_summary: str | None) -> None:
+    """A study in which no run could run fails, naming each model's verdict.
+
+    Otherwise a missing GGUF or a missing key ends as a "successful" study whose every
+    row is not_run, and the tables report nothing as if it were a result.
+    """
+    rows = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in rows_parts],
+                     ignore_index=True) if rows_parts else pd.DataFrame()
+    if rows.empty or not rows["invalid_reason"].str.startswith("not_run:").all():
+        return
+    why = []
+    if probe_summary and Path(probe_summary).is_file():
+        probes = pd.read_csv(probe_summary, sep="\t", dtype=str, keep_default_na=False)
+        why = [f"  {r['model']}: {r['verdict']} ({r['reason']})"
+               for r in probes.to_dict("records")]
+    raise NothingRan(f"no run of this study could run: all {len(rows)} rows were refused "
+                     "before any call, so there is no evidence to publish. Probe verdicts "
+                     f"({probe_summary}):\n" + "\n".join(why))
+
+
 def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest_out: str,
                      config: dict[str, Any], probes: tuple[str, str] | None = None) -> None:
     """Merge the per-sweep tables into results/evidence/ and describe them in a manifest.
@@ -32,6 +56,7 @@ def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest
     probes: (the probe's summary.tsv, probes.csv to write): the verdicts travel with the
     evidence, so a reviewer's package shows which (model, endpoint, request) could run.
     """
+    refuse_a_study_that_never_ran(parts["rows"], probes[0] if probes else None)
     merge_evidence(parts, outs)
     artifacts = {Path(p).name: p for p in outs.values()}
     if probes is not None:

@@ -89,6 +89,7 @@ def grade_record(
         "recall_finish_reason": recall_reply.get("finish_reason", ""),
         "answer": answer,
         "ceiling_delivery": record.get("ceiling_delivery") or "",
+        "attempt": record.get("attempt", 1),
     }
     fold_rows = [
         {
@@ -121,6 +122,25 @@ def grade_record(
     return row, checks, fold_rows
 
 
+class RunRecordError(ValueError):
+    """A run record that cannot be graded: names the file and how to remake it."""
+
+
+def read_record(path: str) -> dict[str, Any]:
+    """A run record as its fold job wrote it, or an error naming the file (a record cut
+    short by a full disk or edited by hand must not end as a traceback)."""
+    try:
+        record = read_json(path)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RunRecordError(f"{path}: not a readable run record ({type(e).__name__}: {e}); "
+                             f"delete it and rerun its fold job (snakemake {path})") from e
+    missing = [k for k in ("row_id", "status", "arm_spec", "folds") if k not in record]
+    if missing:
+        raise RunRecordError(f"{path}: run record without {', '.join(missing)}; delete it "
+                             f"and rerun its fold job (snakemake {path})")
+    return record
+
+
 def frame(records: list[dict[str, Any]], cols: list[str]) -> pd.DataFrame:
     return pd.DataFrame(records, columns=cols)
 
@@ -134,7 +154,7 @@ def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms
     stock = StockSignature.from_dict(grading["stock_signature"])
     rows, checks, folds = [], [], []
     for p in run_paths:
-        row, c, f = grade_record(read_json(p), fixture, grading["abstention_markers"], stock,
+        row, c, f = grade_record(read_record(p), fixture, grading["abstention_markers"], stock,
                                  headings)
         rows.append(row)
         checks += c

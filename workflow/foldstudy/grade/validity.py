@@ -9,7 +9,10 @@ select for the arm succeeding.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from ..io import read_json
 
 RETRYABLE_PREFIXES = ("infrastructure:", "endpoint_mismatch", "missing_folds")
 
@@ -37,3 +40,34 @@ def validity(record: dict[str, Any]) -> tuple[bool, str]:
 def retryable(reason: str) -> bool:
     """May a row invalid for this reason be run again without biasing the study."""
     return reason.startswith(RETRYABLE_PREFIXES)
+
+
+def attempts_dir(record_path: str | Path) -> Path:
+    """Where a run's earlier, infrastructure-invalid attempts are kept (beside it)."""
+    p = Path(record_path)
+    return p.with_name(f"{p.stem}.attempts")
+
+
+def fold_attempt(record_path: str | Path, retry_infrastructure: bool) -> int:
+    """The attempt a fold job is to make: the rule's `attempt` param.
+
+    Paper §3.3: "Rows invalidated by infrastructure faults may be retried; rows
+    invalidated by an arm's own behaviour may not, since retrying those would select for
+    the arm succeeding." With retry_infrastructure on, a run whose record is invalid for
+    a retryable reason (validity.retryable) gets the next attempt number; the changed
+    param makes Snakemake run exactly those jobs again. Every other run keeps its number,
+    so nothing else reruns.
+    """
+    p = Path(record_path)
+    if not p.is_file():
+        return 1
+    try:
+        record = read_json(p)
+    except (ValueError, UnicodeDecodeError):
+        return 1  # unreadable: the grade stage names it
+    n = int(record.get("attempt", 1))
+    if retry_infrastructure and record.get("status") == "run":
+        valid, reason = validity(record)
+        if not valid and retryable(reason):
+            return n + 1
+    return n

@@ -164,6 +164,7 @@ def _dirs(params: Any) -> dict[str, str | None]:
 
 def lock_stage(input: Any, output: Any, params: Any) -> None:
     """Rule lock: config/<study>.lock.json."""
+    pv.check_same_study(Path(params.evidence) / "manifest.json", params.config)
     write_lock(params.evidence, params.numbers, params.lock, params.study,
                resources=params.resources, analysis=input.analysis, config=params.config,
                **_dirs(params))
@@ -171,6 +172,7 @@ def lock_stage(input: Any, output: Any, params: Any) -> None:
 
 def verify_stage(input: Any, output: Any, params: Any) -> None:
     """Rule verify: results/verify/report.md, failing on any drift."""
+    pv.check_same_study(Path(params.evidence) / "manifest.json", params.config)
     verify_study(params.evidence, params.numbers, params.lock, params.claims, params.report,
                  resources=params.resources, analysis=input.analysis, config=params.config,
                  **_dirs(params))

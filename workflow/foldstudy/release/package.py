@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..evidence.load import read_table
+from ..evidence.provenance import check_same_study
 from ..io import read_json, write_yaml
 from .lock import EVIDENCE_FILES, verify_study
 from .scan import ReleaseRefused, live_secrets, local_markers, scan_tree
@@ -113,6 +114,7 @@ def tarball(src_dir: Path, out: Path) -> None:
 
 def release_stage(input: Any, output: Any, params: Any) -> None:
     """Rule release: results/release/<name>/ and its tarball."""
+    check_same_study(Path(params.evidence) / "manifest.json", params.config)
     make_release(params.name, params.evidence, input.numbers, input.lock, params.config,
                  input.tables, params.figures, params.fixtures, PROJECT_ROOT,
                  output.package, output.tarball, input.readme,

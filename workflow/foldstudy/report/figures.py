@@ -23,6 +23,7 @@ from ..analysis import analysis as A  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import read_artifact  # noqa: E402
+from ..evidence.provenance import check_same_study  # noqa: E402
 from ..io import read_json  # noqa: E402
 from .titles import FIGURES  # noqa: E402
 
@@ -265,5 +266,6 @@ def write_figures(rows_csv: str | Path, numbers_json: str | Path, an: Analysis,
 
 def figures_stage(input: Any, output: Any, params: Any) -> list[Path]:
     """Rule figures: results/figures/."""
+    check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_figures(input.rows, input.numbers, Analysis.load(input.analysis, input.arms),
                          Path(output.heatmap).parent)

@@ -22,6 +22,7 @@ from ..analysis import analysis as A
 from ..analysis.analysis import Analysis
 from ..evidence import columns
 from ..evidence.load import load_probes, read_artifact
+from ..evidence.provenance import check_same_study
 from ..io import read_json
 from .titles import TABLE_TITLES as TITLES
 
@@ -681,6 +682,7 @@ def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str
 
 def tables_stage(input: Any, output: Any, params: Any) -> list[str]:
     """Rule tables: results/tables/ (the templates are the rule's inputs)."""
+    check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_tables(input.rows, input.checks, input.numbers, list(input.probes),
                         Analysis.load(input.analysis, input.arms),
                         Path(input.templates[0]).parent, output.tables)

@@ -24,6 +24,7 @@ from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow
 from ..backends.call import cached_complete
 from ..backends.store import ResponseStore
 from ..grade.grader import headings_carried, json_envelope_carried
+from ..grade.validity import attempts_dir, retryable, validity
 from ..io import load_yaml, read_json, write_json
 from ..study.spec import Arm, Fixture
 
@@ -116,6 +117,8 @@ class RunRecord:
     missing_folds: int = 0
     infra_error: dict[str, Any] | None = None
     record_version: int = RECORD_VERSION
+    attempt: int = 1
+    previous_attempts: list[dict[str, Any]] = field(default_factory=list)
     # run only
     endpoint: dict[str, Any] | None = None
     ceiling_delivery: str | None = None
@@ -385,10 +388,38 @@ def run_fold(
         # A replay that cannot answer a call must fail, not record a different study.
         raise RuntimeError(f"{record.row_id}: {err['message']}")
     record.wall_s = round(time.monotonic() - t0, 2)
+    # The attempt count is what was kept of earlier, infrastructure-invalid attempts: the
+    # rule's `attempt` param only decides that the job runs again (Snakemake deletes the
+    # old record before the job starts, so the job cannot read it).
+    record.previous_attempts = _earlier_attempts(out)
+    record.attempt = len(record.previous_attempts) + 1
+    _keep_attempt(record, out)
     write_json(record.to_dict(), out)
-    log.info("%s done in %.1fs; response store: %d hits, %d misses", record.row_id,
-             record.wall_s, store.hits, store.misses)
+    log.info("%s attempt %d done in %.1fs; response store: %d hits, %d misses",
+             record.row_id, record.attempt, record.wall_s, store.hits, store.misses)
     return record
+
+
+# -- retrying a row infrastructure broke (paper §3.3) -----------------------------------
+
+
+def _earlier_attempts(record_path: str | Path) -> list[dict[str, Any]]:
+    d = attempts_dir(record_path)
+    files = sorted(d.glob("attempt-*.json"), key=lambda f: int(f.stem.split("-")[1]))
+    return [read_json(f) for f in files]
+
+
+def _keep_attempt(record: RunRecord, record_path: str | Path) -> None:
+    """Save an infrastructure-invalid attempt before a retry replaces the record: the
+    job's output is deleted when the job runs again, this copy is not."""
+    valid, reason = validity(record.to_dict())
+    if valid or not retryable(reason):
+        return
+    summary = {"attempt": record.attempt, "invalid_reason": reason,
+               "infra_error": record.infra_error, "wall_s": record.wall_s,
+               "folds": [{"fold": f["fold"], "request_key": f["request_key"],
+                          "store_hit": f["store_hit"]} for f in record.folds]}
+    write_json(summary, attempts_dir(record_path) / f"attempt-{record.attempt}.json")
 
 
 def fold_stage(input: Any, output: Any, params: Any) -> RunRecord:

@@ -36,6 +36,8 @@ def _path(parts: Any) -> str:
 def _message(err: jsonschema.ValidationError, arms: tuple[str, ...]) -> str:
     where = _path(err.absolute_path)
     v = err.validator
+    if looks_like_a_key(err.instance):
+        return f"{where}: {_shown(err.instance)} is not allowed here ({v})"
     if v == "enum":
         allowed = err.validator_value
         if set(allowed) == set(arms):
@@ -85,17 +87,47 @@ def schema_problems(config: dict[str, Any], schema: dict[str, Any],
     return out
 
 
-SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
+SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
+
+
+def looks_like_a_key(value: Any) -> bool:
+    """A credential-shaped string (the release scanner's key shapes)."""
+    from ..release.scan import KEY_PATTERNS
+
+    return isinstance(value, str) and any(p.search(value) for p in KEY_PATTERNS.values())
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message: never a credential echoed to the terminal."""
+    return "<a value shaped like a key, not shown>" if looks_like_a_key(value) else repr(value)
 
 
 def secret_problems(config: dict[str, Any]) -> list[str]:
-    """A key written into the config would travel into logs, records and releases."""
+    """A key written into the config would travel into logs, records and releases.
+
+    Refused wherever it sits (a model's own keys, extra_body at any depth) by its name or
+    by its shape, and never echoed back.
+    """
     out = []
+
+    def walk(obj: Any, where: str) -> None:
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                here = f"{where}.{k}"
+                if str(k).lower().replace("-", "_") in SECRET_KEYS:
+                    out.append(f"{here}: keys come from the environment only; name the "
+                               "variable instead, e.g. api_key_env: OPENROUTER_API_KEY")
+                else:
+                    walk(v, here)
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                walk(v, f"{where}[{i}]")
+        elif looks_like_a_key(obj):
+            out.append(f"{where}: a value shaped like an API key (not shown); keys come from "
+                       "the environment only: name the variable in api_key_env")
+
     for name, m in (config.get("models") or {}).items():
-        for k in SECRET_KEYS:
-            if isinstance(m, dict) and k in m:
-                out.append(f"config.models.{name}.{k}: keys come from the environment only; "
-                           "name the variable instead, e.g. api_key_env: OPENROUTER_API_KEY")
+        walk(m, f"config.models.{name}")
     return out
 
 
@@ -225,6 +257,18 @@ class Study:
         """The sweeps a model runs in; a probe-only model is probed for all of them."""
         mine = [s for s, sw in self.config["sweeps"].items() if model in sw["models"]]
         return mine or list(self.config["sweeps"])
+
+
+def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
+    """`--config replay=true` arrives as the string 'true': read it as the boolean the
+    schema declares (in place, before any check), as a user typing it means."""
+    for key, prop in schema["properties"].items():
+        value = config.get(key)
+        if prop.get("type") == "boolean" and isinstance(value, str):
+            if value.lower() in ("true", "yes", "1"):
+                config[key] = True
+            elif value.lower() in ("false", "no", "0"):
+                config[key] = False
 
 
 def load_study(
