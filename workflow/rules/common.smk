@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from foldstudy.report.titles import FIGURES, TABLE_TITLES
@@ -47,6 +48,8 @@ try:
 except ConfigError as e:
     raise WorkflowError(str(e))
 validate(config, SCHEMA)
+for _warning in STUDY.warnings:
+    logger.warning(f"config: {_warning}")
 
 
 wildcard_constraints:

@@ -224,9 +224,13 @@ class Study:
         self.config = config
         self.resources = resources
         self.arm_table = arm_table
-        self.scale = float(config["scale"])
+        self.scale = float(config["scale"])  # the haystack: session and chunks
+        # capacity: ceilings, budgets, caps (study/capacity.py; set by load_study)
+        self.capacity_scale = float(config.get("capacity_scale") or self.scale)
+        self.warnings: list[str] = []
         self.arms: dict[str, Arm] = {
-            a: resolve_arm(a, arm_table, resources, self.scale) for a in arm_ids(arm_table)
+            a: resolve_arm(a, arm_table, resources, self.capacity_scale)
+            for a in arm_ids(arm_table)
         }
         self.runs: list[Run] = []
         for sname, sw in config["sweeps"].items():
@@ -299,6 +303,47 @@ def load_study(
     if problems:
         raise ConfigError(problems)
     try:
-        return Study(cfg, table, resources)
+        warnings = resolve_capacity(cfg, table, resources)
+        study = Study(cfg, table, resources)
     except SpecError as e:
         raise ConfigError([str(e)]) from e
+    study.warnings = warnings
+    return study
+
+
+def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
+                     ) -> list[str]:
+    """Set cfg["capacity_scale"] (chosen when unset) and check every sweep's arms hold
+    its fact load; raise ConfigError naming the numbers, return the warnings."""
+    import yaml
+
+    from . import capacity as cap
+    from .fixtures import chunk_chars_at, graded_facts
+
+    def read(name: str) -> Any:
+        return yaml.safe_load((resources / name).read_text(encoding="utf-8"))
+
+    facts_spec = read("facts.yaml")
+    stock = {int(p) for p in read("grading.yaml")["stock_signature"]["ports"]}
+    loads = {name: cap.FactLoad.of(sw["scenario"], graded_facts(
+        sw["scenario"], sw["seed"], facts_spec, stock)) for name, sw in cfg["sweeps"].items()}
+    used = sorted({a for sw in cfg["sweeps"].values() for a in sw["arms"]})
+
+    def resolve(a: str, s: float) -> Arm:
+        return resolve_arm(a, table, resources, s)
+
+    if cfg.get("capacity_scale") is None:
+        cfg["capacity_scale"] = cap.auto_capacity_scale(resolve, used, list(loads.values()),
+                                                        float(cfg["scale"]))
+    s = float(cfg["capacity_scale"])
+    paper = {a: resolve(a, 1.0) for a in used}
+    problems, warnings = [], []
+    for name, sw in cfg["sweeps"].items():
+        arms = {a: resolve(a, s) for a in sw["arms"]}
+        where = f"config.sweeps.{name} (capacity_scale {s:g})"
+        problems += cap.capacity_problems(arms, {a: paper[a] for a in arms}, loads[name],
+                                          where)
+        warnings += cap.chunk_problems(arms, chunk_chars_at(float(cfg["scale"])), where)
+    if problems:
+        raise ConfigError(problems)
+    return warnings

@@ -202,6 +202,27 @@ def _plan_facts(
     return segments
 
 
+def graded_facts(scenario: str, seed: int, facts_spec: dict[str, Any], stock_ports: set[int]
+                 ) -> list[Fact]:
+    """The graded facts a fixture of this scenario and seed plants, without its session.
+
+    The values are drawn before any filler, so they are the fixture's own unless a value
+    collided with the filler and the fixture was redrawn (rare; lengths barely move):
+    enough for the config-time capacity check, which must not build a whole session.
+    """
+    if scenario not in facts_spec["scenarios"]:
+        known = " ".join(facts_spec["scenarios"])
+        raise SpecError(f"scenario {scenario!r} is not known (known: {known})")
+    segments = _plan_facts(scenario, facts_spec, random.Random(f"{scenario}:{seed}:0"),
+                           stock_ports)
+    return [f for seg in segments for f in seg if f.graded]
+
+
+def chunk_chars_at(scale: float) -> int:
+    """The characters of one chunk at this scale (the generator's target)."""
+    return int(PAPER_CHUNK_TOKENS * scale * CHARS_PER_TOKEN)
+
+
 def _collision(facts: list[Fact], text: str) -> str | None:
     """Why these values break the non-derivability rules, or None."""
     values = [f.value for f in facts]
@@ -258,7 +279,7 @@ def _attempt(plan: _Plan, rng: random.Random) -> Fixture:
         plan.scenario, plan.seed, plan.scale, plan.facts_spec, plan.filler, plan.stock_ports,
         plan.single_chunk_index)
     n_chunks = PAPER_SESSION_TOKENS // PAPER_CHUNK_TOKENS
-    chunk_chars = int(PAPER_CHUNK_TOKENS * scale * CHARS_PER_TOKEN)
+    chunk_chars = chunk_chars_at(scale)
     segments = _plan_facts(scenario, facts_spec, rng, stock_ports)
     if len(segments) == 1:
         seg_chunk = {single_chunk_index: 0}

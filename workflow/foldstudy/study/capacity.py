@@ -1,0 +1,106 @@
+"""Capacity that can hold the facts, at every scale (DESIGN §3; issue: a default study
+whose 58-character fields could not hold its own fact load read as recall 0.000).
+
+`scale` sizes the haystack: the session and its chunks. Capacity -- declared ceilings,
+fold budgets, carry caps -- is scaled by `capacity_scale`, chosen (or checked, when the
+config sets it) so that every arm the study runs holds its graded facts with their
+labels at least twice over, while the paper's capacity matches keep holding exactly (q's
+five fields sum to j's one, t is half of j, u's cap is 1,400/2,400 of m's: they are
+ratios in resources/arms.yaml, scaled together). Each chunk should still need
+compressing: a chunk under twice the fold budget could be carried whole.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .spec import Arm, Fact
+
+# Tokens of a graded fact line ("primary ingress port: 52677") are estimated at two
+# characters a token, on the safe side: identifiers tokenize badly, and SmolLM2-135M,
+# the embedded default, measured 2.42 on the default fixture's fact lines (596 chars,
+# 246 tokens). The estimate is used before any model is loaded (config time).
+IDENTIFIER_CHARS_PER_TOKEN = 2.0
+# Fixture text (filler with planted turns) measured 2.6 chars a SmolLM2 token; the
+# fixture generator sizes chunks at 3.0 (fixtures.CHARS_PER_TOKEN).
+TEXT_CHARS_PER_TOKEN = 2.6
+HOLD = 2  # the facts must fit at least twice over
+STEP = 0.05  # an automatic capacity scale is a multiple of this (stable, readable)
+
+
+@dataclass(frozen=True)
+class FactLoad:
+    """The graded facts of a scenario, as a carry would have to hold them."""
+
+    scenario: str
+    n_facts: int
+    chars: int
+
+    @property
+    def tokens(self) -> int:
+        return math.ceil(self.chars / IDENTIFIER_CHARS_PER_TOKEN)
+
+    @classmethod
+    def of(cls, scenario: str, graded: list[Fact]) -> FactLoad:
+        lines = [f"{f.label}: {f.value}" for f in graded]
+        return cls(scenario, len(lines), len("\n".join(lines)))
+
+
+def _held(a: Arm) -> list[tuple[str, int | None, str]]:
+    return [("fold budget", a.fold_budget_tokens, "tokens"),
+            ("carry cap", a.carry_cap_tokens, "tokens"),
+            ("declared ceiling", a.declared_ceiling_chars, "chars")]
+
+
+def capacity_problems(arms: dict[str, Arm], paper: dict[str, Arm], load: FactLoad,
+                      where: str) -> list[str]:
+    """Every arm whose ceiling, fold budget or carry cap cannot hold the load twice.
+
+    An arm the paper itself gave less room (f and g's 1,024-character ceiling, paper
+    §4.1: "cannot hold the material regardless of shape") must keep at least its paper
+    capacity instead: a scaled study never gives an arm less room than the paper did.
+    """
+    out = []
+    for name, a in arms.items():
+        for (what, have, unit), (_, at_paper, _) in zip(_held(a), _held(paper[name]),
+                                                        strict=True):
+            if have is None or at_paper is None:
+                continue
+            twice = HOLD * (load.chars if unit == "chars" else load.tokens)
+            need = min(twice, at_paper)
+            if have < need:
+                basis = (f"twice the {load.n_facts} graded {load.scenario} facts with their "
+                         f"labels ({twice} {unit})" if need == twice else
+                         f"its paper capacity ({at_paper} {unit}), which is already under "
+                         f"twice the facts ({twice} {unit})")
+                out.append(f"{where}: arm {name}'s {what} is {have} {unit}, under {basis}; "
+                           "raise capacity_scale (or leave it unset to have it chosen)")
+    return out
+
+
+def chunk_problems(arms: dict[str, Arm], chunk_chars: int, where: str) -> list[str]:
+    """Arms whose fold budget could carry a whole chunk (nothing left to compress)."""
+    chunk_tokens = int(chunk_chars / TEXT_CHARS_PER_TOKEN)
+    return [f"{where}: arm {a.arm}'s fold budget {a.fold_budget_tokens} tokens is over half "
+            f"a chunk (~{chunk_tokens} tokens); the fold barely needs to compress. Raise "
+            "scale for a larger session" for a in arms.values()
+            if 2 * a.fold_budget_tokens > chunk_tokens]
+
+
+def auto_capacity_scale(resolve: Any, arm_ids: list[str], loads: list[FactLoad],
+                        scale: float) -> float:
+    """The smallest multiple of STEP, at least `scale`, at which every arm holds every
+    load twice (or its paper room); 1.0, the paper's capacities, at most.
+
+    resolve(arm_id, capacity_scale) -> Arm.
+    """
+    paper = {a: resolve(a, 1.0) for a in arm_ids}
+    s = max(STEP, math.ceil(round(scale / STEP, 6)) * STEP)
+    while s < 1.0:
+        arms = {a: resolve(a, s) for a in arm_ids}
+        if not any(capacity_problems(arms, paper, load, "") for load in loads):
+            return round(s, 4)
+        s += STEP
+    return 1.0
