@@ -14,6 +14,7 @@ directory, then times `snakemake -c8 results/tables --config evidence=DIR` in a 
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import tempfile
@@ -50,17 +51,24 @@ def regenerate(package: Path, workdir: Path) -> float:
 
 def main(sizes: list[int]) -> int:
     failed = False
+    walls: dict[int, float] = {}
     with tempfile.TemporaryDirectory(prefix="foldstudy-bench-") as tmp:
         for n in sizes:
             pkg, work = Path(tmp) / f"package-{n}", Path(tmp) / f"work-{n}"
             work.mkdir()
             n_rows, n_checks = build_package(n, pkg)
             wall = regenerate(pkg, work)
+            walls[n_rows] = wall
             target = TARGETS.get(n)
             verdict = "" if target is None else (" ok" if wall < target else " SLOW")
             failed |= verdict == " SLOW"
             print(f"{n_rows:>7,} rows {n_checks:>9,} checks: {wall:6.1f} s wall"
                   + (f" (target < {target:.0f} s){verdict}" if target else ""), flush=True)
+    if len(walls) >= 2:
+        (n1, w1), (n2, w2) = sorted(walls.items())[0], sorted(walls.items())[-1]
+        # wall ~ rows^k: k = 1 is linear; under 1, fixed start-up costs dominate
+        k = math.log(w2 / w1) / math.log(n2 / n1)
+        print(f"scaling exponent (wall ~ rows^k, {n1:,} -> {n2:,} rows): k = {k:.2f}")
     return 1 if failed else 0
 
 

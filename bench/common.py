@@ -1,0 +1,42 @@
+"""Shared by the benchmarks: run Snakemake on this checkout, and a stand-in study."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests/ holds the gateway stand-in
+
+KEY = "sk-or-v1-bench-standin"
+
+
+def snakemake(workdir: Path, *args: str, env: dict | None = None
+              ) -> tuple[float, subprocess.CompletedProcess]:
+    """(wall seconds, the process) of one Snakemake invocation on this checkout."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
+           str(workdir), *args]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"snakemake failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return wall, p
+
+
+def standin_study(workdir: Path, base_url: str, arms: list[str], repeats: int) -> Path:
+    """A one-model gateway study against the stand-in; returns its config file."""
+    cfg = {"study": "bench", "scale": 0.01, "recall_max_tokens": 32,
+           "models": {"gw": {"backend": "openrouter", "model_id": "acme/bench",
+                             "base_url": base_url, "api_key_env": "BENCH_KEY",
+                             "timeout_s": 30, "max_attempts": 1}},
+           "sweeps": {"s": {"scenario": "distributed", "seed": 3, "models": ["gw"],
+                            "arms": arms, "repeats": repeats}}}
+    path = workdir / "bench.yaml"
+    workdir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cfg))
+    return path
