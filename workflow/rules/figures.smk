@@ -39,5 +39,8 @@ rule figures:
         "results/logs/figures.log",
     conda:
         ENV
+    params:
+        # which sweeps (and models) each analysis reads: the study config's scopes
+        scopes=STUDY.config["scopes"],
     script:
         "../scripts/figures.py"

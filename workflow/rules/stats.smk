@@ -24,5 +24,8 @@ rule stats:
         "results/logs/stats.log",
     conda:
         ENV
+    params:
+        # which sweeps (and models) each analysis reads: the study config's scopes
+        scopes=STUDY.config["scopes"],
     script:
         "../scripts/stats.py"

@@ -28,5 +28,6 @@ rule tables:
         ENV
     params:
         titles=TABLE_TITLES,
+        scopes=STUDY.config["scopes"],
     script:
         "../scripts/tables.py"
