@@ -7,12 +7,15 @@ import pytest
 
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence.load import write_table
 from foldstudy.report.figures import make_figures, write_figures
 from foldstudy.report.titles import FIGURES
 
 from .evidence_rows import arm_rows, frames
-from .support.synthetic import synthetic_package
+from .support.synthetic import SCOPES, synthetic_package
+
+SC = Scopes.from_config(SCOPES)
 
 
 def _texts(fig):
@@ -23,8 +26,8 @@ def _texts(fig):
 def figs():
     rows, checks = synthetic_package(620, seed=4)
     an = Analysis.load()
-    numbers = compute_numbers(rows, checks, an)
-    out = make_figures(rows, numbers, an)
+    numbers = compute_numbers(rows, checks, an, SC)
+    out = make_figures(rows, numbers, an, SC)
     yield rows, numbers, out
     for f in out.values():
         plt.close(f)
@@ -38,7 +41,8 @@ def test_every_figure_is_made(figs):
 def test_heatmap_carries_n_in_every_measured_cell(figs):
     rows, _, out = figs
     v = rows[rows["valid"] & (rows["scenario"] == "distributed")]
-    cells = v.groupby(["model", "arm"]).size()
+    v = v[v["sweep"] == "anchor"]  # Table 1's scope
+    cells = v.groupby(["sweep", "model", "arm"]).size()
     texts = [t for t in _texts(out["recall-heatmap"]) if "n=" in t]
     assert len(texts) == len(cells)
     assert sorted(int(t.split("n=")[1]) for t in texts) == sorted(cells.tolist())

@@ -13,11 +13,14 @@ import pytest
 from foldstudy.analysis import stats
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import compute_numbers, latex_macros, macro_name
+from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import EvidenceError, load_evidence, write_table
 
 from .evidence_rows import arm_rows, frames, full
-from .support.synthetic import synthetic_package
+from .support.synthetic import SCOPES, synthetic_package
+
+SC = Scopes.from_config(SCOPES)
 
 CONTRACT = ["icc.value", "icc.k", "icc.n_rows", "icc.design_effect", "icc.effective_n_per_row",
             "headings.r", "headings.n_rows", "fill.r", "fill.n_models"]
@@ -30,14 +33,14 @@ def package():
 
 @pytest.fixture(scope="module")
 def numbers(package):
-    return compute_numbers(*package)
+    return compute_numbers(*package, scopes=SC)
 
 
 def test_contract_keys_flat_finite_and_deterministic(package, numbers):
     assert set(CONTRACT) <= set(numbers)
     assert all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers.values())
     assert all(math.isfinite(v) for v in numbers.values())
-    assert compute_numbers(*package) == numbers
+    assert compute_numbers(*package, scopes=SC) == numbers
     json.dumps(numbers, allow_nan=False)
 
 
@@ -56,7 +59,9 @@ def test_contract_keys_against_independent_computations(package, numbers):
     h = v[["headings_carried", "recall"]].dropna()
     assert numbers["headings.r"] == pytest.approx(np.corrcoef(h.iloc[:, 0], h.iloc[:, 1])[0, 1])
     assert numbers["headings.n_rows"] == len(h)
-    j = prim[prim["arm"] == "j"].groupby("model")[["fill", "recall"]].mean()
+    anchor = prim[prim["sweep"] == "anchor"]  # the partition scope's one sweep
+    j = anchor[anchor["arm"] == "j"].groupby("model")[["fill", "recall"]].mean()
+    j = j[j.index.isin(anchor.loc[anchor["arm"] == "q", "model"])]  # models with the pair
     assert numbers["fill.r"] == pytest.approx(np.corrcoef(j["fill"], j["recall"])[0, 1])
     assert numbers["fill.n_models"] == len(j)
 

@@ -10,12 +10,15 @@ import pytest
 from foldstudy.analysis import analysis as A
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns
 from foldstudy.report.tables import DASH, build_tables, write_tables
 from foldstudy.report.titles import TABLE_TITLES
 
 from .evidence_rows import arm_rows, frames
-from .support.synthetic import synthetic_package
+from .support.synthetic import SCOPES, synthetic_package
+
+SC = Scopes.from_config(SCOPES)
 
 ROOT_RESOURCES = A.DEFAULT_ANALYSIS.parent
 
@@ -24,8 +27,9 @@ ROOT_RESOURCES = A.DEFAULT_ANALYSIS.parent
 def built():
     rows, checks = synthetic_package(620, seed=5)
     an = Analysis.load()
-    numbers = compute_numbers(rows, checks, an)
-    return rows, checks, numbers, {t.name: t for t in build_tables(rows, checks, numbers, an)}
+    numbers = compute_numbers(rows, checks, an, SC)
+    return rows, checks, numbers, {t.name: t for t in build_tables(rows, checks, numbers, an,
+                                                                   scopes=SC)}
 
 
 def test_every_table_of_the_paper_is_built(built):
@@ -76,13 +80,15 @@ def test_inference_cells_are_read_from_numbers(built):
     assert f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" in q
     # Change a number: the table follows numbers.json, it does not recompute.
     moved = dict(numbers, **{"ladder.effect.diff[q/j]": 0.123})
-    again = {t.name: t for t in build_tables(rows, checks, moved, Analysis.load())}["ladder"]
+    again = {t.name: t for t in build_tables(rows, checks, moved, Analysis.load(),
+                                             scopes=SC)}["ladder"]
     assert any("+0.123 [" in cell for line in again.cells() for cell in line)
 
 
 def test_partition_table_matches_the_analysis(built):
     rows, _, numbers, tables = built
-    part = A.partition(A.valid_rows(rows), Analysis.load())
+    v = A.valid_rows(rows)
+    part = A.partition(v[v["sweep"] == "anchor"], Analysis.load())  # the partition scope
     t = tables["partition"].frame()
     assert list(t["model"]) == list(part["model"])
     for _, r in t.iterrows():

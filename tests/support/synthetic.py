@@ -35,6 +35,16 @@ SWEEPS = [  # name, scenario, arms, repeats factor
     ("single", "single_chunk", ["j", "p", "q", "o", "m"], 1.0),
     ("capacity", "distributed", ["j", "t", "m", "u"], 1.0),
 ]
+# The scopes a study config would name for this package's paper-like shape: the contrasts
+# from the anchor sweep, the study-wide counts pooled, capacity from its own sweep.
+SCOPES = {
+    "table1": {"sweeps": ["anchor"]}, "equivalence": {"sweeps": ["anchor"]},
+    "ladder": {"sweeps": ["anchor"]}, "partition": {"sweeps": ["anchor"]},
+    "depth": {"sweeps": ["anchor"]}, "capacity": {"sweeps": ["capacity"]},
+    "iteration": {"sweeps": ["anchor", "single"], "pool": True},
+    "ceiling": {"sweeps": ["anchor", "capacity"], "pool": True},
+    "icc": {"pool": True}, "headings": {"pool": True}, "carrier": {"pool": True},
+}
 FAMILIES = ["qwen", "glm", "mistral", "gemma", "granite", "ling", "deepseek", "minimax",
             "nemotron", "mimo", "hy", "llama"]
 SIZES = ["3b", "8b", "9b", "27b", "35b-a3b", "120b"]

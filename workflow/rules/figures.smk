@@ -42,5 +42,7 @@ rule figures:
     params:
         # evidence made by another study or config is refused, naming both
         config=STUDY.config,
+        # which sweeps (and models) each analysis reads: the study config's scopes
+        scopes=STUDY.config["scopes"],
     script:
         "../scripts/figures.py"

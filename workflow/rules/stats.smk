@@ -27,5 +27,7 @@ rule stats:
     params:
         # evidence made by another study or config is refused, naming both
         config=STUDY.config,
+        # which sweeps (and models) each analysis reads: the study config's scopes
+        scopes=STUDY.config["scopes"],
     script:
         "../scripts/stats.py"

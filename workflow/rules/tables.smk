@@ -30,5 +30,6 @@ rule tables:
         titles=TABLE_TITLES,
         # evidence made by another study or config is refused, naming both
         config=STUDY.config,
+        scopes=STUDY.config["scopes"],
     script:
         "../scripts/tables.py"

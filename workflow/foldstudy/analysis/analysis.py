@@ -148,7 +148,9 @@ def pairs(v: pd.DataFrame, first: str, second: str, value: str = "recall") -> pd
 # ---------------------------------------------------------------------------- tables
 
 def recall_cells(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
-    """Recall per (scenario, model, arm) pooled over the scenario's sweeps (Table 1 form)."""
+    """Recall per (scenario, model, arm) over the rows given (Table 1 form): the caller
+    passes one scope group, so rows of two sweeps meet here only when the study config
+    pools them (paper §4.7: never pooled across runs unless asked)."""
     out = []
     for (scenario, model, arm), g in v.groupby(["scenario", "model", "arm"], sort=True):
         out.append({"scenario": scenario, "model": model, "arm": arm,
@@ -225,10 +227,14 @@ def capacity(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
 
 
 def ceiling_replication(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
-    """Per model, the undivided arm at its ceiling against the halved ceiling (paper §4.6)."""
+    """Per model, the undivided arm at its ceiling against the halved ceiling (paper §4.6:
+    "Repeating the ceiling manipulation on a second model").
+
+    Reads the rows of one scope group: the paper's pools its anchor corpus (j only) with
+    the ceiling sweep (j and t), so a model's j rows are every j row of the group.
+    """
     a, b = an.ceiling_pair
-    cells = (v[v["arm"] == b][["sweep", "model"]].drop_duplicates())
-    g = v[v["arm"].isin([a, b])].merge(cells, on=["sweep", "model"])
+    g = v[v["arm"].isin([a, b])]
     out = []
     for model, gm in g.groupby("model", sort=True):
         ga, gb = gm[gm["arm"] == a], gm[gm["arm"] == b]
@@ -244,27 +250,21 @@ def ceiling_replication(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
 
 
 def partition(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
-    """The capacity-matched contrast per model, paired within one sweep (paper §4.7).
+    """The capacity-matched contrast per model, paired within one sweep (paper §4.7:
+    "A model's j and q means come from the same run, never pooled across runs").
 
-    A model's j and q means come from the same sweep. When a model ran the pair in more
-    than one sweep, the sweep with the most rows on the thinner arm is used (a depth
-    re-run replaces the shallow run it repeats); ties go to the first sweep by name.
-    Failing / rescued / failure mode / borderline follow resources/analysis.yaml.
+    One row per (sweep, model) of the rows given that ran both arms; the caller passes
+    the partition scope (the study config names its sweeps and models), so a depth
+    re-run in another sweep never replaces a model's row. Failing / rescued / failure
+    mode / borderline follow resources/analysis.yaml.
     """
     j, q = an.undivided, an.divided
     p = v[(v["scenario"] == an.primary_scenario) & v["arm"].isin([j, q])]
     out = []
-    for model, gm in p.groupby("model", sort=True):
-        best = None
-        for sweep, gs in gm.groupby("sweep", sort=True):
-            nj = gs.loc[gs["arm"] == j, "recall"].notna().sum()
-            nq = gs.loc[gs["arm"] == q, "recall"].notna().sum()
-            if nj and nq and (best is None or min(nj, nq) > best[0]):
-                best = (min(nj, nq), sweep, gs)
-        if best is None:
-            continue
-        _, sweep, gs = best
+    for (sweep, model), gs in p.groupby(["sweep", "model"], sort=True):
         gj, gq = gs[gs["arm"] == j], gs[gs["arm"] == q]
+        if not gj["recall"].notna().any() or not gq["recall"].notna().any():
+            continue
         sj, sq = cell_summary(gj, an.row_recalled), cell_summary(gq, an.row_recalled)
         fill = _mean(gj["fill"])
         failing = sj["mean"] < an.failing_recall
@@ -328,10 +328,24 @@ def headings_distribution(h: pd.Series) -> str:
     return ", ".join(f"{k} on {int(c)}" for k, c in counts.items())
 
 
-def depth(v: pd.DataFrame, part: pd.DataFrame, an: Analysis) -> pd.DataFrame:
-    """The non-rescued failing models, both arms in full (paper §4.7's depth re-run)."""
+def partition_class(r: dict[str, Any] | pd.Series) -> str:
+    """works / rescued / not rescued, with (borderline): how a partition row reads."""
+    if not r["failing"]:
+        return "works"
+    return ("rescued" if r["rescued"] else "not rescued") + (" (borderline)"
+                                                            if r["borderline"] else "")
+
+
+def depth(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Both arms in full of every model in the rows given (paper §4.7: "The negative half
+    was re-run at three times the depth"), with the class its own rows give it.
+
+    The caller passes the depth scope: the paper's names the depth sweep, whose models
+    are the ones re-run, so this table is its own and never replaces a partition row.
+    """
+    part = partition(v, an)
     out = []
-    for _, pm in part[part["failing"] & ~part["rescued"]].iterrows():
+    for _, pm in part.iterrows():
         g = v[(v["sweep"] == pm["sweep"]) & (v["model"] == pm["model"])]
         for arm in (an.undivided, an.divided):
             ga = g[g["arm"] == arm]
@@ -339,9 +353,55 @@ def depth(v: pd.DataFrame, part: pd.DataFrame, an: Analysis) -> pd.DataFrame:
             out.append({"model": pm["model"], "sweep": pm["sweep"], "arm": arm, "n": s["n"],
                         "mean": s["mean"], "rows_ge_half": s["rows_ge_half"],
                         "fill": _mean(ga["fill"]),
-                        "headings": headings_distribution(ga["headings_carried"])})
+                        "headings": headings_distribution(ga["headings_carried"]),
+                        "class": partition_class(pm)})
     return pd.DataFrame(out, columns=["model", "sweep", "arm", "n", "mean", "rows_ge_half",
-                                      "fill", "headings"])
+                                      "fill", "headings", "class"])
+
+
+def headings_within_model(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Per model whose undivided-arm rows differ in headings carried: recall by headings
+    (paper §4.7: granite's "14 rows that carried no headings average 0.194, the 2 that
+    carried five average 0.643")."""
+    g = v[(v["arm"] == an.undivided) & v["headings_carried"].notna()]
+    out = []
+    for model, gm in g.groupby("model", sort=True):
+        h = gm["headings_carried"].astype(int)
+        if h.nunique() < 2:
+            continue
+        for k, gk in gm.groupby(h, sort=True):
+            s = cell_summary(gk, an.row_recalled)
+            out.append({"model": model, "headings": int(k), "n": s["n"], "mean": s["mean"],
+                        "rows_ge_half": s["rows_ge_half"]})
+    return pd.DataFrame(out, columns=["model", "headings", "n", "mean", "rows_ge_half"])
+
+
+def carried_chars_pairs(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Carried chars of the divided against the undivided arm, paired within block (paper
+    §8: "with 45% less text carried")."""
+    return pairs(v, an.divided, an.undivided, "carried_chars")
+
+
+def grader_agreement(v: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame | None:
+    """Per valid row: does the label-bound count equal the count of graded values found
+    anywhere in the answer as a whole token (paper §4.4: "the label-bound and presence
+    counts agree on 619 of 620 valid distributed rows")? None when rows.csv has no
+    answer text (an optional column)."""
+    if "answer" not in v.columns:
+        return None
+    from ..grade.grader import has_whole_token  # the grader's own boundary rule
+
+    answers = v.set_index("row_id")["answer"].fillna("").astype(str)
+    if not answers.str.strip().any():
+        return None  # the column is there but no answer text was kept
+    c = checks[checks["row_id"].isin(answers.index)]
+    present = [has_whole_token(str(e), answers[r]) for r, e in
+               zip(c["row_id"], c["expected"], strict=True)]
+    per = pd.DataFrame({"row_id": c["row_id"].to_numpy(), "present": present,
+                        "correct": c["correct"].astype(bool).to_numpy()})
+    per = per.groupby("row_id", as_index=False)[["present", "correct"]].sum()
+    per["agree"] = per["present"] == per["correct"]
+    return per
 
 
 def headings_vs_recall(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:

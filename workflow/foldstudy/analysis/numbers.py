@@ -29,6 +29,7 @@ from ..io import write_json, write_text
 from . import analysis as A
 from . import stats
 from .analysis import Analysis
+from .scopes import Group, Scopes
 
 Number = float | int
 
@@ -98,25 +99,38 @@ def _put_paired(out: _Numbers, key: str, cell: str, pr: pd.DataFrame, an: Analys
 
 
 def _rows_recalled(g: pd.DataFrame, an: Analysis) -> tuple[int, int]:
-    r = g["recall"].dropna()
-    return int((r >= an.row_recalled).sum()), int(len(r))
+    s = A.cell_summary(g, an.row_recalled)
+    return s["rows_ge_half"], s["n"]
 
 
 def compute_numbers(rows: pd.DataFrame, checks: pd.DataFrame,
-                    analysis: Analysis | None = None) -> dict[str, Number]:
+                    analysis: Analysis | None = None, scopes: Scopes | None = None
+                    ) -> dict[str, Number]:
     """Every reported number, keyed (module docstring), from rows and checks alone."""
-    return compute_with_provenance(rows, checks, analysis)[0]
+    return compute_with_provenance(rows, checks, analysis, scopes)[0]
 
 
 @dataclass(frozen=True)
 class _Evidence:
-    """What every section reads: the rows, the checks, the plan, the valid rows."""
+    """What every section reads: the rows, the checks, the plan, the valid rows, and
+    which sweeps (and models) each analysis reads."""
 
     rows: pd.DataFrame
     checks: pd.DataFrame
     an: Analysis
     v: pd.DataFrame  # rows the one validity rule admitted
-    prim: pd.DataFrame  # ... of the primary (distributed-facts) scenario
+    scopes: Scopes
+
+    def groups(self, analysis: str, primary: bool = False
+               ) -> list[tuple[Group, pd.DataFrame]]:
+        """(group, its valid rows) per group of the analysis' scope; `primary` keeps the
+        distributed-facts scenario only."""
+        out = []
+        for g, vg in self.scopes.select(analysis, self.v):
+            if primary:
+                vg = vg[vg["scenario"] == self.an.primary_scenario]
+            out.append((g, vg))
+        return out
 
 
 def _rows(ev: _Evidence, out: _Numbers) -> None:
@@ -131,246 +145,307 @@ def _rows(ev: _Evidence, out: _Numbers) -> None:
 
 
 def _icc(ev: _Evidence, out: _Numbers) -> None:
-    """ICC(1) of the binary checks grouped by row, valid rows of the primary scenario."""
-    checks, prim = ev.checks, ev.prim
-    c = checks[checks["row_id"].isin(prim["row_id"])]
-    icc = stats.icc1(c["row_id"], c["correct"].astype(float))
-    if icc is not None:
-        for name, value in asdict(icc).items():
-            out.put(f"icc.{name}", value, source="rows.csv+checks.csv", rows=icc.n_rows)
+    """ICC(1) of the binary checks grouped by row, valid rows of the primary scenario
+    (paper §4 opening: "a one-way random-effects decomposition of the fourteen binary
+    checks gives ICC = 0.750 and a design effect of 10.745"), with its exact F interval."""
+    for g, prim in ev.groups("icc", primary=True):
+        c = ev.checks[ev.checks["row_id"].isin(prim["row_id"])]
+        icc = stats.icc1(c["row_id"], c["correct"].astype(float), ev.an.confidence)
+        if icc is not None:
+            for name, value in asdict(icc).items():
+                out.put(g.key(f"icc.{name}"), value, source="rows.csv+checks.csv",
+                        rows=icc.n_rows)
 
 
 def _headings(ev: _Evidence, out: _Numbers) -> None:
-    """Headings that arrived vs recall, over all valid rows with the count recorded."""
-    an, v = ev.an, ev.v
-    h = v[["headings_carried", "recall"]].dropna()
-    pr = stats.pearson(h["headings_carried"], h["recall"])
-    if pr is not None:
-        out.put("headings.r", pr.r, rows=pr.n)
-        out.put("headings.p", pr.p, rows=pr.n)
-        out.put("headings.n_rows", pr.n, rows=pr.n)
-    for _, r in A.headings_vs_recall(v, an).iterrows():
-        _put_mean_n(out, "headings", str(r["headings"]),
-                    {"n": r["rows"], "mean": r["mean"], "rows_ge_half": r["rows_ge_half"]})
-    for _, r in A.headings_by_arm(v, an).iterrows():
-        out.put(f"headings.rows[{r['arm']}]", r["rows"])
-        out.put(f"headings.rows_five[{r['arm']}]", r["h5"])
-        out.put(f"headings.rows_zero[{r['arm']}]", r["h0"])
-
-
-def _fill(ev: _Evidence, out: _Numbers) -> None:
-    """Fill vs recall across models: each model's mean j fill against its mean j recall."""
-    an, prim = ev.an, ev.prim
-    j = prim[prim["arm"] == an.undivided]
-    per_model = j.groupby("model").agg(fill=("fill", "mean"), recall=("recall", "mean"))
-    per_model = per_model.dropna()
-    fr = stats.pearson(per_model["fill"], per_model["recall"])
-    if fr is not None:
-        out.put("fill.r", fr.r, rows=len(j))
-        out.put("fill.p", fr.p, rows=len(j))
-        out.put("fill.n_models", fr.n, rows=len(j))
+    """Headings that arrived vs recall (paper §4.8: "r = +0.61 over 570 rows"), over valid
+    rows with the count recorded, and the within-model split (§4.7)."""
+    an = ev.an
+    for g, v in ev.groups("headings"):
+        h = v[["headings_carried", "recall"]].dropna()
+        pr = stats.pearson(h["headings_carried"], h["recall"], an.confidence)
+        if pr is not None:
+            for name in ("r", "p", "ci_low", "ci_high"):
+                out.put(g.key(f"headings.{name}"), getattr(pr, name), rows=pr.n)
+            out.put(g.key("headings.n_rows"), pr.n, rows=pr.n)
+        for _, r in A.headings_vs_recall(v, an).iterrows():
+            _put_mean_n(out, "headings", g.cell(r["headings"]),
+                        {"n": r["rows"], "mean": r["mean"], "rows_ge_half": r["rows_ge_half"]})
+        for _, r in A.headings_by_arm(v, an).iterrows():
+            out.put(f"headings.rows[{g.cell(r['arm'])}]", r["rows"])
+            out.put(f"headings.rows_five[{g.cell(r['arm'])}]", r["h5"])
+            out.put(f"headings.rows_zero[{g.cell(r['arm'])}]", r["h0"])
+        for _, r in A.headings_within_model(v, an).iterrows():
+            _put_mean_n(out, "headings.within_model", g.cell(r["model"], r["headings"]),
+                        r.to_dict())
 
 
 def _recall(ev: _Evidence, out: _Numbers) -> None:
-    """Recall per (sweep, model, arm) with denominators (recall-by-model-arm.csv)."""
+    """Recall per (sweep, model, arm) with denominators (recall-by-model-arm.csv: one line
+    per sweep, never pooled), and Table 1's cells from its scope."""
     an, v = ev.an, ev.v
     for (sweep, model, arm), g in v.groupby(["sweep", "model", "arm"], sort=True):
         _put_mean_n(out, "recall", _k(sweep, model, arm), A.cell_summary(g, an.row_recalled))
-    for _, r in A.recall_cells(v, an).iterrows():
-        _put_mean_n(out, "table1", _k(r["scenario"], r["model"], r["arm"]), r.to_dict())
+    for g, vg in ev.groups("table1"):
+        for _, r in A.recall_cells(vg, an).iterrows():
+            _put_mean_n(out, "table1", g.cell(r["scenario"], r["model"], r["arm"]), r.to_dict())
 
 
 def _ladder(ev: _Evidence, out: _Numbers) -> None:
     """The ladder (paper §4.3): rung means, paired effects, Fisher on full-recall rows."""
-    an, v = ev.an, ev.v
-    lr = A.ladder_rows(v, an)
-    lad = A.ladder(v, an)
-    for _, r in lad.iterrows():
-        _put_mean_n(out, "ladder", r["arm"], r.to_dict(), rows=len(lr))
-        # The rung's own interval: the same within-model bootstrap, against zero.
-        g = lr[lr["arm"] == r["arm"]].dropna(subset=["recall"])
-        b = stats.paired_bootstrap(g["recall"].to_numpy(), np.zeros(len(g)),
-                                   g["model"].to_numpy(), an.resamples, an.seed,
-                                   an.confidence)
-        if b is not None:
-            out.put(f"ladder.ci_low[{r['arm']}]", b.low, rows=len(lr))
-            out.put(f"ladder.ci_high[{r['arm']}]", b.high, rows=len(lr))
-    for prev, arm in zip(an.ladder, an.ladder[1:], strict=False):
-        _put_paired(out, "ladder.effect", _k(arm, prev), A.pairs(lr, arm, prev), an, len(lr))
-    for i, a in enumerate(an.ladder):
-        for b in an.ladder[i + 1:]:
-            ga, gb = lr[lr["arm"] == a]["recall"], lr[lr["arm"] == b]["recall"]
-            f = stats.fisher(int((ga >= 1).sum()), len(ga), int((gb >= 1).sum()), len(gb))
-            _put_fisher(out, f"ladder.fisher_full[{_k(a, b)}]", f, len(lr))
+    an = ev.an
+    for g, v in ev.groups("ladder"):
+        lr = A.ladder_rows(v, an)
+        for _, r in A.ladder(v, an).iterrows():
+            _put_mean_n(out, "ladder", g.cell(r["arm"]), r.to_dict(), rows=len(lr))
+            # The rung's own interval: the same within-model bootstrap, against zero.
+            gr = lr[lr["arm"] == r["arm"]].dropna(subset=["recall"])
+            b = stats.paired_bootstrap(gr["recall"].to_numpy(), np.zeros(len(gr)),
+                                       gr["model"].to_numpy(), an.resamples, an.seed,
+                                       an.confidence)
+            if b is not None:
+                out.put(f"ladder.ci_low[{g.cell(r['arm'])}]", b.low, rows=len(lr))
+                out.put(f"ladder.ci_high[{g.cell(r['arm'])}]", b.high, rows=len(lr))
+        for prev, arm in zip(an.ladder, an.ladder[1:], strict=False):
+            _put_paired(out, "ladder.effect", g.cell(arm, prev), A.pairs(lr, arm, prev), an,
+                        len(lr))
+        for i, a in enumerate(an.ladder):
+            for b in an.ladder[i + 1:]:
+                ga, gb = lr[lr["arm"] == a]["recall"], lr[lr["arm"] == b]["recall"]
+                f = stats.fisher(int((ga >= 1).sum()), len(ga), int((gb >= 1).sum()), len(gb))
+                _put_fisher(out, f"ladder.fisher_full[{g.cell(a, b)}]", f, len(lr))
 
 
 def _equivalence(ev: _Evidence, out: _Numbers) -> None:
     """Equivalence (paper §4.1): paired difference, interval and TOST at the margin."""
-    an, prim = ev.an, ev.prim
+    an = ev.an
     a, b = an.equivalence
-    pe = A.pairs(prim, a, b)
-    cell = _k(a, b)
-    _put_paired(out, "equivalence", cell, pe, an, len(pe) * 2)
-    t = stats.tost_paired(pe["recall_first"].to_numpy(), pe["recall_second"].to_numpy(),
-                          an.equivalence_margin)
-    if t is not None:
-        out.put(f"equivalence.tost_p[{cell}]", t.p)
-        out.put(f"equivalence.equivalent[{cell}]", t.p < an.alpha)
-        out.put(f"equivalence.margin[{cell}]", t.margin)
+    for g, prim in ev.groups("equivalence", primary=True):
+        pe = A.pairs(prim, a, b)
+        cell = g.cell(a, b)
+        _put_paired(out, "equivalence", cell, pe, an, len(pe) * 2)
+        t = stats.tost_paired(pe["recall_first"].to_numpy(), pe["recall_second"].to_numpy(),
+                              an.equivalence_margin)
+        if t is not None:
+            out.put(f"equivalence.tost_p[{cell}]", t.p)
+            out.put(f"equivalence.equivalent[{cell}]", t.p < an.alpha)
+            out.put(f"equivalence.margin[{cell}]", t.margin)
 
 
 def _iteration(ev: _Evidence, out: _Numbers) -> None:
-    """Iteration (paper §4.4)."""
-    an, v = ev.an, ev.v
-    for _, r in A.iteration(v, an).iterrows():
-        for key in ("single", "distributed"):
-            _put_mean_n(out, "iteration", _k(key, r["arm"]),
-                        {"n": r[f"{key}_n"], "mean": r[f"{key}_mean"]})
+    """Iteration (paper §4.4): the same arms on the single-chunk and distributed scenarios."""
+    for g, v in ev.groups("iteration"):
+        for _, r in A.iteration(v, ev.an).iterrows():
+            for key in ("single", "distributed"):
+                _put_mean_n(out, "iteration", g.cell(key, r["arm"]),
+                            {"n": r[f"{key}_n"], "mean": r[f"{key}_mean"]})
 
 
 def _capacity(ev: _Evidence, out: _Numbers) -> None:
     """Capacity (paper §4.5) and its Fisher contrasts on rows recalled."""
-    an, v = ev.an, ev.v
-    cap = A.capacity(v, an)
-    cr = A.capacity_rows(v, an)
-    for _, r in cap.iterrows():
-        arm = r["arm"]
-        for col in ("n", "rows_recalled", "folds_clipped", "folds", "nonconforming_folds"):
-            out.put(f"capacity.{col}[{arm}]", r[col], rows=len(cr))
-        for col in ("mean", "carried_chars", "declared_ceiling_chars"):
-            out.put(f"capacity.{col}[{arm}]", r[col], rows=len(cr))
+    an = ev.an
     ca, cb = an.ceiling_pair
-    both = set(cr[cr["arm"] == ca]["model"]) & set(cr[cr["arm"] == cb]["model"])
-    ra = _rows_recalled(cr[(cr["arm"] == ca) & cr["model"].isin(both)], an)
-    rb = _rows_recalled(cr[(cr["arm"] == cb) & cr["model"].isin(both)], an)
-    _put_fisher(out, f"capacity.fisher_recalled[{_k(ca, cb)}]",
-                stats.fisher(ra[0], ra[1], rb[0], rb[1]), len(cr))
-    rf = _rows_recalled(cr[cr["arm"].isin(an.representation_failing)], an)
-    rh = _rows_recalled(cr[cr["arm"].isin(an.representation_healthy)], an)
-    _put_fisher(out, "capacity.fisher_representation", stats.fisher(rf[0], rf[1], rh[0], rh[1]),
-                len(cr))
+    for g, v in ev.groups("capacity"):
+        cap = A.capacity(v, an)
+        cr = A.capacity_rows(v, an)
+        for _, r in cap.iterrows():
+            arm = g.cell(r["arm"])
+            for col in ("n", "rows_recalled", "folds_clipped", "folds", "nonconforming_folds",
+                        "mean", "carried_chars", "declared_ceiling_chars"):
+                out.put(f"capacity.{col}[{arm}]", r[col], rows=len(cr))
+        both = set(cr[cr["arm"] == ca]["model"]) & set(cr[cr["arm"] == cb]["model"])
+        ra = _rows_recalled(cr[(cr["arm"] == ca) & cr["model"].isin(both)], an)
+        rb = _rows_recalled(cr[(cr["arm"] == cb) & cr["model"].isin(both)], an)
+        _put_fisher(out, f"capacity.fisher_recalled[{g.cell(ca, cb)}]",
+                    stats.fisher(ra[0], ra[1], rb[0], rb[1]), len(cr))
+        rf = _rows_recalled(cr[cr["arm"].isin(an.representation_failing)], an)
+        rh = _rows_recalled(cr[cr["arm"].isin(an.representation_healthy)], an)
+        _put_fisher(out, g.key("capacity.fisher_representation"),
+                    stats.fisher(rf[0], rf[1], rh[0], rh[1]), len(cr))
 
 
 def _ceiling(ev: _Evidence, out: _Numbers) -> None:
-    """Ceiling replication per model (paper §4.6)."""
-    an, v = ev.an, ev.v
+    """Ceiling replication per model (paper §4.6), and rows recalled on j against t over
+    the models that ran both (§4.5: "paired over the two models that ran both arms:
+    17/47 against 3/16, Fisher exact p = 0.23")."""
+    an = ev.an
     ca, cb = an.ceiling_pair
-    for _, r in A.ceiling_replication(v, an).iterrows():
-        m = r["model"]
-        for col, arm in (("a", ca), ("b", cb)):
-            out.put(f"ceiling.recalled[{_k(m, arm)}]", r[f"{col}_recalled"])
-            out.put(f"ceiling.n[{_k(m, arm)}]", r[f"{col}_n"])
-            out.put(f"ceiling.fill[{_k(m, arm)}]", r[f"{col}_fill"])
+    for g, v in ev.groups("ceiling"):
+        cr = A.ceiling_replication(v, an)
+        for _, r in cr.iterrows():
+            m = r["model"]
+            for col, arm in (("a", ca), ("b", cb)):
+                out.put(f"ceiling.recalled[{g.cell(m, arm)}]", r[f"{col}_recalled"])
+                out.put(f"ceiling.n[{g.cell(m, arm)}]", r[f"{col}_n"])
+                out.put(f"ceiling.fill[{g.cell(m, arm)}]", r[f"{col}_fill"])
+        if len(cr):
+            f = stats.fisher(int(cr["a_recalled"].sum()), int(cr["a_n"].sum()),
+                             int(cr["b_recalled"].sum()), int(cr["b_n"].sum()))
+            _put_fisher(out, f"ceiling.fisher_recalled[{g.cell(ca, cb)}]", f,
+                        int(cr["a_n"].sum() + cr["b_n"].sum()))
+            out.put(g.key("ceiling.n_models"), len(cr))
 
 
 def _partition(ev: _Evidence, out: _Numbers) -> None:
-    """The partition contrast across models (paper §4.7) and what follows from it."""
-    an, v = ev.an, ev.v
-    part = A.partition(v, an)
-    for _, r in part.iterrows():
-        m = r["model"]
-        for col in ("j_n", "j_mean", "q_n", "q_mean", "gap", "j_fill", "j_carried_chars",
-                    "j_rows_ge_half", "q_rows_ge_half", "failing", "rescued", "borderline"):
-            out.put(f"partition.{col}[{m}]", r[col])
-    if len(part):
-        failing = part[part["failing"]]
-        working = part[~part["failing"]]
-        out.put("partition.n_models", len(part))
-        out.put("partition.n_failing", len(failing))
-        out.put("partition.n_rescued", int(failing["rescued"].sum()))
-        out.put("partition.n_working", len(working))
-        out.put("partition.n_borderline", int(part["borderline"].sum()))
-        if len(working):
-            out.put("partition.mean_gap_working", float(working["gap"].mean()))
-            out.put("partition.min_gap_working", float(working["gap"].min()))
-    for _, r in A.failure_modes(part).iterrows():
-        out.put(f"failure_mode.models[{r['mode']}]", r["models"])
-        out.put(f"failure_mode.rescued[{r['mode']}]", r["rescued"])
-        if r["fills"]:
-            out.put(f"failure_mode.fill_min[{r['mode']}]", min(r["fills"]))
-            out.put(f"failure_mode.fill_max[{r['mode']}]", max(r["fills"]))
-    for _, r in A.separation(part).iterrows():
-        cl = r["classification"]
-        out.put(f"separation.n_failing[{cl}]", r["n_failing"])
-        out.put(f"separation.n_non_rescued[{cl}]", r["n_non_rescued"])
-        out.put(f"separation.complete[{cl}]", r["complete"])
-        if not np.isnan(r["margin"]):
-            out.put(f"separation.margin[{cl}]", r["margin"])
-        if r["complete"]:
-            out.put(f"separation.weight[{cl}]",
-                    stats.separation_weight(r["n_failing"], r["n_non_rescued"]))
-    for _, r in A.depth(v, part, an).iterrows():
-        _put_mean_n(out, "depth", _k(r["model"], r["arm"]), r.to_dict())
-        out.put(f"depth.fill[{_k(r['model'], r['arm'])}]", r["fill"])
+    """The partition contrast across models (paper §4.7) and what follows from it, every
+    number from the partition scope alone: failing, rescued, the failure-mode split, the
+    separation weight 1/C(n, k), the fill correlation's models, the carried text."""
+    an = ev.an
+    for g, v in ev.groups("partition"):
+        part = A.partition(v, an)
+        for _, r in part.iterrows():
+            m = g.cell(r["model"]) if part["model"].is_unique else g.cell(r["sweep"],
+                                                                          r["model"])
+            for col in ("j_n", "j_mean", "q_n", "q_mean", "gap", "j_fill", "j_carried_chars",
+                        "j_rows_ge_half", "q_rows_ge_half", "failing", "rescued",
+                        "borderline"):
+                out.put(f"partition.{col}[{m}]", r[col])
+        if len(part):
+            failing = part[part["failing"]]
+            working = part[~part["failing"]]
+            out.put(g.key("partition.n_models"), len(part))
+            out.put(g.key("partition.n_failing"), len(failing))
+            out.put(g.key("partition.n_rescued"), int(failing["rescued"].sum()))
+            out.put(g.key("partition.n_working"), len(working))
+            out.put(g.key("partition.n_borderline"), int(part["borderline"].sum()))
+            if len(working):
+                out.put(g.key("partition.mean_gap_working"), float(working["gap"].mean()))
+                out.put(g.key("partition.min_gap_working"), float(working["gap"].min()))
+        for _, r in A.failure_modes(part).iterrows():
+            mode = g.cell(r["mode"])
+            out.put(f"failure_mode.models[{mode}]", r["models"])
+            out.put(f"failure_mode.rescued[{mode}]", r["rescued"])
+            if r["fills"]:
+                out.put(f"failure_mode.fill_min[{mode}]", min(r["fills"]))
+                out.put(f"failure_mode.fill_max[{mode}]", max(r["fills"]))
+        for _, r in A.separation(part).iterrows():
+            cl = g.cell(r["classification"])
+            out.put(f"separation.n_failing[{cl}]", r["n_failing"])
+            out.put(f"separation.n_non_rescued[{cl}]", r["n_non_rescued"])
+            out.put(f"separation.complete[{cl}]", r["complete"])
+            if not np.isnan(r["margin"]):
+                out.put(f"separation.margin[{cl}]", r["margin"])
+            if r["complete"]:
+                out.put(f"separation.weight[{cl}]",
+                        stats.separation_weight(r["n_failing"], r["n_non_rescued"]))
+        # Fill vs recall across the partition's models (paper §4.6: "r = -0.23").
+        fm = part[["j_fill", "j_mean"]].dropna()
+        fr = stats.pearson(fm["j_fill"], fm["j_mean"], an.confidence)
+        if fr is not None:
+            for name in ("r", "p", "ci_low", "ci_high"):
+                out.put(g.key(f"fill.{name}"), getattr(fr, name), rows=len(v))
+            out.put(g.key("fill.n_models"), fr.n, rows=len(v))
+        # Carried text, divided against undivided, paired within block (paper §8).
+        cc = A.carried_chars_pairs(v[v["scenario"] == an.primary_scenario], an)
+        if len(cc) and cc["carried_chars_second"].sum() > 0:
+            ratio = cc["carried_chars_first"].sum() / cc["carried_chars_second"].sum()
+            cell = g.cell(an.divided, an.undivided)
+            out.put(f"partition.carried_ratio[{cell}]", ratio)
+            out.put(f"partition.carried_less[{cell}]", 1 - ratio)
+            out.put(f"partition.carried_pairs[{cell}]", len(cc))
+
+
+def _depth(ev: _Evidence, out: _Numbers) -> None:
+    """The depth re-run (paper §4.7): both arms of each model of its scope, in full."""
+    for g, v in ev.groups("depth"):
+        for _, r in A.depth(v, ev.an).iterrows():
+            cell = g.cell(r["model"], r["arm"])
+            _put_mean_n(out, "depth", cell, r.to_dict())
+            out.put(f"depth.fill[{cell}]", r["fill"])
 
 
 def _carrier(ev: _Evidence, out: _Numbers) -> None:
-    """The carrier cross-tab (paper §4.10), from checks."""
-    checks, an, v = ev.checks, ev.an, ev.v
-    cc = A.carrier_crosstab(v, checks, an)
-    for _, r in cc.iterrows():
-        for col in ("rows", "missed_rows", "missed_checks", "reverse_rows", "agree_rows"):
-            out.put(f"carrier.{col}[{r['arm']}]", r[col], source="rows.csv+checks.csv")
-    if len(cc):
-        for col in ("rows", "missed_rows", "reverse_rows", "agree_rows"):
-            out.put(f"carrier.{col}", int(cc[col].sum()), source="rows.csv+checks.csv")
+    """The carrier cross-tab (paper §4.10: "Over 215 valid rows the two agree on 171")."""
+    checks, an = ev.checks, ev.an
+    for g, v in ev.groups("carrier"):
+        cc = A.carrier_crosstab(v, checks, an)
+        for _, r in cc.iterrows():
+            for col in ("rows", "missed_rows", "missed_checks", "reverse_rows", "agree_rows"):
+                out.put(f"carrier.{col}[{g.cell(r['arm'])}]", r[col],
+                        source="rows.csv+checks.csv")
+        if len(cc):
+            for col in ("rows", "missed_rows", "reverse_rows", "agree_rows"):
+                out.put(g.key(f"carrier.{col}"), int(cc[col].sum()),
+                        source="rows.csv+checks.csv")
+
+
+def _grader(ev: _Evidence, out: _Numbers) -> None:
+    """Label-bound against presence grading of the answer (paper §4.4: "the label-bound
+    and presence counts agree on 619 of 620 valid distributed rows"). Needs rows.csv's
+    answer text; without it there is no key."""
+    for g, prim in ev.groups("grader", primary=True):
+        per = A.grader_agreement(prim, ev.checks)
+        if per is None or per.empty:
+            continue
+        out.put(g.key("grader.rows"), len(per), source="rows.csv+checks.csv")
+        out.put(g.key("grader.agree_rows"), int(per["agree"].sum()),
+                source="rows.csv+checks.csv")
 
 
 def _abstention(ev: _Evidence, out: _Numbers) -> None:
     """Abstention vs fabrication among failing rows (paper §4.11)."""
-    an, v = ev.an, ev.v
-    for _, r in A.abstention(v, an).iterrows():
-        for col in ("failing_rows", "fabricates", "abstains", "stock_rows"):
-            out.put(f"abstention.{col}[{r['arm']}]", r[col])
+    for g, v in ev.groups("abstention"):
+        for _, r in A.abstention(v, ev.an).iterrows():
+            for col in ("failing_rows", "fabricates", "abstains", "stock_rows"):
+                out.put(f"abstention.{col}[{g.cell(r['arm'])}]", r[col])
 
 
 def _instruments(ev: _Evidence, out: _Numbers) -> None:
     """Instruments: finish reasons, parse failures, envelopes, prompt tokens."""
-    an, v = ev.an, ev.v
-    for _, r in A.finish_reasons(v, an).iterrows():
-        for col in ("folds", "stop", "length", "other"):
-            out.put(f"finish.{col}[{r['arm']}]", r[col])
-        if r["rows_with_ceiling"]:
-            out.put(f"finish.rows_with_ceiling[{r['arm']}]", r["rows_with_ceiling"])
-            out.put(f"finish.rows_at_ceiling[{r['arm']}]", r["rows_at_ceiling"])
-    for _, r in A.parse_failures(v, an).iterrows():
-        for col in ("parse_failures", "schema_invalid_folds", "rate", "rows_with_failure",
-                    "mean_with_failure", "rows_clean", "mean_clean"):
-            out.put(f"parse.{col}[{r['arm']}]", r[col])
-    pf = v["parse_failures"].fillna(0) > 0
-    out.put("parse.rows_with_failure", int(pf.sum()))
-    out.put("parse.mean_with_failure", A._mean(v.loc[pf, "recall"]))
-    out.put("parse.mean_clean", A._mean(v.loc[~pf, "recall"]))
-    env = v["json_envelope_carried"].fillna(False).astype(bool)
-    out.put("envelope.rows_carried", int(env.sum()))
-    out.put("envelope.rows_not_carried", int((~env).sum()))
-    for (a, b), pt in A.token_pairs(v, an).items():
-        _put_paired(out, "tokens.delta", _k(a, b), pt, an, len(pt) * 2)
+    an = ev.an
+    for g, v in ev.groups("finish"):
+        for _, r in A.finish_reasons(v, an).iterrows():
+            arm = g.cell(r["arm"])
+            for col in ("folds", "stop", "length", "other"):
+                out.put(f"finish.{col}[{arm}]", r[col])
+            if r["rows_with_ceiling"]:
+                out.put(f"finish.rows_with_ceiling[{arm}]", r["rows_with_ceiling"])
+                out.put(f"finish.rows_at_ceiling[{arm}]", r["rows_at_ceiling"])
+    for g, v in ev.groups("parse"):
+        for _, r in A.parse_failures(v, an).iterrows():
+            for col in ("parse_failures", "schema_invalid_folds", "rate", "rows_with_failure",
+                        "mean_with_failure", "rows_clean", "mean_clean"):
+                out.put(f"parse.{col}[{g.cell(r['arm'])}]", r[col])
+        pf = v["parse_failures"].fillna(0) > 0
+        out.put(g.key("parse.rows_with_failure"), int(pf.sum()))
+        out.put(g.key("parse.mean_with_failure"), A._mean(v.loc[pf, "recall"]))
+        out.put(g.key("parse.mean_clean"), A._mean(v.loc[~pf, "recall"]))
+        env = v["json_envelope_carried"].fillna(False).astype(bool)
+        out.put(g.key("envelope.rows_carried"), int(env.sum()))
+        out.put(g.key("envelope.rows_not_carried"), int((~env).sum()))
+    for g, v in ev.groups("tokens"):
+        for (a, b), pt in A.token_pairs(v, an).items():
+            _put_paired(out, "tokens.delta", g.cell(a, b), pt, an, len(pt) * 2)
 
 
 # One function per section of the paper, in numbers.json's reading order (like
 # report/tables.TABLES): a new result is one function here and one line below.
 SECTIONS: dict[str, Callable[[_Evidence, _Numbers], None]] = {
-    "rows": _rows, "icc": _icc, "headings": _headings, "fill": _fill, "recall": _recall,
+    "rows": _rows, "icc": _icc, "headings": _headings, "recall": _recall,
     "ladder": _ladder, "equivalence": _equivalence, "iteration": _iteration,
-    "capacity": _capacity, "ceiling": _ceiling, "partition": _partition,
-    "carrier": _carrier, "abstention": _abstention, "instruments": _instruments,
+    "capacity": _capacity, "ceiling": _ceiling, "partition": _partition, "depth": _depth,
+    "carrier": _carrier, "grader": _grader, "abstention": _abstention,
+    "instruments": _instruments,
 }
 
 
 def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
-                            analysis: Analysis | None = None
+                            analysis: Analysis | None = None, scopes: Scopes | None = None
                             ) -> tuple[dict[str, Number], dict[str, Any]]:
-    """Every number, and for each section the artifact and row count it came from."""
+    """Every number, and for each section the artifact and row count it came from.
+
+    A scope naming a sweep or model the evidence lacks fails here, by name (ScopeError).
+    """
     an = analysis or Analysis.load()
+    sc = scopes or Scopes()
+    sc.check(rows)
     v = A.valid_rows(rows)
-    ev = _Evidence(rows, checks, an, v, v[v["scenario"] == an.primary_scenario])
+    ev = _Evidence(rows, checks, an, v, sc)
     out = _Numbers()
     for section in SECTIONS.values():
         section(ev, out)
     return out.values, {"inputs": {"rows.csv": len(rows), "checks.csv": len(checks)},
-                        "sections": out.sources}
-
+                        "scopes": sc.describe(), "sections": out.sources}
 
 
 # ------------------------------------------------------------------------- LaTeX
@@ -420,10 +495,11 @@ def latex_macros(numbers: dict[str, Number]) -> str:
 
 
 def write_numbers(evidence_dir: str | Path, numbers_out: str | Path, provenance_out: str | Path,
-                  macros_out: str | Path, an: Analysis) -> dict[str, Number]:
+                  macros_out: str | Path, an: Analysis, scopes: Scopes | None = None
+                  ) -> dict[str, Number]:
     """Evidence -> numbers.json, its provenance, and the LaTeX macros."""
     rows, checks = load_evidence(evidence_dir)
-    nums, prov = compute_with_provenance(rows, checks, an)
+    nums, prov = compute_with_provenance(rows, checks, an, scopes)
     prov["evidence"] = str(evidence_dir)
     write_json(nums, numbers_out)
     write_json(prov, provenance_out)
@@ -435,4 +511,5 @@ def stats_stage(input: Any, output: Any, params: Any) -> dict[str, Number]:
     """Rule stats: results/stats/."""
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_numbers(Path(input.rows).parent, output.numbers, output.provenance,
-                         output.macros, Analysis.load(input.analysis, input.arms))
+                         output.macros, Analysis.load(input.analysis, input.arms),
+                         Scopes.from_config(params.scopes))

@@ -30,10 +30,18 @@ class ICC:
     n_checks: int
     design_effect: float  # 1 + (k - 1) ICC
     effective_n_per_row: float  # k / design effect
+    # The exact F interval of ICC(1) (Shrout & Fleiss 1979; McGraw & Wong 1996), and the
+    # design effect and row worth at its ends.
+    ci_low: float
+    ci_high: float
+    design_effect_ci_low: float
+    design_effect_ci_high: float
+    effective_n_per_row_ci_low: float
+    effective_n_per_row_ci_high: float
 
 
-def icc1(groups: Sequence | np.ndarray | pd.Series, values: Sequence | np.ndarray | pd.Series
-         ) -> ICC | None:
+def icc1(groups: Sequence | np.ndarray | pd.Series, values: Sequence | np.ndarray | pd.Series,
+         confidence: float = 0.95) -> ICC | None:
     """ICC(1) from the one-way ANOVA mean squares: (MSB - MSW) / (MSB + (k0 - 1) MSW).
 
     k0 is the ANOVA average group size, (N - sum n_i^2 / N) / (g - 1), which is k when
@@ -57,10 +65,31 @@ def icc1(groups: Sequence | np.ndarray | pd.Series, values: Sequence | np.ndarra
     if denom == 0:
         return None
     value = (msb - msw) / denom
-    de = design_effect(value, k0)
-    # ICC(1) can reach -1/(k-1), where the design effect is 0: no finite row worth.
+    low, high = _icc_interval(msb, msw, k0, g, n, confidence)
+    de, de_low, de_high = (design_effect(x, k0) for x in (value, low, high))
     return ICC(value=value, k=k0, n_rows=g, n_checks=n, design_effect=de,
-               effective_n_per_row=k0 / de if de > 0 else float("inf"))
+               effective_n_per_row=_row_worth(k0, de), ci_low=low, ci_high=high,
+               design_effect_ci_low=de_low, design_effect_ci_high=de_high,
+               effective_n_per_row_ci_low=_row_worth(k0, de_high),
+               effective_n_per_row_ci_high=_row_worth(k0, de_low))
+
+
+def _row_worth(k: float, de: float) -> float:
+    # ICC(1) can reach -1/(k-1), where the design effect is 0: no finite row worth.
+    return k / de if de > 0 else float("inf")
+
+
+def _icc_interval(msb: float, msw: float, k: float, g: int, n: int, confidence: float
+                  ) -> tuple[float, float]:
+    """The exact F-distribution interval of ICC(1): F = MSB/MSW on (g-1, N-g) degrees of
+    freedom, its bounds mapped through (F - 1) / (F + k - 1). nan when MSW is 0."""
+    if msw == 0:
+        return float("nan"), float("nan")
+    f = msb / msw
+    a = (1 - confidence) / 2
+    fl = f / sps.f.ppf(1 - a, g - 1, n - g)
+    fu = f * sps.f.ppf(1 - a, n - g, g - 1)
+    return float((fl - 1) / (fl + k - 1)), float((fu - 1) / (fu + k - 1))
 
 
 def design_effect(icc: float, k: float) -> float:
@@ -150,15 +179,24 @@ class Pearson:
     r: float
     p: float
     n: int
+    ci_low: float  # Fisher z interval (scipy's); nan when n <= 3
+    ci_high: float
 
 
-def pearson(x: Sequence | np.ndarray, y: Sequence | np.ndarray) -> Pearson | None:
-    """scipy's Pearson r with its n; None when n < 3 or either side is constant."""
+def pearson(x: Sequence | np.ndarray, y: Sequence | np.ndarray, confidence: float = 0.95
+            ) -> Pearson | None:
+    """scipy's Pearson r with its n and Fisher-z interval; None when n < 3 or either side
+    is constant."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
     res = sps.pearsonr(x, y)
-    return Pearson(float(res.statistic), float(res.pvalue), len(x))
+    if len(x) > 3:
+        ci = res.confidence_interval(confidence)
+        low, high = float(ci.low), float(ci.high)
+    else:
+        low = high = float("nan")
+    return Pearson(float(res.statistic), float(res.pvalue), len(x), low, high)
 
 
 def separation_weight(n: int, k: int) -> float:

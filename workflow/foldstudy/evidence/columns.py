@@ -46,8 +46,23 @@ FOLDS = [
 RECALL_TABLE = ["sweep", "model", "arm", "n_valid", "mean_recall", "rows_full", "rows_ge_half",
                 "n_rows", "n_invalid"]
 
+# results/tables/partition.csv (DESIGN §8): one line per in-scope model.
+PARTITION_TABLE = ["sweep", "model", "j_n", "j_mean", "j_rows_ge_half", "q_n", "q_mean",
+                   "q_rows_ge_half", "j_fill", "failing", "rescued", "mode", "borderline",
+                   # additions
+                   "gap", "j_carried_chars", "q_fill"]
+
+# The paper's released package names two rows.csv columns differently (paper §4.8
+# "carried_fixed_headings", §5 "carried_json_envelope"); evidence mode reads them as the
+# project's names. Paper's name -> this project's.
+ALIASES = {
+    "carried_fixed_headings": "headings_carried",
+    "carried_json_envelope": "json_envelope_carried",
+}
+
 BOOLEAN = {
-    "valid", "json_envelope_carried", "abstained", "catchup_fired", "in_carrier", "correct",
+    "valid", "json_envelope_carried", "carried_json_envelope", "abstained", "catchup_fired",
+    "in_carrier", "correct",
     "correct_unit_lenient", "answered", "fabricated", "stock_signature", "parse_ok",
     "schema_valid", "clipped", "store_hit",
 }

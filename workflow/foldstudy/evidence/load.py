@@ -45,8 +45,9 @@ def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
                 raise EvidenceError(f"{name}: column {c} is malformed: {bad.iloc[0]!r} on line "
                                     f"{bad.index[0] + 2} is not a number")
         if c in columns.BOOLEAN and col.isna().any():
-            raw = pd.read_csv(df.attrs["path"], usecols=[c], dtype=str,
-                              keep_default_na=False)[c]
+            src = {p: a for a, p in df.attrs.get("aliases", {}).items()}.get(c, c)
+            raw = pd.read_csv(df.attrs["path"], usecols=[src], dtype=str,
+                              keep_default_na=False)[src]
             bad = raw[~raw.isin(["true", "false", ""])]
             if len(bad):
                 raise EvidenceError(f"{name}: column {c} is malformed: {bad.iloc[0]!r} on line "
@@ -65,8 +66,22 @@ def read_artifact(path: Path, required: list[str]) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
         raise EvidenceError(f"{path.name}: not a readable CSV ({e})") from e
     df.attrs["path"] = str(path)
+    df = _with_project_names(df, path.name)
     _check_columns(df, required, path.name)
     return df
+
+
+def _with_project_names(df: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The paper's column names (columns.ALIASES) read as the project's; a file holding
+    both names of one column is ambiguous and fails naming both."""
+    both = [f"{a}/{c}" for a, c in columns.ALIASES.items() if a in df.columns and c in df.columns]
+    if both:
+        raise EvidenceError(f"{name}: holds both names of one column ({', '.join(both)}); "
+                            "keep one (the paper's name or the project's)")
+    renamed = df.rename(columns={a: c for a, c in columns.ALIASES.items() if a in df.columns})
+    renamed.attrs = df.attrs
+    renamed.attrs["aliases"] = {a: c for a, c in columns.ALIASES.items() if a in df.columns}
+    return renamed
 
 
 def load_evidence(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -27,13 +27,17 @@ class VerifyFailed(RuntimeError):
     pass
 
 
-def recompute_numbers(evidence_dir: str | Path, analysis_yaml: str | Path) -> dict[str, Any]:
-    """Every number, from rows.csv and checks.csv alone, under the analysis file the
-    stats rule read (a lock recomputed under other thresholds would pin other numbers)."""
+def recompute_numbers(evidence_dir: str | Path, analysis_yaml: str | Path,
+                      scopes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every number, from rows.csv and checks.csv alone, under the analysis file and the
+    study config's scopes the stats rule read (a lock recomputed under other thresholds
+    or other scopes would pin other numbers)."""
     from ..analysis.analysis import Analysis
     from ..analysis.numbers import compute_numbers
+    from ..analysis.scopes import Scopes
 
-    return compute_numbers(*load_evidence(evidence_dir), Analysis.load(analysis_yaml))
+    return compute_numbers(*load_evidence(evidence_dir), Analysis.load(analysis_yaml),
+                           Scopes.from_config(scopes))
 
 
 def flat_numbers(numbers_json: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +83,7 @@ def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
                analysis: str, config: dict[str, Any]) -> None:
     """Pin the study: only `snakemake -c1 lock` calls this."""
     require_built(evidence_dir, numbers)
-    recomputed = recompute_numbers(evidence_dir, analysis)
+    recomputed = recompute_numbers(evidence_dir, analysis, config.get("scopes"))
     stored = flat_numbers(read_json(numbers))
     drift = pv.check_numbers(recomputed, stored, "results/stats/numbers.json")
     if drift:
@@ -109,7 +113,7 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
     mismatches += pv.check_contracts(files)
     checked.append("column contracts of " + ", ".join(sorted(files)))
     try:
-        recomputed = recompute_numbers(d, analysis)
+        recomputed = recompute_numbers(d, analysis, config.get("scopes"))
     except (ValueError, KeyError) as e:  # a malformed column or row, named by the loader
         mismatches.append(pv.Mismatch("rows.csv/checks.csv", "recompute", str(e)[:500]))
         recomputed = None
@@ -130,12 +134,9 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
     elif not lock_file.is_file():
         mismatches.append(pv.Mismatch(lock_file.name, "lock",
                                       "no lock for this study; pin it with `snakemake -c1 lock`"))
-    if claims_path and Path(claims_path).is_file() and recomputed is not None:
-        claims = yaml.safe_load(Path(claims_path).read_text(encoding="utf-8")) or {}
-        items = claims.get("claims", [])
-        mismatches += pv.check_claims(items, recomputed, Path(claims_path).name)
-        checked.append(f"{len(items)} claims in {Path(claims_path).name}")
-    text = pv.report(mismatches, checked)
+    claims_text = _claims(claims_path, recomputed, bool(config.get("evidence")), mismatches,
+                          checked)
+    text = pv.report(mismatches, checked, claims_text)
     Path(report_out).parent.mkdir(parents=True, exist_ok=True)
     Path(report_out).write_text(text, encoding="utf-8")
     for m in mismatches:
@@ -144,6 +145,29 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
         raise VerifyFailed(f"verify failed: {len(mismatches)} mismatch(es); see {report_out}")
     log.info("verify: OK (%s)", "; ".join(checked))
     return mismatches
+
+
+def _claims(claims_path: str | None, recomputed: dict[str, Any] | None, package: bool,
+            mismatches: list[pv.Mismatch], checked: list[str]) -> str:
+    """Judge the study's claims file; the report always says which file it read and how
+    many claims it checked, or why it checked none."""
+    if not claims_path:
+        why = "this study names no claims file"
+    elif not Path(claims_path).is_file():
+        why = (f"no claims file for this study at {claims_path} (resources/claims/"
+               "<study>.yaml; the study name picks it)")
+    elif recomputed is None:
+        why = f"{claims_path} read, but the numbers could not be recomputed"
+    else:
+        claims = yaml.safe_load(Path(claims_path).read_text(encoding="utf-8")) or {}
+        items = claims.get("claims", [])
+        verdicts = pv.judge_claims(items, recomputed, package)
+        mismatches += pv.claim_mismatches(verdicts, Path(claims_path).name)
+        done = sum(v.verdict != "not checkable here" for v in verdicts)
+        checked.append(f"{len(items)} claims in {claims_path}: {done} checkable here")
+        return pv.claims_report(claims_path, verdicts)
+    checked.append(f"no claim checked: {why}")
+    return pv.claims_report(str(claims_path), None, why)
 
 
 def _json_or_mismatch(path: Path, name: str, mismatches: list[pv.Mismatch]) -> Any:

@@ -21,6 +21,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from ..analysis import analysis as A  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
+from ..analysis.scopes import Scopes  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study  # noqa: E402
@@ -42,10 +43,24 @@ def _empty(ax: plt.Axes, why: str) -> None:
     ax.set_yticks([])
 
 
-def recall_heatmap(rows: pd.DataFrame, an: Analysis) -> plt.Figure:
-    """Model x arm mean recall (primary scenario, pooled over sweeps) with n in each cell."""
+def _scoped(rows: pd.DataFrame, sc: Scopes, analysis: str, make) -> pd.DataFrame:
+    """make(group rows) per group of the analysis' scope, stacked; when the scope has
+    several groups, model names carry their group ('sweep/model')."""
     v = A.valid_rows(rows)
-    cells = A.recall_cells(v[v["scenario"] == an.primary_scenario], an)
+    parts = []
+    for g, vg in sc.select(analysis, v):
+        df = make(vg)
+        if g.qualified and len(df):
+            df = df.assign(model=g.label + "/" + df["model"].astype(str))
+        parts.append(df)
+    return pd.concat(parts, ignore_index=True) if parts else make(v.iloc[:0])
+
+
+def recall_heatmap(rows: pd.DataFrame, an: Analysis, sc: Scopes | None = None) -> plt.Figure:
+    """Model x arm mean recall (primary scenario, Table 1's scope) with n in each cell."""
+    sc = sc or Scopes()
+    cells = _scoped(rows, sc, "table1",
+                    lambda vg: A.recall_cells(vg[vg["scenario"] == an.primary_scenario], an))
     arms = [a for a in an.arm_order if a in set(cells["arm"])]
     models = sorted(set(cells["model"]))
     fig, ax = plt.subplots(figsize=(max(5.5, 1.6 + 0.62 * len(arms)),
@@ -84,35 +99,52 @@ def recall_heatmap(rows: pd.DataFrame, an: Analysis) -> plt.Figure:
     return fig
 
 
-def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
-    """The j -> q -> m rungs: mean with its within-model bootstrap interval, effects between."""
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
-    xs, ys = [], []
-    for i, arm in enumerate(an.ladder):
-        mu = numbers.get(f"ladder.mean[{arm}]")
-        if mu is None:
+def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis, sc: Scopes | None = None
+           ) -> plt.Figure:
+    """The j -> q -> m rungs per group of the ladder scope: mean with its within-model
+    bootstrap interval; the paired effects between rungs when the scope is one group."""
+    sc = sc or Scopes()
+    groups = sc.groups("ladder", rows)
+    colours = plt.get_cmap("tab10").colors
+    fig, ax = plt.subplots(figsize=(5.2 + 0.4 * max(len(groups) - 1, 0), 3.6))
+    drawn = 0
+    for gi, g in enumerate(groups):
+        xs, ys = [], []
+        off = (gi - (len(groups) - 1) / 2) * 0.12
+        for i, arm in enumerate(an.ladder):
+            mu = numbers.get(f"ladder.mean[{g.cell(arm)}]")
+            if mu is None:
+                continue
+            lo = numbers.get(f"ladder.ci_low[{g.cell(arm)}]", mu)
+            hi = numbers.get(f"ladder.ci_high[{g.cell(arm)}]", mu)
+            c = colours[gi % len(colours)] if g.qualified else "#1f4e79"
+            ax.errorbar(i + off, mu, yerr=[[mu - lo], [hi - mu]], fmt="o", color=c,
+                        capsize=5, ms=7, lw=1.5, label=g.label if g.qualified and not xs
+                        else None)
+            ax.annotate(f"{mu:.3f}\nn={numbers[f'ladder.n[{g.cell(arm)}]']}", (i + off, mu),
+                        xytext=(12, 14 if mu < 0.15 else -4),  # clear of the axis near 0
+                        textcoords="offset points", fontsize=8, va="center")
+            xs.append(i + off)
+            ys.append(mu)
+        if xs:
+            drawn += 1
+            ax.plot(xs, ys, color="#1f4e79", alpha=0.35, lw=1)
+        if g.qualified:
             continue
-        lo, hi = numbers.get(f"ladder.ci_low[{arm}]", mu), numbers.get(f"ladder.ci_high[{arm}]",
-                                                                        mu)
-        ax.errorbar(i, mu, yerr=[[mu - lo], [hi - mu]], fmt="o", color="#1f4e79", capsize=5,
-                    ms=7, lw=1.5)
-        ax.annotate(f"{mu:.3f}\nn={numbers[f'ladder.n[{arm}]']}", (i, mu),
-                    xytext=(12, 14 if mu < 0.15 else -4),  # clear of the axis near 0
-                    textcoords="offset points", fontsize=8, va="center")
-        xs.append(i)
-        ys.append(mu)
-    if not xs:
+        for i, (prev, arm) in enumerate(zip(an.ladder, an.ladder[1:], strict=False)):
+            cell = g.cell(arm, prev)
+            d = numbers.get(f"ladder.effect.diff[{cell}]")
+            if d is None:
+                continue
+            lo, hi = (numbers[f"ladder.effect.ci_low[{cell}]"],
+                      numbers[f"ladder.effect.ci_high[{cell}]"])
+            ax.text(i + 0.5, 1.13, f"{prev} → {arm}: {d:+.3f}\n[{lo:+.3f}, {hi:+.3f}]",
+                    ha="center", va="center", fontsize=7.5, color="#444444")
+    if not drawn:
         _empty(ax, "no (sweep, model) cell ran every rung")
         return fig
-    ax.plot(xs, ys, color="#1f4e79", alpha=0.35, lw=1)
-    for i, (prev, arm) in enumerate(zip(an.ladder, an.ladder[1:], strict=False)):
-        d = numbers.get(f"ladder.effect.diff[{arm}/{prev}]")
-        if d is None:
-            continue
-        lo, hi = numbers[f"ladder.effect.ci_low[{arm}/{prev}]"], numbers[
-            f"ladder.effect.ci_high[{arm}/{prev}]"]
-        ax.text(i + 0.5, 1.13, f"{prev} → {arm}: {d:+.3f}\n[{lo:+.3f}, {hi:+.3f}]",
-                ha="center", va="center", fontsize=7.5, color="#444444")
+    if any(g.qualified for g in groups):
+        ax.legend(fontsize=7.5, frameon=False, loc="lower right")
     ax.set_xticks(range(len(an.ladder)),
                   [f"{a}\n{an.arm_title(a)}" for a in an.ladder], fontsize=8)
     ax.set_xlim(-0.5, len(an.ladder) - 0.3)
@@ -120,15 +152,17 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
     ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_ylabel("mean recall (95% CI, blocks resampled within model)")
     ax.set_title("The ladder: each rung moves one thing\n(top: paired effect of each rung "
-                 "[95% CI])", fontsize=9.5)
+                 "[95% CI], one group only)", fontsize=9.5)
     fig.tight_layout()
     return fig
 
 
-def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
-    """Per model, undivided fill against undivided recall, coloured by failure mode; the
-    divided arm's recall is the hollow marker the line leads to (the rescue, or not)."""
-    part = A.partition(A.valid_rows(rows), an)
+def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+                   sc: Scopes | None = None) -> plt.Figure:
+    """Per model of the partition scope, undivided fill against undivided recall, coloured
+    by failure mode; the divided arm's recall is the hollow marker the line leads to."""
+    sc = sc or Scopes()
+    part = _scoped(rows, sc, "partition", lambda vg: A.partition(vg, an))
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     part = part[part["j_fill"].notna()]
     if part.empty:
@@ -158,7 +192,8 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Fi
                label=f"{an.divided} recall, same model")
     r = numbers.get("fill.r")
     rtext = (f"r = {r:+.2f} over {numbers['fill.n_models']} models" if r is not None
-             else "r: too few models")
+             else "r: one per sweep, see the inference table"
+             if any(k.startswith("fill.r[") for k in numbers) else "r: too few models")
     ax.set_title(f"Fill vs recall of the undivided carrier ({rtext})")
     ax.set_xlabel(f"{an.undivided} fill of its declared ceiling (mean over valid rows)")
     ax.set_ylabel("mean recall")
@@ -207,9 +242,12 @@ def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> pl
     return fig
 
 
-def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
-    """q - j per model, ordered by the undivided arm, coloured by class."""
-    part = A.partition(A.valid_rows(rows), an)
+def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+                  sc: Scopes | None = None) -> plt.Figure:
+    """q - j per model of the partition scope, ordered by the undivided arm, coloured by
+    class."""
+    sc = sc or Scopes()
+    part = _scoped(rows, sc, "partition", lambda vg: A.partition(vg, an))
     fig, ax = plt.subplots(figsize=(6.4, 1.4 + 0.22 * max(len(part), 4)))
     if part.empty:
         _empty(ax, f"no model ran both {an.undivided} and {an.divided}")
@@ -235,27 +273,30 @@ def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Fig
     return fig
 
 
-def make_figures(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> dict[str, plt.Figure]:
+def make_figures(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+                 sc: Scopes | None = None) -> dict[str, plt.Figure]:
+    sc = sc or Scopes()
+    sc.check(rows)
     figs = {
-        "recall-heatmap": recall_heatmap(rows, an),
-        "ladder": ladder(rows, numbers, an),
-        "fill-vs-recall": fill_vs_recall(rows, numbers, an),
+        "recall-heatmap": recall_heatmap(rows, an, sc),
+        "ladder": ladder(rows, numbers, an, sc),
+        "fill-vs-recall": fill_vs_recall(rows, numbers, an, sc),
         "headings-vs-recall": headings_vs_recall(rows, numbers, an),
-        "partition-gap": partition_gap(rows, numbers, an),
+        "partition-gap": partition_gap(rows, numbers, an, sc),
     }
     assert tuple(figs) == FIGURES, "report/titles.FIGURES names what rule figures declares"
     return figs
 
 
 def write_figures(rows_csv: str | Path, numbers_json: str | Path, an: Analysis,
-                  out_dir: str | Path) -> list[Path]:
+                  out_dir: str | Path, scopes: Scopes | None = None) -> list[Path]:
     """Each figure as PNG (200 dpi) and SVG."""
     rows = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
     numbers = read_json(numbers_json)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, fig in make_figures(rows, numbers, an).items():
+    for name, fig in make_figures(rows, numbers, an, scopes).items():
         for ext in ("png", "svg"):
             p = out / f"{name}.{ext}"
             fig.savefig(p, dpi=200, metadata={"Date": None} if ext == "svg" else None)
@@ -268,4 +309,4 @@ def figures_stage(input: Any, output: Any, params: Any) -> list[Path]:
     """Rule figures: results/figures/."""
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_figures(input.rows, input.numbers, Analysis.load(input.analysis, input.arms),
-                         Path(output.heatmap).parent)
+                         Path(output.heatmap).parent, Scopes.from_config(params.scopes))

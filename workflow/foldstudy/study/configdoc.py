@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from ..analysis.scopes import ANALYSES
 from ..backends.base import MODEL_DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -62,10 +63,12 @@ def model_defaults() -> dict[str, str]:
 def render(schema: dict[str, Any]) -> str:
     props = schema["properties"]
     head = "| key | type | default | what it sets |\n|---|---|---|---|"
-    top = {k: p for k, p in props.items() if k not in ("models", "sweeps", "arm_overrides")}
+    top = {k: p for k, p in props.items()
+           if k not in ("models", "sweeps", "arm_overrides", "scopes")}
     model = props["models"]["additionalProperties"]["properties"]
     sweep = props["sweeps"]["additionalProperties"]["properties"]
     override = props["arm_overrides"]["additionalProperties"]["properties"]
+    scope = props["scopes"]["additionalProperties"]["properties"]
     return "\n".join([
         "# Configuration reference",
         "",
@@ -101,6 +104,15 @@ def render(schema: dict[str, Any]) -> str:
         _cell(props["arm_overrides"].get("description", "")),
         "",
         head, *_rows(override, "", {}),
+        "",
+        "## `scopes.<analysis>`",
+        "",
+        _cell(props["scopes"].get("description", "")),
+        "",
+        "| analysis | what it covers |\n|---|---|",
+        *(f"| `{k}` | {_cell(v)} |" for k, v in ANALYSES.items()),
+        "",
+        head, *_rows(scope, "", {}),
         "",
     ])
 
