@@ -272,3 +272,17 @@ def trace_inputs(wildcards):
     if not config.get("evidence") or trace.is_file():
         out["trace"] = str(trace)
     return out
+
+
+def all_runs(wildcards):
+    return [r.path for r in STUDY.runs]
+
+
+def reader_outputs():
+    """What one command (results/tables, the default target) brings besides the tables:
+    the fact-trace figure, and the fold viewer where there are run records (not in
+    evidence mode, where a package has rows and checks only)."""
+    out = ["results/figures/fact-trace.png"]
+    if not config.get("evidence"):
+        out.append("results/viewer")
+    return out
