@@ -85,7 +85,10 @@ def test_highlights_follow_the_graders_whole_token_rule():
 @pytest.mark.browser
 def test_the_viewer_in_chromium_shows_a_planted_script_as_text(site, tmp_path):
     out, hostile = site
+    # negative control: the same script, unescaped, does run under this harness
+    (out / "control.html").write_text(f"<title>t</title><pre>{SCRIPT}</pre>")
     with browser.serve(out) as url:
+        assert "<title>PWNED</title>" in browser.dump_dom(url + "control.html")
         dom = browser.dump_dom(url + page_path(hostile))
         shot = browser.screenshot(url + page_path(hostile), tmp_path / "viewer.png")
         index = browser.dump_dom(url + "index.html")
