@@ -101,6 +101,10 @@ def test_tiny_study_end_to_end_on_the_real_model(tiny):
         assert float(r["fill"]) == pytest.approx(fill, rel=1e-5)
     assert len(read(ev / "checks.csv")) == 4 * 14
     assert len(read(ev / "folds.csv")) == 4 * 5
+    # the fact trace: every (run, graded fact, fold), folds 1-based, in the manifest
+    trace = read(ev / "trace.csv")
+    assert len(trace) == 4 * 14 * 5 and {t["fold"] for t in trace} == {"1", "2", "3", "4", "5"}
+    assert "trace.csv" in json.loads((ev / "manifest.json").read_text())["artifacts"]
     table = read(tmp_path / "results/tables/recall-by-model-arm.csv")
     assert [(t["arm"], t["n_valid"]) for t in table] == [("m", "2"), ("q", "2")]
     assert (tmp_path / "results/tables/recall-by-model-arm.md").read_text().count("| tiny |") == 2
@@ -144,7 +148,8 @@ def test_lock_verify_release_and_regenerate_round_trip(tiny, tmp_path):
     package = tiny / "results/release/tiny"
     assert {"evidence", "stats", "tables", "lock.json", "config.yaml", "README.md"} <= {
         x.name for x in package.iterdir()}
-    assert {"rows.csv", "checks.csv", "folds.csv", "probes.csv", "manifest.json"} == {
+    assert {"rows.csv", "checks.csv", "folds.csv", "probes.csv", "trace.csv",
+            "manifest.json"} == {
         x.name for x in (package / "evidence").iterdir()}
     manifest = json.loads((package / "evidence/manifest.json").read_text())
     assert manifest["artifacts"]["probes.csv"]["rows"] == 1  # one verdict, one model

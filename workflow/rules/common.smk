@@ -260,3 +260,32 @@ def audit_arms():
 
 def audit_backends():
     return {m: STUDY.model_config(m)["backend"] for m in PROBED_MODELS}
+
+
+# --- fact trace, viewer and summary (rules/trace.smk, viewer.smk, summary.smk) ---
+
+
+def trace_inputs(wildcards):
+    """rows/checks and the fact trace: a package's trace.csv is optional (a reviewer's
+    package may have none; the figure then says so)."""
+    out = {
+        k: v for k, v in evidence_inputs(wildcards).items() if k in ("rows", "checks")
+    }
+    trace = Path(GEN_EVIDENCE) / "trace.csv"
+    if not config.get("evidence") or trace.is_file():
+        out["trace"] = str(trace)
+    return out
+
+
+def all_runs(wildcards):
+    return [r.path for r in STUDY.runs]
+
+
+def reader_outputs():
+    """What one command (results/tables, the default target) brings besides the tables:
+    the fact-trace figure, and the fold viewer where there are run records (not in
+    evidence mode, where a package has rows and checks only)."""
+    out = ["results/figures/fact-trace.png"]
+    if not config.get("evidence"):
+        out.append("results/viewer")
+    return out

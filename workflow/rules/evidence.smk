@@ -7,11 +7,13 @@ rule evidence:
         rows=graded_parts("rows"),
         checks=graded_parts("checks"),
         folds=graded_parts("folds"),
+        trace=graded_parts("trace"),
         probes="results/probe/summary.tsv",
     output:
         rows="results/evidence/rows.csv",
         checks="results/evidence/checks.csv",
         folds="results/evidence/folds.csv",
+        trace="results/evidence/trace.csv",
         probes="results/evidence/probes.csv",
         manifest="results/evidence/manifest.json",
     log:

@@ -12,6 +12,7 @@ rule grade:
         rows="results/graded/{sweep}/rows.csv",
         checks="results/graded/{sweep}/checks.csv",
         folds="results/graded/{sweep}/folds.csv",
+        trace="results/graded/{sweep}/trace.csv",
     log:
         "results/logs/grade/{sweep}.log",
     conda:

@@ -8,6 +8,7 @@ rule tables:
         unpack(evidence_inputs),
         numbers="results/stats/numbers.json",
         figures=rules.figures.output,
+        readers=reader_outputs(),
         probes=probe_table,
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,

@@ -86,3 +86,11 @@ BOOLEAN_REQUIRED = {"valid", "correct", "in_carrier"}
 FOLDS_REQUIRED = ["row_id", "fold", "prompt_tokens", "completion_tokens", "finish_reason",
                   "parse_ok", "carried_chars", "clipped", "headings_carried"]
 PROBES_REQUIRED = ["model", "verdict"]
+
+# results/evidence/trace.csv (DESIGN §8): one line per (run, graded fact, fold made); fold
+# and planted_fold are 1-based, present is the grader's boundary rule on that fold's carry.
+# An optional file of a package, checked against TRACE_REQUIRED when present.
+TRACE = ["row_id", "label", "fold", "present", "planted_fold"]
+TRACE_REQUIRED = TRACE
+BOOLEAN |= {"present"}
+BOOLEAN_REQUIRED |= {"present"}

@@ -106,7 +106,8 @@ def load_evidence(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
                             f"{r['row_id']!r} is not n_correct / n_graded "
                             f"({r['n_correct']}/{r['n_graded']})")
     for name, required in (("folds.csv", columns.FOLDS_REQUIRED),
-                           ("probes.csv", columns.PROBES_REQUIRED)):
+                           ("probes.csv", columns.PROBES_REQUIRED),
+                           ("trace.csv", columns.TRACE_REQUIRED)):
         if (d / name).is_file():
             head = pd.read_csv(d / name, nrows=0)
             _check_columns(head, required, name)

@@ -22,6 +22,7 @@ from . import columns
 
 LOCK_VERSION = 1
 CONTRACTS = {"rows.csv": columns.ROWS, "checks.csv": columns.CHECKS, "folds.csv": columns.FOLDS}
+CONTRACTS["trace.csv"] = columns.TRACE
 
 
 def tree_digest(root: str | Path, pattern: str = "*") -> dict[str, Any]:

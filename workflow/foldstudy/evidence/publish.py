@@ -71,6 +71,6 @@ def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest
 
 def evidence_stage(input: Any, output: Any, params: Any) -> None:
     """Rule evidence: results/evidence/ and its manifest."""
-    names = ("rows", "checks", "folds")
+    names = ("rows", "checks", "folds", "trace")
     publish_evidence({k: list(input[k]) for k in names}, {k: output[k] for k in names},
                      output.manifest, params.config, probes=(input.probes, output.probes))

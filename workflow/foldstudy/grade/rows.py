@@ -15,6 +15,7 @@ from ..evidence.load import write_table
 from ..io import load_yaml, read_json
 from ..study.spec import Fixture
 from .grader import StockSignature, grade_answer, headings_carried, json_envelope_carried
+from .trace import fact_trace
 from .validity import validity
 
 log = logging.getLogger(__name__)
@@ -146,19 +147,25 @@ def frame(records: list[dict[str, Any]], cols: list[str]) -> pd.DataFrame:
 
 
 def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms_yaml: str,
-                rows_out: str, checks_out: str, folds_out: str) -> None:
-    """Grade every run of one sweep in one job (per-row jobs would cost a process each)."""
+                rows_out: str, checks_out: str, folds_out: str,
+                trace_out: str | None = None) -> None:
+    """Grade every run of one sweep in one job (per-row jobs would cost a process each);
+    with trace_out, also its per-fold fact trace (grade/trace.py)."""
     fixture = Fixture.from_dict(read_json(fixture_path))
     grading = load_yaml(grading_yaml)
     headings = load_yaml(arms_yaml)["fixed_headings"]
     stock = StockSignature.from_dict(grading["stock_signature"])
-    rows, checks, folds = [], [], []
+    rows, checks, folds, trace = [], [], [], []
     for p in run_paths:
-        row, c, f = grade_record(read_record(p), fixture, grading["abstention_markers"], stock,
+        record = read_record(p)
+        row, c, f = grade_record(record, fixture, grading["abstention_markers"], stock,
                                  headings)
         rows.append(row)
         checks += c
         folds += f
+        trace += fact_trace(record, fixture)
+    if trace_out:
+        write_table(frame(trace, columns.TRACE), trace_out)
     write_table(frame(rows, columns.ROWS), rows_out)
     write_table(frame(checks, columns.CHECKS), checks_out)
     write_table(frame(folds, columns.FOLDS), folds_out)
@@ -168,6 +175,6 @@ def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms
 
 
 def grade_stage(input: Any, output: Any, params: Any) -> None:
-    """Rule grade: one sweep's rows, checks and folds."""
+    """Rule grade: one sweep's rows, checks, folds and fact trace."""
     grade_sweep(input.fixture, list(input.runs), input.grading, input.arms, output.rows,
-                output.checks, output.folds)
+                output.checks, output.folds, output.trace)

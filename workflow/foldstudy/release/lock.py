@@ -21,6 +21,7 @@ from ..io import canonical_sha256, read_json, write_json
 log = logging.getLogger(__name__)
 
 EVIDENCE_FILES = ("rows.csv", "checks.csv", "folds.csv", "probes.csv")
+EVIDENCE_FILES += ("trace.csv",)  # the per-fold fact trace (DESIGN §8), optional
 
 
 class VerifyFailed(RuntimeError):

@@ -1,0 +1,71 @@
+"""Headless Chromium for tests: a page served from a loopback http.server, its DOM after
+the page's own scripts ran (--dump-dom), or a screenshot. No network beyond loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Chromium as root in a container: no sandbox, no GPU, and none of the background
+# connections (without these it tries the network and its connections are refused).
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--hide-scrollbars")
+
+
+def chromium() -> str:
+    """The chromium binary; in CI a missing one fails (.ci/install-chromium installs it)."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe:
+        return exe
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail("chromium is missing in CI: .ci/install-chromium should have installed it")
+    pytest.skip("chromium is not installed (apt-get install chromium; .ci/install-chromium)")
+
+
+@contextlib.contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """http://127.0.0.1:<port>/ serving directory, for the duration of the block."""
+    handler = functools.partial(_Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _run(args: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
+        cmd = [chromium(), *FLAGS, f"--user-data-dir={profile}", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def dump_dom(url: str, budget_ms: int = 5000) -> str:
+    """The page's DOM after its scripts ran for budget_ms of virtual time."""
+    p = _run([f"--virtual-time-budget={budget_ms}", "--dump-dom", url])
+    assert p.returncode == 0 and p.stdout.strip(), p.stderr[-2000:]
+    return p.stdout
+
+
+def screenshot(url: str, out: Path, size: str = "1200,1600") -> Path:
+    p = _run([f"--window-size={size}", f"--screenshot={out}", url])
+    assert p.returncode == 0 and out.is_file(), p.stderr[-2000:]
+    return out

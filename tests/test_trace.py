@@ -1,0 +1,127 @@
+"""The per-fold fact trace (DESIGN §8) and the losses read from it (paper §4.10), on run
+records built by hand: no model."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from foldstudy.analysis.analysis import Analysis
+from foldstudy.evidence import columns
+from foldstudy.evidence.load import read_table, write_table
+from foldstudy.grade.grader import StockSignature
+from foldstudy.grade.rows import grade_record
+from foldstudy.grade.trace import fact_trace
+from foldstudy.report import trace as T
+
+from .support import records as R
+
+PORT, ZONE, SHARDS = R.PORT.label, R.ZONE.label, R.SHARDS.label
+
+
+def lines(record, fixture=None):
+    return {(t["label"], t["fold"]): t for t in fact_trace(record, fixture or R.fixture())}
+
+
+def test_a_fact_present_at_folds_1_and_2_and_gone_at_3():
+    rec = R.record(["port 52677 noted", "keep port 52677; zone ranir.lasetot.lan",
+                    "zone ranir.lasetot.lan, 19 shards", "zone ranir.lasetot.lan"])
+    t = lines(rec)
+    assert [t[(PORT, f)]["present"] for f in (1, 2, 3, 4)] == [True, True, False, False]
+    assert {t[(PORT, f)]["planted_fold"] for f in (1, 2, 3, 4)} == {1}
+    assert t[(ZONE, 1)]["planted_fold"] == 2 and t[(SHARDS, 3)]["planted_fold"] == 3
+    # one line per graded fact and fold made; the planted-but-never-asked fact has none
+    assert len(t) == 3 * 4 and not any(k[0] == R.TENANT.label for k in t)
+    assert set(fact_trace(rec, R.fixture())[0]) == set(columns.TRACE)
+
+
+def test_presence_is_the_graders_whole_token_rule():
+    rec = R.record(["port 526771", "port 52677.5", "(52677).", "x"])
+    t = lines(rec)
+    assert [t[(PORT, f)]["present"] for f in (1, 2, 3, 4)] == [False, False, True, False]
+
+
+def test_a_catch_up_fold_carries_two_chunks_under_its_last_chunks_number():
+    # fold 2 overflowed: its chunk 1 was folded together with chunk 2 at fold 3
+    folds = [R.fold(0, "52677"), R.fold(2, "52677 ranir.lasetot.lan 19 shards", chunks=[1, 2]),
+             R.fold(3, "52677")]
+    rec = R.record([], folds=folds, catchup_fired=True)
+    t = lines(rec)
+    assert sorted({f for _, f in t}) == [1, 3, 4]
+    assert t[(ZONE, 3)]["planted_fold"] == 3 and t[(SHARDS, 3)]["planted_fold"] == 3
+    assert t[(PORT, 1)]["planted_fold"] == 1
+
+
+def test_a_not_run_record_has_no_trace_and_a_cut_short_run_dates_unreached_facts():
+    assert fact_trace(R.not_run(), R.fixture()) == []
+    rec = R.record(["52677"], infra_error={"kind": "timeout", "message": "", "turn": "fold1"})
+    t = lines(rec)
+    assert set(t) == {(PORT, 1), (SHARDS, 1), (ZONE, 1)}
+    assert t[(SHARDS, 1)]["planted_fold"] == 3  # the fold it was due in
+
+
+def graded(recs, fixture=None, tmp_path=None, grading=None):
+    fx = fixture or R.fixture()
+    rows, checks, trace = [], [], []
+    stock = StockSignature.from_dict(grading["stock_signature"])
+    for rec in recs:
+        row, c, _ = grade_record(rec, fx, grading["abstention_markers"], stock, [])
+        rows.append(row)
+        checks += c
+        trace += fact_trace(rec, fx)
+    frames = []
+    for name, data, cols in (("rows", rows, columns.ROWS), ("checks", checks, columns.CHECKS),
+                             ("trace", trace, columns.TRACE)):
+        p = tmp_path / f"{name}.csv"
+        write_table(pd.DataFrame(data, columns=cols), p)
+        frames.append(read_table(p))
+    return frames
+
+
+def test_every_missed_fact_gets_one_kind_and_the_read_loss_matches_the_carrier(
+        tmp_path, grading):
+    # port: carried at 1-2, dropped at 3; zone: carried to the end, answer misses it;
+    # shards: never carried; the second run recalls the port from its final carry.
+    a = R.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan", "ranir.lasetot.lan"],
+                 answer="1. primary ingress port: unknown\n2. DNS zone for the new records: "
+                        "example.lan\n3. shard count of the event store: 16 shards")
+    b = R.record(["52677", "52677", "52677", "52677"], repeat=1,
+                 answer="1. primary ingress port: 52677")
+    rows, checks, trace = graded([a, b, R.not_run()], tmp_path=tmp_path, grading=grading)
+    losses = T.fact_losses(trace, checks, rows)
+    kind = {(r["row_id"], r["label"]): r for r in losses.to_dict("records")}
+    assert kind[(a["row_id"], PORT)]["kind"] == T.DROPPED
+    assert kind[(a["row_id"], PORT)]["lost_at_fold"] == 3
+    assert kind[(a["row_id"], PORT)]["last_carried_fold"] == 2
+    assert kind[(a["row_id"], ZONE)]["kind"] == T.MISSED_IN_ANSWER
+    assert kind[(a["row_id"], SHARDS)]["kind"] == T.NEVER_CARRIED
+    assert kind[(b["row_id"], PORT)]["kind"] == T.RECALLED
+    assert len(losses) == 2 * 3  # valid rows only: the not_run row has no fact
+    # the read's loss is exactly checks.csv's carrier-had-it-answer-missed-it (§4.10)
+    missed = checks[checks["in_carrier"] & ~checks["correct"]]
+    assert set(zip(missed["row_id"], missed["label"], strict=True)) == {
+        k for k, r in kind.items() if r["kind"] == T.MISSED_IN_ANSWER}
+    table = T.losses_by_arm(losses, Analysis.load())
+    assert table.to_dict("records") == [{
+        "sweep": "s", "arm": "m", "rows": 2, "facts": 6, "never_carried": 3, "dropped": 1,
+        "dropped_at": "3: 1", "missed_in_answer": 1, "recalled": 1}]
+
+
+def test_the_figure_draws_one_line_per_arm_and_the_planting_folds(tmp_path, grading):
+    recs = [R.record(["52677", "52677", "x", "x"], arm="m"),
+            R.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan 19 shards",
+                      "19 shards"], arm="q")]
+    rows, checks, trace = graded(recs, tmp_path=tmp_path, grading=grading)
+    share = T.carried_share(trace, rows)
+    m = share[share["arm"] == "m"].set_index("fold")["carried"]
+    assert list(m.round(3)) == [0.333, 0.333, 0.0, 0.0]
+    assert list(share[share["arm"] == "m"]["planted"].round(3)) == [0.333, 0.667, 1, 1]
+    fig = T.trace_figure(trace, rows, Analysis.load())
+    ax = fig.axes[0]
+    arm_lines = [x.get_label() for x in ax.get_lines() if x.get_marker() not in ("", "None")]
+    assert [x.split()[0] for x in arm_lines] == ["q", "m"]  # arms.yaml order
+    assert any(x.get_label() == "planted by then" for x in ax.get_lines())
+    plt.close(fig)
+    empty = T.trace_figure(None, rows, Analysis.load())
+    assert "no fact trace" in empty.axes[0].texts[0].get_text()
+    plt.close(empty)

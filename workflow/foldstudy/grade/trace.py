@@ -1,0 +1,58 @@
+"""The per-fold fact trace (DESIGN §8): for every run, graded fact and fold, is the value
+in that fold's carry, and which fold's chunk planted it.
+
+Paper §4.10: "Because the carried summary is recorded, not merely measured, we can ask of
+every row how many graded values are present in the carrier and how many the answer then
+gets right." The trace asks the same question of every fold's carry, not only the last,
+so a loss is dated: never taken in after planting, dropped at a later fold, or carried to
+the end and missed by the answer. Presence is the grader's boundary rule
+(grader.has_whole_token), the same one that decides checks.csv in_carrier.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..study.spec import Fact, Fixture
+from .grader import has_whole_token
+
+
+def fold_number(fold: dict[str, Any]) -> int:
+    """A recorded fold's number, 1-based (DESIGN §8).
+
+    The record numbers a fold by the 0-based index of the last chunk it took in, so a
+    catch-up fold (one carry covering two chunks) keeps the number of its last chunk and
+    the overflowed fold before it has no carry, hence no trace line.
+    """
+    return int(fold["fold"]) + 1
+
+
+def planted_fold(fact: Fact, folds: list[dict[str, Any]]) -> int:
+    """The 1-based fold whose chunk holds the fact: the fold that took in fact.chunk (a
+    catch-up fold when its own fold overflowed), else the fold it was due in (a run cut
+    short before reaching it)."""
+    for f in folds:
+        if fact.chunk in f["chunks"]:
+            return fold_number(f)
+    return fact.chunk + 1
+
+
+def fact_trace(record: dict[str, Any], fixture: Fixture) -> list[dict[str, Any]]:
+    """trace.csv lines of one run record: one per (graded fact, fold made).
+
+    A not_run record made no fold, so it has no line; a run cut short by an
+    infrastructure fault has lines for the folds it made.
+    """
+    folds = record.get("folds") or []
+    out = []
+    for fact in fixture.graded:
+        planted = planted_fold(fact, folds)
+        for f in folds:
+            out.append({
+                "row_id": record["row_id"],
+                "label": fact.label,
+                "fold": fold_number(f),
+                "present": has_whole_token(fact.value, f["carry"]),
+                "planted_fold": planted,
+            })
+    return out

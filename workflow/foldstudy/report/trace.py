@@ -1,0 +1,221 @@
+"""Where the facts were lost (rule trace): the fact trace read per arm, as a table of
+losses by kind and a figure of the share of graded facts still carried after each fold.
+
+Paper §4.10: "the carrier is a strict upper bound on recall: nothing is recovered after
+the fold", and "retrieval from the carrier is itself lossy". The trace splits every
+graded fact that the answer missed into the fold's loss (never taken into the carry
+after planting, or carried and then dropped at a later fold) and the read's loss
+(carried to the end, missed in the answer). Only rows the one validity rule admits are
+counted (paper §3.3: "every reported statistic reads that one rule").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..analysis import analysis as A  # noqa: E402
+from ..analysis.analysis import Analysis  # noqa: E402
+from ..evidence import columns  # noqa: E402
+from ..evidence.load import read_artifact  # noqa: E402
+from .tables import Col, Table, render  # noqa: E402
+
+# The kinds of a graded fact's fate, in the order a fact meets them.
+NEVER_CARRIED = "never_carried"  # no carry from its planting fold on held it
+DROPPED = "dropped"  # some carry held it, the final carry did not
+MISSED_IN_ANSWER = "missed_in_answer"  # the final carry held it, the answer missed it
+RECALLED = "recalled"  # the answer holds it (label-bound grader)
+KINDS = (NEVER_CARRIED, DROPPED, MISSED_IN_ANSWER, RECALLED)
+KIND_TITLES = {NEVER_CARRIED: "never carried after planting",
+               DROPPED: "carried, then dropped",
+               MISSED_IN_ANSWER: "carried to the end, missed in the answer",
+               RECALLED: "recalled"}
+FACT_LOSSES = ["row_id", "sweep", "model", "arm", "label", "kind", "planted_fold",
+               "last_carried_fold", "lost_at_fold"]
+LOSS_TABLE = ["sweep", "arm", "rows", "facts", NEVER_CARRIED, DROPPED, "dropped_at",
+              MISSED_IN_ANSWER, RECALLED]
+
+
+def fact_losses(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per graded fact of a valid row that has a trace: its kind (KINDS), the fold
+    that planted it, the last fold whose carry held it, and for a dropped fact the fold
+    whose carry first lost it for good."""
+    v = A.valid_rows(rows)[["row_id", "sweep", "model", "arm"]]
+    t = trace[trace["row_id"].isin(v["row_id"])]
+    last = t.groupby("row_id")["fold"].max()
+    correct = {(r["row_id"], r["label"]): bool(r["correct"])
+               for r in checks[["row_id", "label", "correct"]].to_dict("records")}
+    meta = v.set_index("row_id")
+    out = []
+    for (row_id, label), g in t.sort_values("fold").groupby(["row_id", "label"], sort=True):
+        planted = int(g["planted_fold"].iloc[0])
+        after = g[g["fold"] >= planted]
+        held = after[after["present"].astype(bool)]["fold"].astype(int).tolist()
+        final = bool(after[after["fold"] == last[row_id]]["present"].any())
+        lost_at = None
+        if correct.get((row_id, label), False):
+            kind = RECALLED
+        elif final:
+            kind = MISSED_IN_ANSWER
+        elif held:
+            kind = DROPPED
+            lost_at = int(after[after["fold"] > held[-1]]["fold"].min())
+        else:
+            kind = NEVER_CARRIED
+        m = meta.loc[row_id]
+        out.append({"row_id": row_id, "sweep": m["sweep"], "model": m["model"],
+                    "arm": m["arm"], "label": label, "kind": kind, "planted_fold": planted,
+                    "last_carried_fold": held[-1] if held else None,
+                    "lost_at_fold": lost_at})
+    return pd.DataFrame(out, columns=FACT_LOSSES)
+
+
+def losses_by_arm(losses: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Per (sweep, arm): valid rows, graded facts, and how many of them met each kind;
+    dropped_at counts the dropped facts by the fold that lost them ("3: 2; 4: 1").
+    Never pooled across sweeps (paper §4.7: contrasts are paired within a sweep)."""
+    out = []
+    for (sweep, arm), g in losses.groupby(["sweep", "arm"], sort=True):
+        counts = g["kind"].value_counts()
+        at = g[g["kind"] == DROPPED]["lost_at_fold"].astype(int).value_counts().sort_index()
+        out.append({"sweep": sweep, "arm": arm, "rows": g["row_id"].nunique(),
+                    "facts": len(g), **{k: int(counts.get(k, 0)) for k in KINDS},
+                    "dropped_at": "; ".join(f"{f}: {n}" for f, n in at.items())})
+    df = pd.DataFrame(out, columns=LOSS_TABLE)
+    arm_rank = A.arm_sort_key(an.arm_order)
+    return df.sort_values(["sweep", "arm"], key=lambda s: arm_rank(s) if s.name == "arm"
+                          else s).reset_index(drop=True)
+
+
+def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
+    by_arm = losses_by_arm(losses, an)
+    recs = by_arm.to_dict("records")
+    for r in recs:
+        r["title"] = an.arm_title(r["arm"])
+        r["_why_dropped_at"] = "none dropped"
+        r["dropped_at"] = r["dropped_at"] or None
+    if not recs:
+        recs = [{"_why_row": "no valid row with a fact trace"}]
+    return Table(
+        "fact-losses", "Where the facts were lost",
+        "Graded facts of valid rows by what the per-fold trace shows happened to them: never "
+        "in a carry from the fold that planted them on; carried, then dropped (the fold "
+        "whose carry lost it for good, as fold: facts); in the final carry but missed by "
+        "the answer (paper §4.10's second loss); recalled. Presence is the grader's "
+        "whole-token rule on each fold's carry.",
+        [Col("sweep", "sweep"), Col("arm", "arm"), Col("title", "representation"),
+         Col("rows", "rows", "int"), Col("facts", "graded facts", "int"),
+         *[Col(k, KIND_TITLES[k], "int") for k in (NEVER_CARRIED, DROPPED)],
+         Col("dropped_at", "dropped at fold"),
+         *[Col(k, KIND_TITLES[k], "int") for k in (MISSED_IN_ANSWER, RECALLED)]],
+        recs, csv=by_arm)
+
+
+def carried_share(trace: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (sweep, arm, fold): the share of the valid rows' graded facts whose value is in
+    that fold's carry, and the share planted by then (n = facts x rows)."""
+    v = A.valid_rows(rows)[["row_id", "sweep", "arm"]]
+    t = trace.merge(v, on="row_id")
+    out = []
+    for (sweep, arm, fold), g in t.groupby(["sweep", "arm", "fold"], sort=True):
+        out.append({"sweep": sweep, "arm": arm, "fold": int(fold), "n": len(g),
+                    "rows": g["row_id"].nunique(),
+                    "carried": g["present"].astype(bool).mean(),
+                    "planted": (g["planted_fold"] <= fold).mean()})
+    return pd.DataFrame(out, columns=["sweep", "arm", "fold", "n", "rows", "carried",
+                                      "planted"])
+
+
+def trace_figure(trace: pd.DataFrame | None, rows: pd.DataFrame, an: Analysis,
+                 why_empty: str = "no fact trace in the evidence") -> plt.Figure:
+    """Share of graded facts still carried after each fold, one line per arm, one panel
+    per sweep; the grey steps are the share planted by then, the ticks on the top axis
+    the planting folds with their fact counts."""
+    share = carried_share(trace, rows) if trace is not None else pd.DataFrame()
+    sweeps = sorted(set(share["sweep"])) if len(share) else [None]
+    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.8 * len(sweeps) + 0.6, 3.6),
+                             squeeze=False)
+    for ax, sweep in zip(axes[0], sweeps, strict=True):
+        if sweep is None:
+            ax.text(0.5, 0.5, f"— {why_empty if trace is None else 'no valid row'}",
+                    ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            continue
+        s = share[share["sweep"] == sweep]
+        folds = sorted(set(s["fold"]))
+        arms = [a for a in an.arm_order if a in set(s["arm"])]
+        planted = s.groupby("fold")["planted"].max()
+        ax.step(planted.index, planted.values, where="post", color="#bbbbbb", lw=2.5,
+                label="planted by then", zorder=1)
+        for i, arm in enumerate(arms):  # hollow markers shrinking: equal lines stay visible
+            a = s[s["arm"] == arm]
+            ax.plot(a["fold"], a["carried"], marker="osD^v<>ph"[i % 9], ms=max(3, 9 - 1.5 * i),
+                    mfc="none", label=f"{arm} {an.arm_title(arm)} ({int(a['rows'].max())} rows)")
+        # planting folds: ticks on a top axis, labelled with the facts they planted
+        sw_rows = set(trace.merge(A.valid_rows(rows)[["row_id", "sweep"]], on="row_id")
+                      .query("sweep == @sweep")["row_id"])
+        per_fold = (trace[trace["row_id"].isin(sw_rows)]
+                    .drop_duplicates(["label"])["planted_fold"].value_counts().sort_index())
+        top = ax.secondary_xaxis("top")
+        top.set_xticks(list(per_fold.index),
+                       [f"+{n}" for n in per_fold.values], fontsize=7, color="#777777")
+        top.set_xlabel("graded facts planted at that fold", fontsize=7, color="#777777")
+        for f in per_fold.index:
+            ax.axvline(f, color="#dddddd", lw=0.8, zorder=0)
+        ax.set_xticks(folds)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("fold")
+        ax.set_ylabel("share of graded facts in the carry")
+        ax.set_title(f"sweep {sweep}", fontsize=9, loc="left")
+        ax.legend(fontsize=7, frameon=False, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def read_trace(path: str | Path | None) -> pd.DataFrame | None:
+    """trace.csv checked against its columns, or None where the evidence has none (a
+    reviewer's package without the optional file)."""
+    if not path or not Path(path).is_file():
+        return None
+    return read_artifact(Path(path), columns.TRACE_REQUIRED)
+
+
+def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, an: Analysis,
+                       template: str, figure_png: str, figure_svg: str, table_md: str,
+                       table_csv: str, facts_csv: str) -> pd.DataFrame:
+    """The figure (PNG, SVG), the losses table (Markdown, CSV) and every graded fact's
+    kind (facts_csv); returns the per-fact losses."""
+    rows = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
+    checks = read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED)
+    trace = read_trace(trace_csv)
+    losses = (fact_losses(trace, checks, rows) if trace is not None
+              else pd.DataFrame(columns=FACT_LOSSES))
+    fig = trace_figure(trace, rows, an)
+    for p in (figure_png, figure_svg):
+        Path(p).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(p, dpi=200, metadata={"Date": None} if p.endswith(".svg") else None)
+    plt.close(fig)
+    table = loss_table(losses, an)
+    Path(table_md).parent.mkdir(parents=True, exist_ok=True)
+    Path(table_md).write_text(
+        render(Path(template).parent, Path(template).name, t=table, cells=table.cells(),
+               source="results/evidence/trace.csv" if trace is not None else None),
+        encoding="utf-8")
+    table.frame().to_csv(table_csv, index=False, lineterminator="\n")
+    losses.to_csv(facts_csv, index=False, lineterminator="\n")
+    return losses
+
+
+def trace_stage(input: Any, output: Any, params: Any) -> pd.DataFrame:
+    """Rule trace: results/figures/fact-trace.{png,svg} and results/trace/."""
+    return write_trace_report(input.get("trace"), input.rows, input.checks,
+                              Analysis.load(input.analysis, input.arms), input.template,
+                              output.png, output.svg, output.table_md, output.table_csv,
+                              output.facts)

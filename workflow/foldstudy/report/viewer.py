@@ -1,0 +1,156 @@
+"""The fold viewer (rule viewer): one HTML page per run showing the fold chain, and an index.
+
+Paper §3.1: "Each fold receives the previous running summary and one chunk, and returns a
+replacement. Nothing re-reads the transcript." The page shows that chain as it happened:
+each fold's carry with the graded values it holds highlighted and the ones already
+planted but absent listed as lost, with its tokens, finish reason and headings; then the
+recall answer with each check marked. Presence is the grader's whole-token rule
+(grader.whole_token_pattern), the same as trace.csv and checks.csv.
+
+Every string from a model (replies, carries, answers) is text: the templates are
+rendered with autoescape on, so a reply holding <script> shows as written and never runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from ..evidence.load import read_table
+from ..grade.grader import whole_token_pattern
+from ..grade.rows import read_record
+from ..grade.trace import fact_trace, fold_number
+from ..io import read_json
+from ..study.spec import Fact, Fixture
+
+log = logging.getLogger(__name__)
+
+INDEX = "index.html"
+
+
+def page_path(record: dict[str, Any]) -> str:
+    """A run's page relative to the viewer's root: <sweep>/<model>/r<repeat>/<arm>.html."""
+    return f"{record['sweep']}/{record['model']}/r{record['repeat']}/{record['arm']}.html"
+
+
+def segments(text: str, facts: list[Fact]) -> list[dict[str, Any]]:
+    """The text cut into plain and highlighted spans: a span is highlighted where a graded
+    value stands in it as a whole token (the grader's rule). Text only; the template
+    escapes every span."""
+    spans: list[tuple[int, int, Fact]] = []
+    for f in facts:
+        for m in whole_token_pattern(f.value).finditer(text):
+            spans.append((m.start(), m.end(), f))
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    out, pos = [], 0
+    for start, end, fact in spans:
+        if start < pos:  # overlapping values: the first (longest) one wins
+            continue
+        if start > pos:
+            out.append({"text": text[pos:start], "fact": None})
+        out.append({"text": text[start:end], "fact": fact.label})
+        pos = end
+    if pos < len(text):
+        out.append({"text": text[pos:], "fact": None})
+    return out
+
+
+def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, Any]],
+             row: dict[str, Any] | None) -> dict[str, Any]:
+    """What one run's page shows (pure: the record, its fixture and its graded checks)."""
+    graded = fixture.graded
+    trace = fact_trace(record, fixture)
+    present = {(t["label"], t["fold"]): t["present"] for t in trace}
+    planted = {t["label"]: t["planted_fold"] for t in trace}
+    folds = []
+    for f in record.get("folds") or []:
+        n = fold_number(f)
+        held = [x for x in graded if present.get((x.label, n))]
+        lost = [{"label": x.label, "value": x.value,
+                 "how": ("dropped" if any(present.get((x.label, k)) for k in range(1, n))
+                         else "never taken in")}
+                for x in graded if planted.get(x.label, n + 1) <= n
+                and not present.get((x.label, n))]
+        reply = f["reply"]
+        folds.append({
+            "n": n, "chunks": [c + 1 for c in f["chunks"]], "catchup": len(f["chunks"]) > 1,
+            "carry": segments(f["carry"], graded), "held": [x.label for x in held],
+            "lost": lost,
+            "planted_here": [x.label for x in graded if planted.get(x.label) == n],
+            "prompt_tokens": reply["prompt_tokens"],
+            "completion_tokens": reply["completion_tokens"],
+            "finish_reason": reply["finish_reason"], "headings": f["headings_carried"],
+            "parse_ok": f["parse_ok"], "schema_valid": f["schema_valid"],
+            "schema_errors": f.get("schema_errors") or [], "clipped": f["clipped"],
+            "carried_chars": f["carried_chars"],
+            "reply": reply["text"] if reply["text"].strip() != f["carry"] else None,
+        })
+    recall = record.get("recall")
+    answer = recall["answer"] if recall else None
+    by_label = {c["label"]: c for c in checks}
+    marks = [{"label": x.label, "expected": x.value, **{
+        k: by_label.get(x.label, {}).get(k) for k in ("correct", "in_carrier", "abstained",
+                                                      "answer_line")}}
+             for x in graded]
+    return {
+        "record": record, "row": row or {}, "folds": folds, "n_graded": len(graded),
+        "answer": segments(answer, [x for x in graded if by_label.get(x.label, {})
+                                    .get("correct")]) if answer is not None else None,
+        "recall_finish": ((recall or {}).get("reply") or {}).get("finish_reason"),
+        "checks": marks, "root": "../../../" + INDEX,
+    }
+
+
+def environment(template_dir: str | Path) -> jinja2.Environment:
+    """Templates with autoescape on: model output is text, never markup."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir)),
+                              autoescape=True, undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True)
+
+
+def _by(df: pd.DataFrame | None, key: str) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    if df is not None:
+        for r in df.to_dict("records"):
+            out.setdefault(r[key], []).append(
+                {k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in r.items()})
+    return out
+
+
+def build_viewer(run_paths: list[str], fixture_paths: dict[str, str], rows_csv: str | None,
+                 checks_csv: str | None, template_dir: str | Path, out_dir: str | Path
+                 ) -> list[Path]:
+    """Every run's page and the index; returns the pages written (index last)."""
+    env = environment(template_dir)
+    fixtures = {s: Fixture.from_dict(read_json(p)) for s, p in fixture_paths.items()}
+    rows = _by(read_table(rows_csv) if rows_csv else None, "row_id")
+    checks = _by(read_table(checks_csv) if checks_csv else None, "row_id")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written, index = [], []
+    for p in sorted(run_paths):
+        record = read_record(p)
+        row = (rows.get(record["row_id"]) or [None])[0]
+        ctx = run_page(record, fixtures[record["sweep"]], checks.get(record["row_id"], []),
+                       row)
+        dest = out / page_path(record)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(env.get_template("viewer-run.html.j2").render(**ctx), encoding="utf-8")
+        written.append(dest)
+        index.append({"href": page_path(record), "record": record, "row": row or {}})
+    (out / INDEX).write_text(env.get_template("viewer-index.html.j2").render(runs=index),
+                             encoding="utf-8")
+    written.append(out / INDEX)
+    log.info("viewer: %d run pages and %s", len(index), out / INDEX)
+    return written
+
+
+def viewer_stage(input: Any, output: Any, params: Any) -> list[Path]:
+    """Rule viewer: results/viewer/index.html and one page per run."""
+    fixtures = {Path(p).parent.name: p for p in input.fixtures}
+    return build_viewer(list(input.runs), fixtures, input.rows, input.checks,
+                        Path(input.templates[0]).parent, output.viewer)

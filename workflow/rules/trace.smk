@@ -1,0 +1,31 @@
+# Where the facts were lost (paper §4.10): the per-fold fact trace read per arm, as a
+# figure and a table of losses by kind. Logic: foldstudy/report/trace.py.
+
+
+rule trace:
+    input:
+        unpack(trace_inputs),
+        analysis=ANALYSIS_YAML,
+        arms=ARMS_YAML,
+        template=res("templates", "fact-losses.md.j2"),
+    output:
+        png=report(
+            "results/figures/fact-trace.png",
+            caption="../report/figure-fact-trace.rst",
+            category="Figures",
+        ),
+        svg="results/figures/fact-trace.svg",
+        table_md="results/trace/fact-losses.md",
+        table_csv=report(
+            "results/trace/fact-losses.csv",
+            caption="../report/fact-losses.rst",
+            category="Tables",
+            labels={"table": "fact-losses"},
+        ),
+        facts="results/trace/fact-losses-by-fact.csv",
+    log:
+        "results/logs/trace.log",
+    conda:
+        ENV
+    script:
+        "../scripts/trace.py"
