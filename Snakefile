@@ -28,9 +28,14 @@ include: "workflow/rules/stats.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/trace.smk"
 include: "workflow/rules/viewer.smk"
+include: "workflow/rules/summary.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/release.smk"
+
+
+onsuccess:
+    print_if_written("results/summary.md", SNAKEFILE_START)
 
 
 rule all:

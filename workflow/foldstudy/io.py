@@ -123,3 +123,11 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def print_if_written(path: str | Path, since: float) -> None:
+    """Print a file at the end of a run that wrote it, not after a run that did nothing
+    (the newcomer's summary, results/summary.md)."""
+    p = Path(path)
+    if p.is_file() and p.stat().st_mtime >= since:
+        print("\n" + p.read_text(encoding="utf-8"), flush=True)

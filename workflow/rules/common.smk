@@ -2,6 +2,7 @@
 
 import os
 import re
+import time
 from pathlib import Path
 
 import yaml
@@ -9,11 +10,13 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
+from foldstudy.io import print_if_written
 from foldstudy.report.titles import FIGURES, TABLE_TITLES
 from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import ConfigError, command_line_flags, load_study, run_path
 from foldstudy.study.spec import arm_ids, load_arm_table
 
+SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it
 ROOT = Path(workflow.basedir)
 RESOURCES = ROOT / "resources"
 SCHEMA = "../../config/schema/config.schema.yaml"
@@ -285,7 +288,7 @@ def reader_outputs():
     """What one command (results/tables, the default target) brings besides the tables:
     the fact-trace figure, and the fold viewer where there are run records (not in
     evidence mode, where a package has rows and checks only)."""
-    out = ["results/figures/fact-trace.png"]
+    out = ["results/figures/fact-trace.png", "results/summary.md"]
     if not config.get("evidence"):
         out.append("results/viewer")
     return out

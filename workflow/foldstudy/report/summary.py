@@ -1,0 +1,78 @@
+"""The one screen a newcomer reads first: what ran, what was recalled and carried, where
+the facts were lost, and where everything is (results/summary.md, printed at the end).
+
+Every figure here is a count with its denominator, read from rows.csv and the fact
+losses (report/trace.py), never recomputed another way: recall is the summed n_correct
+over the summed n_graded of the valid rows, carrier presence the summed carrier_present
+over the same denominator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..analysis import analysis as A
+from ..analysis.analysis import Analysis
+from ..evidence.load import read_table
+from ..io import write_text
+from .trace import DROPPED, MISSED_IN_ANSWER, NEVER_CARRIED, RECALLED
+
+WHERE = [("tables", "results/tables/index.md"), ("figures", "results/figures/"),
+         ("fold viewer", "results/viewer/index.html"), ("evidence", "results/evidence/"),
+         ("numbers", "results/stats/numbers.json"), ("this summary", "results/summary.md")]
+
+
+def _share(a: int, b: int) -> str:
+    return f"{a}/{b} = {a / b:.3f}" if b else "—"
+
+
+def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
+                 study: str, viewer: bool) -> str:
+    v = A.valid_rows(rows)
+    lines = [f"# Study `{study}`: what ran and where the facts went", "",
+             f"Runs: {len(rows)}, valid: {len(v)}."]
+    bad = rows[~rows["valid"].astype(bool)]["invalid_reason"].value_counts()
+    if len(bad):
+        lines.append("Kept out by the validity rule: " + ", ".join(
+            f"{reason} {n}" for reason, n in bad.items())
+            + " (results/tables/invalid-rows.md).")
+    lines += ["", "| sweep | arm | valid rows | recall (facts) | in the final carry | "
+              "rows >= 0.5 |", "|---|---|---|---|---|---|"]
+    order = A.arm_sort_key(an.arm_order)
+    for (sweep, arm), g in sorted(v.groupby(["sweep", "arm"]),
+                                  key=lambda kv: (kv[0][0], order(pd.Series([kv[0][1]]))[0])):
+        graded = int(g["n_graded"].sum())
+        lines.append(f"| {sweep} | {arm} {an.arm_title(arm)} | {len(g)} | "
+                     f"{_share(int(g['n_correct'].sum()), graded)} | "
+                     f"{_share(int(g['carrier_present'].sum()), graded)} | "
+                     f"{int((g['recall'] >= an.row_recalled).sum())} |")
+    if losses is not None and len(losses):
+        lines += ["", "Where the graded facts were lost (valid rows; paper §4.10):", "",
+                  "| sweep | arm | facts | never carried | carried, then dropped | "
+                  "carried to the end, missed in the answer | recalled |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in losses.to_dict("records"):
+            at = f" (fold: count {r['dropped_at']})" if r.get("dropped_at") else ""
+            lines.append(f"| {r['sweep']} | {r['arm']} | {r['facts']} | {r[NEVER_CARRIED]} | "
+                         f"{r[DROPPED]}{at} | {r[MISSED_IN_ANSWER]} | {r[RECALLED]} |")
+    lines += ["", "Where everything is:", ""]
+    lines += [f"- {what}: `{path}`" for what, path in WHERE
+              if viewer or what != "fold viewer"]
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: str,
+                  viewer: bool, out: str) -> str:
+    losses = pd.read_csv(losses_csv, keep_default_na=False) if losses_csv else None
+    text = summary_text(read_table(rows_csv), losses, an, study, viewer)
+    write_text(text, out)
+    return text
+
+
+def summary_stage(input: Any, output: Any, params: Any) -> str:
+    """Rule summary: results/summary.md."""
+    return write_summary(input.rows, input.losses, Analysis.load(input.analysis, input.arms),
+                         params.study, params.viewer, output.summary)
+

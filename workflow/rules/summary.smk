@@ -1,0 +1,23 @@
+# The one screen a newcomer reads first (results/summary.md), printed when a run that
+# wrote it ends. Logic: foldstudy/report/summary.py.
+
+
+rule summary:
+    input:
+        rows=lambda wildcards: evidence_inputs(wildcards)["rows"],
+        losses="results/trace/fact-losses.csv",
+        analysis=ANALYSIS_YAML,
+        arms=ARMS_YAML,
+    output:
+        summary=report(
+            "results/summary.md", caption="../report/summary.rst", category="Summary"
+        ),
+    log:
+        "results/logs/summary.log",
+    conda:
+        ENV
+    params:
+        study=config["study"],
+        viewer=not config.get("evidence"),
+    script:
+        "../scripts/summary.py"
