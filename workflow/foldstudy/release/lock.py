@@ -37,7 +37,8 @@ def recompute_numbers(evidence_dir: str | Path, analysis_yaml: str | Path,
     from ..analysis.numbers import compute_numbers
     from ..analysis.scopes import Scopes
 
-    return compute_numbers(*load_evidence(evidence_dir), Analysis.load(analysis_yaml),
+    an = Analysis.load(analysis_yaml)
+    return compute_numbers(*load_evidence(evidence_dir, an.arm_order), an,
                            Scopes.from_config(scopes))
 
 
