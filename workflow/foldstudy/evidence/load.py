@@ -6,7 +6,9 @@ Every stage that reads evidence reads it here: statistics, tables, figures, veri
 
 from __future__ import annotations
 
+import csv
 import json
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
@@ -44,6 +46,12 @@ def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
             if len(bad):
                 raise EvidenceError(f"{name}: column {c} is malformed: {bad.iloc[0]!r} on line "
                                     f"{bad.index[0] + 2} is not a number")
+        if c in columns.NUMERIC:
+            # counts, sizes, fills and positions: none of them can be below zero
+            negative = col[pd.to_numeric(col, errors="coerce") < 0]
+            if len(negative):
+                raise EvidenceError(f"{name}: column {c} is malformed: {negative.iloc[0]!r} on "
+                                    f"line {negative.index[0] + 2} is negative")
         if c in columns.BOOLEAN and col.isna().any():
             src = {p: a for a, p in df.attrs.get("aliases", {}).items()}.get(c, c)
             raw = pd.read_csv(df.attrs["path"], usecols=[src], dtype=str,
@@ -58,9 +66,39 @@ def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
                                     "it must be true or false")
 
 
+def _check_shape(path: Path) -> None:
+    """Every line has as many cells as the header names, and every header cell a name.
+
+    pandas reads data lines one cell longer than the header (a trailing comma on each)
+    by silently taking the first column as the index, which shifts every column by one
+    and makes every later message name the wrong line; refused here by line instead.
+    """
+    name = path.name
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if not header:
+                raise EvidenceError(f"{name}: empty file; the first line must name the "
+                                    "columns (foldstudy/evidence/columns.py)")
+            unnamed = [i for i, h in enumerate(header, start=1) if not h.strip()]
+            if unnamed:
+                raise EvidenceError(f"{name}: the header's column {unnamed[0]} has no name on "
+                                    "line 1 (a trailing comma?)")
+            for line, cells in enumerate(reader, start=2):
+                if cells and len(cells) != len(header):
+                    raise EvidenceError(
+                        f"{name}: line {line} has {len(cells)} cells, the header on line 1 "
+                        f"names {len(header)} columns (a trailing comma, or an unquoted "
+                        "comma inside a cell?)")
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise EvidenceError(f"{name}: not a readable CSV ({e})") from e
+
+
 def read_artifact(path: Path, required: list[str]) -> pd.DataFrame:
     if not path.is_file():
         raise EvidenceError(f"{path}: no such evidence file")
+    _check_shape(path)
     try:
         df = read_table(path)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
@@ -84,33 +122,22 @@ def _with_project_names(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return renamed
 
 
-def load_evidence(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_evidence(directory: str | Path, arms: Collection[str] | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """rows.csv and checks.csv of an evidence package, checked against the contract.
 
-    folds.csv and manifest.json are optional; when present, folds.csv must carry its
-    columns and every artifact must match the manifest's sha256 and row count (the lead's
-    provenance.check_manifest, reused so both stages agree on what "matches" means).
-    Fails with an EvidenceError naming the file and column.
+    Beyond the columns, the two files must agree with each other and with the study's
+    arms (check_consistency): a package without a manifest still passes every one of
+    those checks. folds.csv and manifest.json are optional; when present, folds.csv must
+    carry its columns and every artifact must match the manifest's sha256 and row count
+    (the lead's provenance.check_manifest, reused so both stages agree on what "matches"
+    means). arms: the arm ids of resources/arms.yaml (the checkout's when not given).
+    Fails with an EvidenceError naming the file, the column and the line.
     """
     d = Path(directory)
     rows = read_artifact(d / "rows.csv", columns.ROWS_REQUIRED)
     checks = read_artifact(d / "checks.csv", columns.CHECKS_REQUIRED)
-    bad = rows[rows["valid"] & rows["recall"].isna()]
-    if len(bad):
-        raise EvidenceError(f"rows.csv: column recall is empty on valid row "
-                            f"{bad['row_id'].iloc[0]!r}")
-    off = rows[(rows["recall"] - rows["n_correct"] / rows["n_graded"]).abs() > 1e-5]
-    if len(off):
-        r = off.iloc[0]
-        raise EvidenceError(f"rows.csv: column recall is malformed: {r['recall']} on row "
-                            f"{r['row_id']!r} is not n_correct / n_graded "
-                            f"({r['n_correct']}/{r['n_graded']})")
-    for name, required in (("folds.csv", columns.FOLDS_REQUIRED),
-                           ("probes.csv", columns.PROBES_REQUIRED),
-                           ("trace.csv", columns.TRACE_REQUIRED)):
-        if (d / name).is_file():
-            head = pd.read_csv(d / name, nrows=0)
-            _check_columns(head, required, name)
+    # A file edited after its manifest was written is said first: it names the edit.
     if (d / "manifest.json").is_file():
         from .provenance import check_manifest  # hashlib only when a manifest is there
 
@@ -119,7 +146,86 @@ def load_evidence(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         problems = check_manifest(manifest, files)
         if problems:
             raise EvidenceError("manifest.json: " + "; ".join(str(p) for p in problems))
+    if arms is None:
+        from ..analysis.analysis import Analysis
+
+        arms = Analysis.load().arm_order
+    check_consistency(rows, checks, arms)
+    for name, required in (("folds.csv", columns.FOLDS_REQUIRED),
+                           ("probes.csv", columns.PROBES_REQUIRED),
+                           ("trace.csv", columns.TRACE_REQUIRED)):
+        if (d / name).is_file():
+            head = pd.read_csv(d / name, nrows=0)
+            _check_columns(head, required, name)
     return rows, checks
+
+
+def _first(df: pd.DataFrame, mask: pd.Series) -> tuple[pd.Series, int] | None:
+    """The first row where mask holds, and its line in the file (line 1 is the header)."""
+    hits = df[mask.fillna(False).astype(bool)]
+    if not len(hits):
+        return None
+    return hits.iloc[0], int(hits.index[0]) + 2
+
+
+def check_consistency(rows: pd.DataFrame, checks: pd.DataFrame, arms: Collection[str]
+                      ) -> None:
+    """Numbers that cannot be: each one moves a statistic, so each is refused by file,
+    column and line (DESIGN §8: recall = n_correct / n_graded, one check per graded fact,
+    one row per run, the arms of resources/arms.yaml)."""
+    if rows.empty:
+        raise EvidenceError("rows.csv: no data line, only the header; an evidence package "
+                            "holds one line per run")
+    if (hit := _first(rows, rows["row_id"].duplicated(keep="first"))) is not None:
+        r, line = hit
+        first = int(rows.index[rows["row_id"] == r["row_id"]][0]) + 2
+        raise EvidenceError(f"rows.csv: column row_id is malformed: {r['row_id']!r} on line "
+                            f"{line} repeats line {first}; one line per run")
+    if (hit := _first(rows, ~rows["arm"].astype(str).isin(set(arms)))) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column arm is malformed: {r['arm']!r} on line {line} "
+                            f"is not an arm (known: {' '.join(sorted(arms))}; "
+                            "resources/arms.yaml)")
+    if (hit := _first(rows, rows["n_correct"] > rows["n_graded"])) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column n_correct is malformed: {r['n_correct']} on "
+                            f"line {line} is more than n_graded ({r['n_graded']})")
+    if (hit := _first(rows, rows["recall"].notna() & (rows["n_graded"] < 1))) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column n_graded is malformed: {r['n_graded']} on line "
+                            f"{line} grades no fact, yet recall is {r['recall']}")
+    if (hit := _first(rows, rows["valid"] & rows["recall"].isna())) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column recall is empty on valid row "
+                            f"{r['row_id']!r} (line {line})")
+    off = (rows["recall"] - rows["n_correct"] / rows["n_graded"]).abs() > 1e-5
+    if (hit := _first(rows, off)) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column recall is malformed: {r['recall']} on row "
+                            f"{r['row_id']!r} is not n_correct / n_graded "
+                            f"({r['n_correct']}/{r['n_graded']}) on line {line}")
+    known = set(rows["row_id"])
+    if (hit := _first(checks, ~checks["row_id"].isin(known))) is not None:
+        c, line = hit
+        raise EvidenceError(f"checks.csv: column row_id is malformed: {c['row_id']!r} on line "
+                            f"{line} is not a row of rows.csv")
+    per_row = checks.groupby("row_id", sort=False)["correct"].agg(["size", "sum"])
+    graded = rows.join(per_row, on="row_id")
+    has = graded["size"].notna()
+    if (hit := _first(graded, rows["valid"] & ~has)) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: valid row {r['row_id']!r} on line {line} has no "
+                            "check in checks.csv (one check per graded fact)")
+    if (hit := _first(graded, has & (graded["size"] != graded["n_graded"]))) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column n_graded is malformed: {r['n_graded']} on line "
+                            f"{line}, but checks.csv holds {int(r['size'])} checks of row "
+                            f"{r['row_id']!r}")
+    if (hit := _first(graded, has & (graded["sum"] != graded["n_correct"]))) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column n_correct is malformed: {r['n_correct']} on "
+                            f"line {line}, but checks.csv marks {int(r['sum'])} checks of row "
+                            f"{r['row_id']!r} correct")
 
 
 def load_probes(path: str | Path) -> pd.DataFrame | None:

@@ -25,22 +25,45 @@ CONTRACTS = {"rows.csv": columns.ROWS, "checks.csv": columns.CHECKS, "folds.csv"
 CONTRACTS["trace.csv"] = columns.TRACE
 
 
-def tree_digest(root: str | Path, pattern: str = "*") -> dict[str, Any]:
+def tree_digest(root: str | Path, pattern: str = "*", listing: bool = False) -> dict[str, Any]:
     """One digest over every file under root (relative path + content), and the count.
 
+    listing: also each file's sha256 by relative path, so verify can name the file that
+    went missing, appeared or changed (run records, fixtures, resources: hundreds of
+    files; the response store, thousands, keeps the digest and the count only).
     Hidden temp files (.tmp-*) of interrupted writes are not part of the tree.
     """
     root = Path(root)
     h = hashlib.sha256()
-    n = 0
+    files: dict[str, str] = {}
     if root.is_dir():
         for p in sorted(q for q in root.rglob(pattern) if q.is_file()):
             if p.name.startswith(".tmp-"):
                 continue
             rel = p.relative_to(root).as_posix()
-            h.update(rel.encode() + b"\0" + sha256_file(p).encode() + b"\n")
-            n += 1
-    return {"sha256": h.hexdigest(), "files": n}
+            files[rel] = sha256_file(p)
+            h.update(rel.encode() + b"\0" + files[rel].encode() + b"\n")
+    out: dict[str, Any] = {"sha256": h.hexdigest(), "files": len(files)}
+    if listing:
+        out["listing"] = files
+    return out
+
+
+def tree_changes(name: str, pinned: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between a pinned tree digest and today's, file by file where the lock
+    kept a listing: the missing, the added and the changed, each by path."""
+    was, got = pinned.get("listing"), now.get("listing")
+    if was is None or got is None:
+        if pinned.get("files") is not None and now.get("files") != pinned.get("files"):
+            return [f"{now.get('files')} files here, the lock pins {pinned.get('files')} "
+                    "(a file missing or added)"]
+        return []
+    out = [f"{name}/{rel}: missing (pinned by the lock)" for rel in sorted(set(was) - set(got))]
+    out += [f"{name}/{rel}: not in the lock (added after it)"
+            for rel in sorted(set(got) - set(was))]
+    out += [f"{name}/{rel}: sha256 {got[rel][:12]}… differs from the pinned {was[rel][:12]}…"
+            for rel in sorted(set(was) & set(got)) if was[rel] != got[rel]]
+    return out
 
 
 def csv_rows(path: str | Path) -> int:
@@ -216,21 +239,32 @@ def check_lock(
     private_now: dict[str, dict[str, Any]],
     public_now: dict[str, Path],
     recomputed: dict[str, Any],
+    study: str | None = None,
 ) -> list[Mismatch]:
-    """Everything the lock pins that is present here must be unchanged.
+    """Everything the lock pins that is present here must be unchanged; a lock of another
+    study than `study` is one mismatch naming both.
 
     Private inputs absent here (a reviewer's evidence-only package) are not a mismatch:
     the lock still names them, so their owner can check them.
     """
+    if study is not None and lock.get("study") != study:
+        # Said first and alone: every pin of another study differs, and hundreds of
+        # mismatches would hide the one thing that is wrong.
+        return [Mismatch("lock", "this study",
+                         f"this lock is for study {lock.get('study')!r}, not for study "
+                         f"{study!r} that is verified now; verify with that study's config, "
+                         f"or pin this one with `snakemake -c1 lock`")]
     out = []
     for name, pinned in lock.get("private", {}).items():
         now = private_now.get(name)
         if now is None:
             continue
         if now.get("sha256") != pinned.get("sha256"):
-            out.append(Mismatch(name, "lock (private input)",
-                                f"sha256 {str(now.get('sha256'))[:12]}… differs from the pinned "
-                                f"{str(pinned.get('sha256'))[:12]}…"))
+            changes = tree_changes(name, pinned, now)
+            out.append(Mismatch(name, "lock (private input)", "; ".join(changes[:20]) + (
+                f"; … and {len(changes) - 20} more" if len(changes) > 20 else "") if changes
+                else f"sha256 {str(now.get('sha256'))[:12]}… differs from the pinned "
+                     f"{str(pinned.get('sha256'))[:12]}…"))
     for name, pinned in lock.get("public", {}).items():
         p = public_now.get(name)
         if p is None or not p.is_file():

@@ -37,7 +37,8 @@ def recompute_numbers(evidence_dir: str | Path, analysis_yaml: str | Path,
     from ..analysis.numbers import compute_numbers
     from ..analysis.scopes import Scopes
 
-    return compute_numbers(*load_evidence(evidence_dir), Analysis.load(analysis_yaml),
+    an = Analysis.load(analysis_yaml)
+    return compute_numbers(*load_evidence(evidence_dir, an.arm_order), an,
                            Scopes.from_config(scopes))
 
 
@@ -54,12 +55,12 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
     # `evidence` only says where this build reads its rows from; it is not the study.
     study_config = {k: v for k, v in config.items() if k != "evidence"}
     out: dict[str, dict[str, Any]] = {
-        "resources": pv.tree_digest(resources),
+        "resources": pv.tree_digest(resources, listing=True),
         "config": {"sha256": canonical_sha256(study_config)},
     }
     for name, d in (("store", store), ("runs", runs), ("fixtures", fixtures)):
         if d and Path(d).is_dir():
-            out[name] = pv.tree_digest(d)
+            out[name] = pv.tree_digest(d, listing=name != "store")
     return out
 
 
@@ -129,7 +130,7 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
         mismatches += pv.check_lock(
             lock, private_inputs(store, runs, fixtures, resources, config),
             public_artifacts(d, numbers), recomputed if recomputed is not None
-            else lock.get("numbers", {}))
+            else lock.get("numbers", {}), study=config.get("study"))
         checked.append(f"lock {lock_file.name}: {len(lock['private'])} private inputs, "
                        f"{len(lock['public'])} public artifacts, {len(lock['numbers'])} numbers")
     elif not lock_file.is_file():

@@ -19,7 +19,7 @@ from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..io import read_json, write_yaml
 from .lock import EVIDENCE_FILES, verify_study
-from .scan import ReleaseRefused, live_secrets, local_markers, scan_tree
+from .scan import ABSOLUTE_PATH, ReleaseRefused, live_secrets, local_markers, scan_tree
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,36 @@ def planted_values(evidence_dir: str | Path, fixtures: str | None) -> tuple[set[
     hosts = {urlparse(v).hostname or "" for v in values if v.startswith("http")}
     zones = {v for v in values if "." in v and " " not in v and "/" not in v}
     return values, {h for h in hosts | zones if h}
+
+
+# The columns holding what a model wrote (its replies, carries, answers).
+MODEL_TEXT = {"rows.csv": ("answer",), "checks.csv": ("answer_line",),
+              "folds.csv": ("reply", "carry", "schema_errors")}
+
+
+def model_written_paths(evidence_dir: str | Path) -> set[str]:
+    """Absolute paths that occur in what a model wrote: allowed in a release by value.
+
+    A model is never shown a path of this machine, so a path in its reply is the study's
+    data (a planted /srv/... path cut short, one it made up), not a leak; refusing it
+    would make a study unreleasable for what its model said.
+    """
+    import pandas as pd
+
+    out: set[str] = set()
+    for name, cols in MODEL_TEXT.items():
+        p = Path(evidence_dir) / name
+        if not p.is_file():
+            continue
+        header = set(pd.read_csv(p, nrows=0).columns)
+        use = [c for c in cols if c in header]
+        if not use:
+            continue
+        df = pd.read_csv(p, usecols=use, dtype=str, keep_default_na=False)
+        for c in use:
+            for text in df[c]:
+                out |= {m.group(0) for m in ABSOLUTE_PATH.finditer(text)}
+    return out
 
 
 def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: dict[str, Any],
@@ -64,8 +94,8 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
         Path(readme_template).read_text(encoding="utf-8").replace("{{ name }}", name),
         encoding="utf-8")
     values, hosts = planted_values(ev, fixtures)
-    findings = scan_tree(dest, live_secrets(), values,
-                            local_markers(project_root))
+    findings = scan_tree(dest, live_secrets(), values | model_written_paths(ev),
+                         local_markers(project_root))
     findings = [f for f in findings if not (f.kind == "private endpoint URL"
                                             and _host_allowed(f.excerpt, hosts))]
     if findings:

@@ -2,8 +2,9 @@
 
 The scanner refuses a release that holds a credential (known key shapes and the live
 value of any key variable in the environment), a private endpoint URL, an absolute
-local path or the local user's name, naming file and line. Planted fact values (the
-study's own synthetic data, e.g. an `.internal` cache origin) are allowed by value.
+local path (any: /scratch as well as /home) or the local user's name, naming file and
+line. Planted fact values (the study's own synthetic data, e.g. an `.internal` cache
+origin, a /var/lib state path) and what a model wrote are allowed by value.
 """
 
 from __future__ import annotations
@@ -28,8 +29,16 @@ KEY_PATTERNS = {
 SECRET_ENV = re.compile(r"(?i)(api[_-]?key|token|secret|password)")
 URL = re.compile(r"\bhttps?://[^\s\"'<>)\]]+")
 PRIVATE_SUFFIXES = (".internal", ".local", ".lan", ".corp", ".home", ".localdomain")
-HOME_PATH = re.compile(r"(?<![\w.])(/home/[^/\s\"']+|/Users/[^/\s\"']+|/root(?=/)|"
-                       r"[A-Za-z]:\\Users\\[^\\\s\"']+)")
+# Any absolute path: a package is relative to itself, so an absolute path names a
+# directory of the machine that built it (a model under /scratch/..., a store on /data).
+# Not a path: the path part of a URL (preceded by its host or by "//"), "j/q", row ids
+# ("main/m/r0/j"), dates; a file:// URL is one. Windows drive paths and ~/ count too.
+_SEG = r"[\w.@+~-]+"
+ABSOLUTE_PATH = re.compile(
+    rf"(?<![\w.:/~\\-])/(?:{_SEG}/)+(?:{_SEG})?"  # /scratch/models/x.gguf, /data/
+    rf"|(?<![\w.])~/(?:{_SEG}/?)+"  # ~/models/x.gguf
+    r"|file:///?[^\s\"'<>]+"
+    r"|\b[A-Za-z]:(?:\\{1,2}|/)[^\s\"'<>]+")  # C:\Users\alice, D:/models
 TEXT_SUFFIXES = {".csv", ".json", ".md", ".tex", ".txt", ".yaml", ".yml", ".svg", ".py",
                  ".tsv", ".html"}
 
@@ -91,7 +100,9 @@ def scan_text(
             host = urlparse(m.group(0)).hostname or ""
             if _private_host(host):
                 out.append(Finding(name, i, "private endpoint URL", m.group(0)[:80]))
-        for m in HOME_PATH.finditer(probe):
+        for m in ABSOLUTE_PATH.finditer(probe):
+            if any(mark in m.group(0) for mark in markers):
+                continue  # named once, below, as this checkout's or user's path
             out.append(Finding(name, i, "absolute local path", m.group(0)[:80]))
         for marker in markers:
             if marker in probe:

@@ -23,7 +23,7 @@ import pandas as pd  # noqa: E402
 from ..analysis import analysis as A  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
 from ..evidence import columns  # noqa: E402
-from ..evidence.load import read_artifact  # noqa: E402
+from ..evidence.load import load_evidence, read_artifact  # noqa: E402
 from .tables import Col, Table, render  # noqa: E402
 
 # The kinds of a graded fact's fate, in the order a fact meets them.
@@ -215,7 +215,10 @@ def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, an
 
 def trace_stage(input: Any, output: Any, params: Any) -> pd.DataFrame:
     """Rule trace: results/figures/fact-trace.{png,svg} and results/trace/."""
-    return write_trace_report(input.get("trace"), input.rows, input.checks,
-                              Analysis.load(input.analysis, input.arms), input.template,
+    an = Analysis.load(input.analysis, input.arms)
+    # This rule does not wait for stats: it checks the evidence itself, so an impossible
+    # package leaves no trace figure behind either.
+    load_evidence(Path(input.rows).parent, an.arm_order)
+    return write_trace_report(input.get("trace"), input.rows, input.checks, an, input.template,
                               output.png, output.svg, output.table_md, output.table_csv,
                               output.facts)
