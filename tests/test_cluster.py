@@ -42,7 +42,8 @@ RUNS = 4  # the tiny study: arms q and m, two repeats
 
 @pytest.fixture(scope="session")
 def slurm_available() -> None:
-    """Skip (fail under CI=true) before the expensive fixtures when SLURM cannot run here."""
+    """Skip (fail under CI=true) when SLURM cannot run here. Tests name it first, so it is
+    decided before the session's tiny study runs the model."""
     problems = []
     if missing := missing_binaries():
         problems.append(f"SLURM binaries not found: {' '.join(missing)}")
@@ -104,7 +105,8 @@ def test_readme_names_these_commands():
     assert COMMAND in readme and REPLAY in readme
 
 
-def test_replay_through_slurm_reproduces_the_local_run(cluster, tiny_study, replay_dir):
+def test_replay_through_slurm_reproduces_the_local_run(slurm_available, cluster, tiny_study,
+                                                      replay_dir):
     before = store_files(replay_dir)
     p = run(cluster, REPLAY, replay_dir)
     out = p.stdout + p.stderr
@@ -129,8 +131,8 @@ def test_replay_through_slurm_reproduces_the_local_run(cluster, tiny_study, repl
         assert record["ProcCnt"] == ("2" if rule == "fold" else "1"), (rule, record)
 
 
-def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(cluster, tiny_study,
-                                                                replay_dir):
+def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(slurm_available, cluster,
+                                                                tiny_study, replay_dir):
     argv = [*shlex.split(REPLAY), "--configfile", str(TINY_CONFIG),
             "--directory", str(replay_dir)]
     proc = subprocess.Popen(argv, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE,
@@ -162,7 +164,8 @@ def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(cluster, tiny_st
     assert_same_bytes(tiny_study, replay_dir)
 
 
-def test_a_server_model_is_pinned_to_its_partition(cluster, tmp_path, replay_dir):
+def test_a_server_model_is_pinned_to_its_partition(slurm_available, cluster, tmp_path,
+                                                   replay_dir):
     """The profile's commented pin, switched on: a model named in it runs its probe on the
     partition that hosts its server; a model not named stays on the default partition."""
     text = (ROOT / "profiles/slurm/config.yaml").read_text(encoding="utf-8")
