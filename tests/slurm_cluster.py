@@ -2,14 +2,14 @@
 
 munged, slurmctld and slurmd from Debian's packages (tests/cluster/install.sh installs
 them), started in the foreground as children of the test, with every key, socket, state
-file and log in one temporary directory, and stopped by their pids. Nothing outside that
-directory is written and nothing but 127.0.0.1 is contacted.
+file and log in one temporary directory, and stopped by their pids. Nothing but 127.0.0.1
+is contacted.
 
-One file goes outside it: the same slurm.conf at /etc/slurm/slurm.conf, where every real
-cluster keeps it. Snakemake's job-step executor starts each job with `srun` after dropping
-the job's SLURM_* variables (SLURM_CONF among them), so srun inside a job finds the
-cluster only there. It is written only where no slurm.conf exists (or one this helper
-wrote), and removed again by stop().
+One file goes outside that directory: a copy of its slurm.conf at /etc/slurm/slurm.conf,
+where every real cluster keeps it. Snakemake's job-step executor starts each job with
+`srun` after dropping the job's SLURM_* variables (SLURM_CONF among them), so srun inside
+a job finds the cluster only there. It is written only where no slurm.conf exists (or one
+this helper wrote), and removed again by stop().
 
 Without slurmdbd there is no `sacct` history, so the controller writes a job-completion
 log instead (jobcomp/filetxt): one line per finished job with its id, name, state and
@@ -32,23 +32,14 @@ import tempfile
 import time
 from pathlib import Path
 
-# The binaries the cluster needs, and the Debian package each comes from.
-BINARIES = {
-    "munged": "munge",
-    "slurmctld": "slurmctld",
-    "slurmd": "slurmd",
-    "sbatch": "slurm-client",
-    "squeue": "slurm-client",
-    "scancel": "slurm-client",
-    "scontrol": "slurm-client",
-    "sinfo": "slurm-client",
-}
+# The binaries the cluster needs (tests/cluster/install.sh names their packages).
+BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol", "sinfo")
 # The default partition, and a second one on the same node standing in for the partition
 # that hosts a local model server (the profile pins such a model's jobs there).
 PARTITION = "debug"
+SERVER_PARTITION = "server"
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
 MARKER = "# foldstudy test cluster (tests/slurm_cluster.py); removed when the test ends"
-SERVER_PARTITION = "server"
 
 
 def missing_binaries() -> list[str]:
