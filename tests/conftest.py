@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -7,6 +9,19 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = ROOT / "resources"
+TINY_CONFIG = ROOT / ".test/config.yaml"
+
+
+@pytest.fixture(scope="session")
+def tiny_study(tmp_path_factory) -> Path:
+    """One real run of the tiny study (.test/config.yaml) on the embedded model, once per
+    session: the workflow tests read it, the cluster test replays its response store."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+           "--directory", str(workdir), "-c2", "results/tables", "--configfile", str(TINY_CONFIG)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return workdir
 
 
 @pytest.fixture(scope="session")

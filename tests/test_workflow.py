@@ -70,12 +70,10 @@ TINY = str(ROOT / ".test/config.yaml")
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    """One real run of the tiny study, shared by the tests that read it."""
-    workdir = tmp_path_factory.mktemp("tiny")
-    p = snakemake(workdir, "-c2", "results/tables", "--configfile", TINY)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    return workdir
+def tiny(tiny_study) -> Path:
+    """One real run of the tiny study, shared by the tests that read it (and by the
+    cluster test, which replays it: conftest.py)."""
+    return tiny_study
 
 
 def test_tiny_study_end_to_end_on_the_real_model(tiny):

@@ -1,0 +1,193 @@
+"""The workflow on a real SLURM cluster through profiles/slurm (README "On a cluster").
+
+A single-node SLURM (munged, slurmctld, slurmd on 127.0.0.1; tests/slurm_cluster.py) runs
+the tiny study in replay mode from the response store of the session's local run
+(conftest.tiny_study), so no model runs twice: every job goes through sbatch, the
+evidence and the numbers come out byte for byte as the local run made them, and a job
+cancelled with scancel fails the run, which a rerun completes with the same bytes.
+
+Needs root and Debian's slurm packages (tests/cluster/install.sh); skipped without them,
+except under CI=true, where a skip would hide that the cluster was never tested.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import ROOT, TINY_CONFIG
+from .slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster, missing_binaries
+
+pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
+
+# The README's commands, word for word (test_readme_names_these_commands).
+COMMAND = ".venv/bin/snakemake --profile profiles/slurm --workflow-profile none results/tables"
+REPLAY = f"{COMMAND} --config replay=True"
+# What the replay must reproduce byte for byte.
+ARTIFACTS = ("results/evidence/rows.csv", "results/evidence/checks.csv",
+             "results/stats/numbers.json")
+SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) "
+                       r"\(log: [^)]*/rule_(\w+)/")
+RUNS = 4  # the tiny study: arms q and m, two repeats
+
+
+@pytest.fixture(scope="session")
+def slurm_available() -> None:
+    """Skip (fail under CI=true) when SLURM cannot run here. Tests name it first, so it is
+    decided before the session's tiny study runs the model."""
+    problems = []
+    if missing := missing_binaries():
+        problems.append(f"SLURM binaries not found: {' '.join(missing)}")
+    if os.geteuid() != 0:
+        problems.append("the single-node cluster's daemons need root")
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        problems.append("snakemake-executor-plugin-slurm is not installed (./setup.sh)")
+    if not (ROOT / ".venv/bin/snakemake").exists():
+        problems.append("no .venv/bin/snakemake (./setup.sh)")
+    if problems:
+        reason = "; ".join(problems) + " (install SLURM as root: tests/cluster/install.sh)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the cluster test must run in CI: {reason}")
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def cluster(slurm_available):
+    c = SlurmCluster()
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+
+
+@pytest.fixture
+def replay_dir(tiny_study, tmp_path) -> Path:
+    """A fresh work directory holding only the local run's response store."""
+    work = tmp_path / "cluster"
+    shutil.copytree(tiny_study / "results/store", work / "results/store")
+    return work
+
+
+def run(cluster: SlurmCluster, command: str, work: Path, *extra: str,
+        timeout: int = 900) -> subprocess.CompletedProcess:
+    argv = [*shlex.split(command), "--configfile", str(TINY_CONFIG), "--directory", str(work),
+            *extra]
+    return subprocess.run(argv, cwd=ROOT, env=cluster.env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def submitted(output: str) -> dict[str, str]:
+    """SLURM job id -> rule, for every job this Snakemake run submitted."""
+    return {slurm_id: rule for _, slurm_id, rule in SUBMITTED.findall(output)}
+
+
+def store_files(work: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (work / "results/store").glob("*/*.json")}
+
+
+def assert_same_bytes(local: Path, work: Path) -> None:
+    for name in ARTIFACTS:
+        assert (work / name).read_bytes() == (local / name).read_bytes(), name
+
+
+def test_readme_names_these_commands():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert COMMAND in readme and REPLAY in readme
+
+
+def test_replay_through_slurm_reproduces_the_local_run(slurm_available, cluster, tiny_study,
+                                                      replay_dir):
+    before = store_files(replay_dir)
+    p = run(cluster, REPLAY, replay_dir)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-4000:] + cluster.logs()
+    assert_same_bytes(tiny_study, replay_dir)
+    assert store_files(replay_dir) == before  # answered from the store alone
+
+    # Every job went through SLURM: submitted with sbatch, finished by slurmctld on the
+    # node (its job-completion log is the history sacct would show with slurmdbd).
+    jobs = submitted(out)
+    rules = sorted(jobs.values())
+    assert rules.count("fold") == RUNS
+    assert {"fixture", "probe_model", "grade", "evidence", "stats", "tables"} <= set(rules)
+    steps = re.findall(r"(\d+) of (\d+) steps \(100%\) done", out)
+    assert steps and int(steps[-1][1]) == len(jobs)  # no job ran outside SLURM
+    done = cluster.completed_jobs()
+    for slurm_id, rule in jobs.items():
+        record = done[slurm_id]
+        assert record["JobState"] == "COMPLETED", (rule, record)
+        assert record["NodeList"] == cluster.node and record["Partition"] == PARTITION
+        # An embedded-model job asks for the cores its model uses (.test: threads 2).
+        assert record["ProcCnt"] == ("2" if rule == "fold" else "1"), (rule, record)
+
+
+def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(slurm_available, cluster,
+                                                                tiny_study, replay_dir):
+    argv = [*shlex.split(REPLAY), "--configfile", str(TINY_CONFIG),
+            "--directory", str(replay_dir)]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        # Cancel the first fold job while it runs: a replayed run takes seconds on the
+        # node, and the queue is polled ten times a second.
+        victim = None
+        deadline = time.monotonic() + 600
+        while victim is None and proc.poll() is None and time.monotonic() < deadline:
+            victim = next((j["id"] for j in cluster.squeue()
+                           if j["comment"].startswith("rule_fold") and j["state"] == "RUNNING"),
+                          None)
+            time.sleep(0.1)
+        assert victim is not None, "no fold job was seen in the queue"
+        cluster.scancel(victim)
+        out, _ = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+    assert proc.returncode != 0, out[-4000:]
+    assert f"SLURM-job '{victim}' failed, SLURM status is: 'CANCELLED'" in out, out[-4000:]
+    assert cluster.completed_jobs()[victim]["JobState"] == "CANCELLED"
+    assert not (replay_dir / "results/evidence/rows.csv").exists()
+
+    p = run(cluster, REPLAY, replay_dir)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-4000:] + cluster.logs()
+    assert_same_bytes(tiny_study, replay_dir)
+
+
+def test_a_server_model_is_pinned_to_its_partition(slurm_available, cluster, tmp_path,
+                                                   replay_dir):
+    """The profile's commented pin, switched on: a model named in it runs its probe on the
+    partition that hosts its server; a model not named stays on the default partition."""
+    text = (ROOT / "profiles/slurm/config.yaml").read_text(encoding="utf-8")
+    pins = dict(re.findall(r"^#   (fold|probe_model):\n#     slurm_partition: (.+)$", text, re.M))
+    assert set(pins) == {"fold", "probe_model"}, "the profile no longer shows the pin"
+    settings = yaml.safe_load(text)
+    # fold: the pin as written (my-vllm only), so this study's model keeps the default;
+    # probe_model: the same pin naming this study's model and the test's server partition.
+    settings["set-resources"]["fold"]["slurm_partition"] = yaml.safe_load(pins["fold"])
+    settings["set-resources"]["probe_model"]["slurm_partition"] = (
+        yaml.safe_load(pins["probe_model"]).replace("my-vllm", "smollm2-135m")
+        .replace("'gpu'", f"'{SERVER_PARTITION}'"))
+    profile = tmp_path / "site-profile"
+    profile.mkdir()
+    (profile / "config.yaml").write_text(yaml.safe_dump(settings))
+
+    command = COMMAND.replace("profiles/slurm", str(profile)).replace(
+        "results/tables", "results/runs/tiny/smollm2-135m/r0/q.json")
+    p = run(cluster, command, replay_dir, "--config", "replay=True")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-4000:] + cluster.logs()
+    done = cluster.completed_jobs()
+    partitions = {rule: done[i]["Partition"] for i, rule in submitted(out).items()}
+    assert partitions == {"fixture": PARTITION, "probe_model": SERVER_PARTITION,
+                          "fold": PARTITION}
