@@ -31,9 +31,9 @@ def main() -> None:
         gw.state.queue_faults("acme/bench", [{"sleep": LATENCY_S}] * 1000)
         work = Path(tmp)
         cfg = standin_study(work, gw.base_url, ARMS, REPEATS)
-        wall, _ = snakemake(work, "-c8", "--resources", "api_openrouter=8",
-                            "results/evidence/rows.csv", "--configfile", str(cfg),
-                            env={"BENCH_KEY": KEY})
+        # the default profile gives the gateway 8 slots (>= 4 blocks)
+        wall, _ = snakemake(work, "-c8", "results/evidence/rows.csv", "--configfile",
+                            str(cfg), env={"BENCH_KEY": KEY})
         calls = gw.state.chat_calls("acme/bench")
     probe_calls = sum(1 for c in calls if "capability probe" in c["messages"][-1]["content"])
     chain = len(ARMS) * CALLS_PER_RUN
