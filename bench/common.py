@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,3 +43,27 @@ def standin_study(workdir: Path, base_url: str, arms: list[str], repeats: int) -
     workdir.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(cfg))
     return path
+
+
+def median_wall(fn: Callable[[], object], runs: int = 3, warm: bool = False) -> float:
+    """The median wall seconds of `runs` calls (after one untimed call if warm)."""
+    if warm:
+        fn()
+    walls = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        walls.append(time.perf_counter() - t0)
+    return statistics.median(walls)
+
+
+@contextmanager
+def standin_gateway() -> Iterator[object]:
+    """The loopback gateway stand-in with one model whose endpoint takes every parameter."""
+    from tests.gateway_standin import Endpoint, GatewayStandin, Model
+
+    full = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
+            "reasoning")
+    with GatewayStandin([Model("acme/bench", [Endpoint("B", "b", supported_parameters=full)])],
+                        key=KEY) as gw:
+        yield gw

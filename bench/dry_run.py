@@ -10,12 +10,10 @@ that many jobs. Prints the ratio last. Goal: <= 1.3.
 from __future__ import annotations
 
 import re
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from common import ROOT, snakemake
+from common import ROOT, median_wall, snakemake
 
 MINIMAL = """
 rule all:
@@ -25,15 +23,6 @@ rule one:
     output: "out/{{i}}.txt"
     shell: "touch {{output}}"
 """
-
-
-def timed(runs: int, fn) -> float:
-    walls = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        walls.append(time.perf_counter() - t0)
-    return statistics.median(walls)
 
 
 def main() -> None:
@@ -46,7 +35,7 @@ def main() -> None:
         _, p = snakemake(work, "-n", "--quiet", "rules", "--configfile",
                          str(ROOT / "config/study-paper.yaml"))
         jobs = int(re.search(r"^total\s+(\d+)", p.stdout + p.stderr, re.M).group(1))
-        paper = timed(3, lambda: snakemake(work, "-n", "--configfile",
+        paper = median_wall(lambda: snakemake(work, "-n", "--configfile",
                                            str(ROOT / "config/study-paper.yaml")))
         mini = Path(tmp) / "mini"
         mini.mkdir()
@@ -56,7 +45,7 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "snakemake", "-s", str(mini / "Snakefile"),
                             "--directory", str(mini), "-n"], capture_output=True, check=True)
 
-        base = timed(3, minimal)
+        base = median_wall(minimal)
     print(f"{jobs} jobs: paper study dry run {paper:.2f} s, minimal Snakefile {base:.2f} s")
     print(f"dry-run ratio (paper / minimal): {paper / base:.2f}")
 

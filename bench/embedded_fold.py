@@ -9,10 +9,7 @@ warmed once, then timed over three calls (median). Prints the ratio last. Goal: 
 
 from __future__ import annotations
 
-import statistics
-import time
-
-from common import ROOT  # noqa: F401  (puts the checkout on sys.path)
+from common import median_wall  # (also puts the checkout on sys.path)
 
 from foldstudy.backends.base import ChatRequest
 from foldstudy.backends.embedded import EmbeddedBackend, packaged_weights
@@ -25,28 +22,18 @@ MESSAGES = ({"role": "system", "content": "You maintain the running memory of a 
 MAX_TOKENS, THREADS = 128, 2
 
 
-def median_of(fn, n: int = 3) -> float:
-    fn()  # warm
-    walls = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        walls.append(time.perf_counter() - t0)
-    return statistics.median(walls)
-
-
 def main() -> None:
     from llama_cpp import Llama
 
     backend = EmbeddedBackend("smollm2-135m", {"n_ctx": 4096, "threads": THREADS})
     req = ChatRequest(messages=MESSAGES, max_tokens=MAX_TOKENS, temperature=0.2, seed=7)
-    ours = median_of(lambda: backend.complete(req))
+    ours = median_wall(lambda: backend.complete(req), warm=True)
     backend.close()
     raw = Llama(model_path=str(packaged_weights()), n_ctx=4096, n_threads=THREADS,
                 n_threads_batch=THREADS, seed=0, verbose=False)
-    theirs = median_of(lambda: raw.create_chat_completion(
+    theirs = median_wall(lambda: raw.create_chat_completion(
         messages=[dict(m) for m in MESSAGES], max_tokens=MAX_TOKENS, temperature=0.2,
-        seed=7))
+        seed=7), warm=True)
     raw.close()
     print(f"backend {ours:.2f} s, raw llama-cpp-python {theirs:.2f} s per fold")
     print(f"embedded fold ratio (backend / raw): {ours / theirs:.2f}")

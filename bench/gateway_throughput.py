@@ -14,20 +14,15 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from common import KEY, snakemake, standin_study
-
-from tests.gateway_standin import Endpoint, GatewayStandin, Model
+from common import KEY, snakemake, standin_gateway, standin_study
 
 LATENCY_S = 1.0
 ARMS, REPEATS, CALLS_PER_RUN = ["j", "q", "m", "o"], 4, 6
-FULL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
-        "reasoning")
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="foldstudy-bench-") as tmp, GatewayStandin(
-            [Model("acme/bench", [Endpoint("B", "b", supported_parameters=FULL)])],
-            key=KEY) as gw:
+    with tempfile.TemporaryDirectory(prefix="foldstudy-bench-") as tmp, \
+            standin_gateway() as gw:
         gw.state.queue_faults("acme/bench", [{"sleep": LATENCY_S}] * 1000)
         work = Path(tmp)
         cfg = standin_study(work, gw.base_url, ARMS, REPEATS)

@@ -11,18 +11,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from common import KEY, snakemake, standin_study
-
-from tests.gateway_standin import Endpoint, GatewayStandin, Model
-
-FULL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
-        "reasoning")
+from common import KEY, snakemake, standin_gateway, standin_study
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="foldstudy-bench-") as tmp, GatewayStandin(
-            [Model("acme/bench", [Endpoint("B", "b", supported_parameters=FULL)])],
-            key=KEY) as gw:
+    with tempfile.TemporaryDirectory(prefix="foldstudy-bench-") as tmp, \
+            standin_gateway() as gw:
         work = Path(tmp)
         cfg = standin_study(work, gw.base_url, ["j", "q", "m"], 3)
         args = ("-c2", "results/tables", "--configfile", str(cfg))
