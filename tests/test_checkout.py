@@ -38,7 +38,7 @@ STUDY = {
     "study": "thirteen",
     "scale": 0.01,
     "recall_max_tokens": 200,
-    "models": {"smollm2-135m": {"backend": "embedded", "n_ctx": 2048, "threads": 2}},
+    "models": {"smollm2-135m": {"backend": "embedded", "n_ctx": 4096, "threads": 2}},
     "sweeps": {"s": {"scenario": "distributed", "seed": 11, "models": ["smollm2-135m"],
                      "arms": ["z"], "repeats": 1}},
 }
