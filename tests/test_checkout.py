@@ -51,6 +51,7 @@ def snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def copy_checkout(dest: Path) -> Path:
+    dest.mkdir(parents=True)
     for name in ("Snakefile", "workflow", "config", "resources", "profiles", "envs"):
         src = ROOT / name
         if src.is_dir():
