@@ -74,6 +74,8 @@ def test_audit_rule_calls_no_model(tmp_path):
     with open(tmp_path / "results/audit/plan.tsv", newline="") as f:
         plan = {r["model"]: r for r in csv.DictReader(f, delimiter="\t")}
     m = plan["smollm2-135m"]
-    assert m["runs"] == "16" and int(m["calls"]) == 16 * (int(m["folds"]) // 16 + 1)
+    sw = yaml.safe_load((ROOT / "config/config.yaml").read_text())["sweeps"]["main"]
+    runs = len(sw["arms"]) * sw["repeats"]  # the default study's plan, every run
+    assert m["runs"] == str(runs) and int(m["calls"]) == runs * (int(m["folds"]) // runs + 1)
     assert m["est_usd_max"] == "0.00"
     assert not (tmp_path / "results/probe").exists() and not (tmp_path / "results/runs").exists()
