@@ -29,6 +29,17 @@ from urllib.parse import parse_qs, urlsplit
 CHECKED_PARAMETERS = ("temperature", "seed", "max_tokens", "top_p", "stop", "tools",
                       "tool_choice", "frequency_penalty", "presence_penalty", "reasoning")
 NO_ENDPOINTS = "No endpoints found that can handle the requested parameters."
+# Every parameter a fold or probe may send: an endpoint declaring these refuses nothing.
+ALL_PARAMETERS = ("max_tokens", "temperature", "seed", "response_format",
+                  "structured_outputs", "reasoning")
+
+
+def rows_by_id(path: Any) -> dict[str, dict[str, str]]:
+    """rows.csv of a stand-in study, by row_id."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return {r["row_id"]: r for r in csv.DictReader(f)}
 
 
 @dataclass

@@ -4,29 +4,22 @@ are recorded, and the key set in the environment appears in no file under result
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from foldstudy.run.probe import PROBE_USER
 
 from .conftest import ROOT
-from .gateway_standin import Endpoint, GatewayStandin, Model
+from .gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from .gateway_standin import rows_by_id as rows
 
 pytestmark = pytest.mark.workflow
 CANARY = "sk-or-v1-CANARY-7c1d9e4f0a2b6c8d"
-ALL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
-       "reasoning")
-
-
-def rows(path: Path) -> dict[str, dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return {r["row_id"]: r for r in csv.DictReader(f)}
+ALL = ALL_PARAMETERS
 
 
 def test_gateway_study_end_to_end(tmp_path):

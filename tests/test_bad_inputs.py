@@ -23,8 +23,7 @@ import yaml
 
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import write_numbers
-from foldstudy.backends.base import ChatRequest, Reply
-from foldstudy.backends.store import ResponseStore, StoreCorrupt, cache_key
+from foldstudy.backends.store import StoreCorrupt
 from foldstudy.evidence.load import EvidenceError, write_table
 from foldstudy.evidence.provenance import build_manifest
 from foldstudy.grade.rows import RunRecordError, read_record
@@ -36,6 +35,7 @@ from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import load_arm_table
 
 from .conftest import RESOURCES, ROOT
+from .support.store import two_entries
 from .support.synthetic import synthetic_package
 from .test_verify import study, verify  # noqa: F401 - the locked study fixture
 
@@ -286,18 +286,7 @@ def test_a_broken_run_record_is_named_with_the_command_that_remakes_it(tmp_path,
 # ------------------------------------------------------------------------ the store
 
 def _entry(tmp_path):
-    store = ResponseStore(tmp_path / "store")
-    endpoint = {"backend": "embedded", "model": "m"}
-    keys = []
-    for i, text in enumerate(("0 of 14 facts", "port 48213")):
-        req = ChatRequest(messages=({"role": "user", "content": f"fold {i}"},), max_tokens=8,
-                          temperature=0.2, seed=i)
-        sample = {"sweep": "s", "turn": f"fold{i}"}
-        key = cache_key(req, endpoint, sample)
-        store.put(key, req, sample, Reply(text, "stop", 5, 3, "exact", 0.1, "embedded"),
-                  endpoint)
-        keys.append(key)
-    return store, endpoint, keys
+    return two_entries(tmp_path / "store")
 
 
 def _edit_json(p: Path, change: Callable[[dict], object]) -> None:

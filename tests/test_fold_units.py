@@ -112,21 +112,9 @@ def test_store_round_trip_and_parallel_writers(tmp_path):
 
 
 def _stored(tmp_path):
-    from foldstudy.backends.base import ChatRequest, Reply
-    from foldstudy.backends.store import ResponseStore, cache_key
+    from .support.store import two_entries
 
-    store = ResponseStore(tmp_path)
-    endpoint = {"backend": "embedded", "model": "m"}
-    entries = {}
-    for i, text in enumerate(("0 of 14 facts", "port 48213")):
-        req = ChatRequest(messages=({"role": "user", "content": f"fold {i}"},), max_tokens=8,
-                          temperature=0.2, seed=i)
-        sample = {"sweep": "s", "turn": f"fold{i}"}
-        key = cache_key(req, endpoint, sample)
-        store.put(key, req, sample, Reply(text, "stop", 5, 3, "exact", 0.1, "embedded"),
-                  endpoint)
-        entries[i] = key
-    return store, endpoint, entries
+    return two_entries(tmp_path)
 
 
 def test_a_store_entry_is_verified_on_every_read(tmp_path):

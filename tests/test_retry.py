@@ -7,27 +7,20 @@ succeeding." Driven through the whole workflow against the gateway stand-in.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT
-from .gateway_standin import Endpoint, GatewayStandin, Model
+from .gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from .gateway_standin import rows_by_id as rows
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-standin-retry"
-ALL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
-       "reasoning")
-
-
-def rows(path: Path) -> dict[str, dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return {r["row_id"]: r for r in csv.DictReader(f)}
+ALL = ALL_PARAMETERS
 
 
 def test_an_infrastructure_invalid_row_is_retried_and_nothing_else(tmp_path):
