@@ -27,7 +27,6 @@ rule fold:
         recall_max_tokens=config["recall_max_tokens"],
         store=config["store"],
         replay=config["replay"],
-        threads=lambda wildcards, threads: threads,
         # > 1 only when --config retry_infrastructure=true finds this run's record
         # invalid for a retryable reason: the changed param reruns exactly that job
         # (from the wildcards, not `output`: Snakemake ignores params derived from files)

@@ -26,7 +26,6 @@ rule probe_model:
         temperature=config["temperature"],
         store=config["store"],
         replay=config["replay"],
-        threads=lambda wildcards, threads: threads,
         pin_rule=config["probe"],
         probe_only=lambda wc: wc.model in STUDY.config["probe_only"],
     script:

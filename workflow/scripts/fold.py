@@ -3,4 +3,4 @@ from foldstudy.run.fold import fold_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    fold_stage(sm.input, sm.output, sm.params)
+    fold_stage(sm.input, sm.output, sm.params, sm.threads)

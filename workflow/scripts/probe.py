@@ -3,4 +3,4 @@ from foldstudy.run.probe import probe_model_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    probe_model_stage(sm.input, sm.output, sm.params)
+    probe_model_stage(sm.input, sm.output, sm.params, sm.threads)

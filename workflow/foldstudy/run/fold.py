@@ -422,12 +422,14 @@ def _keep_attempt(record: RunRecord, record_path: str | Path) -> None:
     write_json(summary, attempts_dir(record_path) / f"attempt-{record.attempt}.json")
 
 
-def fold_stage(input: Any, output: Any, params: Any) -> RunRecord:
-    """Rule fold: one run record."""
+def fold_stage(input: Any, output: Any, params: Any, threads: int) -> RunRecord:
+    """Rule fold: one run record, on the threads Snakemake granted (`threads:`, capped by
+    --cores). They come from the script, not a `params` lambda: a callable param costs
+    Snakemake an inspection per job, a third of the paper study's dry run."""
     run = params.run
     return run_fold(
         input.fixture, arm=run["arm"], model_name=run["sample"]["model"],
-        model={**run["model"], "threads": params.threads}, sample=run["sample"],
+        model={**run["model"], "threads": threads}, sample=run["sample"],
         prompts=Prompts.from_files(input.fold_user, input.recall_system, input.recall_user),
         headings=load_yaml(input.arms)["fixed_headings"], temperature=params.temperature,
         recall_max_tokens=params.recall_max_tokens, store_dir=params.store,

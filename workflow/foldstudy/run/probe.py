@@ -485,10 +485,11 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     return record
 
 
-def probe_model_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
-    """Rule probe_model: one model's verdicts."""
+def probe_model_stage(input: Any, output: Any, params: Any, threads: int
+                      ) -> dict[str, Any]:
+    """Rule probe_model: one model's verdicts, on the threads Snakemake granted."""
     return run_probe(list(input.fixtures), params.name,
-                     {**params.model, "threads": params.threads}, params.arms,
+                     {**params.model, "threads": threads}, params.arms,
                      temperature=params.temperature, store_dir=params.store,
                      replay=params.replay, out=output.verdicts,
                      rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only)
