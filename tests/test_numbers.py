@@ -9,15 +9,16 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from foldstudy.analysis import stats
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.analysis import DEFAULT_ANALYSIS, DEFAULT_ARMS, Analysis
 from foldstudy.analysis.numbers import compute_numbers, latex_macros, macro_name
 from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import EvidenceError, load_evidence, write_table
 
-from .evidence_rows import arm_rows, frames, full
+from .evidence_rows import arm_rows, frames, full, row
 from .support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)
@@ -262,3 +263,36 @@ def test_rows_at_their_ceiling_count_the_target_behaviour():
     assert n["finish.rows_at_ceiling[t]"] == 3 and n["finish.rows_with_ceiling[t]"] == 4
     assert n["finish.stop[t]"] == 16 and n["finish.length[t]"] == 4 and n["finish.folds[t]"] == 20
     assert "finish.rows_at_ceiling[m]" not in n  # m declares no ceiling: no key, not 0
+
+
+def test_described_arm_expected_delta_is_its_description_over_the_estimator_per_fold():
+    """Paper §4.3: "if the description reached the model on all five folds the arm's
+    prompt should exceed the undivided arm's by roughly 2,294 tokens, and the observed
+    difference is +298". The expected delta comes from p's schema file (1,835 characters
+    at 4 per token x 5 folds); the measured one from the rows' prompt tokens."""
+    an = Analysis.load()
+    assert an.described == ("p", "j") and an.description_chars["p"] == 1835
+    rows = []
+    for rep in range(3):  # three blocks; p sends +298 tokens over its row in each
+        rows.append(row("s", "m1", "j", rep, 7, prompt_tokens=10_000))
+        rows.append(row("s", "m1", "p", rep, 7, prompt_tokens=10_298))
+    rows.append(row("s", "m1", "p", 9, 7, prompt_tokens=99_999))  # no j in its block
+    n = compute_numbers(*frames(rows), analysis=an)
+    assert n["tokens.description_chars[p/j]"] == 1835
+    assert n["tokens.expected_delta[p/j]"] == pytest.approx(1835 / 4 * 5)  # 2,293.75
+    assert round(n["tokens.expected_delta[p/j]"]) == 2294
+    assert n["tokens.measured_delta[p/j]"] == pytest.approx(298)
+    assert n["tokens.delivered_share[p/j]"] == pytest.approx(298 / 2293.75)
+    assert n["tokens.expected_pairs[p/j]"] == 3
+    # Fewer folds on the described row, less expected: it scales with what was sent.
+    short = [dict(r, folds=4) if r["arm"] == "p" else r for r in rows]
+    assert compute_numbers(*frames(short), analysis=an)["tokens.expected_delta[p/j]"] == \
+        pytest.approx(1835 / 4 * 4)
+    # A described arm with no description in its schema has no expectation to compare.
+    bare = Analysis.from_dict(*_plan(), description_chars={"p": 0})
+    assert "tokens.expected_delta[p/j]" not in compute_numbers(*frames(rows), analysis=bare)
+
+
+def _plan() -> tuple[dict, dict]:
+    """The checkout's analysis plan and arm table, as Analysis.from_dict takes them."""
+    return (yaml.safe_load(DEFAULT_ANALYSIS.read_text()), yaml.safe_load(DEFAULT_ARMS.read_text()))

@@ -9,6 +9,7 @@ as an em dash with its reason, never as 0.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,11 +55,16 @@ class Analysis:
     iteration: tuple[str, ...]
     single_field_schema: tuple[str, ...]
     token_deltas: tuple[tuple[str, str], ...]
+    # §4.3: the described arm and its undescribed twin, and the characters of each arm's
+    # field descriptions (read from its schema file by `load`)
+    described: tuple[str, str]
+    description_chars: dict[str, int]
     arm_order: tuple[str, ...]
     arm_titles: dict[str, str]
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any]) -> Analysis:
+    def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
+                  description_chars: dict[str, int] | None = None) -> Analysis:
         a, b = d["arms"], d["bootstrap"]
         return cls(
             primary_scenario=d["primary_scenario"],
@@ -80,6 +86,8 @@ class Analysis:
             iteration=tuple(a["iteration"]),
             single_field_schema=tuple(a["single_field_schema"]),
             token_deltas=tuple(tuple(p) for p in a["token_deltas"]),
+            described=(a["described"][0], a["described"][1]),
+            description_chars=dict(description_chars or {}),
             arm_order=tuple(arm_table["arms"]),
             arm_titles={k: str(v.get("title", "")) for k, v in arm_table["arms"].items()},
         )
@@ -91,10 +99,25 @@ class Analysis:
         def read(p: str | Path) -> Any:
             return yaml.safe_load(Path(p).read_text(encoding="utf-8"))
 
-        return cls.from_dict(read(path or DEFAULT_ANALYSIS), read(arms or DEFAULT_ARMS))
+        arms_path = Path(arms or DEFAULT_ARMS)
+        table = read(arms_path)
+        return cls.from_dict(read(path or DEFAULT_ANALYSIS), table,
+                             schema_description_chars(table, arms_path.parent / "schemas"))
 
     def arm_title(self, arm: str) -> str:
         return self.arm_titles.get(arm, "")
+
+
+def schema_description_chars(arm_table: dict[str, Any], schemas: Path) -> dict[str, int]:
+    """Per arm with a schema, the characters of its field descriptions: what the schema
+    says about its fields, which reaches the model only through `response_format`."""
+    out = {}
+    for arm, spec in arm_table["arms"].items():
+        if spec.get("schema"):
+            schema = json.loads((schemas / f"{spec['schema']}.json").read_text("utf-8"))
+            out[arm] = sum(len(str(f.get("description", "")))
+                           for f in schema.get("properties", {}).values())
+    return out
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -514,3 +537,33 @@ def invalid_reasons(rows: pd.DataFrame) -> pd.DataFrame:
 def token_pairs(v: pd.DataFrame, an: Analysis) -> dict[tuple[str, str], pd.DataFrame]:
     """Prompt tokens of each configured arm pair, paired within block."""
     return {(a, b): pairs(v, a, b, "prompt_tokens") for a, b in an.token_deltas}
+
+
+def description_delta(v: pd.DataFrame, an: Analysis) -> dict[str, Any] | None:
+    """What the described arm's prompt should exceed its twin's by, had the description
+    reached the model on every fold, beside what it measured (paper §4.3).
+
+    Paper §4.3: "if the description reached the model on all five folds the arm's
+    prompt should exceed the undivided arm's by roughly 2,294 tokens, and the observed
+    difference is +298". The expected delta is the description the arm adds (its field
+    descriptions' characters, 1,835 for p) over the character-ratio estimator the paper
+    sized prompts with (backends.base.CHARS_PER_TOKEN_ESTIMATE, 4 characters per token),
+    times the folds of the pair's described row: 1,835 / 4 x 5 = 2,293.75. The measured
+    delta is the mean paired difference of the rows' prompt tokens (all folds) over the
+    same blocks. None where no block ran both arms validly or the arm has no description.
+    """
+    from ..backends.base import CHARS_PER_TOKEN_ESTIMATE
+
+    a, b = an.described
+    chars = an.description_chars.get(a, 0)
+    pt = pairs(v, a, b, "prompt_tokens")
+    if not chars or pt.empty:
+        return None
+    folds = pairs(v, a, b, "folds")[BLOCK + ["folds_first"]]
+    pt = pt.merge(folds, on=BLOCK)
+    expected = chars / CHARS_PER_TOKEN_ESTIMATE * pt["folds_first"]
+    measured = pt["prompt_tokens_first"] - pt["prompt_tokens_second"]
+    return {"description_chars": chars, "chars_per_token": CHARS_PER_TOKEN_ESTIMATE,
+            "n_pairs": len(pt), "folds": float(pt["folds_first"].mean()),
+            "expected": float(expected.mean()), "measured": float(measured.mean()),
+            "share": float(measured.mean() / expected.mean())}

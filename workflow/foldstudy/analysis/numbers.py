@@ -416,6 +416,13 @@ def _instruments(ev: _Evidence, out: _Numbers) -> None:
     for g, v in ev.groups("tokens"):
         for (a, b), pt in A.token_pairs(v, an).items():
             _put_paired(out, "tokens.delta", g.cell(a, b), pt, an, len(pt) * 2)
+        d = A.description_delta(v, an)
+        if d is not None:
+            cell = g.cell(*an.described)
+            for name, key in (("description_chars", "description_chars"),
+                              ("expected", "expected_delta"), ("measured", "measured_delta"),
+                              ("share", "delivered_share"), ("n_pairs", "expected_pairs")):
+                out.put(f"tokens.{key}[{cell}]", d[name], rows=2 * d["n_pairs"])
 
 
 # One function per section of the paper, in numbers.json's reading order (like
