@@ -72,6 +72,14 @@ PROMPT_FILES = {
 ARMS_YAML = res("arms.yaml")
 GRADING_YAML = res("grading.yaml")
 ANALYSIS_YAML = res("analysis.yaml")
+# The schemas arms.yaml names: the statistics read their field descriptions (§4.3).
+SCHEMA_FILES = sorted(
+    {
+        res("schemas", f"{a['schema']}.json")
+        for a in ARM_TABLE["arms"].values()
+        if a.get("schema")
+    }
+)
 
 
 def fixture_params(wildcards):
@@ -232,6 +240,20 @@ def evidence_inputs(wildcards):
         if not config.get("evidence") or (ev / name).is_file():
             out[name.split(".")[0]] = str(ev / name)
     return out
+
+
+# Every model a sweep folds, with its config: token accounting measures each one that
+# counts tokens exactly (rules/tokens.smk).
+FOLDED_MODEL_CONFIGS = {
+    m: STUDY.model_config(m)
+    for m in sorted({m for s in STUDY.config["sweeps"].values() for m in s["models"]})
+}
+
+
+def token_class_table(wildcards):
+    """Characters per token by text class (§6): measured on this run's fixtures; an
+    evidence package has no fixtures, so its tables say it was not measured."""
+    return [] if config.get("evidence") else ["results/stats/chars-per-token.csv"]
 
 
 def probe_table(wildcards):

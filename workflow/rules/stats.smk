@@ -8,6 +8,7 @@ rule stats:
         unpack(evidence_inputs),
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
+        schemas=SCHEMA_FILES,
     output:
         numbers=report(
             "results/stats/numbers.json",

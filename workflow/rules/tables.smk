@@ -10,6 +10,7 @@ rule tables:
         figures=rules.figures.output,
         readers=reader_outputs(),
         probes=probe_table,
+        token_classes=token_class_table,
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         templates=[

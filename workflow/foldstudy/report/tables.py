@@ -86,6 +86,8 @@ def fmt(x: Any, kind: str) -> str | None:
         return f"{float(x):+.3f}"
     if kind == "pct":
         return f"{100 * float(x):.0f}%"
+    if kind == "signed_pct":
+        return f"{100 * float(x):+.0f}%"
     if kind == "pts":
         return f"{100 * float(x):.0f} pts"
     if kind == "pval":
@@ -683,20 +685,26 @@ def t_tokens(c: Ctx) -> Table:
     for g, _ in c.groups("tokens"):
         for a, b in c.an.token_deltas:
             cell = g.cell(a, b)
+            described = (a, b) == c.an.described
             out.append({"sweep": g.label, "pair": f"{a} − {b}",
                         "n": c.nb.get(f"tokens.delta.n_pairs[{cell}]"),
                         "models": c.nb.get(f"tokens.delta.n_models[{cell}]"),
                         "delta": _ci(c.nb, "tokens.delta", cell),
+                        "expected": c.nb.get(f"tokens.expected_delta[{cell}]"),
                         "_why_delta": "no block ran both", "_why_n": "none",
-                        "_why_models": "none"})
+                        "_why_models": "none",
+                        "_why_expected": "no block ran both" if described else
+                        "adds no description"})
     return Table(
         "prompt-token-deltas", TITLES["prompt-token-deltas"],
         "Mean paired difference in prompt tokens per row (all folds), first arm minus second, "
         "over blocks where both ran validly, with a 95% bootstrap interval resampling blocks "
-        "within model. Token counts may come from an estimator (rows.csv token_count_method)."
+        "within model. Token counts may come from an estimator (rows.csv token_count_method). "
+        f"'If delivered' is the delta {c.an.described[0]}'s field description would add had "
+        "it reached the model on every fold (its characters / 4 per token x folds, §4.3)."
         + c.reads("tokens"),
         [SWEEP, Col("pair", "pair"), Col("n", "blocks", "int"), Col("models", "models", "int"),
-         Col("delta", "mean delta [95% CI]")], out)
+         Col("delta", "mean delta [95% CI]"), Col("expected", "if delivered", "chars")], out)
 
 
 def t_invalid(c: Ctx) -> Table:
@@ -828,6 +836,29 @@ def t_reasoning_parameter(probes: pd.DataFrame | None) -> Table:
                  rows or [{"_why_row": "no gateway model was probed"}])
 
 
+def t_chars_per_token(measured: pd.DataFrame | None) -> Table:
+    """Paper §6: "We report the measured per-class ratios rather than a single
+    multiplier" (run/tokens.py measures them)."""
+    cols = [Col("model", "tokenizer of"), Col("text_class", "text"),
+            Col("items", "items", "int"), Col("chars", "chars", "int"),
+            Col("tokens", "tokens", "int"), Col("chars_per_token", "chars/token", "p3"),
+            Col("estimate_error", "estimator (4 chars/token) off by", "signed_pct")]
+    blurb = ("Each fact class's planted values (each distinct value on its own) and the "
+             "session's prose (the chunks with every planted value cut out), counted by the "
+             "exact tokenizer of each study model that has one. The estimator divides "
+             "characters by 4: a negative error is an undercount. Gateway models count by "
+             "the estimator, so they have no row.")
+    if measured is None:
+        why = "not measured here: an evidence package carries no fixtures"
+    elif measured.empty:
+        why = "no study model counts tokens exactly (every one uses the estimator)"
+    else:
+        return Table("chars-per-token", TITLES["chars-per-token"], blurb, cols,
+                     measured.to_dict("records"))
+    return Table("chars-per-token", TITLES["chars-per-token"], blurb, cols,
+                 [{"_why_row": why}])
+
+
 TABLES: list[Callable[[Ctx], Table]] = [
     t_recall_long, t_table1, t_ladder, t_iteration, t_capacity, t_ceiling, t_fill_modes,
     t_partition, t_rescue, t_separation, t_depth, t_headings, t_headings_within_model,
@@ -837,8 +868,8 @@ TABLES: list[Callable[[Ctx], Table]] = [
 
 
 def build_tables(rows: pd.DataFrame, checks: pd.DataFrame, numbers: Numbers, an: Analysis,
-                 probes: pd.DataFrame | None = None, scopes: Scopes | None = None
-                 ) -> list[Table]:
+                 probes: pd.DataFrame | None = None, scopes: Scopes | None = None,
+                 token_classes: pd.DataFrame | None = None) -> list[Table]:
     """Every table, in reading order: pure, so a test can inspect any cell."""
     sc = scopes or Scopes()
     sc.check(rows)
@@ -851,12 +882,14 @@ def build_tables(rows: pd.DataFrame, checks: pd.DataFrame, numbers: Numbers, an:
         out.append(t)
     out.append(t_probes(probes))
     out.append(t_reasoning_parameter(probes))
+    out.append(t_chars_per_token(token_classes))
     return out
 
 
 def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str | Path,
                  probes: list[str], an: Analysis, template_dir: str | Path,
-                 out_dir: str | Path, scopes: Scopes | None = None) -> list[str]:
+                 out_dir: str | Path, scopes: Scopes | None = None,
+                 token_classes: list[str] | None = None) -> list[str]:
     """Every table as .md, .tex and .csv, plus an index.
 
     rows/checks were checked against the manifest by rule stats; here only the columns.
@@ -864,8 +897,9 @@ def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str
     rows = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
     checks = read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED)
     numbers = read_json(numbers_json)
+    measured = pd.read_csv(token_classes[0]) if token_classes else None
     tables = build_tables(rows, checks, numbers, an, load_probes(probes[0]) if probes else None,
-                          scopes)
+                          scopes, measured)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tdir = Path(template_dir)
@@ -887,4 +921,4 @@ def tables_stage(input: Any, output: Any, params: Any) -> list[str]:
     return write_tables(input.rows, input.checks, input.numbers, list(input.probes),
                         Analysis.load(input.analysis, input.arms),
                         Path(input.templates[0]).parent, output.tables,
-                        Scopes.from_config(params.scopes))
+                        Scopes.from_config(params.scopes), list(input.token_classes))

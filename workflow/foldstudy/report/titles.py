@@ -36,4 +36,5 @@ TABLE_TITLES = {  # table name -> title, in reading order
     "inference": "Study-wide statistics",
     "probe-verdicts": "Probe verdicts",
     "probe-reasoning-parameter": "Probe verdicts with and without the reasoning parameter",
+    "chars-per-token": "Characters per token by text class",
 }

@@ -1,0 +1,20 @@
+# Token accounting (paper §6): characters per token by text class (each fact class, and
+# the session's prose), against every study model that counts tokens exactly.
+# Logic: foldstudy/run/tokens.py.
+
+
+rule token_classes:
+    input:
+        fixtures=expand(
+            "results/fixtures/{sweep}/fixture.json", sweep=list(STUDY.config["sweeps"])
+        ),
+    output:
+        table="results/stats/chars-per-token.csv",
+    log:
+        "results/logs/token_classes.log",
+    conda:
+        ENV
+    params:
+        models=FOLDED_MODEL_CONFIGS,
+    script:
+        "../scripts/token_classes.py"
