@@ -106,6 +106,10 @@ def test_tiny_study_end_to_end_on_the_real_model(tiny):
     table = read(tmp_path / "results/tables/recall-by-model-arm.csv")
     assert [(t["arm"], t["n_valid"]) for t in table] == [("m", "2"), ("q", "2")]
     assert (tmp_path / "results/tables/recall-by-model-arm.md").read_text().count("| tiny |") == 2
+    # §6: characters per token by class, against the embedded model's own vocabulary
+    per_class = {t["text_class"]: t for t in read(tmp_path / "results/tables/chars-per-token.csv")}
+    assert {"port", "uuid", "prose"} <= set(per_class)
+    assert float(per_class["uuid"]["chars_per_token"]) < 4  # the estimator undercounts a UUID
     # The DAG ran each block in design order: position 1 started after position 0 ended.
     for rep in (0, 1):
         recs = {a: json.loads((tmp_path / f"results/runs/tiny/smollm2-135m/r{rep}/{a}.json")
