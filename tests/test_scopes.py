@@ -66,7 +66,13 @@ def test_partition_reads_the_partition_sweep_alone(paper_run):
     assert n["partition.n_failing"] == 2 and n["partition.n_rescued"] == 1
     assert n["failure_mode.models[over_writing]"] == 1
     assert n["failure_mode.models[under_writing]"] == 1
-    assert n["fill.n_models"] == 3  # the fill correlation's models: the partition's
+    # Paper §4.6: fill against recall over every measured model ("twenty-five"), more
+    # than the partition's twenty: the fill scope reads each model with undivided rows
+    # anywhere (decomp-only and qwen too), one point per model.
+    assert n["fill.n_models"] == 5
+    j = rows[(rows["arm"] == "j") & (rows["scenario"] == "distributed")]
+    per_model = j.groupby("model")[["fill", "recall"]].mean()
+    assert n["fill.r"] == pytest.approx(per_model["fill"].corr(per_model["recall"]))
     part = tables["partition"].frame()
     assert list(part.columns[:13]) == columns.PARTITION_TABLE[:13]
     assert set(part["model"]) == {"glm-5.2", "mimo-v2.5", "ling-2.6-flash"}

@@ -40,6 +40,7 @@ SWEEPS = [  # name, scenario, arms, repeats factor
 SCOPES = {
     "table1": {"sweeps": ["anchor"]}, "equivalence": {"sweeps": ["anchor"]},
     "ladder": {"sweeps": ["anchor"]}, "partition": {"sweeps": ["anchor"]},
+    "fill": {"sweeps": ["anchor"]},
     "depth": {"sweeps": ["anchor"]}, "capacity": {"sweeps": ["capacity"]},
     "iteration": {"sweeps": ["anchor", "single"], "pool": True},
     "ceiling": {"sweeps": ["anchor", "capacity"], "pool": True},

@@ -351,6 +351,26 @@ def headings_distribution(h: pd.Series) -> str:
     return ", ".join(f"{k} on {int(c)}" for k, c in counts.items())
 
 
+def fill_by_model(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Per model, the undivided arm's mean fill and mean recall over the rows given: the
+    points of the fill-vs-recall correlation (paper §4.6).
+
+    Paper §4.6: "On the first seven models we measured, the fraction of its declared
+    ceiling a model chose to fill was strongly inversely associated with recall
+    (r = -0.89) ... Extended to twenty-five measured models it does not hold: r = -0.23".
+    A measured model is one with valid undivided rows of the primary scenario whose fill
+    was measured; it need not have run the divided arm, which is why the paper's 25 are
+    more than the partition's 20. The caller passes the `fill` scope: where it pools
+    sweeps, a model is still one point.
+    """
+    j = v[(v["scenario"] == an.primary_scenario) & (v["arm"] == an.undivided)]
+    j = j[pd.to_numeric(j["fill"], errors="coerce").notna() & j["recall"].notna()]
+    out = [{"model": m, "sweeps": ",".join(sorted(g["sweep"].unique())), "n": len(g),
+            "j_fill": _mean(g["fill"]), "j_mean": _mean(g["recall"])}
+           for m, g in j.groupby("model", sort=True)]
+    return pd.DataFrame(out, columns=["model", "sweeps", "n", "j_fill", "j_mean"])
+
+
 def partition_class(r: dict[str, Any] | pd.Series) -> str:
     """works / rescued / not rescued, with (borderline): how a partition row reads."""
     if not r["failing"]:

@@ -289,7 +289,7 @@ def _ceiling(ev: _Evidence, out: _Numbers) -> None:
 def _partition(ev: _Evidence, out: _Numbers) -> None:
     """The partition contrast across models (paper §4.7) and what follows from it, every
     number from the partition scope alone: failing, rescued, the failure-mode split, the
-    separation weight 1/C(n, k), the fill correlation's models, the carried text."""
+    separation weight 1/C(n, k), the carried text."""
     an = ev.an
     for g, v in ev.groups("partition"):
         part = A.partition(v, an)
@@ -328,13 +328,6 @@ def _partition(ev: _Evidence, out: _Numbers) -> None:
             if r["complete"]:
                 out.put(f"separation.weight[{cl}]",
                         stats.separation_weight(r["n_failing"], r["n_non_rescued"]))
-        # Fill vs recall across the partition's models (paper §4.6: "r = -0.23").
-        fm = part[["j_fill", "j_mean"]].dropna()
-        fr = stats.pearson(fm["j_fill"], fm["j_mean"], an.confidence)
-        if fr is not None:
-            for name in ("r", "p", "ci_low", "ci_high"):
-                out.put(g.key(f"fill.{name}"), getattr(fr, name), rows=len(v))
-            out.put(g.key("fill.n_models"), fr.n, rows=len(v))
         # Carried text, divided against undivided, paired within block (paper §8).
         cc = A.carried_chars_pairs(v[v["scenario"] == an.primary_scenario], an)
         if len(cc) and cc["carried_chars_second"].sum() > 0:
@@ -343,6 +336,19 @@ def _partition(ev: _Evidence, out: _Numbers) -> None:
             out.put(f"partition.carried_ratio[{cell}]", ratio)
             out.put(f"partition.carried_less[{cell}]", 1 - ratio)
             out.put(f"partition.carried_pairs[{cell}]", len(cc))
+
+
+def _fill(ev: _Evidence, out: _Numbers) -> None:
+    """Fill against recall of the undivided arm, one point per model of the fill scope
+    (paper §4.6: "r = -0.23 over twenty-five measured models")."""
+    for g, v in ev.groups("fill"):
+        fm = A.fill_by_model(v, ev.an)
+        fr = stats.pearson(fm["j_fill"], fm["j_mean"], ev.an.confidence)
+        if fr is not None:
+            rows = int(fm["n"].sum())
+            for name in ("r", "p", "ci_low", "ci_high"):
+                out.put(g.key(f"fill.{name}"), getattr(fr, name), rows=rows)
+            out.put(g.key("fill.n_models"), fr.n, rows=rows)
 
 
 def _depth(ev: _Evidence, out: _Numbers) -> None:
@@ -430,7 +436,8 @@ def _instruments(ev: _Evidence, out: _Numbers) -> None:
 SECTIONS: dict[str, Callable[[_Evidence, _Numbers], None]] = {
     "rows": _rows, "icc": _icc, "headings": _headings, "recall": _recall,
     "ladder": _ladder, "equivalence": _equivalence, "iteration": _iteration,
-    "capacity": _capacity, "ceiling": _ceiling, "partition": _partition, "depth": _depth,
+    "capacity": _capacity, "ceiling": _ceiling, "partition": _partition, "fill": _fill,
+    "depth": _depth,
     "carrier": _carrier, "grader": _grader, "abstention": _abstention,
     "instruments": _instruments,
 }

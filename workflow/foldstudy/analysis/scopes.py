@@ -36,7 +36,9 @@ ANALYSES: dict[str, str] = {
     "capacity": "ceiling halved and carry cap reduced (§4.5)",
     "ceiling": "the ceiling replication per model and the j -> t Fisher test (§4.5, §4.6)",
     "partition": "the partition contrast, fill and failure modes, rescue, borderline "
-                 "separation, fill vs recall, carried text q vs j (§4.6, §4.7, §8)",
+                 "separation, carried text q vs j (§4.7, §8)",
+    "fill": "fill against recall of the undivided arm, one point per measured model "
+            "(§4.6; the paper's 25 models are more than the partition's 20)",
     "depth": "the depth re-run, both arms in full (§4.7)",
     "headings": "headings that arrived vs recall, and the within-model split (§4.7, §4.8)",
     "carrier": "carrier against answer (§4.10)",

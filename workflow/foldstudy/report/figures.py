@@ -191,7 +191,9 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
     ax.scatter([], [], facecolors="none", edgecolors="#333333", s=28,
                label=f"{an.divided} recall, same model")
     r = numbers.get("fill.r")
-    rtext = (f"r = {r:+.2f} over {numbers['fill.n_models']} models" if r is not None
+    # r is the fill scope's (every measured model), which may hold more models than the
+    # partition scope plotted here (paper §4.6: 25 measured, 20 in the partition)
+    rtext = (f"r = {r:+.2f} over {numbers['fill.n_models']} measured models" if r is not None
              else "r: one per sweep, see the inference table"
              if any(k.startswith("fill.r[") for k in numbers) else "r: too few models")
     ax.set_title(f"Fill vs recall of the undivided carrier ({rtext})")

@@ -435,11 +435,13 @@ def t_fill_modes(c: Ctx) -> Table:
             r["sweep"] = g.label
             r["mode"] = r["mode"].replace("_", "-")
             part.append(r)
+    for g, _ in c.groups("fill"):
         if g.key("fill.r") in nb:
             lo, hi = nb.get(g.key("fill.ci_low")), nb.get(g.key("fill.ci_high"))
             ci = f", 95% CI [{lo:+.2f}, {hi:+.2f}]" if lo is not None else ""
-            notes.append(_note(g, f"Fill against recall across models (undivided arm): "
-                                  f"r = {nb[g.key('fill.r')]:+.2f}{ci} over "
+            notes.append(_note(g, f"Fill against recall of the undivided arm, one point per "
+                                  f"measured model (scope `fill`): r = "
+                                  f"{nb[g.key('fill.r')]:+.2f}{ci} over "
                                   f"{nb[g.key('fill.n_models')]} models."))
     return Table(
         "fill-and-failure-modes", TITLES["fill-and-failure-modes"],
