@@ -11,7 +11,12 @@ scheduling, grading). Prints the ratio last. Goal: >= 0.9.
 
 from __future__ import annotations
 
+import json
+import re
 import tempfile
+import time
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 
 from common import KEY, snakemake, standin_gateway, standin_study
@@ -27,16 +32,49 @@ def main() -> None:
         work = Path(tmp)
         cfg = standin_study(work, gw.base_url, ARMS, REPEATS)
         # the default profile gives the gateway 8 slots (>= 4 blocks)
+        t0 = time.time()
         wall, _ = snakemake(work, "-c8", "results/evidence/rows.csv", "--configfile",
                             str(cfg), env={"BENCH_KEY": KEY})
         calls = gw.state.chat_calls("acme/bench")
+        gaps, first_call, last_done = chain_gaps(work)
     probe_calls = sum(1 for c in calls if "capability probe" in c["messages"][-1]["content"])
     chain = len(ARMS) * CALLS_PER_RUN
     ideal = (probe_calls + chain) * LATENCY_S
     print(f"{len(calls)} calls ({probe_calls} probe) at {LATENCY_S:.0f} s each; "
           f"{REPEATS} blocks of {chain} calls in parallel")
     print(f"ideal {ideal:.1f} s, measured {wall:.1f} s")
+    # Where the rest goes: between two runs of a block, the gap from one job's last
+    # call to the next job's first (Snakemake's turnaround, the next job's start-up);
+    # after the last run, grading, evidence and Snakemake's exit.
+    print(f"before the first fold call: {first_call - t0 - probe_calls * LATENCY_S:.2f} s "
+          f"besides the probe's calls (start-up, fixture, probe and fold job starts)")
+    print(f"between a block's runs: {sum(gaps) / len(gaps):.2f} s a job start "
+          f"(x{len(ARMS) - 1} in a chain)")
+    print(f"after the last run: {t0 + wall - last_done:.2f} s (grade, evidence, exit)")
     print(f"throughput ratio (ideal / measured): {ideal / wall:.2f}")
+
+
+def _stamp(line: str) -> float:
+    return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+
+def chain_gaps(work: Path) -> tuple[list[float], float, float]:
+    """From the fold logs: each gap between a run's last call and the next run's first
+    call in its block (design order), when the first fold call began, and when the last
+    run ended."""
+    gaps, first, last = [], float("inf"), 0.0
+    for block in sorted((work / "results/runs/s/gw").iterdir()):
+        spans = []
+        for rec in block.glob("*.json"):
+            log = (work / "results/logs/fold/s/gw" / block.name / f"{rec.stem}.log")
+            lines = log.read_text().splitlines()
+            took = float(re.search(r"([0-9.]+)s$", lines[0]).group(1))  # the first call
+            spans.append((json.loads(rec.read_text())["position"],
+                          _stamp(lines[0]) - took, _stamp(lines[-1])))
+        spans.sort()
+        gaps += [nxt[1] - prev[2] for prev, nxt in pairwise(spans)]
+        first, last = min(first, spans[0][1]), max(last, spans[-1][2])
+    return gaps, first, last
 
 
 if __name__ == "__main__":
