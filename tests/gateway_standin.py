@@ -12,14 +12,39 @@ keeps only endpoints whose supported_parameters hold every parameter on the wire
 left -> 404 "No endpoints found that can handle the requested parameters.". Errors use
 the envelope {"error": {"code", "message", "metadata"}}. Tests script faults per call
 (429 with Retry-After, 5xx, HTTP 200 with finish_reason "error", malformed or truncated
-bodies, delays past the client's timeout) with `queue_faults`.
+bodies, delays past the client's timeout) with `queue_faults`, or draw them at random
+with `inject_faults(rate, seed, stall_s)`: a seeded Random, under the lock, decides per
+chat call with no queued fault pending whether it faults, and the class comes from a
+shuffled cycle of FAULT_CLASSES, so every class turns up once per len(FAULT_CLASSES)
+faults however the dice fall. `injected` counts what was served, by class.
+
+What is billed. The stand-in bills a call when it generated a completion: `complete()`
+created a generation id and answered 200. `billed` keeps the body of every such call,
+whatever the client did with the reply afterwards. The reference (A4, A6) is silent on
+whether a provider failure inside HTTP 200 (finish_reason "error") or a body cut off in
+transit costs credits, so the stand-in takes the reading its code path gives: those
+faults, like the 429/5xx statuses and the malformed body, answer before `complete()`
+runs and are not billed. (A live body cut off in transit was likely generated, and then
+billed like the late completion below; the stand-in's truncated body stands for a drop
+before anything was generated.) Two delays differ on purpose:
+  {"stall": s}  the upstream produces nothing for s seconds, then the connection closes:
+                nothing was generated, nothing is billed. This is the random mode's
+                "delay past the client's timeout".
+  {"sleep": s}  a slow generation: after s seconds it is completed and billed even if
+                the client gave up. A client that timed out cannot know that, so its
+                retry pays for the same body twice (reference A4: aborting stops billing
+                "only for supported providers"). No client can avoid that cost, so the
+                random mode never draws it: a test of "never billed twice" would measure
+                the gateway, not the client.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -32,6 +57,34 @@ NO_ENDPOINTS = "No endpoints found that can handle the requested parameters."
 # Every parameter a fold or probe may send: an endpoint declaring these refuses nothing.
 ALL_PARAMETERS = ("max_tokens", "temperature", "seed", "response_format",
                   "structured_outputs", "reasoning")
+# Every infrastructure fault class the random mode draws, by name (A6 statuses, A4's
+# error inside HTTP 200, two broken bodies, a stall). "stall" gets its seconds from
+# inject_faults: past the client's timeout, which only the test knows.
+FAULT_CLASSES: dict[str, dict[str, Any]] = {
+    "rate_limited": {"status": 429, "retry_after": 1},
+    "server_500": {"status": 500},
+    "server_502": {"status": 502},
+    "server_503": {"status": 503},
+    "finish_error": {"finish_error": True},
+    "malformed": {"malformed": True},
+    "truncated": {"truncated": True},
+    "stall": {"stall": None},
+}
+
+
+def fault_class(fault: dict[str, Any]) -> str:
+    """The name a fault dict is counted under in `Standin.injected` ("" for no fault)."""
+    for name in ("stall", "sleep", "truncated", "malformed", "finish_error", "served_by"):
+        if fault.get(name):
+            return name
+    if "status" in fault:
+        return {429: "rate_limited"}.get(fault["status"], f"server_{fault['status']}")
+    return ""
+
+
+def canonical(body: dict[str, Any]) -> str:
+    """One text per request body, whatever the key order: what "identical" means."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
 def rows_by_id(path: Any) -> dict[str, dict[str, str]]:
@@ -95,10 +148,47 @@ class Standin:
     generations: dict[str, dict[str, Any]] = field(default_factory=dict)
     omit_provider_field: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # When each chat call arrived (time.monotonic), parallel to `calls`.
+    call_times: list[float] = field(default_factory=list)
+    # The body of every call a completion was generated for (see the module docstring).
+    billed: list[dict[str, Any]] = field(default_factory=list)
+    # Faults served, queued or drawn, by fault_class name; and (time, class, body) each.
+    injected: Counter[str] = field(default_factory=Counter)
+    fault_log: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
+    fault_rate: float = 0.0
+    stall_s: float = 0.0
+    _rng: random.Random = field(default_factory=lambda: random.Random(0))
+    _cycle: list[str] = field(default_factory=list)
 
     def queue_faults(self, model_id: str, faults: list[dict[str, Any]]) -> None:
         with self.lock:
             self.faults.setdefault(model_id, []).extend(faults)
+
+    def inject_faults(self, rate: float, seed: int, stall_s: float) -> None:
+        """Fault a fraction `rate` of chat calls, drawn from `seed`, over every class.
+
+        stall_s should exceed the client's timeout, so a stall is a client timeout.
+        """
+        with self.lock:
+            self.fault_rate, self.stall_s = rate, stall_s
+            self._rng, self._cycle = random.Random(seed), []
+
+    def next_fault(self, model_id: str) -> dict[str, Any] | None:
+        """The queued fault for this call, or else one drawn at fault_rate (under the lock,
+        so concurrent calls never share a draw)."""
+        with self.lock:
+            queue = self.faults.get(model_id, [])
+            if queue:
+                return queue.pop(0)
+            if not self.fault_rate or self._rng.random() >= self.fault_rate:
+                return None
+            if not self._cycle:
+                self._cycle = list(FAULT_CLASSES)
+                self._rng.shuffle(self._cycle)
+            fault = dict(FAULT_CLASSES[self._cycle.pop()])
+            if "stall" in fault:
+                fault["stall"] = self.stall_s
+            return fault
 
     def chat_calls(self, model_id: str | None = None) -> list[dict[str, Any]]:
         return [c for c in self.calls if model_id is None or c.get("model") == model_id]
@@ -189,6 +279,7 @@ def complete(state: Standin, body: dict[str, Any], ep: Endpoint) -> tuple[int, d
         gen_id = f"gen-{len(state.generations) + 1:06d}"
         state.generations[gen_id] = {"id": gen_id, "provider_name": ep.provider_name,
                                      "model": body["model"], "total_cost": cost}
+        state.billed.append(body)
     out: dict[str, Any] = {
         "id": gen_id,
         "object": "chat.completion",
@@ -285,16 +376,24 @@ class Handler(BaseHTTPRequestHandler):
         st = self.state
         with st.lock:
             st.calls.append(body)
+            st.call_times.append(time.monotonic())
         if not self._authorized():
             return None
         if not st.credits:
             return self._send(402, _error(
                 402, f"This request requires more credits, or fewer max_tokens. You requested "
                 f"up to {body.get('max_tokens')} tokens, but can only afford 0."))
-        with st.lock:
-            queue = st.faults.get(str(body.get("model")), [])
-            fault = queue.pop(0) if queue else None
+        fault = st.next_fault(str(body.get("model")))
         if fault:
+            name = fault_class(fault)
+            if name:
+                with st.lock:
+                    st.injected[name] += 1
+                    st.fault_log.append((time.monotonic(), name, body))
+            if "stall" in fault:  # nothing is generated; the client has given up by now
+                time.sleep(fault["stall"])
+                self.close_connection = True
+                return None
             if "sleep" in fault:
                 time.sleep(fault["sleep"])
             if fault.get("truncated"):  # the connection drops mid-body
@@ -322,7 +421,12 @@ class Handler(BaseHTTPRequestHandler):
                                                "Error", 502: "Provider returned error",
                                                503: "Provider overloaded"}.get(fault["status"],
                                                                                 "error")
-                return self._send(fault["status"], _error(fault["status"], msg), headers=headers)
+                # A6: metadata.error_type is the stable typed code of each status.
+                kind = {429: "rate_limit_exceeded", 500: "server", 502: "provider_unavailable",
+                        503: "provider_overloaded"}.get(fault["status"])
+                meta = {"error_type": kind} if kind else {}
+                return self._send(fault["status"], _error(fault["status"], msg, **meta),
+                                  headers=headers)
         status, err, ep = route(st, body)
         if ep is None:
             return self._send(status, err)

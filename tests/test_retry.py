@@ -8,15 +8,12 @@ succeeding." Driven through the whole workflow against the gateway stand-in.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from .conftest import ROOT
 from .gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
 from .gateway_standin import rows_by_id as rows
+from .support.gateway_study import GatewayStudy, gateway_model
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-standin-retry"
@@ -27,24 +24,16 @@ def test_an_infrastructure_invalid_row_is_retried_and_nothing_else(tmp_path):
     models = [Model("acme/flaky", [Endpoint("F", "f", supported_parameters=ALL)]),
               Model("acme/plain-only", [Endpoint("P", "p", supported_parameters=(
                   "max_tokens", "temperature", "seed", "reasoning"))])]
-    common = {"backend": "openrouter", "api_key_env": "FOLDSTUDY_TEST_KEY", "timeout_s": 10,
-              "max_attempts": 2, "retry_initial_wait_s": 0.01, "retry_max_wait_s": 0.1}
+    policy = {"timeout_s": 10, "max_attempts": 2, "retry_initial_wait_s": 0.01,
+              "retry_max_wait_s": 0.1}
     with GatewayStandin(models, key=KEY) as gw:
         cfg = {"study": "retry", "scale": 0.01, "recall_max_tokens": 32,
-               "models": {"flaky": {**common, "model_id": "acme/flaky",
-                                    "base_url": gw.base_url},
-                          "plainonly": {**common, "model_id": "acme/plain-only",
-                                        "base_url": gw.base_url}},
+               "models": {"flaky": gateway_model("acme/flaky", gw.base_url, **policy),
+                          "plainonly": gateway_model("acme/plain-only", gw.base_url,
+                                                     **policy)},
                "sweeps": {"s": {"scenario": "distributed", "seed": 5, "repeats": 1,
                                 "models": ["flaky", "plainonly"], "arms": ["j", "m"]}}}
-        (tmp_path / "c.yaml").write_text(json.dumps(cfg))
-        env = {**os.environ, "FOLDSTUDY_TEST_KEY": KEY}
-
-        def snakemake(*args: str) -> subprocess.CompletedProcess:
-            return subprocess.run(
-                [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-                 "--directory", str(tmp_path), "--configfile", str(tmp_path / "c.yaml"),
-                 "-c1", *args], capture_output=True, text=True, timeout=600, env=env)
+        snakemake = GatewayStudy(tmp_path, cfg, KEY).snakemake
 
         p = snakemake("results/probe/summary.tsv")
         assert p.returncode == 0, p.stderr[-3000:]
