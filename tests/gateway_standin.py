@@ -144,6 +144,9 @@ class Standin:
     key: str = "sk-or-v1-standin"
     credits: bool = True
     faults: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # GET faults by path prefix ("models", "generation"): {"status": 502} and the like
+    get_faults: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    gets: list[str] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     generations: dict[str, dict[str, Any]] = field(default_factory=dict)
     omit_provider_field: bool = False
@@ -163,6 +166,13 @@ class Standin:
     def queue_faults(self, model_id: str, faults: list[dict[str, Any]]) -> None:
         with self.lock:
             self.faults.setdefault(model_id, []).extend(faults)
+
+    def queue_get_faults(self, prefix: str, faults: list[dict[str, Any]]) -> None:
+        """Faults for the next GETs whose path (after /api/v1/) starts with `prefix` (the
+        longest queued prefix that matches wins): listings and generation stats fail
+        like chat calls do (A6 envelope)."""
+        with self.lock:
+            self.get_faults.setdefault(prefix, []).extend(faults)
 
     def inject_faults(self, rate: float, seed: int, stall_s: float) -> None:
         """Fault a fraction `rate` of chat calls, drawn from `seed`, over every class.
@@ -331,6 +341,16 @@ class Handler(BaseHTTPRequestHandler):
         u = urlsplit(self.path)
         parts = u.path.strip("/").split("/")
         st = self.state
+        rel = u.path.removeprefix("/api/v1/")
+        with st.lock:
+            st.gets.append(rel)
+            # the most specific prefix that matches: "models" is the model list alone
+            # when "models/acme/x/endpoints" has its own queue
+            keys = [p for p in st.get_faults if rel.startswith(p)]
+            queue = st.get_faults[max(keys, key=len)] if keys else None
+            fault = queue.pop(0) if queue else None
+        if fault and "status" in fault:
+            return self._send(fault["status"], _error(fault["status"], "Provider returned error"))
         if u.path == "/api/v1/models":
             data = []
             for m in st.models.values():

@@ -85,6 +85,17 @@ def test_served_by_comes_from_generation_stats_when_the_body_lacks_it(gateway, t
     assert reply.served_by == "DeepInfra"
 
 
+def test_a_failed_generation_lookup_is_retried_not_left_unknown(gateway, tmp_path):
+    """A free read: one 502 on GET /generation must not leave the endpoint unknown, which
+    would make the row invalid for good (a retry serves the same stored reply)."""
+    gateway.state.omit_provider_field = True
+    gateway.state.queue_get_faults("generation", [{"status": 502}, {"status": 503}])
+    reply, _, _ = call(backend(gateway), ResponseStore(tmp_path))
+    assert reply.served_by == "DeepInfra"
+    assert sum(g.startswith("generation") for g in gateway.state.gets) == 3
+    assert len(gateway.state.chat_calls(MODEL)) == 1  # the paid call was sent once
+
+
 def test_another_endpoint_serving_makes_the_row_invalid(gateway, tmp_path):
     b = backend(gateway)
     gateway.state.queue_faults(MODEL, [{"served_by": "SomewhereElse"}])

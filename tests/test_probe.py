@@ -167,6 +167,21 @@ def test_wrong_key_is_auth_failed(gateway, arms, tmp_path, monkeypatch):
     assert "sk-or-v1-wrong" not in str(rec)
 
 
+def test_a_transient_fault_on_the_listings_is_retried_not_a_verdict(gateway, arms, tmp_path):
+    """The listings are free reads: one 502 on each must not make the model `unreachable`,
+    a verdict that forbids every arm and that no rerun revisits (the probe's output
+    exists)."""
+    gateway.state.queue_get_faults("models/acme/healthy/endpoints", [{"status": 502}])
+    gateway.state.queue_get_faults("models", [{"status": 503}])
+    rec = probe(gateway, arms, tmp_path, "acme/healthy")
+    assert rec["verdict"] == OK and allowed(rec) == "jmoq"
+    assert gateway.state.gets.count("models/acme/healthy/endpoints") == 2
+    # ...but a listing that keeps failing past the attempts is still reported, by kind
+    gateway.state.queue_get_faults("models/acme/healthy/endpoints", [{"status": 502}] * 2)
+    rec = probe(gateway, arms, tmp_path / "again", "acme/healthy")
+    assert rec["verdict"] == UNREACHABLE and "server" in rec["reason"]
+
+
 def test_unreachable_gateway(arms, tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_OR_KEY", KEY)
     cfg = {"backend": "openrouter", "model_id": "acme/healthy", "api_key_env": "TEST_OR_KEY",

@@ -23,6 +23,7 @@ from typing import Any
 from .base import BackendError, ChatRequest, Reply, resolve_model_config
 from .http import get_json
 from .openai_compat import ROUTING_KEYS, OpenAICompatBackend, reasoning_returned
+from .retry import read_with_retries
 
 
 def endpoint_pin(ep: dict[str, Any]) -> dict[str, Any]:
@@ -201,8 +202,10 @@ class OpenRouterBackend(OpenAICompatBackend):
         if not generation_id:
             return None
         try:
-            body = get_json(self.session, f"{self.base_url}/generation", self.headers(),
-                            min(self.timeout_s, 30), self._key, params={"id": generation_id})
+            body = read_with_retries(lambda: get_json(
+                self.session, f"{self.base_url}/generation", self.headers(),
+                min(self.timeout_s, 30), self._key, params={"id": generation_id}),
+                self.retry_policy)
         except BackendError:
             return None
         data = body.get("data") if isinstance(body.get("data"), dict) else {}

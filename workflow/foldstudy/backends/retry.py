@@ -11,26 +11,25 @@ would cost time and prove nothing.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
 from .base import Backend, BackendError, ChatRequest, Reply, RetryPolicy
 
+T = TypeVar("T")
+
 
 def _retryable(e: BaseException) -> bool:
     return isinstance(e, BackendError) and e.retryable
 
 
-def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryPolicy) -> Reply:
-    """backend.complete(request) with bounded retries; the reply carries every attempt.
-
-    A call that still fails raises its last BackendError with detail["attempts"] set, so
-    the run record keeps what was tried even when no reply came back.
-    """
-    attempts: list[dict[str, Any]] = []
+def _retrying(policy: RetryPolicy) -> Retrying:
+    """The one retry schedule: bounded attempts, exponential backoff with jitter, and a
+    server's Retry-After honoured up to the same cap."""
     backoff = wait_exponential_jitter(multiplier=policy.initial_wait_s, max=policy.max_wait_s,
                                       jitter=policy.initial_wait_s)
 
@@ -40,6 +39,26 @@ def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryP
         if retry_after is not None:
             return min(float(retry_after), policy.max_wait_s)
         return backoff(state)
+
+    return Retrying(stop=stop_after_attempt(policy.max_attempts), wait=wait,
+                    retry=retry_if_exception(_retryable), reraise=True)
+
+
+def read_with_retries(read: Callable[[], T], policy: RetryPolicy) -> T:
+    """A free read (an endpoint listing, a generation's stats) with the same bounded
+    retries as a call. Nothing is billed for it, so a transient fault must not decide a
+    verdict or a row: one 502 on the listing made a model `unreachable` for good, and one
+    on the generation lookup left a reply's endpoint unknown (its row invalid)."""
+    return _retrying(policy)(read)
+
+
+def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryPolicy) -> Reply:
+    """backend.complete(request) with bounded retries; the reply carries every attempt.
+
+    A call that still fails raises its last BackendError with detail["attempts"] set, so
+    the run record keeps what was tried even when no reply came back.
+    """
+    attempts: list[dict[str, Any]] = []
 
     def once() -> Reply:
         started = datetime.now(UTC).isoformat(timespec="seconds")
@@ -61,14 +80,8 @@ def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryP
                          "served_by": reply.served_by})
         return reply
 
-    retrying = Retrying(
-        stop=stop_after_attempt(policy.max_attempts),
-        wait=wait,
-        retry=retry_if_exception(_retryable),
-        reraise=True,
-    )
     try:
-        reply = retrying(once)
+        reply = _retrying(policy)(once)
     except BackendError as e:
         e.detail["attempts"] = attempts
         raise

@@ -27,6 +27,7 @@ import jsonschema
 
 from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow, grammar_schema
 from ..backends.call import cached_complete
+from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
 from ..io import read_json, write_json
 from ..study.spec import Arm
@@ -365,9 +366,9 @@ def _pin(backend: Backend, cfg: dict[str, Any], required_context: int, needs_sch
     problem = backend.missing_key()
     if problem:
         return backend, (AUTH_FAILED, f"{problem}; no call was made"), False
-    try:
-        endpoints = backend.list_endpoints()
-        info = backend.model_info() or {}
+    try:  # free reads: a transient fault is retried, never a verdict
+        endpoints = read_with_retries(backend.list_endpoints, backend.retry_policy)
+        info = read_with_retries(backend.model_info, backend.retry_policy) or {}
     except BackendError as e:
         g = _global_verdict(e)
         if e.kind == "not_found":
