@@ -161,6 +161,11 @@ class Standin:
     fault_rate: float = 0.0
     stall_s: float = 0.0
     _rng: random.Random = field(default_factory=lambda: random.Random(0))
+    # GETs (listings, generation stats) fault at get_fault_rate, from their own draws so
+    # the chat calls' sequence is the same with or without them; counted by status
+    get_fault_rate: float = 0.0
+    injected_get: Counter[int] = field(default_factory=Counter)
+    _get_rng: random.Random = field(default_factory=lambda: random.Random(0))
     _cycle: list[str] = field(default_factory=list)
 
     def queue_faults(self, model_id: str, faults: list[dict[str, Any]]) -> None:
@@ -174,14 +179,25 @@ class Standin:
         with self.lock:
             self.get_faults.setdefault(prefix, []).extend(faults)
 
-    def inject_faults(self, rate: float, seed: int, stall_s: float) -> None:
-        """Fault a fraction `rate` of chat calls, drawn from `seed`, over every class.
+    def inject_faults(self, rate: float, seed: int, stall_s: float, get_rate: float = 0.0
+                      ) -> None:
+        """Fault a fraction `rate` of chat calls, drawn from `seed`, over every class, and
+        a fraction `get_rate` of GETs with a 429 (Retry-After 1 s) or a 5xx.
 
         stall_s should exceed the client's timeout, so a stall is a client timeout.
         """
         with self.lock:
             self.fault_rate, self.stall_s = rate, stall_s
             self._rng, self._cycle = random.Random(seed), []
+            self.get_fault_rate, self._get_rng = get_rate, random.Random(seed + 1)
+
+    def next_get_fault(self) -> dict[str, Any] | None:
+        """A GET fault drawn at get_fault_rate (the caller holds the lock)."""
+        if not self.get_fault_rate or self._get_rng.random() >= self.get_fault_rate:
+            return None
+        status = self._get_rng.choice([429, 500, 502, 503])
+        self.injected_get[status] += 1
+        return {"status": status, **({"retry_after": 1} if status == 429 else {})}
 
     def next_fault(self, model_id: str) -> dict[str, Any] | None:
         """The queued fault for this call, or else one drawn at fault_rate (under the lock,
@@ -348,9 +364,12 @@ class Handler(BaseHTTPRequestHandler):
             # when "models/acme/x/endpoints" has its own queue
             keys = [p for p in st.get_faults if rel.startswith(p)]
             queue = st.get_faults[max(keys, key=len)] if keys else None
-            fault = queue.pop(0) if queue else None
+            fault = queue.pop(0) if queue else st.next_get_fault()
         if fault and "status" in fault:
-            return self._send(fault["status"], _error(fault["status"], "Provider returned error"))
+            headers = {"Retry-After": str(fault["retry_after"])} if "retry_after" in fault \
+                else {}
+            return self._send(fault["status"], _error(fault["status"], "Provider returned error"),
+                              headers=headers)
         if u.path == "/api/v1/models":
             data = []
             for m in st.models.values():

@@ -41,6 +41,7 @@ pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-standin-faults"
 FAULT_RATE = 0.2
 FAULT_SEED = 13
+GET_FAULT_RATE = 1 / 3
 TIMEOUT_S = 1.0
 STALL_S = 1.5  # past TIMEOUT_S: every stall is a client timeout
 RETRY_AFTER_S = FAULT_CLASSES["rate_limited"]["retry_after"]
@@ -108,7 +109,9 @@ def test_a_study_at_20_percent_faults_is_all_valid_and_pays_once(tmp_path: Path)
 
     with GatewayStandin(standin_models(), key=KEY) as gw:
         st = gw.state
-        st.inject_faults(FAULT_RATE, FAULT_SEED, STALL_S)
+        # GETs too: the probe's listings are free reads, retried like calls, so a fault
+        # there must not become a verdict (one GET in three faults, to meet a few)
+        st.inject_faults(FAULT_RATE, FAULT_SEED, STALL_S, get_rate=GET_FAULT_RATE)
         s = study(tmp_path / "faults", gw.base_url)
         p = s.snakemake("results/probe/summary.tsv")
         assert p.returncode == 0, p.stderr[-3000:]
@@ -141,9 +144,11 @@ def test_a_study_at_20_percent_faults_is_all_valid_and_pays_once(tmp_path: Path)
     minimum = len(rows) * (n_folds + 1)
     print(f"chat calls {n_calls}; billed {billed.total()} = minimum {minimum} "
           f"({len(rows)} rows x ({n_folds} folds + recall)) + probe "
-          f"{probe_minimum.total()}; injected {sum(injected.values())}: {dict(injected)}")
+          f"{probe_minimum.total()}; injected {sum(injected.values())}: {dict(injected)}; "
+          f"GET faults {dict(st.injected_get)}")
     # Every class of fault was served, or the test proves nothing about it ...
     assert set(injected) == set(FAULT_CLASSES), injected
+    assert st.injected_get, "no GET was faulted"  # listings faulted, verdicts still ok
     # ... and each reached the client's retries and is in the run records.
     outcomes = {a["outcome"] for r in records for t in turns(r) for a in t["reply"]["attempts"]}
     assert {"rate_limited", "server", "provider_error", "malformed", "timeout"} <= outcomes
