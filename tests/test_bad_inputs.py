@@ -24,7 +24,7 @@ import yaml
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import write_numbers
 from foldstudy.backends.store import StoreCorrupt
-from foldstudy.evidence.load import EvidenceError, write_table
+from foldstudy.evidence.load import EvidenceError
 from foldstudy.evidence.provenance import build_manifest
 from foldstudy.grade.rows import RunRecordError, read_record
 from foldstudy.io import write_json
@@ -36,7 +36,7 @@ from foldstudy.study.spec import load_arm_table
 
 from .conftest import RESOURCES, ROOT
 from .support.store import two_entries
-from .support.synthetic import synthetic_package
+from .support.synthetic import synthetic_package_dir
 from .test_verify import study, verify  # noqa: F401 - the locked study fixture
 
 KEY = "sk-or-v1-" + "5f0c1e2d9b8a7f6e" * 3
@@ -46,11 +46,7 @@ KEY = "sk-or-v1-" + "5f0c1e2d9b8a7f6e" * 3
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("package")
-    rows, checks = synthetic_package(60, seed=1)
-    write_table(rows, d / "rows.csv")
-    write_table(checks, d / "checks.csv")
-    return d
+    return synthetic_package_dir(tmp_path_factory.mktemp("package"), 60, seed=1)
 
 
 def _frames(d: Path) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from foldstudy.evidence.load import write_table
 from foldstudy.report.titles import FIGURES, TABLE_TITLES
 
 from .conftest import ROOT
-from .support.synthetic import synthetic_package
+from .support.synthetic import synthetic_package_dir
 
 pytestmark = pytest.mark.workflow
 
@@ -26,11 +25,7 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("package")
-    rows, checks = synthetic_package(620, seed=9)
-    write_table(rows, d / "rows.csv")
-    write_table(checks, d / "checks.csv")
-    return d
+    return synthetic_package_dir(tmp_path_factory.mktemp("package"), 620, seed=9)
 
 
 def test_the_plan_holds_no_run_job(tmp_path, package):

@@ -93,6 +93,16 @@ def _model_traits(rng: np.random.Generator, n: int) -> list[dict[str, float | st
     return out
 
 
+def synthetic_package_dir(d: Path, n_rows: int, seed: int = 0) -> Path:
+    """A reviewer's minimal package in `d`: rows.csv and checks.csv, no manifest."""
+    from foldstudy.evidence.load import write_table
+
+    rows, checks = synthetic_package(n_rows, seed)
+    write_table(rows, d / "rows.csv")
+    write_table(checks, d / "checks.csv")
+    return d
+
+
 def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(rows, checks) with exactly n_rows rows, as foldstudy.evidence.load reads them."""
     rng = np.random.default_rng(seed)

@@ -249,10 +249,7 @@ def evidence_inputs(wildcards):
 
 # Every model a sweep folds, with its config: token accounting measures each one that
 # counts tokens exactly (rules/tokens.smk).
-FOLDED_MODEL_CONFIGS = {
-    m: STUDY.model_config(m)
-    for m in sorted({m for s in STUDY.config["sweeps"].values() for m in s["models"]})
-}
+FOLDED_MODEL_CONFIGS = {m: STUDY.model_config(m) for m in STUDY.folded_models}
 
 
 def token_class_table(wildcards):

@@ -9,7 +9,6 @@ as an em dash with its reason, never as 0.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..study.spec import load_schema
 from . import stats
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
@@ -102,19 +102,19 @@ class Analysis:
         arms_path = Path(arms or DEFAULT_ARMS)
         table = read(arms_path)
         return cls.from_dict(read(path or DEFAULT_ANALYSIS), table,
-                             schema_description_chars(table, arms_path.parent / "schemas"))
+                             schema_description_chars(table, arms_path.parent))
 
     def arm_title(self, arm: str) -> str:
         return self.arm_titles.get(arm, "")
 
 
-def schema_description_chars(arm_table: dict[str, Any], schemas: Path) -> dict[str, int]:
+def schema_description_chars(arm_table: dict[str, Any], resources: Path) -> dict[str, int]:
     """Per arm with a schema, the characters of its field descriptions: what the schema
     says about its fields, which reaches the model only through `response_format`."""
     out = {}
     for arm, spec in arm_table["arms"].items():
         if spec.get("schema"):
-            schema = json.loads((schemas / f"{spec['schema']}.json").read_text("utf-8"))
+            schema = load_schema(resources, spec["schema"])
             out[arm] = sum(len(str(f.get("description", "")))
                            for f in schema.get("properties", {}).values())
     return out

@@ -24,7 +24,7 @@ from ..analysis.scopes import Group, Scopes
 from ..evidence import columns
 from ..evidence.load import load_probes, read_artifact
 from ..evidence.provenance import check_same_study
-from ..io import read_json
+from ..io import read_csv, read_json
 from .titles import TABLE_TITLES as TITLES
 
 Numbers = dict[str, float | int]
@@ -899,7 +899,7 @@ def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str
     rows = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
     checks = read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED)
     numbers = read_json(numbers_json)
-    measured = pd.read_csv(token_classes[0]) if token_classes else None
+    measured = read_csv(token_classes[0]) if token_classes else None
     tables = build_tables(rows, checks, numbers, an, load_probes(probes[0]) if probes else None,
                           scopes, measured)
     out = Path(out_dir)

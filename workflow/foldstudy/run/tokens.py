@@ -19,15 +19,13 @@ measure the estimator against. The estimator is the one the harness sizes prompt
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 from collections import defaultdict
 from typing import Any
 
 from ..backends import backend_class, resolve_model_config
 from ..backends.base import CHARS_PER_TOKEN_ESTIMATE, Tokenizer
-from ..io import read_json, write_text
+from ..io import read_json, write_csv
 from ..study.spec import Fixture
 
 log = logging.getLogger(__name__)
@@ -94,11 +92,9 @@ def token_classes(fixture_paths: list[str], models: dict[str, dict[str, Any]], o
             tokenizer.close()
         log.info("%s: %d classes measured against its tokenizer", name,
                  sum(r["model"] == name for r in rows))
-    text = io.StringIO()
-    w = csv.DictWriter(text, COLUMNS, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    write_text(text.getvalue(), out)
+    import pandas as pd  # heavy; this job only
+
+    write_csv(pd.DataFrame(rows, columns=COLUMNS), out)
     return rows
 
 

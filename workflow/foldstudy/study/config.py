@@ -253,10 +253,14 @@ class Study:
         return self.config["models"][model]
 
     @property
+    def folded_models(self) -> list[str]:
+        """Every model some sweep runs."""
+        return sorted({m for sw in self.config["sweeps"].values() for m in sw["models"]})
+
+    @property
     def probed_models(self) -> list[str]:
         """Every model some sweep runs, and the probe-only ones: one verdict each."""
-        return sorted({m for sw in self.config["sweeps"].values() for m in sw["models"]}
-                      | set(self.config["probe_only"]))
+        return sorted(set(self.folded_models) | set(self.config["probe_only"]))
 
     def sweeps_of(self, model: str) -> list[str]:
         """The sweeps a model runs in; a probe-only model is probed for all of them."""

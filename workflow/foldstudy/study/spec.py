@@ -116,6 +116,11 @@ def _resolve_ceiling(
     return max(1, round(base * float(value.get("factor", 1.0))))
 
 
+def load_schema(resources: Path, name: str) -> dict[str, Any]:
+    """resources/schemas/<name>.json, as written (no ceiling set yet)."""
+    return json.loads((resources / "schemas" / f"{name}.json").read_text(encoding="utf-8"))
+
+
 def resolve_arm(
     arm_id: str, table: dict[str, Any], resources: Path, scale: float
 ) -> Arm:
@@ -127,9 +132,7 @@ def resolve_arm(
     schema = None
     ceilings: dict[str, int] = {}
     if a.get("schema"):
-        schema = json.loads(
-            (resources / "schemas" / f"{a['schema']}.json").read_text(encoding="utf-8")
-        )
+        schema = load_schema(resources, a["schema"])
         sections = [k for k in a["ceilings"]]
         for fname, value in a["ceilings"].items():
             if fname not in schema["properties"]:
