@@ -81,3 +81,21 @@ def test_backend_capabilities_are_declared_not_probed():
     for path in ROOT.glob("workflow/**/*.py"):
         code = "\n".join(line.split("#")[0] for line in path.read_text().splitlines())
         assert not re.search(r"\b(getattr|hasattr)\(\s*(backend|self\.backend|b)\b", code), path
+
+
+def test_the_fast_yaml_loader_reads_every_project_file_as_the_safe_loader_does(tmp_path):
+    """io.load_yaml takes libyaml's loader where PyYAML has it; it must be a speed-up
+    only: every YAML file the workflow reads comes out identical to yaml.safe_load."""
+    from foldstudy.io import _SAFE_LOADER, load_yaml
+
+    assert _SAFE_LOADER is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    files = sorted([*ROOT.glob("resources/**/*.yaml"), *ROOT.glob("config/**/*.yaml"),
+                    *ROOT.glob("profiles/**/*.yaml")])
+    assert len(files) >= 10
+    for f in files:
+        assert load_yaml(f) == yaml.safe_load(f.read_text(encoding="utf-8")), f
+    # safe: a Python object tag is refused, as yaml.safe_load refuses it
+    bad = tmp_path / "tag.yaml"
+    bad.write_text("!!python/object/apply:os.system ['true']\n")
+    with pytest.raises(yaml.YAMLError):
+        load_yaml(bad)

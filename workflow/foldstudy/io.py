@@ -77,8 +77,15 @@ def read_json(path: str | Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+# libyaml's loader where PyYAML was built with it (the PyPI wheels are): the same safe
+# constructors, ten times faster. A fold job read arms.yaml in 56 ms with the pure-Python
+# one, most of its own work before the first call.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_yaml(path: str | Path) -> Any:
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    """A YAML file through the safe loader: plain data, never Python objects."""
+    return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
 
 
 def write_yaml(obj: Any, path: str | Path) -> None:

@@ -5,12 +5,11 @@ import re
 import time
 from pathlib import Path
 
-import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-from foldstudy.io import print_if_written
+from foldstudy.io import load_yaml, print_if_written
 from foldstudy.report.titles import FIGURES, TABLE_TITLES
 from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import ConfigError, command_line_flags, load_study, run_path
@@ -39,7 +38,7 @@ ARMS = arm_ids(ARM_TABLE)
 
 # Friendly check first (every problem, each naming its key and what is allowed), then
 # Snakemake's own validation, which also fills the schema's defaults into config.
-CONFIG_SCHEMA = yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text())
+CONFIG_SCHEMA = load_yaml(ROOT / "config/schema/config.schema.yaml")
 command_line_flags(config, CONFIG_SCHEMA)
 try:
     STUDY = load_study(

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from ..io import load_yaml
 from ..study.spec import load_schema
 from . import stats
 
@@ -96,12 +96,9 @@ class Analysis:
     def load(cls, path: str | Path | None = None, arms: str | Path | None = None) -> Analysis:
         """The plan from these files (a rule names the ones it read; tests use the
         checkout's own)."""
-        def read(p: str | Path) -> Any:
-            return yaml.safe_load(Path(p).read_text(encoding="utf-8"))
-
         arms_path = Path(arms or DEFAULT_ARMS)
-        table = read(arms_path)
-        return cls.from_dict(read(path or DEFAULT_ANALYSIS), table,
+        table = load_yaml(arms_path)
+        return cls.from_dict(load_yaml(path or DEFAULT_ANALYSIS), table,
                              schema_description_chars(table, arms_path.parent))
 
     def arm_title(self, arm: str) -> str:

@@ -12,11 +12,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..evidence import provenance as pv
 from ..evidence.load import load_evidence
-from ..io import canonical_sha256, read_json, write_json
+from ..io import canonical_sha256, load_yaml, read_json, write_json
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +159,7 @@ def _claims(claims_path: str | None, recomputed: dict[str, Any] | None, package:
     elif recomputed is None:
         why = f"{claims_path} read, but the numbers could not be recomputed"
     else:
-        claims = yaml.safe_load(Path(claims_path).read_text(encoding="utf-8")) or {}
+        claims = load_yaml(claims_path) or {}
         items = claims.get("claims", [])
         verdicts = pv.judge_claims(items, recomputed, package)
         mismatches += pv.claim_mismatches(verdicts, Path(claims_path).name)

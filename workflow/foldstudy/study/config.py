@@ -15,6 +15,7 @@ import jsonschema
 
 from ..analysis.scopes import config_problems as scope_problems
 from ..backends.base import resolve_model_config
+from ..io import load_yaml
 from .design import block_order
 from .spec import Arm, SpecError, arm_ids, resolve_arm
 
@@ -321,13 +322,11 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
                      ) -> list[str]:
     """Set cfg["capacity_scale"] (chosen when unset) and check every sweep's arms hold
     its fact load; raise ConfigError naming the numbers, return the warnings."""
-    import yaml
-
     from . import capacity as cap
     from .fixtures import chunk_chars_at, graded_facts
 
     def read(name: str) -> Any:
-        return yaml.safe_load((resources / name).read_text(encoding="utf-8"))
+        return load_yaml(resources / name)
 
     facts_spec = read("facts.yaml")
     stock = {int(p) for p in read("grading.yaml")["stock_signature"]["ports"]}

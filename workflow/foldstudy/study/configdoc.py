@@ -14,10 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..analysis.scopes import ANALYSES
 from ..backends.base import MODEL_DEFAULTS
+from ..io import load_yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "config" / "schema" / "config.schema.yaml"
@@ -118,7 +117,7 @@ def render(schema: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    README.write_text(render(yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))),
+    README.write_text(render(load_yaml(SCHEMA)),
                       encoding="utf-8")
     print(f"wrote {README.relative_to(ROOT)}")
 

@@ -11,9 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..io import sha256_text
+from ..io import load_yaml, sha256_text
 
 CARRY_RULES = ("text", "rendered", "under_headings", "raw_json")  # plus "field:NAME"
 
@@ -64,7 +62,7 @@ def scaled(value: float, scale: float) -> int:
 
 
 def load_arm_table(resources: Path) -> dict[str, Any]:
-    return yaml.safe_load((resources / "arms.yaml").read_text(encoding="utf-8"))
+    return load_yaml(resources / "arms.yaml")
 
 
 def arm_ids(table: dict[str, Any]) -> tuple[str, ...]:
