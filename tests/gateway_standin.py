@@ -165,6 +165,8 @@ class Standin:
     # the chat calls' sequence is the same with or without them; counted by status
     get_fault_rate: float = 0.0
     injected_get: Counter[int] = field(default_factory=Counter)
+    # ... and by the GET's first path segment ("models", "generation")
+    injected_get_paths: Counter[str] = field(default_factory=Counter)
     _get_rng: random.Random = field(default_factory=lambda: random.Random(0))
     _cycle: list[str] = field(default_factory=list)
 
@@ -191,12 +193,14 @@ class Standin:
             self._rng, self._cycle = random.Random(seed), []
             self.get_fault_rate, self._get_rng = get_rate, random.Random(seed + 1)
 
-    def next_get_fault(self) -> dict[str, Any] | None:
-        """A GET fault drawn at get_fault_rate (the caller holds the lock)."""
+    def next_get_fault(self, rel: str = "") -> dict[str, Any] | None:
+        """A GET fault drawn at get_fault_rate for the path `rel` (after /api/v1/; the
+        caller holds the lock)."""
         if not self.get_fault_rate or self._get_rng.random() >= self.get_fault_rate:
             return None
         status = self._get_rng.choice([429, 500, 502, 503])
         self.injected_get[status] += 1
+        self.injected_get_paths[rel.split("/")[0]] += 1
         return {"status": status, **({"retry_after": 1} if status == 429 else {})}
 
     def next_fault(self, model_id: str) -> dict[str, Any] | None:
@@ -364,7 +368,7 @@ class Handler(BaseHTTPRequestHandler):
             # when "models/acme/x/endpoints" has its own queue
             keys = [p for p in st.get_faults if rel.startswith(p)]
             queue = st.get_faults[max(keys, key=len)] if keys else None
-            fault = queue.pop(0) if queue else st.next_get_fault()
+            fault = queue.pop(0) if queue else st.next_get_fault(rel)
         if fault and "status" in fault:
             headers = {"Retry-After": str(fault["retry_after"])} if "retry_after" in fault \
                 else {}

@@ -13,7 +13,9 @@ class cycling through 429 with Retry-After, 500, 502, 503, an error inside HTTP 
 malformed body, a body cut off mid-read and a stall past the client's timeout; it keeps
 the body of every call it generated a completion for (what is billed; see
 gateway_standin's docstring for which faults are not billed, and why a late completion
-is left out).
+is left out). Its replies leave out the "provider" field, so the client learns who
+served each call from GET /generation, and a third of the GETs (listings and those
+lookups) fault as well.
 """
 
 from __future__ import annotations
@@ -112,6 +114,9 @@ def test_a_study_at_20_percent_faults_is_all_valid_and_pays_once(tmp_path: Path)
         # GETs too: the probe's listings are free reads, retried like calls, so a fault
         # there must not become a verdict (one GET in three faults, to meet a few)
         st.inject_faults(FAULT_RATE, FAULT_SEED, STALL_S, get_rate=GET_FAULT_RATE)
+        # Replies without the "provider" field: the client learns who served each call
+        # from GET /generation (A4), so those lookups meet the GET faults too.
+        st.omit_provider_field = True
         s = study(tmp_path / "faults", gw.base_url)
         p = s.snakemake("results/probe/summary.tsv")
         assert p.returncode == 0, p.stderr[-3000:]
@@ -145,10 +150,17 @@ def test_a_study_at_20_percent_faults_is_all_valid_and_pays_once(tmp_path: Path)
     print(f"chat calls {n_calls}; billed {billed.total()} = minimum {minimum} "
           f"({len(rows)} rows x ({n_folds} folds + recall)) + probe "
           f"{probe_minimum.total()}; injected {sum(injected.values())}: {dict(injected)}; "
-          f"GET faults {dict(st.injected_get)}")
+          f"GET faults {dict(st.injected_get)} {dict(st.injected_get_paths)}")
     # Every class of fault was served, or the test proves nothing about it ...
     assert set(injected) == set(FAULT_CLASSES), injected
     assert st.injected_get, "no GET was faulted"  # listings faulted, verdicts still ok
+    # Generation lookups faulted too, and every call still names the endpoint that
+    # served it (a lookup given up on would leave "unknown", an invalid row).
+    assert st.injected_get_paths["generation"] > 0, st.injected_get_paths
+    assert sum(g == "generation" for g in st.gets) > len(st.billed)
+    pinned = {name: name.upper() for name in MODELS}
+    served = Counter((r["model"], t["reply"]["served_by"]) for r in records for t in turns(r))
+    assert set(served) == set(pinned.items()), served
     # ... and each reached the client's retries and is in the run records.
     outcomes = {a["outcome"] for r in records for t in turns(r) for a in t["reply"]["attempts"]}
     assert {"rate_limited", "server", "provider_error", "malformed", "timeout"} <= outcomes
