@@ -96,6 +96,65 @@ def test_a_failed_generation_lookup_is_retried_not_left_unknown(gateway, tmp_pat
     assert len(gateway.state.chat_calls(MODEL)) == 1  # the paid call was sent once
 
 
+def test_generation_stats_not_there_yet_are_polled(gateway, tmp_path):
+    """Reference A4: how soon the stats exist after the completion is unconfirmed, "poll
+    with retry". A 404 on the lookup is asked again, not taken as "unknown"."""
+    gateway.state.omit_provider_field = True
+    gateway.state.queue_get_faults("generation", [{"status": 404}, {"status": 404}])
+    reply, _, _ = call(backend(gateway), ResponseStore(tmp_path))
+    assert reply.served_by == "DeepInfra"
+    assert sum(g.startswith("generation") for g in gateway.state.gets) == 3
+    assert len(gateway.state.chat_calls(MODEL)) == 1
+
+
+def test_a_retried_row_completes_or_buys_again_what_the_store_holds(gateway, tmp_path):
+    """Paper §3.3: a row invalid for its endpoint may be retried. On the retry a stored
+    reply whose endpoint was never named is looked up again (free), one another endpoint
+    served is sent again (the pinned endpoint's reply is the study's), and a good one is
+    served as it is. Without the retry every stored reply is served unchanged."""
+    b, st = backend(gateway), gateway.state
+
+    def gets() -> int:
+        return sum(g.startswith("generation") for g in st.gets)
+
+    def retry(sample: str):
+        return cached_complete(b, ResponseStore(tmp_path), request(), {"sample": sample},
+                               recheck=True)
+
+    # The lookup never answers (4 attempts): the paid reply is stored with no endpoint.
+    st.omit_provider_field = True
+    st.queue_get_faults("generation", [{"status": 502}] * 4)
+    lost, _, key = call(b, ResponseStore(tmp_path), sample="lost")
+    assert lost.served_by == "unknown"
+    # Another endpoint served this one.
+    st.omit_provider_field = False
+    st.queue_faults(MODEL, [{"served_by": "SomewhereElse"}])
+    strayed, _, _ = call(b, ResponseStore(tmp_path), sample="strayed")
+    assert strayed.served_by == "SomewhereElse"
+    good, _, _ = call(b, ResponseStore(tmp_path), sample="good")
+    n_calls, n_gets = len(st.chat_calls(MODEL)), gets()
+
+    # Not a retry: the store answers, unchanged, and nothing goes out.
+    for sample, stored in (("lost", lost), ("strayed", strayed), ("good", good)):
+        assert call(b, ResponseStore(tmp_path), sample=sample)[:2] == (stored, True)
+    assert (len(st.chat_calls(MODEL)), gets()) == (n_calls, n_gets)
+
+    # The retry: one lookup, no call, and the store now names the endpoint.
+    st.omit_provider_field = True
+    found, hit, _ = retry("lost")
+    assert hit and found.served_by == "DeepInfra" and found.text == lost.text
+    assert (len(st.chat_calls(MODEL)), gets()) == (n_calls, n_gets + 1)
+    assert ResponseStore(tmp_path).get(key, b.identity).served_by == "DeepInfra"
+    # The stray is bought again from the pinned endpoint, and replaces the stored one.
+    again, hit, _ = retry("strayed")
+    assert not hit and again.served_by == "DeepInfra"
+    assert len(st.chat_calls(MODEL)) == n_calls + 1
+    assert call(b, ResponseStore(tmp_path), sample="strayed")[:2] == (again, True)
+    # A reply from the pinned endpoint is served as it is.
+    assert retry("good")[:2] == (good, True)
+    assert len(st.chat_calls(MODEL)) == n_calls + 1
+
+
 def test_another_endpoint_serving_makes_the_row_invalid(gateway, tmp_path):
     b = backend(gateway)
     gateway.state.queue_faults(MODEL, [{"served_by": "SomewhereElse"}])

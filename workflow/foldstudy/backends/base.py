@@ -303,5 +303,12 @@ class Backend(ABC):
         """This backend pinned to one listed endpoint."""
         return self
 
+    def recheck(self, reply: Reply) -> Reply | None:
+        """A stored reply, checked again when its row is retried (paper §3.3): the reply
+        to serve, completed by free reads where one can (its endpoint looked up), or
+        None when it must be bought again (a reply the validity rule rejects for where
+        it came from). Backends without endpoints have nothing to check."""
+        return reply
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -14,16 +14,33 @@ log = logging.getLogger(__name__)
 
 
 def cached_complete(
-    backend: Backend, store: ResponseStore, request: ChatRequest, sample: dict[str, Any]
+    backend: Backend, store: ResponseStore, request: ChatRequest, sample: dict[str, Any],
+    recheck: bool = False,
 ) -> tuple[Reply, bool, str]:
     """The reply for this sample, from the store if it was ever paid for; (reply, hit, key).
 
     A miss is sent with bounded retries (the backend's retry_policy)
     and stored only once it succeeded, so a killed run resumes without re-sending any call
     that completed, and a failed call is tried again next time.
+
+    recheck (a retried row, paper §3.3): a stored reply is served only as
+    backend.recheck passes it. One whose endpoint was unknown is completed by a lookup and
+    stored again; one another endpoint served is sent again, and its new reply replaces it.
     """
     key = cache_key(request, backend.identity, sample)
     cached = store.get(key, backend.identity)
+    if cached is not None and recheck:
+        checked = backend.recheck(cached)
+        if checked is None:
+            log.info("stored reply %s came from %s, not the pinned endpoint: sent again",
+                     key[:16], cached.served_by)
+            store.hits, store.misses = store.hits - 1, store.misses + 1
+            cached = None
+        elif checked != cached:
+            log.info("stored reply %s: endpoint looked up again, %s", key[:16],
+                     checked.served_by)
+            store.put(key, request, sample, checked, backend.identity)
+            cached = checked
     if cached is not None:
         return cached, True, key
     if backend.replay:

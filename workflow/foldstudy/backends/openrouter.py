@@ -18,6 +18,7 @@ a reasoning model: there is nothing to suppress), and the seed only where declar
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from .base import BackendError, ChatRequest, Reply, resolve_model_config
@@ -197,15 +198,41 @@ class OpenRouterBackend(OpenAICompatBackend):
             },
         )
 
+    def recheck(self, reply: Reply) -> Reply | None:
+        """An endpoint the lookup could not name is looked up again (a free read); a
+        reply another endpoint served is bought again, since the pinned endpoint is the
+        study's (validity.py: endpoint_mismatch)."""
+        if reply.served_by == "unknown":
+            served = self._served_by(reply.raw.get("id"))
+            if served:
+                reply = dataclasses.replace(reply, served_by=served)
+        if reply.served_by not in ("unknown", self.identity["pin"]):
+            return None
+        return reply
+
     def _served_by(self, generation_id: Any) -> str | None:
-        """The serving provider from generation stats, when the reply body lacks it."""
+        """The serving provider from generation stats, when the reply body lacks it.
+
+        A 404 is polled like a transient fault: the stats may not exist yet when the
+        completion returns (reference A4, "poll with retry"), and giving up would leave
+        the reply's endpoint unknown, its row invalid.
+        """
         if not generation_id:
             return None
+
+        def lookup() -> dict[str, Any]:
+            try:
+                return get_json(self.session, f"{self.base_url}/generation", self.headers(),
+                                min(self.timeout_s, 30), self._key,
+                                params={"id": generation_id})
+            except BackendError as e:
+                if e.kind != "not_found":
+                    raise
+                raise BackendError("not_ready", e.message, retryable=True,
+                                   detail=e.detail) from e
+
         try:
-            body = read_with_retries(lambda: get_json(
-                self.session, f"{self.base_url}/generation", self.headers(),
-                min(self.timeout_s, 30), self._key, params={"id": generation_id}),
-                self.retry_policy)
+            body = read_with_retries(lookup, self.retry_policy)
         except BackendError:
             return None
         data = body.get("data") if isinstance(body.get("data"), dict) else {}

@@ -233,8 +233,13 @@ def run_row(
     temperature: float,
     recall_max_tokens: int,
     headings: list[str],
+    recheck: bool = False,
 ) -> RunRecord:
-    """Fold the whole session through one arm and ask the recall turn."""
+    """Fold the whole session through one arm and ask the recall turn.
+
+    recheck: this is a retry of an infrastructure-invalid row, so each stored reply is
+    checked again before it is reused (call.cached_complete).
+    """
     n = len(fixture.chunks)
     carry = ""
     folds: list[dict[str, Any]] = []
@@ -249,7 +254,8 @@ def run_row(
         request = fold_request(arm, prompts.render_fold(carry, chunk, i, n), temperature,
                                sample.call_seed(turn))
         try:
-            reply, hit, key = cached_complete(backend, store, request, sample.identity(turn))
+            reply, hit, key = cached_complete(backend, store, request, sample.identity(turn),
+                                              recheck)
         except ContextOverflow as e:
             # Catch-up: this chunk is folded together with the next one.
             catchup_fired = True
@@ -305,7 +311,8 @@ def run_row(
             seed=sample.call_seed("recall"),
         )
         try:
-            reply, hit, key = cached_complete(backend, store, request, sample.identity("recall"))
+            reply, hit, key = cached_complete(backend, store, request,
+                                              sample.identity("recall"), recheck)
             recall = {"request_key": key, "store_hit": hit, "seed": request.seed,
                       "reply": reply.to_dict(), "answer": reply.text}
             log.info("%s recall: %d completion tokens, %s%s", sample.row_id,
@@ -376,10 +383,13 @@ def run_fold(
     t0 = time.monotonic()
     backend = make_backend(model_name, model, pin=probe.get("pin"), replay=replay)
     store = ResponseStore(store_dir)
+    # Earlier attempts were kept only for an infrastructure-invalid row: this is its retry.
+    earlier = _earlier_attempts(out)
     try:
         record = run_row(
             fixture, arm_spec, backend, store, prompts, Sample(**sample),
             temperature=temperature, recall_max_tokens=recall_max_tokens, headings=headings,
+            recheck=bool(earlier) and not replay,
         )
     finally:
         backend.close()
@@ -391,7 +401,7 @@ def run_fold(
     # The attempt count is what was kept of earlier, infrastructure-invalid attempts: the
     # rule's `attempt` param only decides that the job runs again (Snakemake deletes the
     # old record before the job starts, so the job cannot read it).
-    record.previous_attempts = _earlier_attempts(out)
+    record.previous_attempts = earlier
     record.attempt = len(record.previous_attempts) + 1
     _keep_attempt(record, out)
     write_json(record.to_dict(), out)
