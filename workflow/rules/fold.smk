@@ -6,8 +6,11 @@ rule fold:
     input:
         **PROMPT_FILES,
         fixture="results/fixtures/{sweep}/fixture.json",
-        # ancient: orders a block's runs, but a retried run does not rerun the rest
-        previous=ancient(previous_run),
+        # Orders a block's runs. Not ancient(): Snakemake skips its own rerun checks for
+        # jobs downstream of a job it reruns, and ancient() then drops them too, so an
+        # edited prompt reran only each block's first run (snakemake/snakemake#4166).
+        # A retried run therefore reruns the rest of its block, from the store.
+        previous=previous_run,
         probe="results/probe/{model}.json",
         arms=ARMS_YAML,
     output:
