@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from foldstudy.backends.base import BackendError, ChatRequest, ContextOverflow
+from foldstudy.backends.base import BackendError, ChatRequest, ContextOverflow, Reply
 from foldstudy.backends.call import cached_complete
 from foldstudy.backends.openrouter import OpenRouterBackend, endpoint_pin
 from foldstudy.backends.store import ResponseStore
@@ -153,6 +153,19 @@ def test_a_retried_row_completes_or_buys_again_what_the_store_holds(gateway, tmp
     # A reply from the pinned endpoint is served as it is.
     assert retry("good")[:2] == (good, True)
     assert len(st.chat_calls(MODEL)) == n_calls + 1
+
+
+def test_without_a_pin_a_retry_buys_nothing_again(gateway, tmp_path):
+    """The validity rule checks the endpoint only against a pin; so does the retry: an
+    unpinned model's stored replies are all served as they are."""
+    cfg = {"backend": "openrouter", "model_id": MODEL, "base_url": gateway.base_url,
+           "api_key_env": "TEST_OR_KEY"}
+    unpinned = OpenRouterBackend("widget", cfg)
+    assert not unpinned.identity["pin"]
+    reply = Reply(text="x", finish_reason="stop", prompt_tokens=1, completion_tokens=1,
+                  token_count_method="exact", latency_s=0.1, served_by="Anyone")
+    assert unpinned.recheck(reply) is reply
+    assert backend(gateway).recheck(reply) is None  # pinned to DeepInfra: bought again
 
 
 def test_another_endpoint_serving_makes_the_row_invalid(gateway, tmp_path):

@@ -162,6 +162,12 @@ class Reply:
         return cls(**d)
 
 
+def served_elsewhere(served_by: str | None, pin: str | None) -> bool:
+    """Did an endpoint other than the pinned one serve this reply ("unknown" included)?
+    The validity rule's endpoint test, and a retry's test of a stored reply."""
+    return bool(pin) and bool(served_by) and served_by != pin
+
+
 class BackendError(Exception):
     """A call that produced no usable reply.
 

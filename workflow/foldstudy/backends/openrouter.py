@@ -21,7 +21,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from .base import BackendError, ChatRequest, Reply, resolve_model_config
+from .base import BackendError, ChatRequest, Reply, resolve_model_config, served_elsewhere
 from .http import get_json
 from .openai_compat import ROUTING_KEYS, OpenAICompatBackend, reasoning_returned
 from .retry import read_with_retries
@@ -204,11 +204,10 @@ class OpenRouterBackend(OpenAICompatBackend):
         study's (validity.py: endpoint_mismatch)."""
         if reply.served_by == "unknown":
             served = self._served_by(reply.raw.get("id"))
-            if served:
-                reply = dataclasses.replace(reply, served_by=served)
-        if reply.served_by not in ("unknown", self.identity["pin"]):
-            return None
-        return reply
+            if not served:
+                return reply  # the lookup is still down: the row stays retryable
+            reply = dataclasses.replace(reply, served_by=served)
+        return None if served_elsewhere(reply.served_by, self.identity["pin"]) else reply
 
     def _served_by(self, generation_id: Any) -> str | None:
         """The serving provider from generation stats, when the reply body lacks it.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..backends.base import served_elsewhere
 from ..io import read_json
 
 RETRYABLE_PREFIXES = ("infrastructure:", "endpoint_mismatch", "missing_folds")
@@ -28,7 +29,7 @@ def validity(record: dict[str, Any]) -> tuple[bool, str]:
     if pin:
         for fold in record.get("folds", []):
             served = fold["reply"].get("served_by")
-            if served and served != pin:
+            if served_elsewhere(served, pin):
                 return False, f"endpoint_mismatch:{served}"
     if record.get("catchup_fired"):
         return False, "catchup_fired"
