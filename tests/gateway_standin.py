@@ -170,6 +170,10 @@ class Standin:
     _get_rng: random.Random = field(default_factory=lambda: random.Random(0))
     _cycle: list[str] = field(default_factory=list)
 
+    def lookups(self, since: int = 0) -> int:
+        """GET /generation requests (generation-stats lookups) from the `since`-th GET on."""
+        return sum(g.startswith("generation") for g in self.gets[since:])
+
     def queue_faults(self, model_id: str, faults: list[dict[str, Any]]) -> None:
         with self.lock:
             self.faults.setdefault(model_id, []).extend(faults)

@@ -92,7 +92,7 @@ def test_a_failed_generation_lookup_is_retried_not_left_unknown(gateway, tmp_pat
     gateway.state.queue_get_faults("generation", [{"status": 502}, {"status": 503}])
     reply, _, _ = call(backend(gateway), ResponseStore(tmp_path))
     assert reply.served_by == "DeepInfra"
-    assert sum(g.startswith("generation") for g in gateway.state.gets) == 3
+    assert gateway.state.lookups() == 3
     assert len(gateway.state.chat_calls(MODEL)) == 1  # the paid call was sent once
 
 
@@ -103,7 +103,7 @@ def test_generation_stats_not_there_yet_are_polled(gateway, tmp_path):
     gateway.state.queue_get_faults("generation", [{"status": 404}, {"status": 404}])
     reply, _, _ = call(backend(gateway), ResponseStore(tmp_path))
     assert reply.served_by == "DeepInfra"
-    assert sum(g.startswith("generation") for g in gateway.state.gets) == 3
+    assert gateway.state.lookups() == 3
     assert len(gateway.state.chat_calls(MODEL)) == 1
 
 
@@ -113,9 +113,6 @@ def test_a_retried_row_completes_or_buys_again_what_the_store_holds(gateway, tmp
     served is sent again (the pinned endpoint's reply is the study's), and a good one is
     served as it is. Without the retry every stored reply is served unchanged."""
     b, st = backend(gateway), gateway.state
-
-    def gets() -> int:
-        return sum(g.startswith("generation") for g in st.gets)
 
     def retry(sample: str):
         return cached_complete(b, ResponseStore(tmp_path), request(), {"sample": sample},
@@ -132,18 +129,18 @@ def test_a_retried_row_completes_or_buys_again_what_the_store_holds(gateway, tmp
     strayed, _, _ = call(b, ResponseStore(tmp_path), sample="strayed")
     assert strayed.served_by == "SomewhereElse"
     good, _, _ = call(b, ResponseStore(tmp_path), sample="good")
-    n_calls, n_gets = len(st.chat_calls(MODEL)), gets()
+    n_calls, n_gets = len(st.chat_calls(MODEL)), st.lookups()
 
     # Not a retry: the store answers, unchanged, and nothing goes out.
     for sample, stored in (("lost", lost), ("strayed", strayed), ("good", good)):
         assert call(b, ResponseStore(tmp_path), sample=sample)[:2] == (stored, True)
-    assert (len(st.chat_calls(MODEL)), gets()) == (n_calls, n_gets)
+    assert (len(st.chat_calls(MODEL)), st.lookups()) == (n_calls, n_gets)
 
     # The retry: one lookup, no call, and the store now names the endpoint.
     st.omit_provider_field = True
     found, hit, _ = retry("lost")
     assert hit and found.served_by == "DeepInfra" and found.text == lost.text
-    assert (len(st.chat_calls(MODEL)), gets()) == (n_calls, n_gets + 1)
+    assert (len(st.chat_calls(MODEL)), st.lookups()) == (n_calls, n_gets + 1)
     assert ResponseStore(tmp_path).get(key, b.identity).served_by == "DeepInfra"
     # The stray is bought again from the pinned endpoint, and replaces the stored one.
     again, hit, _ = retry("strayed")

@@ -120,14 +120,14 @@ def test_a_row_invalid_for_its_endpoint_is_retried_by_lookup_or_by_buying_again(
         p = snakemake("results/evidence/rows.csv", "--config", "retry_infrastructure=true")
         assert p.returncode == 0, p.stderr[-3000:]
         resent = st.chat_calls("acme/routed")[n_calls:]
-        lookups = [g for g in st.gets[n_gets:] if g.startswith("generation")]
+        lookups = st.lookups(since=n_gets)
 
     again = rows(tmp_path / "results/evidence/rows.csv")
     assert {r: (again[r]["valid"], again[r]["attempt"]) for r in again} == {
         "s/routed/r0/j": ("true", "2"), "s/routed/r0/m": ("true", "2")}
     # One call went out, the stray's body, and two lookups: j's fold 0 and the new reply.
     assert resent == [strayed]
-    assert len(lookups) == 2
+    assert lookups == 2
     j, m = (json.loads((tmp_path / f"results/runs/s/routed/r0/{a}.json").read_text())
             for a in ("j", "m"))
     assert all(f["store_hit"] and f["reply"]["served_by"] == "R" for f in j["folds"])

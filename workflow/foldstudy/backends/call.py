@@ -34,7 +34,7 @@ def cached_complete(
         if checked is None:
             log.info("stored reply %s came from %s, not the pinned endpoint: sent again",
                      key[:16], cached.served_by)
-            store.hits, store.misses = store.hits - 1, store.misses + 1
+            store.refused()
             cached = None
         elif checked != cached:
             log.info("stored reply %s: endpoint looked up again, %s", key[:16],

@@ -77,6 +77,10 @@ class ResponseStore:
         self.hits += 1
         return Reply.from_dict(entry["reply"])
 
+    def refused(self) -> None:
+        """The last hit was not served (a retry sends the call again): count a miss."""
+        self.hits, self.misses = self.hits - 1, self.misses + 1
+
     def put(self, key: str, request: ChatRequest, sample: dict[str, Any], reply: Reply,
             endpoint: dict[str, Any]) -> None:
         reply_dict = reply.to_dict()
