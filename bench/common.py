@@ -60,7 +60,7 @@ def median_wall(fn: Callable[[], object], runs: int = 3, warm: bool = False) -> 
 @contextmanager
 def standin_gateway() -> Iterator[object]:
     """The loopback gateway stand-in with one model whose endpoint takes every parameter."""
-    from tests.gateway_standin import Endpoint, GatewayStandin, Model
+    from tests.support.gateway_standin import Endpoint, GatewayStandin, Model
 
     full = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
             "reasoning")

@@ -47,3 +47,24 @@ def grading() -> dict:
 @pytest.fixture(scope="session")
 def config_schema() -> dict:
     return yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def study_arms(config_schema, resources):
+    """The arms a study config resolves, by config file and scale (None: the file's own)."""
+    from foldstudy.study.config import load_study
+    from foldstudy.study.spec import load_arm_table
+
+    def arms(config: str = "config.yaml", scale: float | None = None) -> dict:
+        cfg = yaml.safe_load((ROOT / "config" / config).read_text(encoding="utf-8"))
+        if scale is not None:
+            cfg["scale"] = scale
+        return load_study(cfg, config_schema, load_arm_table(resources), resources).arms
+
+    return arms
+
+
+@pytest.fixture(scope="session")
+def arms(study_arms) -> dict:
+    """The default study's arms at paper scale (capacities as the paper declared them)."""
+    return study_arms("config.yaml", 1.0)

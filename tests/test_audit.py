@@ -10,18 +10,8 @@ import pytest
 import yaml
 
 from foldstudy.run.audit import PlannedRun, Sizes, plan_rows, run_tokens
-from foldstudy.study.config import load_study
-from foldstudy.study.spec import load_arm_table
 
 from .conftest import ROOT
-
-
-@pytest.fixture(scope="module")
-def arms(config_schema, resources):
-    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-    cfg["scale"] = 1.0
-    return load_study(cfg, config_schema, load_arm_table(resources), resources).arms
-
 
 SIZES = Sizes(chunk_chars={"s": [90_000] * 5}, fold_template_chars=300, recall_chars=1200,
               chars_per_token=3.0)

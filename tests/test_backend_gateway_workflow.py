@@ -14,8 +14,8 @@ import pytest
 from foldstudy.run.probe import PROBE_USER
 
 from .conftest import ROOT
-from .gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .gateway_standin import rows_by_id as rows
+from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from .support.gateway_standin import rows_by_id as rows
 
 pytestmark = pytest.mark.workflow
 CANARY = "sk-or-v1-CANARY-7c1d9e4f0a2b6c8d"

@@ -1,6 +1,6 @@
 """The workflow on a real SLURM cluster through profiles/slurm (README "On a cluster").
 
-A single-node SLURM (munged, slurmctld, slurmd on 127.0.0.1; tests/slurm_cluster.py) runs
+A single-node SLURM (munged, slurmctld, slurmd on 127.0.0.1; tests/support/slurm_cluster.py) runs
 the tiny study in replay mode from the response store of the session's local run
 (conftest.tiny_study), so no model runs twice: every job goes through sbatch, the
 evidence and the numbers come out byte for byte as the local run made them, and a job
@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from .conftest import ROOT, TINY_CONFIG
-from .slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster, missing_binaries
+from .support.slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster, missing_binaries
 
 pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
 

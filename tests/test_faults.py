@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from .gateway_standin import (
+from .support.gateway_standin import (
     ALL_PARAMETERS,
     FAULT_CLASSES,
     Endpoint,

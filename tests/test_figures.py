@@ -12,7 +12,7 @@ from foldstudy.evidence.load import write_table
 from foldstudy.report.figures import make_figures, write_figures
 from foldstudy.report.titles import FIGURES
 
-from .evidence_rows import arm_rows, frames
+from .support.evidence_rows import arm_rows, frames
 from .support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)

@@ -6,23 +6,11 @@ import json
 import threading
 
 import pytest
-import yaml
 
 from foldstudy.backends.base import ChatRequest, Reply
 from foldstudy.backends.store import ResponseStore, cache_key
 from foldstudy.grade.validity import retryable, validity
 from foldstudy.run.fold import carry_of
-from foldstudy.study.config import load_study
-from foldstudy.study.spec import load_arm_table
-
-from .conftest import ROOT
-
-
-@pytest.fixture(scope="module")
-def arms(config_schema, resources):
-    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-    cfg["scale"] = 1.0
-    return load_study(cfg, config_schema, load_arm_table(resources), resources).arms
 
 
 def test_q_is_rendered_back_under_the_five_headings(arms):

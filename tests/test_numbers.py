@@ -18,7 +18,7 @@ from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import EvidenceError, load_evidence, write_table
 
-from .evidence_rows import arm_rows, frames, full, row
+from .support.evidence_rows import arm_rows, frames, full, row
 from .support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)

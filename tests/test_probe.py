@@ -26,7 +26,7 @@ from foldstudy.study.config import load_study
 from foldstudy.study.spec import load_arm_table
 
 from .conftest import ROOT
-from .gateway_standin import Endpoint, GatewayStandin, Model
+from .support.gateway_standin import Endpoint, GatewayStandin, Model
 
 KEY = "sk-or-v1-probe-canary-0a1b2c"
 ALL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
@@ -36,11 +36,9 @@ REQUIRED = 20_000
 
 
 @pytest.fixture(scope="module")
-def arms(config_schema, resources):
-    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-    cfg["scale"] = 0.1
-    study = load_study(cfg, config_schema, load_arm_table(resources), resources)
-    return [study.arms[a] for a in "jqmo"]
+def arms(study_arms):
+    study = study_arms("config.yaml", 0.1)
+    return [study[a] for a in "jqmo"]
 
 
 @pytest.fixture()

@@ -9,17 +9,13 @@ import copy
 import json
 
 import pytest
-import yaml
 
 from foldstudy.backends.embedded import EmbeddedBackend
 from foldstudy.backends.openrouter import OpenRouterBackend, endpoint_pin
 from foldstudy.grade.grader import headings_carried
 from foldstudy.run.fold import Prompts, Sample, carry_of, fold_request
-from foldstudy.study.config import load_study
-from foldstudy.study.spec import load_arm_table
 
-from .conftest import ROOT
-from .gateway_standin import Endpoint, GatewayStandin, Model
+from .support.gateway_standin import Endpoint, GatewayStandin, Model
 
 FULL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
         "reasoning")
@@ -28,9 +24,8 @@ HEADINGS = ["Constraints", "Decisions", "Identifiers", "Open issues", "Next step
 
 
 @pytest.fixture(scope="module")
-def arms(config_schema, resources):
-    cfg = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text())
-    return load_study(cfg, config_schema, load_arm_table(resources), resources).arms
+def arms(study_arms):
+    return study_arms("study-paper.yaml")
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from .gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .gateway_standin import rows_by_id as rows
+from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from .support.gateway_standin import rows_by_id as rows
 from .support.gateway_study import GatewayStudy, gateway_model
 
 pytestmark = pytest.mark.workflow

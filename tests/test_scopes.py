@@ -17,7 +17,7 @@ from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import load_arm_table
 
 from .conftest import RESOURCES, ROOT
-from .evidence_rows import arm_rows, frames, row
+from .support.evidence_rows import arm_rows, frames, row
 
 PAPER = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text(encoding="utf-8"))
 PAPER_SCOPES = Scopes.from_config(PAPER["scopes"])

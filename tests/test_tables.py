@@ -15,7 +15,7 @@ from foldstudy.evidence import columns
 from foldstudy.report.tables import DASH, build_tables, write_tables
 from foldstudy.report.titles import TABLE_TITLES
 
-from .evidence_rows import arm_rows, frames
+from .support.evidence_rows import arm_rows, frames
 from .support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)

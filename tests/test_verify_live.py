@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from .conftest import RESOURCES, ROOT
-from .gateway_standin import Endpoint, GatewayStandin, Model
+from .support.gateway_standin import Endpoint, GatewayStandin, Model
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-LIVE-0000"

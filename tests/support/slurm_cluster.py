@@ -17,7 +17,7 @@ node, which is what the test reads to show the jobs went through SLURM.
 
 Run by hand (as root) to get a cluster to play with until Enter is pressed:
 
-    .venv/bin/python -m tests.slurm_cluster
+    .venv/bin/python -m tests.support.slurm_cluster
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sco
 PARTITION = "debug"
 SERVER_PARTITION = "server"
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
-MARKER = "# foldstudy test cluster (tests/slurm_cluster.py); removed when the test ends"
+MARKER = "# foldstudy test cluster (tests/support/slurm_cluster.py); removed when the test ends"
 
 
 def missing_binaries() -> list[str]:
