@@ -19,6 +19,8 @@ from foldstudy.study.spec import load_arm_table
 from .conftest import RESOURCES, ROOT
 from .evidence_rows import arm_rows, frames, row
 
+ARMS = Analysis.load().arm_order  # the arm ids load_evidence checks rows.csv against
+
 PAPER = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text(encoding="utf-8"))
 PAPER_SCOPES = Scopes.from_config(PAPER["scopes"])
 QWEN = "qwen3.6-35b-a3b"
@@ -150,12 +152,12 @@ def test_the_papers_column_names_are_read_as_aliases(tmp_path):
                                 "json_envelope_carried": "carried_json_envelope"})
     write_table(rows, tmp_path / "rows.csv")
     write_table(checks, tmp_path / "checks.csv")
-    r, _ = load_evidence(tmp_path)
+    r, _ = load_evidence(tmp_path, ARMS)
     assert list(r["headings_carried"]) == [3, 3] and r["json_envelope_carried"].dtype == bool
     both = rows.assign(headings_carried=3)
     write_table(both, tmp_path / "rows.csv")
     with pytest.raises(ValueError, match="carried_fixed_headings/headings_carried"):
-        load_evidence(tmp_path)
+        load_evidence(tmp_path, ARMS)
 
 
 CLAIMS = [
