@@ -15,6 +15,7 @@ import jsonschema
 
 from ..analysis.scopes import config_problems as scope_problems
 from ..backends.base import resolve_model_config
+from ..credentials import SECRET_KEYS, looks_like_a_key
 from ..io import load_yaml
 from .design import block_order
 from .spec import Arm, SpecError, arm_ids, resolve_arm
@@ -87,16 +88,6 @@ def schema_problems(config: dict[str, Any], schema: dict[str, Any],
         else:
             out.append(_message(e, arms))
     return out
-
-
-SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
-
-
-def looks_like_a_key(value: Any) -> bool:
-    """A credential-shaped string (the release scanner's key shapes)."""
-    from ..release.scan import KEY_PATTERNS
-
-    return isinstance(value, str) and any(p.search(value) for p in KEY_PATTERNS.values())
 
 
 def _shown(value: Any) -> str:
