@@ -11,7 +11,7 @@ from foldstudy.analysis.numbers import compute_numbers
 from foldstudy.analysis.scopes import ScopeError, Scopes
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import load_evidence, write_table
-from foldstudy.evidence.provenance import claim_mismatches, judge_claims
+from foldstudy.release.claims import claim_mismatches, judge_claims
 from foldstudy.report.tables import build_tables
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import load_arm_table
