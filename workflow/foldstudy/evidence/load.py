@@ -130,8 +130,8 @@ def load_evidence(directory: str | Path, arms: Collection[str]
     arms (check_consistency): a package without a manifest still passes every one of
     those checks. folds.csv and manifest.json are optional; when present, folds.csv must
     carry its columns and every artifact must match the manifest's sha256 and row count
-    (the lead's provenance.check_manifest, reused so both stages agree on what "matches"
-    means). arms: the study's arm ids (Analysis.arm_order, from the arms.yaml the caller
+    (provenance.check_manifest, the one verify uses, so both stages agree on what
+    "matches" means). arms: the study's arm ids (Analysis.arm_order, from the arms.yaml the caller
     loaded): given, never read here, so evidence stays below analysis and never reads a
     checkout's arms.yaml behind its caller's back.
     Fails with an EvidenceError naming the file, the column and the line.
