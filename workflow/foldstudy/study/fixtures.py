@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 # characters), fixture.json's token estimates, the probe's required context and the
 # audit's plan.tsv. A sizing convention, not a measurement: SmolLM2's tokenizer counts
 # 2.4-2.6 characters a token on this identifier-dense text (capacity.TEXT_CHARS_PER_TOKEN
-# is that measurement; prose runs ~4), so these estimates run ~15% under a model's count.
+# is that measurement; prose runs ~4), so these estimates run 13-20% under a model's count.
 # Kept apart from the measurement because either changed would change what is written:
 # fixture text, fixture.json, probe records, plan.tsv or the config check's messages.
 CHARS_PER_TOKEN = 3.0
