@@ -1,7 +1,8 @@
 """The study's config: checked before any job runs, then resolved into a plan of runs.
 
 Errors name the key and what would be right, e.g.
-`config.sweeps.main.arms[3]: 'x' is not an arm (known: f g j k l m n o p q t u)`.
+`config.sweeps.main.arms[3]: 'x' is not an arm (known: f g j ... u)`, the arms of
+resources/arms.yaml.
 """
 
 from __future__ import annotations
