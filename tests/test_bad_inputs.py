@@ -32,7 +32,7 @@ from foldstudy.release.lock import VerifyFailed, write_lock
 from foldstudy.release.package import make_release
 from foldstudy.release.scan import ReleaseRefused
 from foldstudy.study.config import ConfigError, load_study
-from foldstudy.study.spec import load_arm_table
+from foldstudy.study.spec import arm_ids, load_arm_table
 
 from .conftest import RESOURCES, ROOT
 from .support.store import two_entries
@@ -182,7 +182,8 @@ EVIDENCE_CASES = [
     ("duplicate row_id", duplicate_row,
      ["rows.csv", "column row_id", "repeats line 2", "on line 62"]),
     ("unknown arm", set_cell("arm", "x"),
-     ["rows.csv", "column arm", "'x'", "is not an arm (known: f g j k l m n o p q t u",
+     ["rows.csv", "column arm", "'x'",
+      f"is not an arm (known: {' '.join(sorted(arm_ids(load_arm_table(RESOURCES))))}",
       "on line"]),
     ("check of no row", orphan_check,
      ["checks.csv", "column row_id", "'anchor/nobody/r0/j' on line 5",

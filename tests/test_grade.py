@@ -138,3 +138,27 @@ def test_a_truncated_run_record_is_named_not_a_traceback(tmp_path):
     p.write_text('{"row_id": "s/m/r0/j"}')
     with pytest.raises(RunRecordError, match="without status, arm_spec, folds"):
         read_record(str(p))
+
+
+def test_fold_headings_are_counted_from_each_recorded_carry(grading):
+    """folds.csv counts each fold's headings and envelope from its carry, as rows.csv
+    counts the final carry's; a record's own per-fold counts (older records froze them at
+    run time) are not read, so an old record and a new one grade the same."""
+    from foldstudy.grade.rows import grade_record
+
+    from .support import records as R
+
+    headings = ["Constraints", "Decisions", "Identifiers", "Open issues", "Next steps"]
+    carries = ["Constraints\n52677", "## Decisions\nIdentifiers: 52677", '{"summary": "x"}']
+    new = R.record(carries)
+    old = R.record(carries, folds=[{**R.fold(i, c), "headings_carried": 5,
+                                    "json_envelope_carried": False}
+                                   for i, c in enumerate(carries)])
+    args = (R.fixture(3), grading["abstention_markers"],
+            StockSignature.from_dict(grading["stock_signature"]), headings)
+    graded = [grade_record(rec, *args) for rec in (new, old)]
+    assert graded[0] == graded[1]
+    row, _, folds = graded[0]
+    assert [(f["headings_carried"], f["json_envelope_carried"]) for f in folds] == [
+        (1, False), (2, False), (0, True)]
+    assert (row["headings_carried"], row["json_envelope_carried"]) == (0, True)

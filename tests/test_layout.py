@@ -1,8 +1,9 @@
 """The tree's conventions, checked: formatting, the generated config reference, one home
-for arm identity and for every backend capability."""
+for arm identity and for every backend capability, and stages that import only downward."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -48,14 +49,15 @@ def test_config_readme_is_generated_from_the_schema():
 def test_no_arm_id_is_written_outside_arms_yaml():
     """An arm is named in resources/arms.yaml only: no enum, regex or tuple repeats them."""
     ids = arm_ids(load_arm_table(ROOT / "resources"))
-    listing = re.compile(r"\[\s*" + r"\s*,\s*".join(ids[:4]))  # e.g. [f, n, j, p ...
+    listing = re.compile(r"\[\s*" + r"\s*,\s*".join(ids[:4]))  # a YAML list of the first four
     literal = re.compile(r"[(\[]\s*" + r",\s*".join(f'"{a}"' for a in ids[:4]))
     for path in [ROOT / "config/schema/config.schema.yaml", ROOT / "resources/analysis.yaml",
                  *ROOT.glob("workflow/**/*.py"), *ROOT.glob("workflow/rules/*.smk"),
-                 *ROOT.glob("tests/support/*.py")]:
+                 *ROOT.glob("tests/*.py"), *ROOT.glob("tests/support/*.py")]:
         text = path.read_text(encoding="utf-8")
         assert not listing.search(text) and not literal.search(text), path
-        assert "fnjpqkomtulg" not in text, path
+        assert "".join(ids) not in text, path
+        assert " ".join(sorted(ids)) not in text, path  # a message's "known: f g j ..."
 
 
 def test_the_config_check_follows_the_arm_table(config_schema, resources):
@@ -66,8 +68,8 @@ def test_the_config_check_follows_the_arm_table(config_schema, resources):
                             "repeats": 1}}}
     with pytest.raises(ConfigError) as e:
         load_study(cfg, config_schema, table, resources)
-    assert "config.sweeps.x.arms[1]: 'y' is not an arm (known: f g j k l m n o p q t u z)" in (
-        str(e.value))
+    known = " ".join(sorted(arm_ids(table)))  # z among them
+    assert f"config.sweeps.x.arms[1]: 'y' is not an arm (known: {known})" in str(e.value)
     assert "arms[0]" not in str(e.value)  # the new arm is known everywhere at once
 
 
@@ -99,3 +101,148 @@ def test_the_fast_yaml_loader_reads_every_project_file_as_the_safe_loader_does(t
     bad.write_text("!!python/object/apply:os.system ['true']\n")
     with pytest.raises(yaml.YAMLError):
         load_yaml(bad)
+
+
+# The package's layers, lowest first: a module may import its own layer and the layers
+# below it, never one above. Each stage package of workflow/foldstudy and each top module
+# has one place here. Not the rules' order where the two differ: `study` reads the
+# backends' model defaults; `evidence` is the contract (columns, loading) that `grade`
+# writes to; `run` asks `grade`'s one validity rule whether a row may be retried, while
+# `grade` reads run records as data, never run's code.
+LAYERS = ("io", "credentials", "backends", "study", "evidence", "grade", "run", "analysis",
+          "report", "release")
+# Where a layer may reach a lower one only through named modules: run asks grade's
+# validity rule, and nothing else of grade; what the grader counts in a carry (headings,
+# an envelope) grade counts from the recorded carry, so no run record freezes a count.
+NARROW = {("run", "grade"): {"foldstudy.grade.validity"}}
+# Known upward imports, each to be removed (module, the module it imports):
+ALLOWED_UPWARD = {
+    # removed by the tables helper: the config half of scopes moves to study/
+    ("foldstudy.study.config", "foldstudy.analysis.scopes"),
+    ("foldstudy.study.configdoc", "foldstudy.analysis.scopes"),
+}
+PACKAGE = ROOT / "workflow/foldstudy"
+
+
+def _imports(path: Path) -> list[tuple[str, int]]:
+    """Every foldstudy module a file imports, with its line: function-level imports too
+    (the lazy ones), relative ones resolved."""
+    here = list(path.relative_to(PACKAGE.parent).parts[:-1])  # where `.` starts
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = (here[:len(here) - node.level + 1] if node.level else [])
+            mod = ".".join(base + ([node.module] if node.module else []))
+            # `from ..grade import validity` imports the module grade.validity
+            out += [(f"{mod}.{a.name}" if _is_module(f"{mod}.{a.name}") else mod, node.lineno)
+                    for a in node.names]
+    return sorted({(m, line) for m, line in out if m.startswith("foldstudy.")})
+
+
+def _is_module(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _module(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _layer(module: str) -> str:
+    return module.split(".")[1]
+
+
+def package_imports() -> list[tuple[str, str, int]]:
+    """(importer, imported, line) of every import from one layer into another."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        me = _module(path)
+        if me == "foldstudy":
+            continue
+        out += [(me, m, line) for m, line in _imports(path) if _layer(m) != _layer(me)]
+    return out
+
+
+def _cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one layer (Tarjan)."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_stage_package_and_top_module_has_a_layer():
+    found = {p.name if p.is_dir() else p.stem for p in PACKAGE.iterdir()
+             if (p.is_dir() and (p / "__init__.py").is_file())
+             or (p.suffix == ".py" and p.stem != "__init__")}
+    assert found == set(LAYERS), f"give each a place in LAYERS: {sorted(found ^ set(LAYERS))}"
+
+
+def test_no_import_cycle_among_the_stage_packages():
+    edges = {(_layer(a), _layer(b)) for a, b, _ in package_imports()
+             if (a, b) not in ALLOWED_UPWARD}
+    assert not _cycles(edges), f"import cycles among the layers: {_cycles(edges)}"
+
+
+def test_every_import_goes_down_the_layers():
+    """(b) no import against the layering, lazy ones included (the upward imports the
+    package has had were lazy: analysis inside evidence.load, the release scanner inside
+    the config check)."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    upward = [f"{a} imports {b} (line {line}): {_layer(a)} is below {_layer(b)}"
+              for a, b, line in package_imports()
+              if rank[_layer(b)] > rank[_layer(a)] and (a, b) not in ALLOWED_UPWARD]
+    upward += [f"{a} imports {b} (line {line}): {_layer(a)} uses {_layer(b)} only through "
+               f"{', '.join(sorted(NARROW[_layer(a), _layer(b)]))}"
+               for a, b, line in package_imports()
+               if b not in NARROW.get((_layer(a), _layer(b)), {b})]
+    assert not upward, "\n".join(upward)
+    imported = {(a, b) for a, b, _ in package_imports()}
+    assert ALLOWED_UPWARD <= imported, (
+        f"no longer imported, delete from ALLOWED_UPWARD: {sorted(ALLOWED_UPWARD - imported)}")
+
+
+def test_the_layer_check_sees_a_lazy_upward_import(tmp_path, monkeypatch):
+    """The check itself: a function-level import of a higher layer is found, and a cycle
+    between two layers is named."""
+    src = tmp_path / "foldstudy"
+    (src / "evidence").mkdir(parents=True)
+    (src / "analysis").mkdir()
+    (src / "evidence/load.py").write_text("def f():\n    from ..analysis.analysis import A\n")
+    (src / "analysis/analysis.py").write_text("from ..evidence import load\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", src)
+    found = package_imports()
+    assert ("foldstudy.evidence.load", "foldstudy.analysis.analysis", 2) in found
+    assert _cycles({(_layer(a), _layer(b)) for a, b, _ in found}) == [["analysis", "evidence"]]

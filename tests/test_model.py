@@ -47,7 +47,7 @@ def run(setup, arm_id, repeat=0, backend=None):
     return run_row(
         setup["fixture"], setup["arms"][arm_id], backend or setup["backend"], setup["store"],
         setup["prompts"], Sample("t", "smollm2-135m", arm_id, repeat, 0, 99),
-        temperature=0.2, recall_max_tokens=200, headings=setup["headings"],
+        temperature=0.2, recall_max_tokens=200,
     ).to_dict()
 
 
@@ -66,7 +66,7 @@ def test_each_arm_runs_a_full_row(setup, arm_id):
         if arm.schema is None:
             assert f["parse_ok"]
     g = setup["grading"]
-    row, checks, folds = grade_record(rec, setup["fixture"], g["abstention_markers"],
+    row, checks, fold_rows = grade_record(rec, setup["fixture"], g["abstention_markers"],
                                       StockSignature.from_dict(g["stock_signature"]),
                                       setup["headings"])
     assert row["valid"] and row["n_graded"] == 14 and len(checks) == 14
@@ -74,7 +74,7 @@ def test_each_arm_runs_a_full_row(setup, arm_id):
     assert row["finish_stop"] + row["finish_length"] == 5
     assert row["system_prompt_sha256"] == arm.system_prompt_sha256
     if arm_id == "q":  # the schema guarantees the partition arrives, unless the cap clips it
-        assert all(f["headings_carried"] == 5 for f in rec["folds"]
+        assert all(f["headings_carried"] == 5 for f in fold_rows
                    if f["parse_ok"] and not f["clipped"])
     if arm_id == "f" and all(f["parse_ok"] for f in rec["folds"]):
         assert row["json_envelope_carried"]

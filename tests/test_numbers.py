@@ -22,6 +22,7 @@ from .support.evidence_rows import arm_rows, frames, full, row
 from .support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)
+ARMS = Analysis.load().arm_order  # the arm ids load_evidence checks rows.csv against
 
 CONTRACT = ["icc.value", "icc.k", "icc.n_rows", "icc.design_effect", "icc.effective_n_per_row",
             "headings.r", "headings.n_rows", "fill.r", "fill.n_models"]
@@ -153,7 +154,7 @@ def _write(tmp_path, rows, checks):
 
 
 def test_load_evidence_round_trip(tmp_path, package):
-    rows, checks = load_evidence(_write(tmp_path, *package))
+    rows, checks = load_evidence(_write(tmp_path, *package), ARMS)
     assert len(rows) == 620 and rows["valid"].dtype == bool
     # The CSV keeps six significant digits, so the numbers agree to that precision.
     again, direct = compute_numbers(rows, checks), compute_numbers(*package)
@@ -168,7 +169,7 @@ def test_load_evidence_names_a_missing_column(tmp_path, package, column, file):
     _write(tmp_path, rows.drop(columns=[column]) if file == "rows.csv" else rows,
            checks.drop(columns=[column]) if file == "checks.csv" else checks)
     with pytest.raises(EvidenceError, match=rf"{file}: missing column\(s\) {column}"):
-        load_evidence(tmp_path)
+        load_evidence(tmp_path, ARMS)
 
 
 def test_load_evidence_names_a_malformed_column(tmp_path, package):
@@ -182,13 +183,13 @@ def test_load_evidence_names_a_malformed_column(tmp_path, package):
     (d / "rows.csv").write_text("\n".join(text) + "\n")
     with pytest.raises(EvidenceError, match="column headings_carried is malformed: 'five' on "
                                             "line 4"):
-        load_evidence(d)
+        load_evidence(d, ARMS)
     write_table(rows, d / "rows.csv")
     bad = checks.astype({"correct": object})
     bad.loc[5, "correct"] = "yes"
     pd.DataFrame(bad).to_csv(d / "checks.csv", index=False)
     with pytest.raises(EvidenceError, match="column correct is malformed"):
-        load_evidence(d)
+        load_evidence(d, ARMS)
 
 
 def test_load_evidence_checks_a_manifest_when_present(tmp_path, package):
@@ -197,11 +198,11 @@ def test_load_evidence_checks_a_manifest_when_present(tmp_path, package):
     d = _write(tmp_path, *package)
     manifest = build_manifest({"rows.csv": d / "rows.csv", "checks.csv": d / "checks.csv"}, {})
     (d / "manifest.json").write_text(json.dumps(manifest))
-    load_evidence(d)
+    load_evidence(d, ARMS)
     with open(d / "rows.csv", "a") as f:
         f.write((d / "rows.csv").read_text().splitlines()[1] + "\n")
     with pytest.raises(EvidenceError, match="manifest.json: .*rows.csv"):
-        load_evidence(d)
+        load_evidence(d, ARMS)
 
 
 def test_one_latex_macro_per_number(numbers):
@@ -227,13 +228,13 @@ def test_load_evidence_checks_folds_when_present(tmp_path, package):
     cols = [c for c in columns.FOLDS_REQUIRED if c != "finish_reason"]
     (d / "folds.csv").write_text(",".join(cols) + "\n")
     with pytest.raises(EvidenceError, match=r"folds.csv: missing column\(s\) finish_reason"):
-        load_evidence(d)
+        load_evidence(d, ARMS)
     (d / "folds.csv").write_text(",".join(columns.FOLDS_REQUIRED) + "\n")
     (d / "probes.csv").write_text("model,endpoint\nm1,x\n")
     with pytest.raises(EvidenceError, match=r"probes.csv: missing column\(s\) verdict"):
-        load_evidence(d)
+        load_evidence(d, ARMS)
     (d / "probes.csv").write_text("model,verdict\nm1,ok\n")
-    load_evidence(d)
+    load_evidence(d, ARMS)
 
 
 def test_recall_is_the_exact_fraction_and_must_agree_with_its_counts(tmp_path):
@@ -242,14 +243,14 @@ def test_recall_is_the_exact_fraction_and_must_agree_with_its_counts(tmp_path):
     rows = (arm_rows("s", "m1", "j", [13 / 14, 1 / 14], k=14, fill=0.7)
             + arm_rows("s", "m1", "q", [1.0, 1.0], k=14))
     d = _write(tmp_path, *frames(rows))
-    n = compute_numbers(*load_evidence(d))
+    n = compute_numbers(*load_evidence(d, ARMS))
     assert n["partition.j_mean[m1]"] == 0.5 and n["partition.failing[m1]"] == 0
     r, c = frames(rows)
     r.loc[0, "recall"] = 0.5
     _write(tmp_path, r, c)
     with pytest.raises(EvidenceError, match="column recall is malformed: 0.5 on row "
                                             "'s/m1/r0/j' is not n_correct / n_graded"):
-        load_evidence(tmp_path)
+        load_evidence(tmp_path, ARMS)
 
 
 def test_rows_at_their_ceiling_count_the_target_behaviour():

@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from foldstudy.evidence import columns
-from foldstudy.evidence.provenance import (
+from foldstudy.evidence.provenance import build_manifest, check_manifest, csv_rows
+from foldstudy.release.claims import check_claims
+from foldstudy.release.lock import (
     build_lock,
-    build_manifest,
-    check_claims,
     check_contracts,
     check_lock,
-    check_manifest,
     check_numbers,
-    csv_rows,
     tree_digest,
 )
 
@@ -59,6 +57,9 @@ def test_contract_names_the_missing_column(tmp_path):
     p.write_text(",".join(c for c in columns.CHECKS if c != "in_carrier") + "\n")
     [m] = check_contracts({"checks.csv": p})
     assert "in_carrier" in m.detail
+    # the contract's file, by the path a reader finds it at
+    assert m.against == "column contract (foldstudy/evidence/columns.py)"
+    assert (Path(columns.__file__).parents[1] / "evidence/columns.py").is_file()
 
 
 def test_lock_names_changed_private_input_public_artifact_and_number(tmp_path):

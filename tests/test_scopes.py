@@ -11,13 +11,15 @@ from foldstudy.analysis.numbers import compute_numbers
 from foldstudy.analysis.scopes import ScopeError, Scopes
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import load_evidence, write_table
-from foldstudy.evidence.provenance import claim_mismatches, judge_claims
+from foldstudy.release.claims import claim_mismatches, judge_claims
 from foldstudy.report.tables import build_tables
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import load_arm_table
 
 from .conftest import RESOURCES, ROOT
 from .support.evidence_rows import arm_rows, frames, row
+
+ARMS = Analysis.load().arm_order  # the arm ids load_evidence checks rows.csv against
 
 PAPER = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text(encoding="utf-8"))
 PAPER_SCOPES = Scopes.from_config(PAPER["scopes"])
@@ -150,12 +152,12 @@ def test_the_papers_column_names_are_read_as_aliases(tmp_path):
                                 "json_envelope_carried": "carried_json_envelope"})
     write_table(rows, tmp_path / "rows.csv")
     write_table(checks, tmp_path / "checks.csv")
-    r, _ = load_evidence(tmp_path)
+    r, _ = load_evidence(tmp_path, ARMS)
     assert list(r["headings_carried"]) == [3, 3] and r["json_envelope_carried"].dtype == bool
     both = rows.assign(headings_carried=3)
     write_table(both, tmp_path / "rows.csv")
     with pytest.raises(ValueError, match="carried_fixed_headings/headings_carried"):
-        load_evidence(tmp_path)
+        load_evidence(tmp_path, ARMS)
 
 
 CLAIMS = [

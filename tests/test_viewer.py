@@ -13,8 +13,8 @@ from foldstudy.evidence import columns
 from foldstudy.evidence.load import write_table
 from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
-from foldstudy.io import write_json
-from foldstudy.report.viewer import build_viewer, page_path, segments
+from foldstudy.io import load_yaml, write_json
+from foldstudy.report.viewer import build_viewer, page_path, run_page, segments
 
 from .conftest import RESOURCES
 from .support import browser
@@ -22,6 +22,7 @@ from .support import records as R
 
 SCRIPT = "<script>document.title='PWNED';window.pwned=1</script>"
 IMG = '<img src=x onerror="document.title=\'PWNED-IMG\'">'
+HEADINGS = load_yaml(RESOURCES / "arms.yaml")["fixed_headings"]
 
 
 @pytest.fixture()
@@ -47,7 +48,7 @@ def site(tmp_path, grading):
     out = tmp_path / "viewer"
     build_viewer([str(tmp_path / f"runs/{i}.json") for i in range(3)],
                  {"s": str(tmp_path / "fixtures/s/fixture.json")}, str(tmp_path / "rows.csv"),
-                 str(tmp_path / "checks.csv"), RESOURCES / "templates", out)
+                 str(tmp_path / "checks.csv"), RESOURCES / "templates", out, HEADINGS)
     return out, hostile
 
 
@@ -74,6 +75,14 @@ def test_every_fold_is_shown_with_its_values_present_or_lost(site):
     assert all(f'href="{p}"' in index for p in ("s/toy/r0/m.html", "s/toy/r1/m.html",
                                                  "s/toy/r0/q.html"))
     assert "Not run: schema_unsupported" in (out / "s/toy/r0/q.html").read_text()
+
+
+def test_a_folds_headings_are_counted_from_its_carry():
+    # as folds.csv counts them (grade/rows.py); a count an older record froze is not read
+    rec = R.record(["Constraints\n52677", "## Decisions\nIdentifiers: 52677"])
+    rec["folds"][0]["headings_carried"] = 5
+    page = run_page(rec, R.fixture(), [], None, HEADINGS)
+    assert [f["headings"] for f in page["folds"]] == [1, 2]
 
 
 def test_highlights_follow_the_graders_whole_token_rule():

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from foldstudy.evidence import columns
+from foldstudy.study.spec import arm_ids, load_arm_table
 
-from .conftest import ROOT
+from .conftest import RESOURCES, ROOT
 
 pytestmark = pytest.mark.workflow
 CONTRACT_ROWS = columns.ROWS[: columns.ROWS.index("system_prompt_sha256") + 1]
@@ -47,7 +48,8 @@ def test_lint_is_clean(tmp_path):
 @pytest.mark.parametrize("bad, expected", [
     ({"sweeps": {"s": {"scenario": "distributed", "models": ["smollm2-135m"],
                        "arms": ["j", "x"], "repeats": 1}}},
-     "config.sweeps.s.arms[1]: 'x' is not an arm (known: f g j k l m n o p q t u)"),
+     "config.sweeps.s.arms[1]: 'x' is not an arm (known: "
+     f"{' '.join(sorted(arm_ids(load_arm_table(RESOURCES))))})"),
     ({"sweeps": {"s": {"scenario": "distributed", "models": ["smollm2-135m"],
                        "arms": ["j"], "repeats": -1}}},
      "config.sweeps.s.repeats: -1 is less than the minimum of 1"),

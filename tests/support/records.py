@@ -47,8 +47,7 @@ def fold(i: int, carry: str, chunks: list[int] | None = None, reply: str | None 
                   "latency_s": 0.5, "cost_usd": None, "served_by": "embedded",
                   "attempts": []},
         "parse_ok": True, "schema_valid": True, "schema_errors": [], "carry": carry,
-        "carried_chars": len(carry), "clipped": False, "headings_carried": 0,
-        "json_envelope_carried": False,
+        "carried_chars": len(carry), "clipped": False,
     }
 
 

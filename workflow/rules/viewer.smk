@@ -10,6 +10,7 @@ rule viewer:
         ),
         rows="results/evidence/rows.csv",
         checks="results/evidence/checks.csv",
+        arms=ARMS_YAML,
         templates=[
             res("templates", t)
             for t in (

@@ -122,7 +122,7 @@ def _with_project_names(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return renamed
 
 
-def load_evidence(directory: str | Path, arms: Collection[str] | None = None
+def load_evidence(directory: str | Path, arms: Collection[str]
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """rows.csv and checks.csv of an evidence package, checked against the contract.
 
@@ -130,8 +130,10 @@ def load_evidence(directory: str | Path, arms: Collection[str] | None = None
     arms (check_consistency): a package without a manifest still passes every one of
     those checks. folds.csv and manifest.json are optional; when present, folds.csv must
     carry its columns and every artifact must match the manifest's sha256 and row count
-    (the lead's provenance.check_manifest, reused so both stages agree on what "matches"
-    means). arms: the arm ids of resources/arms.yaml (the checkout's when not given).
+    (provenance.check_manifest, the one verify uses, so both stages agree on what
+    "matches" means). arms: the study's arm ids (Analysis.arm_order, from the arms.yaml the caller
+    loaded): given, never read here, so evidence stays below analysis and never reads a
+    checkout's arms.yaml behind its caller's back.
     Fails with an EvidenceError naming the file, the column and the line.
     """
     d = Path(directory)
@@ -146,10 +148,6 @@ def load_evidence(directory: str | Path, arms: Collection[str] | None = None
         problems = check_manifest(manifest, files)
         if problems:
             raise EvidenceError("manifest.json: " + "; ".join(str(p) for p in problems))
-    if arms is None:
-        from ..analysis.analysis import Analysis
-
-        arms = Analysis.load().arm_order
     check_consistency(rows, checks, arms)
     for name, required in (("folds.csv", columns.FOLDS_REQUIRED),
                            ("probes.csv", columns.PROBES_REQUIRED),

@@ -106,8 +106,10 @@ def grade_record(
             "schema_errors": "; ".join(f["schema_errors"]),
             "carried_chars": f["carried_chars"],
             "clipped": f["clipped"],
-            "headings_carried": f["headings_carried"],
-            "json_envelope_carried": f["json_envelope_carried"],
+            # Counted here from the carry, as the row's final carry is: a record's own
+            # per-fold counts (records before this rule) are not read.
+            "headings_carried": headings_carried(f["carry"], headings),
+            "json_envelope_carried": json_envelope_carried(f["carry"]),
             "latency_s": f["reply"]["latency_s"],
             "cost_usd": f["reply"].get("cost_usd"),
             "served_by": f["reply"].get("served_by", ""),

@@ -1,1 +1,1 @@
-"""Release: the provenance lock, verify, and the scanned release package."""
+"""Release: the provenance lock, verify, the claims check, and the scanned release package."""

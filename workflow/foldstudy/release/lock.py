@@ -1,25 +1,189 @@
 """Generate: pin the study (lock) and check that nothing drifted from it (verify).
 
-These read and write files and call the pure checks in evidence/provenance.py; each
-takes plain paths so a test calls it as the rule does (paper §7: numbers that cannot
-drift from the evidence they came from).
+The lock pins, by sha256, the private inputs (response store, run records, fixtures,
+prompts and arm specs, config) and the public artifacts, plus every number. `verify`
+recomputes every number from rows.csv and checks.csv alone and names each artifact or
+number that drifted from the manifest, the lock or the claims file (release/claims.py).
+The checks are pure; the stage functions below them read and write files and take plain
+paths, so a test calls each as the rule does (paper §7: numbers that cannot drift from
+the evidence they came from).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
-from ..evidence import provenance as pv
+from ..evidence import columns
 from ..evidence.load import load_evidence
-from ..io import canonical_sha256, load_yaml, read_json, write_json
+from ..evidence.provenance import Mismatch, check_manifest, check_same_study, csv_header
+from ..io import canonical_sha256, load_yaml, read_json, sha256_file, write_json
+from .claims import claim_mismatches, claims_report, judge_claims
 
 log = logging.getLogger(__name__)
 
+LOCK_VERSION = 1
+CONTRACTS = {"rows.csv": columns.ROWS, "checks.csv": columns.CHECKS, "folds.csv": columns.FOLDS}
+CONTRACTS["trace.csv"] = columns.TRACE
 EVIDENCE_FILES = ("rows.csv", "checks.csv", "folds.csv", "probes.csv")
 EVIDENCE_FILES += ("trace.csv",)  # the per-fold fact trace (DESIGN §8), optional
+
+
+# -- the lock and what drifted from it (pure) --------------------------------------
+
+
+def tree_digest(root: str | Path, pattern: str = "*", listing: bool = False) -> dict[str, Any]:
+    """One digest over every file under root (relative path + content), and the count.
+
+    listing: also each file's sha256 by relative path, so verify can name the file that
+    went missing, appeared or changed (run records, fixtures, resources: hundreds of
+    files; the response store, thousands, keeps the digest and the count only).
+    Hidden temp files (.tmp-*) of interrupted writes are not part of the tree.
+    """
+    root = Path(root)
+    h = hashlib.sha256()
+    files: dict[str, str] = {}
+    if root.is_dir():
+        for p in sorted(q for q in root.rglob(pattern) if q.is_file()):
+            if p.name.startswith(".tmp-"):
+                continue
+            rel = p.relative_to(root).as_posix()
+            files[rel] = sha256_file(p)
+            h.update(rel.encode() + b"\0" + files[rel].encode() + b"\n")
+    out: dict[str, Any] = {"sha256": h.hexdigest(), "files": len(files)}
+    if listing:
+        out["listing"] = files
+    return out
+
+
+def tree_changes(name: str, pinned: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between a pinned tree digest and today's, file by file where the lock
+    kept a listing: the missing, the added and the changed, each by path."""
+    was, got = pinned.get("listing"), now.get("listing")
+    if was is None or got is None:
+        if pinned.get("files") is not None and now.get("files") != pinned.get("files"):
+            return [f"{now.get('files')} files here, the lock pins {pinned.get('files')} "
+                    "(a file missing or added)"]
+        return []
+    out = [f"{name}/{rel}: missing (pinned by the lock)" for rel in sorted(set(was) - set(got))]
+    out += [f"{name}/{rel}: not in the lock (added after it)"
+            for rel in sorted(set(got) - set(was))]
+    out += [f"{name}/{rel}: sha256 {got[rel][:12]}… differs from the pinned {was[rel][:12]}…"
+            for rel in sorted(set(was) & set(got)) if was[rel] != got[rel]]
+    return out
+
+
+def build_lock(
+    study: str,
+    private: dict[str, dict[str, Any]],
+    public: dict[str, str | Path],
+    numbers: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "lock_version": LOCK_VERSION,
+        "study": study,
+        "private": dict(sorted(private.items())),
+        "public": {name: {"sha256": sha256_file(p)} for name, p in sorted(public.items())},
+        "numbers": dict(sorted(numbers.items())),
+    }
+
+
+def _same_number(a: Any, b: Any, rel: float = 1e-12, abs_: float = 1e-12) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    try:
+        return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=abs_)
+    except (TypeError, ValueError):
+        return a == b
+
+
+def check_contracts(files: dict[str, Path]) -> list[Mismatch]:
+    """Each evidence CSV carries every column its contract names (more may be added)."""
+    out = []
+    for name, cols in CONTRACTS.items():
+        p = files.get(name)
+        if p is None or not p.is_file():
+            continue
+        missing = [c for c in cols if c not in set(csv_header(p))]
+        if missing:
+            out.append(Mismatch(name, "column contract (foldstudy/evidence/columns.py)",
+                                f"missing column(s) {', '.join(missing)}"))
+    return out
+
+
+def check_numbers(recomputed: dict[str, Any], reference: dict[str, Any], against: str
+                  ) -> list[Mismatch]:
+    out = []
+    for key in sorted(set(recomputed) | set(reference)):
+        if key not in reference:
+            out.append(Mismatch(key, against, f"recomputed {recomputed[key]!r}, absent there"))
+        elif key not in recomputed:
+            out.append(Mismatch(key, against, f"{reference[key]!r} there, not recomputable"))
+        elif not _same_number(recomputed[key], reference[key]):
+            out.append(Mismatch(key, against,
+                                f"recomputed {recomputed[key]!r}, there {reference[key]!r}"))
+    return out
+
+
+def check_lock(
+    lock: dict[str, Any],
+    private_now: dict[str, dict[str, Any]],
+    public_now: dict[str, Path],
+    recomputed: dict[str, Any],
+    study: str | None = None,
+) -> list[Mismatch]:
+    """Everything the lock pins that is present here must be unchanged; a lock of another
+    study than `study` is one mismatch naming both.
+
+    Private inputs absent here (a reviewer's evidence-only package) are not a mismatch:
+    the lock still names them, so their owner can check them.
+    """
+    if study is not None and lock.get("study") != study:
+        # Said first and alone: every pin of another study differs, and hundreds of
+        # mismatches would hide the one thing that is wrong.
+        return [Mismatch("lock", "this study",
+                         f"this lock is for study {lock.get('study')!r}, not for study "
+                         f"{study!r} that is verified now; verify with that study's config, "
+                         f"or pin this one with `snakemake -c1 lock`")]
+    out = []
+    for name, pinned in lock.get("private", {}).items():
+        now = private_now.get(name)
+        if now is None:
+            continue
+        if now.get("sha256") != pinned.get("sha256"):
+            changes = tree_changes(name, pinned, now)
+            out.append(Mismatch(name, "lock (private input)", "; ".join(changes[:20]) + (
+                f"; … and {len(changes) - 20} more" if len(changes) > 20 else "") if changes
+                else f"sha256 {str(now.get('sha256'))[:12]}… differs from the pinned "
+                     f"{str(pinned.get('sha256'))[:12]}…"))
+    for name, pinned in lock.get("public", {}).items():
+        p = public_now.get(name)
+        if p is None or not p.is_file():
+            out.append(Mismatch(name, "lock (public artifact)", "pinned but missing"))
+        elif sha256_file(p) != pinned["sha256"]:
+            out.append(Mismatch(name, "lock (public artifact)",
+                                f"sha256 {sha256_file(p)[:12]}… differs from the pinned "
+                                f"{pinned['sha256'][:12]}…"))
+    out += check_numbers(recomputed, lock.get("numbers", {}), "lock (numbers)")
+    return out
+
+
+def verify_report(mismatches: list[Mismatch], checked: list[str], claims: str = "") -> str:
+    """results/verify/report.md: OK or each mismatch, then what was checked."""
+    head = "# Verify report\n\n"
+    body = "Checked:\n" + "".join(f"- {c}\n" for c in checked) + "\n" + (
+        "\n" + claims if claims else "")
+    if not mismatches:
+        return head + "**OK**: no drift.\n\n" + body
+    return (head + f"**FAILED**: {len(mismatches)} mismatch(es).\n\n"
+            + "\n".join(m.line() for m in mismatches) + "\n\n" + body)
+
+
+# -- the stages (I/O at the edge) ----------------------------------------------------
 
 
 class VerifyFailed(RuntimeError):
@@ -53,12 +217,12 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
     # `evidence` only says where this build reads its rows from; it is not the study.
     study_config = {k: v for k, v in config.items() if k != "evidence"}
     out: dict[str, dict[str, Any]] = {
-        "resources": pv.tree_digest(resources, listing=True),
+        "resources": tree_digest(resources, listing=True),
         "config": {"sha256": canonical_sha256(study_config)},
     }
     for name, d in (("store", store), ("runs", runs), ("fixtures", fixtures)):
         if d and Path(d).is_dir():
-            out[name] = pv.tree_digest(d, listing=name != "store")
+            out[name] = tree_digest(d, listing=name != "store")
     return out
 
 
@@ -85,11 +249,11 @@ def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
     require_built(evidence_dir, numbers)
     recomputed = recompute_numbers(evidence_dir, analysis, config.get("scopes"))
     stored = flat_numbers(read_json(numbers))
-    drift = pv.check_numbers(recomputed, stored, "results/stats/numbers.json")
+    drift = check_numbers(recomputed, stored, "results/stats/numbers.json")
     if drift:
         raise VerifyFailed("numbers.json is stale; rebuild it before locking:\n"
                            + "\n".join(m.line() for m in drift))
-    lock = pv.build_lock(study, private_inputs(store, runs, fixtures, resources, config),
+    lock = build_lock(study, private_inputs(store, runs, fixtures, resources, config),
                          public_artifacts(evidence_dir, numbers), recomputed)
     write_json(lock, lock_out)
     log.info("wrote %s: %d private inputs, %d public artifacts, %d numbers", lock_out,
@@ -98,45 +262,45 @@ def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
 
 def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: str | None,
                  report_out: str, store: str | None, runs: str | None, fixtures: str | None,
-                 resources: str, analysis: str, config: dict[str, Any]) -> list[pv.Mismatch]:
+                 resources: str, analysis: str, config: dict[str, Any]) -> list[Mismatch]:
     """Recompute every number and name everything that drifted; raise if anything did."""
     require_built(evidence_dir, numbers)
     d = Path(evidence_dir)
     files = {n: d / n for n in EVIDENCE_FILES if (d / n).is_file()}
     checked = []
-    mismatches: list[pv.Mismatch] = []
+    mismatches: list[Mismatch] = []
     manifest_path = d / "manifest.json"
     manifest = _json_or_mismatch(manifest_path, "evidence/manifest.json", mismatches)
     if manifest is not None:
-        mismatches += pv.check_manifest(manifest, files)
+        mismatches += check_manifest(manifest, files)
         checked.append(f"{len(files)} evidence artifacts against {manifest_path.name}")
-    mismatches += pv.check_contracts(files)
+    mismatches += check_contracts(files)
     checked.append("column contracts of " + ", ".join(sorted(files)))
     try:
         recomputed = recompute_numbers(d, analysis, config.get("scopes"))
     except (ValueError, KeyError) as e:  # a malformed column or row, named by the loader
-        mismatches.append(pv.Mismatch("rows.csv/checks.csv", "recompute", str(e)[:500]))
+        mismatches.append(Mismatch("rows.csv/checks.csv", "recompute", str(e)[:500]))
         recomputed = None
     stored = _json_or_mismatch(Path(numbers), "stats/numbers.json", mismatches)
     if stored is not None and recomputed is not None:
-        mismatches += pv.check_numbers(recomputed, flat_numbers(stored), "stats/numbers.json")
+        mismatches += check_numbers(recomputed, flat_numbers(stored), "stats/numbers.json")
     if recomputed is not None:
         checked.append(f"{len(recomputed)} numbers recomputed from rows.csv and checks.csv")
     lock_file = Path(lock_path)
     lock = _json_or_mismatch(lock_file, lock_file.name, mismatches) if lock_file.is_file() else None
     if lock is not None:
-        mismatches += pv.check_lock(
+        mismatches += check_lock(
             lock, private_inputs(store, runs, fixtures, resources, config),
             public_artifacts(d, numbers), recomputed if recomputed is not None
             else lock.get("numbers", {}), study=config.get("study"))
         checked.append(f"lock {lock_file.name}: {len(lock['private'])} private inputs, "
                        f"{len(lock['public'])} public artifacts, {len(lock['numbers'])} numbers")
     elif not lock_file.is_file():
-        mismatches.append(pv.Mismatch(lock_file.name, "lock",
+        mismatches.append(Mismatch(lock_file.name, "lock",
                                       "no lock for this study; pin it with `snakemake -c1 lock`"))
     claims_text = _claims(claims_path, recomputed, bool(config.get("evidence")), mismatches,
                           checked)
-    text = pv.report(mismatches, checked, claims_text)
+    text = verify_report(mismatches, checked, claims_text)
     Path(report_out).parent.mkdir(parents=True, exist_ok=True)
     Path(report_out).write_text(text, encoding="utf-8")
     for m in mismatches:
@@ -148,7 +312,7 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
 
 
 def _claims(claims_path: str | None, recomputed: dict[str, Any] | None, package: bool,
-            mismatches: list[pv.Mismatch], checked: list[str]) -> str:
+            mismatches: list[Mismatch], checked: list[str]) -> str:
     """Judge the study's claims file; the report always says which file it read and how
     many claims it checked, or why it checked none."""
     if not claims_path:
@@ -161,24 +325,24 @@ def _claims(claims_path: str | None, recomputed: dict[str, Any] | None, package:
     else:
         claims = load_yaml(claims_path) or {}
         items = claims.get("claims", [])
-        verdicts = pv.judge_claims(items, recomputed, package)
-        mismatches += pv.claim_mismatches(verdicts, Path(claims_path).name)
+        verdicts = judge_claims(items, recomputed, package)
+        mismatches += claim_mismatches(verdicts, Path(claims_path).name)
         done = sum(v.verdict != "not checkable here" for v in verdicts)
         checked.append(f"{len(items)} claims in {claims_path}: {done} checkable here")
-        return pv.claims_report(claims_path, verdicts)
+        return claims_report(claims_path, verdicts)
     checked.append(f"no claim checked: {why}")
-    return pv.claims_report(str(claims_path), None, why)
+    return claims_report(str(claims_path), None, why)
 
 
-def _json_or_mismatch(path: Path, name: str, mismatches: list[pv.Mismatch]) -> Any:
+def _json_or_mismatch(path: Path, name: str, mismatches: list[Mismatch]) -> Any:
     """The parsed file, or None with a mismatch saying why it could not be read."""
     if not path.is_file():
-        mismatches.append(pv.Mismatch(name, "evidence", "missing"))
+        mismatches.append(Mismatch(name, "evidence", "missing"))
         return None
     try:
         return read_json(path)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        mismatches.append(pv.Mismatch(name, "JSON", f"not readable: {e}"))
+        mismatches.append(Mismatch(name, "JSON", f"not readable: {e}"))
         return None
 
 
@@ -188,7 +352,7 @@ def _dirs(params: Any) -> dict[str, str | None]:
 
 def lock_stage(input: Any, output: Any, params: Any) -> None:
     """Rule lock: config/<study>.lock.json."""
-    pv.check_same_study(Path(params.evidence) / "manifest.json", params.config)
+    check_same_study(Path(params.evidence) / "manifest.json", params.config)
     write_lock(params.evidence, params.numbers, params.lock, params.study,
                resources=params.resources, analysis=input.analysis, config=params.config,
                **_dirs(params))
@@ -196,7 +360,7 @@ def lock_stage(input: Any, output: Any, params: Any) -> None:
 
 def verify_stage(input: Any, output: Any, params: Any) -> None:
     """Rule verify: results/verify/report.md, failing on any drift."""
-    pv.check_same_study(Path(params.evidence) / "manifest.json", params.config)
+    check_same_study(Path(params.evidence) / "manifest.json", params.config)
     verify_study(params.evidence, params.numbers, params.lock, params.claims, params.report,
                  resources=params.resources, analysis=input.analysis, config=params.config,
                  **_dirs(params))

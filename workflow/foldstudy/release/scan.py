@@ -18,15 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-KEY_PATTERNS = {
-    "OpenRouter key": re.compile(r"sk-or-v1-[0-9a-f]{16,}"),
-    "OpenAI-style key": re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
-    "bearer token": re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
-    "AWS access key": re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    "GitHub token": re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
-    "Hugging Face token": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
-}
-SECRET_ENV = re.compile(r"(?i)(api[_-]?key|token|secret|password)")
+from ..credentials import KEY_PATTERNS, SECRET_ENV
+
 URL = re.compile(r"\bhttps?://[^\s\"'<>)\]]+")
 PRIVATE_SUFFIXES = (".internal", ".local", ".lan", ".corp", ".home", ".localdomain")
 # Any absolute path: a package is relative to itself, so an absolute path names a

@@ -21,10 +21,10 @@ import jinja2
 import pandas as pd
 
 from ..evidence.load import read_table
-from ..grade.grader import whole_token_pattern
+from ..grade.grader import headings_carried, whole_token_pattern
 from ..grade.rows import read_record
 from ..grade.trace import fact_trace, fold_number
-from ..io import read_json
+from ..io import load_yaml, read_json
 from ..study.spec import Fact, Fixture
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,12 @@ def segments(text: str, facts: list[Fact]) -> list[dict[str, Any]]:
 
 
 def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, Any]],
-             row: dict[str, Any] | None) -> dict[str, Any]:
-    """What one run's page shows (pure: the record, its fixture and its graded checks)."""
+             row: dict[str, Any] | None, headings: list[str]) -> dict[str, Any]:
+    """What one run's page shows (pure: the record, its fixture and its graded checks).
+
+    headings: the fixed headings of arms.yaml, counted in each fold's carry by the
+    grader's rule, as folds.csv counts them (a record holds the carry, not the count).
+    """
     graded = fixture.graded
     trace = fact_trace(record, fixture)
     present = {(t["label"], t["fold"]): t["present"] for t in trace}
@@ -83,7 +87,8 @@ def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, An
             "planted_here": [x.label for x in graded if planted.get(x.label) == n],
             "prompt_tokens": reply["prompt_tokens"],
             "completion_tokens": reply["completion_tokens"],
-            "finish_reason": reply["finish_reason"], "headings": f["headings_carried"],
+            "finish_reason": reply["finish_reason"],
+            "headings": headings_carried(f["carry"], headings),
             "parse_ok": f["parse_ok"], "schema_valid": f["schema_valid"],
             "schema_errors": f.get("schema_errors") or [], "clipped": f["clipped"],
             "carried_chars": f["carried_chars"],
@@ -122,8 +127,8 @@ def _by(df: pd.DataFrame | None, key: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def build_viewer(run_paths: list[str], fixture_paths: dict[str, str], rows_csv: str | None,
-                 checks_csv: str | None, template_dir: str | Path, out_dir: str | Path
-                 ) -> list[Path]:
+                 checks_csv: str | None, template_dir: str | Path, out_dir: str | Path,
+                 headings: list[str]) -> list[Path]:
     """Every run's page and the index; returns the pages written (index last)."""
     env = environment(template_dir)
     fixtures = {s: Fixture.from_dict(read_json(p)) for s, p in fixture_paths.items()}
@@ -136,7 +141,7 @@ def build_viewer(run_paths: list[str], fixture_paths: dict[str, str], rows_csv: 
         record = read_record(p)
         row = (rows.get(record["row_id"]) or [None])[0]
         ctx = run_page(record, fixtures[record["sweep"]], checks.get(record["row_id"], []),
-                       row)
+                       row, headings)
         dest = out / page_path(record)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(env.get_template("viewer-run.html.j2").render(**ctx), encoding="utf-8")
@@ -153,4 +158,5 @@ def viewer_stage(input: Any, output: Any, params: Any) -> list[Path]:
     """Rule viewer: results/viewer/index.html and one page per run."""
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
     return build_viewer(list(input.runs), fixtures, input.rows, input.checks,
-                        Path(input.templates[0]).parent, output.viewer)
+                        Path(input.templates[0]).parent, output.viewer,
+                        load_yaml(input.arms)["fixed_headings"])

@@ -20,12 +20,11 @@ import jinja2
 import jsonschema
 
 from ..backends import make_backend
-from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow
+from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow, Reply
 from ..backends.call import cached_complete
 from ..backends.store import ResponseStore
-from ..grade.grader import headings_carried, json_envelope_carried
 from ..grade.validity import attempts_dir, retryable, validity
-from ..io import load_yaml, read_json, write_json
+from ..io import read_json, write_json
 from ..study.spec import Arm, Fixture
 
 log = logging.getLogger(__name__)
@@ -223,6 +222,150 @@ def fold_request(arm: Arm, user: str, temperature: float, seed: int) -> ChatRequ
     )
 
 
+@dataclass(frozen=True)
+class Caller:
+    """How every turn of one run is called: through the store, as this sample.
+
+    recheck: this is a retry of an infrastructure-invalid row, so each stored reply is
+    checked again before it is reused (call.cached_complete).
+    """
+
+    backend: Backend
+    store: ResponseStore
+    sample: Sample
+    recheck: bool = False
+
+    def call(self, request: ChatRequest, turn: str) -> tuple[Reply, bool, str]:
+        """(reply, store hit, request key) of one turn; raises the backend's errors."""
+        return cached_complete(self.backend, self.store, request, self.sample.identity(turn),
+                               self.recheck)
+
+
+def infra_error(e: BackendError, turn: str) -> dict[str, Any]:
+    """The record's infra_error: the turn an infrastructure fault stopped the run at."""
+    return {"kind": e.kind, "message": e.message, "turn": turn, "retryable": e.retryable}
+
+
+@dataclass
+class FoldChain:
+    """What the folds of one run left: the carry the recall turn reads, every fold made,
+    and whether a catch-up or a fault cost any of them."""
+
+    carry: str = ""
+    folds: list[dict[str, Any]] = field(default_factory=list)
+    catchup_fired: bool = False
+    missing: int = 0
+    infra_error: dict[str, Any] | None = None
+
+
+def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carry: str,
+              pending: list[int], i: int, temperature: float) -> dict[str, Any]:
+    """Fold i: the carry so far and the pending chunks in, the record of the fold out.
+
+    Raises ContextOverflow (the caller folds the chunk with the next) and BackendError.
+    """
+    n = len(fixture.chunks)
+    chunk = "\n".join(fixture.chunks[c] for c in pending)
+    turn = f"fold{i}"
+    request = fold_request(arm, prompts.render_fold(carry, chunk, i, n), temperature,
+                           caller.sample.call_seed(turn))
+    reply, hit, key = caller.call(request, turn)
+    new_carry, parse_ok, schema_valid, errors = carry_of(arm, reply.text)
+    clipped_carry = caller.backend.clip(new_carry, arm.carry_cap_tokens)
+    log.info(
+        "%s fold %d/%d: %d prompt + %d completion tokens, %s, %s%s, %.1fs%s",
+        caller.sample.row_id, i + 1, n, reply.prompt_tokens, reply.completion_tokens,
+        reply.finish_reason, "parsed" if parse_ok else "PARSE FAILURE",
+        "" if schema_valid else " (schema-invalid)", reply.latency_s,
+        " [store hit]" if hit else "",
+    )
+    # The carry is recorded as carried; what it holds (headings, an envelope) is the
+    # grader's to count from it (grade/rows.py), the same way for every fold.
+    return {
+        "fold": i,
+        "chunks": list(pending),
+        "request_key": key,
+        "store_hit": hit,
+        "seed": request.seed if caller.backend.seed_sent else None,
+        "max_tokens": request.max_tokens,
+        "reply": reply.to_dict(),
+        "parse_ok": parse_ok,
+        "schema_valid": schema_valid,
+        "schema_errors": errors,
+        "carry": clipped_carry,
+        "carried_chars": len(clipped_carry),
+        "clipped": clipped_carry != new_carry,
+    }
+
+
+def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
+              temperature: float) -> FoldChain:
+    """Every fold of the session; a chunk that overflows is folded with the next
+    (catch-up), and an infrastructure fault ends the chain."""
+    n = len(fixture.chunks)
+    chain = FoldChain()
+    pending: list[int] = []
+    for i in range(n):
+        pending.append(i)
+        try:
+            fold = fold_step(caller, arm, prompts, fixture, chain.carry, pending, i,
+                             temperature)
+        except ContextOverflow as e:
+            # Catch-up: this chunk is folded together with the next one.
+            chain.catchup_fired = True
+            log.warning("%s fold %d/%d: %s; catch-up with the next chunk",
+                        caller.sample.row_id, i + 1, n, e.message)
+            if i == n - 1:
+                chain.missing += len(pending)
+            continue
+        except BackendError as e:
+            chain.infra_error = infra_error(e, f"fold{i}")
+            log.error("%s fold %d/%d failed: %s", caller.sample.row_id, i + 1, n, e)
+            chain.missing += n - i
+            break
+        chain.folds.append(fold)
+        chain.carry = fold["carry"]
+        pending = []
+    return chain
+
+
+def recall_turn(caller: Caller, prompts: Prompts, carry: str, labels: list[str],
+                temperature: float, max_tokens: int) -> dict[str, Any]:
+    """The recall turn: the final carry and the graded labels in, the record's recall out.
+
+    Raises BackendError.
+    """
+    request = ChatRequest(
+        messages=({"role": "system", "content": prompts.recall_system},
+                  {"role": "user", "content": prompts.render_recall(carry, labels)}),
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=caller.sample.call_seed("recall"),
+    )
+    reply, hit, key = caller.call(request, "recall")
+    log.info("%s recall: %d completion tokens, %s%s", caller.sample.row_id,
+             reply.completion_tokens, reply.finish_reason, " [store hit]" if hit else "")
+    return {"request_key": key, "store_hit": hit, "seed": request.seed,
+            "reply": reply.to_dict(), "answer": reply.text}
+
+
+def run_record(caller: Caller, fixture: Fixture, arm: Arm, temperature: float,
+               chain: FoldChain, recall: dict[str, Any] | None) -> RunRecord:
+    """The record of a run that was made: what the folds and the recall turn left."""
+    sample, backend = caller.sample, caller.backend
+    return RunRecord(
+        status="run", row_id=sample.row_id, sweep=sample.sweep, scenario=fixture.scenario,
+        model=sample.model, arm=arm.arm, repeat=sample.repeat, position=sample.position,
+        arm_spec=arm.to_dict(), endpoint=backend.identity,
+        ceiling_delivery=backend.ceiling_delivery if arm.ceilings else "none",
+        token_count_method=backend.token_count_method, temperature=temperature,
+        n_chunks=len(fixture.chunks), folds=chain.folds, final_carry=chain.carry,
+        recall=recall, catchup_fired=chain.catchup_fired, missing_folds=chain.missing,
+        infra_error=chain.infra_error,
+        store={"hits": caller.store.hits, "misses": caller.store.misses},
+    )
+
+
 def run_row(
     fixture: Fixture,
     arm: Arm,
@@ -232,106 +375,26 @@ def run_row(
     sample: Sample,
     temperature: float,
     recall_max_tokens: int,
-    headings: list[str],
     recheck: bool = False,
 ) -> RunRecord:
-    """Fold the whole session through one arm and ask the recall turn.
+    """Fold the whole session through one arm and ask the recall turn (none after a
+    fault: the row is invalid either way, and the call would be paid for nothing).
 
     recheck: this is a retry of an infrastructure-invalid row, so each stored reply is
     checked again before it is reused (call.cached_complete).
     """
-    n = len(fixture.chunks)
-    carry = ""
-    folds: list[dict[str, Any]] = []
-    pending: list[int] = []
-    catchup_fired = False
-    missing = 0
-    infra_error = None
-    for i in range(n):
-        pending.append(i)
-        chunk = "\n".join(fixture.chunks[c] for c in pending)
-        turn = f"fold{i}"
-        request = fold_request(arm, prompts.render_fold(carry, chunk, i, n), temperature,
-                               sample.call_seed(turn))
-        try:
-            reply, hit, key = cached_complete(backend, store, request, sample.identity(turn),
-                                              recheck)
-        except ContextOverflow as e:
-            # Catch-up: this chunk is folded together with the next one.
-            catchup_fired = True
-            log.warning("%s fold %d/%d: %s; catch-up with the next chunk",
-                        sample.row_id, i + 1, n, e.message)
-            if i == n - 1:
-                missing += len(pending)
-            continue
-        except BackendError as e:
-            infra_error = {"kind": e.kind, "message": e.message, "turn": turn,
-                           "retryable": e.retryable}
-            log.error("%s fold %d/%d failed: %s", sample.row_id, i + 1, n, e)
-            missing += n - i
-            break
-        new_carry, parse_ok, schema_valid, errors = carry_of(arm, reply.text)
-        clipped_carry = backend.clip(new_carry, arm.carry_cap_tokens)
-        clipped = clipped_carry != new_carry
-        carry = clipped_carry
-        folds.append({
-            "fold": i,
-            "chunks": list(pending),
-            "request_key": key,
-            "store_hit": hit,
-            "seed": request.seed if backend.seed_sent else None,
-            "max_tokens": request.max_tokens,
-            "reply": reply.to_dict(),
-            "parse_ok": parse_ok,
-            "schema_valid": schema_valid,
-            "schema_errors": errors,
-            "carry": carry,
-            "carried_chars": len(carry),
-            "clipped": clipped,
-            "headings_carried": headings_carried(carry, headings),
-            "json_envelope_carried": json_envelope_carried(carry),
-        })
-        log.info(
-            "%s fold %d/%d: %d prompt + %d completion tokens, %s, %s%s, %.1fs%s",
-            sample.row_id, i + 1, n, reply.prompt_tokens, reply.completion_tokens,
-            reply.finish_reason, "parsed" if parse_ok else "PARSE FAILURE",
-            "" if schema_valid else " (schema-invalid)", reply.latency_s,
-            " [store hit]" if hit else "",
-        )
-        pending = []
-
+    caller = Caller(backend, store, sample, recheck)
+    chain = run_folds(caller, arm, prompts, fixture, temperature)
     recall = None
-    labels = [f.label for f in fixture.graded]
-    if infra_error is None:
-        request = ChatRequest(
-            messages=({"role": "system", "content": prompts.recall_system},
-                      {"role": "user", "content": prompts.render_recall(carry, labels)}),
-            max_tokens=recall_max_tokens,
-            temperature=temperature,
-            seed=sample.call_seed("recall"),
-        )
+    if chain.infra_error is None:
         try:
-            reply, hit, key = cached_complete(backend, store, request,
-                                              sample.identity("recall"), recheck)
-            recall = {"request_key": key, "store_hit": hit, "seed": request.seed,
-                      "reply": reply.to_dict(), "answer": reply.text}
-            log.info("%s recall: %d completion tokens, %s%s", sample.row_id,
-                     reply.completion_tokens, reply.finish_reason,
-                     " [store hit]" if hit else "")
+            recall = recall_turn(caller, prompts, chain.carry,
+                                 [f.label for f in fixture.graded], temperature,
+                                 recall_max_tokens)
         except BackendError as e:
-            infra_error = {"kind": e.kind, "message": e.message, "turn": "recall",
-                           "retryable": e.retryable}
+            chain.infra_error = infra_error(e, "recall")
             log.error("%s recall failed: %s", sample.row_id, e)
-    return RunRecord(
-        status="run", row_id=sample.row_id, sweep=sample.sweep, scenario=fixture.scenario,
-        model=sample.model, arm=arm.arm, repeat=sample.repeat, position=sample.position,
-        arm_spec=arm.to_dict(), endpoint=backend.identity,
-        ceiling_delivery=backend.ceiling_delivery if arm.ceilings else "none",
-        token_count_method=backend.token_count_method, temperature=temperature, n_chunks=n,
-        folds=folds, final_carry=carry, recall=recall, catchup_fired=catchup_fired,
-        missing_folds=missing, infra_error=infra_error,
-        store={"hits": store.hits, "misses": store.misses},
-    )
+    return run_record(caller, fixture, arm, temperature, chain, recall)
 
 
 def not_run_record(sample: Sample, scenario: str, arm: Arm, reason: str, detail: str = ""
@@ -354,7 +417,6 @@ def run_fold(
     model: dict[str, Any],
     sample: dict[str, Any],
     prompts: Prompts,
-    headings: list[str],
     temperature: float,
     recall_max_tokens: int,
     store_dir: str,
@@ -388,7 +450,7 @@ def run_fold(
     try:
         record = run_row(
             fixture, arm_spec, backend, store, prompts, Sample(**sample),
-            temperature=temperature, recall_max_tokens=recall_max_tokens, headings=headings,
+            temperature=temperature, recall_max_tokens=recall_max_tokens,
             recheck=bool(earlier) and not replay,
         )
     finally:
@@ -441,7 +503,7 @@ def fold_stage(input: Any, output: Any, params: Any, threads: int) -> RunRecord:
         input.fixture, arm=run["arm"], model_name=run["sample"]["model"],
         model={**run["model"], "threads": threads}, sample=run["sample"],
         prompts=Prompts.from_files(input.fold_user, input.recall_system, input.recall_user),
-        headings=load_yaml(input.arms)["fixed_headings"], temperature=params.temperature,
+        temperature=params.temperature,
         recall_max_tokens=params.recall_max_tokens, store_dir=params.store,
         out=output.record, probe_path=input.probe, replay=params.replay,
     )

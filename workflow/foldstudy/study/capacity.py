@@ -23,8 +23,9 @@ from .spec import Arm, Fact
 # the embedded default, measured 2.42 on the default fixture's fact lines (596 chars,
 # 246 tokens). The estimate is used before any model is loaded (config time).
 IDENTIFIER_CHARS_PER_TOKEN = 2.0
-# Fixture text (filler with planted turns) measured 2.6 chars a SmolLM2 token; the
-# fixture generator sizes chunks at 3.0 (fixtures.CHARS_PER_TOKEN).
+# Fixture text (filler with planted turns) measured 2.6 chars a SmolLM2 token (2.4 at
+# the smallest scales); the generator, the probe and the audit size it at 3.0 instead, a
+# convention that fixes the fixture bytes (fixtures.CHARS_PER_TOKEN says why both stay).
 TEXT_CHARS_PER_TOKEN = 2.6
 HOLD = 2  # the facts must fit at least twice over
 STEP = 0.05  # an automatic capacity scale is a multiple of this (stable, readable)

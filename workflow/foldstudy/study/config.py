@@ -1,7 +1,8 @@
 """The study's config: checked before any job runs, then resolved into a plan of runs.
 
 Errors name the key and what would be right, e.g.
-`config.sweeps.main.arms[3]: 'x' is not an arm (known: f g j k l m n o p q t u)`.
+`config.sweeps.main.arms[3]: 'x' is not an arm (known: f g j ... u)`, the arms of
+resources/arms.yaml.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import jsonschema
 
 from ..analysis.scopes import config_problems as scope_problems
 from ..backends.base import resolve_model_config
+from ..credentials import SECRET_KEYS, looks_like_a_key
 from ..io import load_yaml
 from .design import block_order
 from .spec import Arm, SpecError, arm_ids, resolve_arm
@@ -87,16 +89,6 @@ def schema_problems(config: dict[str, Any], schema: dict[str, Any],
         else:
             out.append(_message(e, arms))
     return out
-
-
-SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
-
-
-def looks_like_a_key(value: Any) -> bool:
-    """A credential-shaped string (the release scanner's key shapes)."""
-    from ..release.scan import KEY_PATTERNS
-
-    return isinstance(value, str) and any(p.search(value) for p in KEY_PATTERNS.values())
 
 
 def _shown(value: Any) -> str:

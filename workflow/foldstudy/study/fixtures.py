@@ -19,8 +19,14 @@ from .spec import Fact, Fixture, SpecError
 
 log = logging.getLogger(__name__)
 
-# Sizing estimator for fixtures only (the backend counts real tokens). This ops text is
-# identifier-dense: SmolLM2's tokenizer measured 2.5 chars/token on it, prose runs ~4.
+# Characters a token is taken to be wherever fixture text is sized before any tokenizer
+# is loaded: the generator (a chunk of the paper's 30,000 tokens is 30,000 x scale x 3.0
+# characters), fixture.json's token estimates, the probe's required context and the
+# audit's plan.tsv. A sizing convention, not a measurement: SmolLM2's tokenizer counts
+# 2.4-2.6 characters a token on this identifier-dense text (capacity.TEXT_CHARS_PER_TOKEN
+# is that measurement; prose runs ~4), so these estimates run 13-20% under a model's count.
+# Kept apart from the measurement because either changed would change what is written:
+# fixture text, fixture.json, probe records, plan.tsv or the config check's messages.
 CHARS_PER_TOKEN = 3.0
 PAPER_SESSION_TOKENS = 150_000
 PAPER_CHUNK_TOKENS = 30_000
