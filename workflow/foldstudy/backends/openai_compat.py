@@ -12,8 +12,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import requests
-
 from .base import (
     RETRY_DEFAULTS,
     Backend,
@@ -56,6 +54,8 @@ class OpenAICompatBackend(Backend):
         self._key = read_key(self.key_env)
         self.retry_policy = RetryPolicy.from_model(cfg)
         self.context_length = self.config_context_length(cfg)
+        import requests  # the jobs that call a server only; the DAG reads the class
+
         self.session = requests.Session()
         self.omit: frozenset[str] = frozenset()
         self.identity = self.describe(name, cfg, pin)
