@@ -8,13 +8,15 @@ one place, not in each stage.
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
+import io
 import json
 import logging
 import os
 import sys
 import tempfile
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,16 @@ def write_csv(df: Any, path: str | Path, booleans: Collection[str] = ()) -> None
         if c in booleans:
             out[c] = out[c].map({True: "true", False: "false"}).fillna("")
     write_text(out.to_csv(index=False, lineterminator="\n", float_format="%.6g"), path)
+
+
+def write_tsv(rows: Iterable[dict[str, Any]], columns: Sequence[str], path: str | Path) -> None:
+    """A tab-separated table of dict rows in the given column order (the operator's
+    pages: results/probe/summary.tsv, results/audit/plan.tsv), written atomically."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, columns, delimiter="\t", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    write_text(buf.getvalue(), path)
 
 
 def read_csv(path: str | Path, booleans: Collection[str] = ()) -> Any:

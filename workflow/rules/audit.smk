@@ -22,6 +22,6 @@ rule audit:
         arms=audit_arms(),
         backends=audit_backends(),
         probe_dir="results/probe",
-        recall_max_tokens=config["recall_max_tokens"],
+        recall_max_tokens=STUDY.config["recall_max_tokens"],
     script:
         "../scripts/audit.py"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
-from snakemake.utils import validate
 
+from foldstudy.backends import backend_classes
 from foldstudy.io import load_yaml, print_if_written
 from foldstudy.report.titles import FIGURES, TABLE_TITLES
 from foldstudy.grade.validity import fold_attempt
@@ -18,7 +18,6 @@ from foldstudy.study.spec import arm_ids, load_arm_table
 SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it
 ROOT = Path(workflow.basedir)
 RESOURCES = ROOT / "resources"
-SCHEMA = "../../config/schema/config.schema.yaml"
 ENV = "../../envs/study.yaml"
 
 
@@ -36,8 +35,9 @@ ARM_TABLE = load_arm_table(RESOURCES)
 # resources/arms.yaml is the one place an arm is named; the wildcard follows it.
 ARMS = arm_ids(ARM_TABLE)
 
-# Friendly check first (every problem, each naming its key and what is allowed), then
-# Snakemake's own validation, which also fills the schema's defaults into config.
+# One check of the config against the schema (every problem, each naming its key and
+# what is allowed), which fills in every default. Rules read STUDY.config, that checked
+# and resolved copy, never the raw `config`.
 CONFIG_SCHEMA = load_yaml(ROOT / "config/schema/config.schema.yaml")
 command_line_flags(config, CONFIG_SCHEMA)
 try:
@@ -49,7 +49,6 @@ try:
     )
 except ConfigError as e:
     raise WorkflowError(str(e))
-validate(config, SCHEMA)
 for _warning in STUDY.warnings:
     logger.warning(f"config: {_warning}")
 
@@ -118,19 +117,12 @@ def run_params(wildcards):
 
 def run_attempt(wildcards):
     path = run_path(wildcards.sweep, wildcards.model, wildcards.repeat, wildcards.arm)
-    return fold_attempt(path, config["retry_infrastructure"])
+    return fold_attempt(path, STUDY.config["retry_infrastructure"])
 
 
 def model_threads(wildcards):
     # Embedded jobs ask for the threads they use; other backends wait on a server.
     return int(STUDY.model_config(wildcards.model).get("threads", 1))
-
-
-def embedded_slots(wildcards):
-    # A replay loads the tokenizer only, never the model: no model slot needed.
-    if config.get("replay"):
-        return 0
-    return 1 if STUDY.model_config(wildcards.model)["backend"] == "embedded" else 0
 
 
 def sweep_runs(wildcards):
@@ -143,15 +135,18 @@ def graded_parts(name):
 
 # --- generate and release (rules/generate.smk, rules/release.smk) ---
 
-GEN_EVIDENCE = config.get("evidence") or "results/evidence"
+# Evidence mode (--config evidence=DIR): statistics and tables from a released package,
+# with no fixture, fold or grade job in the DAG.
+EVIDENCE_MODE = bool(STUDY.config["evidence"])
+GEN_EVIDENCE = STUDY.config["evidence"] or "results/evidence"
 # A released package carries its lock beside its evidence/ folder.
 _PACKAGE_LOCK = Path(GEN_EVIDENCE).parent / "lock.json"
 LOCK = (
     str(_PACKAGE_LOCK)
-    if config.get("evidence") and _PACKAGE_LOCK.is_file()
-    else f"config/{config['study']}.lock.json"
+    if EVIDENCE_MODE and _PACKAGE_LOCK.is_file()
+    else f"config/{STUDY.config['study']}.lock.json"
 )
-CLAIMS = res("claims", f"{config['study']}.yaml")
+CLAIMS = res("claims", f"{STUDY.config['study']}.yaml")
 NUMBERS = "results/stats/numbers.json"
 
 
@@ -166,10 +161,10 @@ def generate_inputs(wildcards):
 
 def private_dirs():
     # A reviewer's evidence-only package has none of these; verify skips what is absent.
-    if config.get("evidence"):
+    if EVIDENCE_MODE:
         return {"store": None, "runs": None, "fixtures": None}
     return {
-        "store": config["store"],
+        "store": STUDY.config["store"],
         "runs": "results/runs",
         "fixtures": "results/fixtures",
     }
@@ -178,7 +173,7 @@ def private_dirs():
 def release_lock(wildcards):
     if not Path(LOCK).is_file():
         raise WorkflowError(
-            f"no lock for study {config['study']!r} ({LOCK}); pin it first with "
+            f"no lock for study {STUDY.config['study']!r} ({LOCK}); pin it first with "
             "`snakemake -c1 lock`, then run the release"
         )
     return LOCK
@@ -191,13 +186,9 @@ PROBED_MODELS = STUDY.probed_models
 
 # Per-backend concurrency from the study config, where the command line or the profile
 # set none (`--resources api_openrouter=4` always wins).
-for _name, _limit in config.get("limits", {}).items():
+for _name, _limit in STUDY.config["limits"].items():
     if _name not in workflow.global_resources:
         workflow.register_resource(_name, _limit)
-
-
-def backend_config(model):
-    return STUDY.model_config(model)
 
 
 def probe_fixtures(wildcards):
@@ -218,15 +209,21 @@ def probe_arms(wildcards):
 
 def _backend_slots(kind):
     def slots(wildcards):
-        if config.get("replay"):  # a replay sends nothing
+        # A replay sends nothing and loads no model (the tokenizer only): no slot.
+        if STUDY.config["replay"]:
             return 0
         return 1 if STUDY.model_config(wildcards.model)["backend"] == kind else 0
 
     return slots
 
 
-openrouter_slots = _backend_slots("openrouter")
-openai_slots = _backend_slots("openai")
+# The resources of a job that calls a model (rules probe_model, fold): one slot of its
+# backend's resource, named by each backend (registry: backends/registry.py).
+BACKEND_SLOTS = {
+    cls.slot_resource: _backend_slots(kind)
+    for kind, cls in backend_classes().items()
+    if cls.slot_resource
+}
 
 
 # --- statistics, tables and figures (rules/stats.smk, tables.smk, figures.smk) ---
@@ -241,7 +238,7 @@ def evidence_inputs(wildcards):
     ev = Path(GEN_EVIDENCE)
     out = {"rows": str(ev / "rows.csv"), "checks": str(ev / "checks.csv")}
     for name in ("folds.csv", "manifest.json"):
-        if not config.get("evidence") or (ev / name).is_file():
+        if not EVIDENCE_MODE or (ev / name).is_file():
             out[name.split(".")[0]] = str(ev / name)
     return out
 
@@ -254,12 +251,12 @@ FOLDED_MODEL_CONFIGS = {m: STUDY.model_config(m) for m in STUDY.folded_models}
 def token_class_table(wildcards):
     """Characters per token by text class (§6): measured on this run's fixtures; an
     evidence package has no fixtures, so its tables say it was not measured."""
-    return [] if config.get("evidence") else ["results/stats/chars-per-token.csv"]
+    return [] if EVIDENCE_MODE else ["results/stats/chars-per-token.csv"]
 
 
 def probe_table(wildcards):
     """Probe verdicts for the probe table: the package's probes.csv, or this run's summary."""
-    if config.get("evidence"):
+    if EVIDENCE_MODE:
         p = Path(GEN_EVIDENCE) / "probes.csv"
         return [str(p)] if p.is_file() else []
     return ["results/probe/summary.tsv"]
@@ -298,7 +295,7 @@ def trace_inputs(wildcards):
         k: v for k, v in evidence_inputs(wildcards).items() if k in ("rows", "checks")
     }
     trace = Path(GEN_EVIDENCE) / "trace.csv"
-    if not config.get("evidence") or trace.is_file():
+    if not EVIDENCE_MODE or trace.is_file():
         out["trace"] = str(trace)
     return out
 
@@ -312,6 +309,6 @@ def reader_outputs():
     the fact-trace figure, and the fold viewer where there are run records (not in
     evidence mode, where a package has rows and checks only)."""
     out = ["results/figures/fact-trace.png", "results/summary.md"]
-    if not config.get("evidence"):
+    if not EVIDENCE_MODE:
         out.append("results/viewer")
     return out

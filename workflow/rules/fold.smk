@@ -21,15 +21,13 @@ rule fold:
         ENV
     threads: model_threads
     resources:
-        embedded_model=embedded_slots,
-        api_openrouter=openrouter_slots,
-        api_openai=openai_slots,
+        **BACKEND_SLOTS,
     params:
         run=run_params,
-        temperature=config["temperature"],
-        recall_max_tokens=config["recall_max_tokens"],
-        store=config["store"],
-        replay=config["replay"],
+        temperature=STUDY.config["temperature"],
+        recall_max_tokens=STUDY.config["recall_max_tokens"],
+        store=STUDY.config["store"],
+        replay=STUDY.config["replay"],
         # > 1 only when --config retry_infrastructure=true finds this run's record
         # invalid for a retryable reason: the changed param reruns exactly that job
         # (from the wildcards, not `output`: Snakemake ignores params derived from files)

@@ -18,7 +18,7 @@ rule lock:
         numbers=NUMBERS,
         evidence=GEN_EVIDENCE,
         lock=LOCK,
-        study=config["study"],
+        study=STUDY.config["study"],
         dirs=private_dirs(),
         # the folder whose every file the lock pins (one digest over the tree)
         resources=lambda wildcards, input: str(Path(input.analysis).parent),

@@ -16,17 +16,15 @@ rule probe_model:
     # another model job cost more than they bring.
     threads: 1
     resources:
-        embedded_model=embedded_slots,
-        api_openrouter=openrouter_slots,
-        api_openai=openai_slots,
+        **BACKEND_SLOTS,
     params:
         name=lambda wc: wc.model,
-        model=lambda wc: backend_config(wc.model),
+        model=lambda wc: STUDY.model_config(wc.model),
         arms=probe_arms,
-        temperature=config["temperature"],
-        store=config["store"],
-        replay=config["replay"],
-        pin_rule=config["probe"],
+        temperature=STUDY.config["temperature"],
+        store=STUDY.config["store"],
+        replay=STUDY.config["replay"],
+        pin_rule=STUDY.config["probe"],
         probe_only=lambda wc: wc.model in STUDY.config["probe_only"],
     script:
         "../scripts/probe.py"

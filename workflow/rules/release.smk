@@ -19,7 +19,7 @@ rule release:
         name=lambda wildcards: wildcards.name,
         evidence=GEN_EVIDENCE,
         figures="results/figures",
-        fixtures=None if config.get("evidence") else "results/fixtures",
+        fixtures=None if EVIDENCE_MODE else "results/fixtures",
         config=STUDY.config,
         verify={
             "claims_path": CLAIMS,

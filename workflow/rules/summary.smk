@@ -17,7 +17,7 @@ rule summary:
     conda:
         ENV
     params:
-        study=config["study"],
-        viewer=not config.get("evidence"),
+        study=STUDY.config["study"],
+        viewer=not EVIDENCE_MODE,
     script:
         "../scripts/summary.py"

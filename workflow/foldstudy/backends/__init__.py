@@ -10,30 +10,12 @@ from .base import (
     ChatRequest,
     ContextOverflow,
     Reply,
-    resolve_model_config,
 )
+from .registry import backend_class, backend_classes, register_backend, resolve_model_config
 
-__all__ = ["Backend", "BackendError", "ChatRequest", "ContextOverflow", "Reply", "make_backend"]
-
-BACKENDS = ("embedded", "openai", "openrouter")
-
-
-def backend_class(kind: str) -> type[Backend]:
-    """The class of a backend kind, imported only when a job needs it."""
-    if kind == "embedded":
-        from .embedded import EmbeddedBackend
-
-        return EmbeddedBackend
-    if kind == "openai":
-        from .openai_compat import OpenAICompatBackend
-
-        return OpenAICompatBackend
-    if kind == "openrouter":
-        from .openrouter import OpenRouterBackend
-
-        return OpenRouterBackend
-    raise BackendError("config", f"backend {kind!r} is not available (known: "
-                       f"{', '.join(BACKENDS)})", False)
+__all__ = ["Backend", "BackendError", "ChatRequest", "ContextOverflow", "Reply",
+           "backend_class", "backend_classes", "make_backend", "register_backend",
+           "resolve_model_config"]
 
 
 def make_backend(name: str, model: dict[str, Any], pin: dict[str, Any] | None = None,
@@ -44,8 +26,8 @@ def make_backend(name: str, model: dict[str, Any], pin: dict[str, Any] | None = 
     replay: answer only from the response store, with the identity the live backend
     would have.
     """
-    cfg = resolve_model_config(model)
-    cls = backend_class(cfg["backend"])
+    cls = backend_class(model["backend"])
+    cfg = cls.resolve_config(model)
     if replay:
         from .replay import ReplayBackend
 

@@ -13,42 +13,15 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 CHARS_PER_TOKEN_ESTIMATE = 4.0
 
-# The one place a model's config gets its defaults (DESIGN §4): the study config
-# resolves every model through resolve_model_config, and each backend reads the
-# resolved dict without defaults of its own. Retry keys apply to the HTTP backends.
-_RETRY_DEFAULTS = {"max_attempts": 4, "retry_initial_wait_s": 1.0, "retry_max_wait_s": 30.0}
-MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "embedded": {"gguf": None, "sha256": None, "n_ctx": 4096, "threads": 2},
-    "openai": {
-        "model_id": None, "api_key_env": None, "server": "openai-compatible",
-        "structured_output": "json_schema", "strict_schema": True, "extra_body": {},
-        "context_length": None, "timeout_s": 300.0, **_RETRY_DEFAULTS,
-    },
-    "openrouter": {
-        "base_url": "https://openrouter.ai/api/v1", "api_key_env": "OPENROUTER_API_KEY",
-        "provider": None, "quantization": None, "reasoning": {"effort": "none"},
-        "require_parameters": True, "structured_output": "json_schema",
-        "strict_schema": True, "extra_body": {}, "context_length": None,
-        "timeout_s": 300.0, **_RETRY_DEFAULTS,
-    },
-}
+# Retry keys every HTTP backend's defaults carry (RetryPolicy.from_model reads them).
+RETRY_DEFAULTS = {"max_attempts": 4, "retry_initial_wait_s": 1.0, "retry_max_wait_s": 30.0}
 # A null written for these means "the default", not "none" (a null reasoning object,
 # by contrast, means: send no reasoning parameter).
 _NULL_IS_DEFAULT = ("base_url", "api_key_env")
-
-
-def resolve_model_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """A model's config with its backend's defaults filled in (config already validated)."""
-    out = copy.deepcopy(MODEL_DEFAULTS.get(cfg["backend"], {}))
-    for k, v in cfg.items():
-        if v is None and k in _NULL_IS_DEFAULT and k in out:
-            continue
-        out[k] = copy.deepcopy(v)
-    return out
 
 
 @dataclass(frozen=True)
@@ -168,6 +141,15 @@ def served_elsewhere(served_by: str | None, pin: str | None) -> bool:
     return bool(pin) and bool(served_by) and served_by != pin
 
 
+def pinned_prices(probe: dict[str, Any]) -> tuple[float | None, float | None, str]:
+    """The audit's prices from a probe record's pinned endpoint, where it has both."""
+    pp = probe.get("price_prompt_usd_per_token")
+    pc = probe.get("price_completion_usd_per_token")
+    if pp is not None and pc is not None:
+        return pp, pc, "probe pin"
+    return pp, pc, "unknown: run the probe"
+
+
 class BackendError(Exception):
     """A call that produced no usable reply.
 
@@ -212,8 +194,26 @@ class Tokenizer(Protocol):
 
 
 class Backend(ABC):
-    """A model behind one endpoint, and what it can do."""
+    """A model behind one endpoint, and what it can do.
 
+    A provider declares what the workflow needs to know about it before any job runs
+    (kind, defaults, required keys, slot resource) as class attributes, and registers
+    itself with registry.register_backend: everything per backend follows from those.
+    """
+
+    #: the `backend:` value a model config names this backend by
+    kind: ClassVar[str] = ""
+    #: what the config schema says it is ("kind = summary")
+    summary: ClassVar[str] = ""
+    #: a model config's defaults on this backend (DESIGN §4): the one place they are
+    #: written; the study config resolves every model through resolve_config, and the
+    #: backend reads the resolved dict without defaults of its own
+    defaults: ClassVar[dict[str, Any]] = {}
+    #: keys a model config of this backend must name (the config check requires them)
+    required_keys: ClassVar[tuple[str, ...]] = ()
+    #: the Snakemake resource each of its probe and fold jobs takes one of, so that a
+    #: profile, --resources or the config's `limits` caps its concurrency; None: none
+    slot_resource: ClassVar[str | None] = None
     #: what answered: recorded on every row, part of every cache key
     identity: dict[str, Any]
     #: answers only from the response store; a miss raises ReplayMiss, never a call
@@ -231,6 +231,24 @@ class Backend(ABC):
     #: the request's seed goes on the wire (recorded per fold; DESIGN §3: send a seed
     #: where the endpoint supports one and record it)
     seed_sent: bool = True
+
+    @classmethod
+    def resolve_config(cls, cfg: dict[str, Any]) -> dict[str, Any]:
+        """A model's config of this backend with its defaults filled in (config already
+        validated)."""
+        out = copy.deepcopy(cls.defaults)
+        for k, v in {**cfg, "backend": cls.kind}.items():
+            if v is None and k in _NULL_IS_DEFAULT and k in out:
+                continue
+            out[k] = copy.deepcopy(v)
+        return out
+
+    @classmethod
+    def audit_prices(cls, probe: dict[str, Any]) -> tuple[float | None, float | None, str]:
+        """(USD per prompt token, per completion token, where they come from) for the
+        audit's estimate; probe is the model's probe record ({} before any probe).
+        By default the probe's pinned endpoint says, or nobody knows yet."""
+        return pinned_prices(probe)
 
     @classmethod
     @abstractmethod
@@ -300,6 +318,12 @@ class Backend(ABC):
         """The endpoints serving this model (only where lists_endpoints is true)."""
         raise BackendError("config", f"{type(self).__name__} lists no endpoints",
                            retryable=False)
+
+    @classmethod
+    def endpoint_pin(cls, endpoint: dict[str, Any]) -> dict[str, Any]:
+        """What a run records about the listed endpoint it is pinned to (only where
+        lists_endpoints is true)."""
+        raise BackendError("config", f"{cls.__name__} lists no endpoints", retryable=False)
 
     def model_info(self) -> dict[str, Any] | None:
         """The listing's entry for this model (reasoning, context), where there is one."""

@@ -24,8 +24,8 @@ from .base import (
     Reply,
     Tokenizer,
     chat_body,
-    resolve_model_config,
 )
+from .registry import register_backend
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def _weights(cfg: dict[str, Any]) -> tuple[Path, str | None]:
 
 def _identity(name: str, path: Path, sha256: str, n_ctx: int) -> dict[str, Any]:
     return {
-        "backend": "embedded",
+        "backend": EmbeddedBackend.kind,
         "model": name,
         "weights": path.name,  # never the absolute path: it names the user's machine
         "weights_sha256": sha256,
@@ -101,12 +101,18 @@ class GGUFTokenizer:
         self.llm.close()
 
 
+@register_backend
 class EmbeddedBackend(Backend):
+    kind = "embedded"
+    summary = "llama-cpp-python in the job"
+    defaults = {"gguf": None, "sha256": None, "n_ctx": 4096, "threads": 2}
+    slot_resource = "embedded_model"
     # llama-cpp-python's grammar cannot hold a large maxLength (base.grammar_schema).
     ceiling_delivery = "validated_after"
+
     def __init__(self, name: str, cfg: dict[str, Any] | None = None,
                  pin: dict[str, Any] | None = None) -> None:
-        cfg = resolve_model_config({**(cfg or {}), "backend": "embedded"})
+        cfg = self.resolve_config(cfg or {})
         path, expected = _weights(cfg)
         if not path.is_file():
             raise BackendError("weights_missing", f"no GGUF file at {path}", retryable=False)
@@ -138,6 +144,10 @@ class EmbeddedBackend(Backend):
     @classmethod
     def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
         return int(cfg["n_ctx"])
+
+    @classmethod
+    def audit_prices(cls, probe: dict[str, Any]) -> tuple[float | None, float | None, str]:
+        return 0.0, 0.0, "local (no charge)"
 
     @classmethod
     def replay_tokenizer(cls, cfg: dict[str, Any]) -> Tokenizer | None:

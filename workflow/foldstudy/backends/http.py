@@ -13,11 +13,12 @@ import email.utils
 import os
 import time
 from datetime import UTC, datetime
-from typing import Any
-
-import requests
+from typing import TYPE_CHECKING, Any
 
 from .base import BackendError, ContextOverflow
+
+if TYPE_CHECKING:  # requests is imported by the jobs that call a server, not by the DAG
+    import requests
 
 # 404 messages that mean "routing found no endpoint for this request" rather than "no
 # such model" (reference A6: classify 404 by message, never by status alone).
@@ -118,6 +119,8 @@ def _kind(status: int, lowered: str) -> tuple[str, bool]:
 def _send(session: requests.Session, method: str, url: str, timeout_s: float,
           **kwargs: Any) -> requests.Response:
     """One HTTP request, its transport failures classified (all retryable)."""
+    import requests
+
     try:
         return session.request(method, url, timeout=timeout_s, **kwargs)
     except requests.Timeout as e:

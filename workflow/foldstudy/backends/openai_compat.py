@@ -12,29 +12,37 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import requests
-
 from .base import (
+    RETRY_DEFAULTS,
     Backend,
     BackendError,
     ChatRequest,
     Reply,
     RetryPolicy,
     chat_body,
-    resolve_model_config,
 )
 from .http import parse_choice, post_json, read_key
+from .registry import register_backend
 
 # Keys that route a request rather than parameterise it: never removed by the probe.
 ROUTING_KEYS = ("model", "messages")
 
 
+@register_backend
 class OpenAICompatBackend(Backend):
     kind = "openai"
+    summary = "any OpenAI-compatible server (vLLM, llama.cpp's server, Ollama)"
+    defaults = {
+        "model_id": None, "api_key_env": None, "server": "openai-compatible",
+        "structured_output": "json_schema", "strict_schema": True, "extra_body": {},
+        "context_length": None, "timeout_s": 300.0, **RETRY_DEFAULTS,
+    }
+    required_keys = ("base_url",)
+    slot_resource = "api_openai"
 
     def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
                  ) -> None:
-        cfg = resolve_model_config({**cfg, "backend": self.kind})
+        cfg = self.resolve_config(cfg)
         self.name = name
         self.base_url = str(cfg["base_url"]).rstrip("/")
         self.model_id = cfg["model_id"] or name
@@ -46,6 +54,8 @@ class OpenAICompatBackend(Backend):
         self._key = read_key(self.key_env)
         self.retry_policy = RetryPolicy.from_model(cfg)
         self.context_length = self.config_context_length(cfg)
+        import requests  # the jobs that call a server only; the DAG reads the class
+
         self.session = requests.Session()
         self.omit: frozenset[str] = frozenset()
         self.identity = self.describe(name, cfg, pin)
@@ -54,9 +64,9 @@ class OpenAICompatBackend(Backend):
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
                  ) -> dict[str, Any]:
         # Never the URL (it may name a private host) and never the key.
-        cfg = resolve_model_config({**cfg, "backend": cls.kind})
+        cfg = cls.resolve_config(cfg)
         return {
-            "backend": "openai",
+            "backend": cls.kind,
             "model": name,
             "model_id": cfg["model_id"] or name,
             "server": cfg["server"],
@@ -67,6 +77,12 @@ class OpenAICompatBackend(Backend):
     @classmethod
     def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
         return cfg.get("context_length")
+
+    @classmethod
+    def audit_prices(cls, probe: dict[str, Any]) -> tuple[float | None, float | None, str]:
+        pp = probe.get("price_prompt_usd_per_token")
+        pp = pc = 0.0 if pp is None else pp
+        return pp, pc, "local server (no charge)"
 
     @property
     def token_count_method(self) -> str:

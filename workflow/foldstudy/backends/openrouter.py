@@ -21,9 +21,17 @@ import copy
 import dataclasses
 from typing import Any
 
-from .base import BackendError, ChatRequest, Reply, resolve_model_config, served_elsewhere
+from .base import (
+    RETRY_DEFAULTS,
+    BackendError,
+    ChatRequest,
+    Reply,
+    pinned_prices,
+    served_elsewhere,
+)
 from .http import get_json
 from .openai_compat import ROUTING_KEYS, OpenAICompatBackend, reasoning_returned
+from .registry import register_backend
 from .retry import read_with_retries
 
 
@@ -61,14 +69,25 @@ def _price(v: Any) -> float | None:
         return None
 
 
+@register_backend
 class OpenRouterBackend(OpenAICompatBackend):
     """The gateway: an OpenAI-compatible server plus endpoint listing and pinning."""
 
     kind = "openrouter"
+    summary = "the hosted gateway, pinned"
+    defaults = {
+        "base_url": "https://openrouter.ai/api/v1", "api_key_env": "OPENROUTER_API_KEY",
+        "provider": None, "quantization": None, "reasoning": {"effort": "none"},
+        "require_parameters": True, "structured_output": "json_schema",
+        "strict_schema": True, "extra_body": {}, "context_length": None,
+        "timeout_s": 300.0, **RETRY_DEFAULTS,
+    }
+    required_keys = ("model_id",)
+    slot_resource = "api_openrouter"
     lists_endpoints = True
 
     def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None):
-        cfg = resolve_model_config({**cfg, "backend": self.kind})
+        cfg = self.resolve_config(cfg)
         super().__init__(name, cfg, pin)
         self.cfg = cfg
         self.reasoning = wire_reasoning(cfg, pin)
@@ -79,9 +98,9 @@ class OpenRouterBackend(OpenAICompatBackend):
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
                  ) -> dict[str, Any]:
-        cfg = resolve_model_config({**cfg, "backend": cls.kind})
+        cfg = cls.resolve_config(cfg)
         return {
-            "backend": "openrouter",
+            "backend": cls.kind,
             "model": name,
             "model_id": cfg["model_id"] or name,
             "pin": (pin or {}).get("provider_name") or cfg["provider"],
@@ -100,6 +119,14 @@ class OpenRouterBackend(OpenAICompatBackend):
     def wire_facts(cls, cfg: dict[str, Any], pin: dict[str, Any] | None = None
                    ) -> dict[str, Any]:
         return {**super().wire_facts(cfg, pin), "seed_sent": declares(pin, "seed")}
+
+    @classmethod
+    def audit_prices(cls, probe: dict[str, Any]) -> tuple[float | None, float | None, str]:
+        return pinned_prices(probe)  # the pinned endpoint's, not a local server's none
+
+    @classmethod
+    def endpoint_pin(cls, endpoint: dict[str, Any]) -> dict[str, Any]:
+        return endpoint_pin(endpoint)
 
     def missing_key(self) -> str | None:
         if self._key:

@@ -12,7 +12,6 @@ runs a probe has forbidden are counted as making no call.
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 from collections import defaultdict
@@ -20,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io import read_json
+from ..backends.registry import backend_class
+from ..io import read_json, write_tsv
 from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
@@ -93,18 +93,7 @@ def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, 
         a = acc[model]
         backend = backends[model]
         probe = probes.get(model) or {}
-        pp = probe.get("price_prompt_usd_per_token")
-        pc = probe.get("price_completion_usd_per_token")
-        if backend == "embedded":
-            pp = pc = 0.0
-            source = "local (no charge)"
-        elif backend == "openai":
-            pp = pc = 0.0 if pp is None else pp
-            source = "local server (no charge)"
-        elif pp is not None and pc is not None:
-            source = "probe pin"
-        else:
-            source = "unknown: run the probe"
+        pp, pc, source = backend_class(backend).audit_prices(probe)
         usd = None if pp is None or pc is None else (
             a["est_prompt_tokens"] * pp + a["max_completion_tokens"] * pc)
         unknown_price |= usd is None and a["calls"] > 0
@@ -159,11 +148,7 @@ def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
     rows = plan_rows([PlannedRun(**r) for r in runs],
                      {a: Arm.from_dict(d) for a, d in arms.items()}, backends, probes, sizes,
                      recall_max_tokens)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, PLAN_COLUMNS, delimiter="\t", lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
+    write_tsv(rows, PLAN_COLUMNS, out)
     t = rows[-1]
     log.info("%d runs, %d calls, ~%d prompt and <= %d completion tokens, <= $%s; probe "
              "records used for %d of %d models", t["runs"], t["calls"], t["est_prompt_tokens"],

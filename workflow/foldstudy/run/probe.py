@@ -29,7 +29,7 @@ from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow,
 from ..backends.call import cached_complete
 from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
-from ..io import read_json, write_json
+from ..io import read_json, write_json, write_tsv
 from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
@@ -383,9 +383,7 @@ def _pin(backend: Backend, cfg: dict[str, Any], required_context: int, needs_sch
                                         required_context, needs_schema, rule)
     if ep is None:
         return backend, (verdict, reason), mandatory
-    from ..backends.openrouter import endpoint_pin
-
-    pin = endpoint_pin(ep)
+    pin = backend.endpoint_pin(ep)
     record["pin"] = pin
     record["context_length"] = pin["context_length"]
     record["price_prompt_usd_per_token"] = pin["price_prompt_usd_per_token"]
@@ -498,14 +496,7 @@ def probe_model_stage(input: Any, output: Any, params: Any, threads: int
 
 def write_summary(probe_paths: list[str], out: str) -> None:
     """results/probe/summary.tsv: one line per model, the operator's page before a run."""
-    import csv
-
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, SUMMARY_COLUMNS, delimiter="\t", lineterminator="\n")
-        w.writeheader()
-        for p in probe_paths:
-            w.writerow(summary_row(read_json(p)))
+    write_tsv((summary_row(read_json(p)) for p in probe_paths), SUMMARY_COLUMNS, out)
     log.info("%s: %d models", out, len(probe_paths))
 
 

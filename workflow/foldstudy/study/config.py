@@ -15,9 +15,10 @@ from typing import Any
 import jsonschema
 
 from ..analysis.scopes import config_problems as scope_problems
-from ..backends.base import resolve_model_config
+from ..backends.registry import resolve_model_config
 from ..credentials import SECRET_KEYS, looks_like_a_key
 from ..io import load_yaml
+from .backend_schema import with_backends
 from .design import block_order
 from .spec import Arm, SpecError, arm_ids, resolve_arm
 
@@ -77,6 +78,7 @@ def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, A
 
 def schema_problems(config: dict[str, Any], schema: dict[str, Any],
                     arms: tuple[str, ...] = ()) -> list[str]:
+    schema = with_backends(schema)
     if arms:
         schema = with_arm_enums(schema, arms)
     validator = jsonschema.Draft202012Validator(schema)

@@ -1,9 +1,10 @@
 """config/README.md, generated from the config schema and the backends' model defaults.
 
-The schema (config/schema/config.schema.yaml) describes every key; the defaults of a
-model's keys live in backends/base.MODEL_DEFAULTS, the one place a backend's default is
-written. This page is rendered from both, and a test fails when the page and the two
-disagree, so the reference a user reads is never stale. Regenerate it with
+The schema (config/schema/config.schema.yaml) describes every key; the backends, and
+the defaults of a model's keys, are each backend class's (backends/registry.py), the
+one place a backend is written. This page is rendered from both, and a test fails when
+the page and the two disagree, so the reference a user reads is never stale.
+Regenerate it with
 
     .venv/bin/python -m foldstudy.study.configdoc
 """
@@ -15,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.scopes import ANALYSES
-from ..backends.base import MODEL_DEFAULTS
+from ..backends.registry import backend_classes
 from ..io import load_yaml
+from .backend_schema import with_backends
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "config" / "schema" / "config.schema.yaml"
@@ -53,13 +55,14 @@ def _rows(props: dict[str, Any], prefix: str, defaults: dict[str, str]) -> list[
 def model_defaults() -> dict[str, str]:
     """Per model key, its default on each backend that has one."""
     keys: dict[str, list[str]] = {}
-    for backend, d in MODEL_DEFAULTS.items():
-        for k, v in d.items():
+    for backend, cls in backend_classes().items():
+        for k, v in cls.defaults.items():
             keys.setdefault(k, []).append(f"{backend}: {_default(v)}")
     return {k: "; ".join(v) for k, v in keys.items()}
 
 
 def render(schema: dict[str, Any]) -> str:
+    schema = with_backends(schema)
     props = schema["properties"]
     head = "| key | type | default | what it sets |\n|---|---|---|---|"
     top = {k: p for k, p in props.items()
@@ -71,8 +74,8 @@ def render(schema: dict[str, Any]) -> str:
     return "\n".join([
         "# Configuration reference",
         "",
-        "Generated from `config/schema/config.schema.yaml` and the backends' model defaults",
-        "(`workflow/foldstudy/backends/base.py`) by `.venv/bin/python -m "
+        "Generated from `config/schema/config.schema.yaml` and the backend classes",
+        "(`workflow/foldstudy/backends/`) by `.venv/bin/python -m "
         "foldstudy.study.configdoc`;",
         "do not edit by hand. The config is checked against the schema before any job runs;",
         "an error names the key and what is allowed. Study configs: `config.yaml` (the",
