@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..analysis.scopes import ANALYSES
 from ..backends.base import MODEL_DEFAULTS
 from ..io import load_yaml
+from .scopes import ANALYSES
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "config" / "schema" / "config.schema.yaml"
