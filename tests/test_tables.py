@@ -159,3 +159,47 @@ def test_the_reasoning_parameter_table_shows_both_request_shapes(tmp_path):
         ("granite", "with reasoning parameter", "probe_rejected_no_endpoint_for_parameters",
          ""),
         ("granite", "without it", "ok", "yes")]
+
+
+def test_an_unknown_cell_format_fails_by_name():
+    from foldstudy.report.table import Col, fmt
+
+    with pytest.raises(KeyError, match="'pct2' is not a cell format"):
+        fmt(0.5, "pct2")
+    with pytest.raises(KeyError, match="'pct2' is not a cell format"):
+        Col("x", "x", "pct2")
+    assert fmt(0.5, "pct") == "50%" and fmt(None, "pct") is None
+
+
+def test_each_table_is_bound_to_its_builder_by_name():
+    from foldstudy.report.tables import BOUND, BUILDERS, _bind
+    from foldstudy.report.titles import TABLES, TableEntry
+
+    assert [(e.name, make.__name__) for e, make in BOUND] == [
+        (e.name, "t_" + e.name.replace("-", "_")) for e in TABLES]
+    with pytest.raises(LookupError, match=r"table new-one \(no t_new_one\)"):
+        _bind((*TABLES, TableEntry("new-one", "A new table")), BUILDERS)
+    with pytest.raises(LookupError, match="builder t_ladder has no entry"):
+        _bind(tuple(e for e in TABLES if e.name != "ladder"), BUILDERS)
+
+
+def test_a_table_declared_twice_or_reading_an_unknown_analysis_fails():
+    from foldstudy.report.titles import TableEntry, _check
+
+    with pytest.raises(ValueError, match="declared twice.*: ladder"):
+        _check((TableEntry("ladder", "a"), TableEntry("ladder", "b")))
+    with pytest.raises(KeyError, match="table x reads 'nope', not an analysis"):
+        _check((TableEntry("x", "X", ("nope",)),))
+
+
+def test_the_titles_load_without_pandas_at_dag_time():
+    """common.smk reads the registry while Snakemake plans: no pandas, matplotlib, jinja2."""
+    import subprocess
+    import sys
+
+    code = ("import sys, foldstudy.report.titles, foldstudy.study.config; "
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'jinja2', 'numpy') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

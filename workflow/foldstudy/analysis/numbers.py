@@ -122,6 +122,8 @@ SECTIONS: list[Section] = []
 
 
 def section(*reads: str) -> Callable[[SectionFn], SectionFn]:
+    """Register the function as the next section, reading these analyses' scopes; an
+    analysis study/scopes.py does not declare fails at import."""
     def register(fn: SectionFn) -> SectionFn:
         unknown_analyses(reads, f"numbers section {fn.__name__}")
         SECTIONS.append(Section(fn, reads))

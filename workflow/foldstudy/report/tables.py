@@ -101,7 +101,9 @@ def _fisher_reading(nb: Numbers, key: str, a: str, b: str, alpha: float) -> str 
 
 # ------------------------------------------------------------------------ the tables
 
-Builder = Callable[..., Body]  # takes its entry's source: the evidence view, or probes...
+# A builder takes its entry's source (titles.TableEntry.source): the evidence view, the
+# probe verdicts or the measured token classes.
+Builder = Callable[..., Body]
 BUILDERS: dict[str, Builder] = {}
 
 
@@ -166,7 +168,7 @@ def t_ladder(c: Evidence) -> Body:
     for g, recs in by_group(c, "ladder", lambda v: A.ladder(v, an)):
         for i, r in enumerate(recs):
             arm, prev = r["arm"], (an.ladder[i - 1] if i else None)
-            fisher = keys.fisher(g.at("ladder.fisher_full", prev, arm), "p")
+            fisher = keys.fisher(g.at("ladder.fisher_full", prev, arm), "p") if prev else ""
             out.append({
                 "sweep": g.label, "arm": arm, "change": an.arm_title(arm), "n": r["n"],
                 "mean": r["mean"], "rows_full": r["rows_full"],
