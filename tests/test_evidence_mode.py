@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from foldstudy.report.titles import FIGURES, TABLE_TITLES
+from foldstudy.report.titles import FIGURES, table_titles
 
 from .conftest import ROOT
 from .support.synthetic import synthetic_package_dir
+
+TABLE_TITLES = table_titles(ROOT / "resources/analysis.yaml")
 
 pytestmark = pytest.mark.workflow
 

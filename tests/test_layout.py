@@ -115,12 +115,8 @@ LAYERS = ("io", "credentials", "backends", "study", "evidence", "grade", "run", 
 # validity rule, and nothing else of grade; what the grader counts in a carry (headings,
 # an envelope) grade counts from the recorded carry, so no run record freezes a count.
 NARROW = {("run", "grade"): {"foldstudy.grade.validity"}}
-# Known upward imports, each to be removed (module, the module it imports):
-ALLOWED_UPWARD = {
-    # removed by the tables helper: the config half of scopes moves to study/
-    ("foldstudy.study.config", "foldstudy.analysis.scopes"),
-    ("foldstudy.study.configdoc", "foldstudy.analysis.scopes"),
-}
+# Known upward imports, each to be removed (module, the module it imports): none left.
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
 PACKAGE = ROOT / "workflow/foldstudy"
 
 

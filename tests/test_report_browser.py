@@ -14,7 +14,7 @@ import pytest
 
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import write_table
-from foldstudy.report.titles import TABLE_TITLES
+from foldstudy.report.titles import TABLES
 
 from .conftest import ROOT
 from .support import browser
@@ -94,8 +94,8 @@ def test_the_report_shows_every_figure_and_table_in_chromium(tmp_path):
     images = out["images"]
     assert "results/figures/fact-trace.png" in images and len(images) >= 6
     assert all(w > 0 for w in images.values()), images
-    expected = {f"results/tables/{n}.csv" for n in TABLE_TITLES} | {
+    expected = {f"results/tables/{t.name}.csv" for t in TABLES} | {
         "results/trace/fact-losses.csv"}
     assert expected <= set(out["tables"])
-    for name in [*TABLE_TITLES, "fact-losses"]:
+    for name in [*(t.name for t in TABLES), "fact-losses"]:
         assert name in out["navbar"], name

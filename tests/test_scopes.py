@@ -223,3 +223,29 @@ def test_the_ceiling_fisher_pools_the_models_that_ran_both():
     assert (n["ceiling.fisher_recalled[j/t].b"], n["ceiling.fisher_recalled[j/t].n2"]) == (1, 6)
     assert n["ceiling.recalled[qwen/j]"] == 3 and n["ceiling.n[qwen/j]"] == 8
 
+
+
+def test_every_analysis_a_config_may_name_is_read_by_a_table_or_a_section():
+    from foldstudy.analysis.numbers import SECTIONS
+    from foldstudy.report.titles import TABLES
+    from foldstudy.study.scopes import ANALYSES
+
+    read = {a for t in TABLES for a in t.reads} | {a for s in SECTIONS for a in s.reads}
+    assert read == set(ANALYSES)
+
+
+def test_a_reader_reads_only_the_analyses_it_declares():
+    from foldstudy.analysis.numbers import section
+    from foldstudy.analysis.view import Evidence
+
+    rows, checks = frames(arm_rows("s", "m1", "j", [1.0]))
+    ev = Evidence.of(rows, checks, Analysis.load()).reading(("ladder",))
+    assert [g.label for g, _ in ev.groups("ladder")] == ["s"]
+    with pytest.raises(KeyError, match="'partition' is read but not declared"):
+        ev.groups("partition")
+
+    def _new(ev, out):
+        pass
+
+    with pytest.raises(KeyError, match="numbers section _new reads 'nope', not an analysis"):
+        section("nope")(_new)

@@ -12,8 +12,9 @@ from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import compute_numbers
 from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns
-from foldstudy.report.tables import DASH, build_tables, write_tables
-from foldstudy.report.titles import TABLE_TITLES
+from foldstudy.report.table import DASH
+from foldstudy.report.tables import build_tables, write_tables
+from foldstudy.report.titles import table_titles
 
 from .support.evidence_rows import arm_rows, frames
 from .support.synthetic import SCOPES, synthetic_package
@@ -21,6 +22,7 @@ from .support.synthetic import SCOPES, synthetic_package
 SC = Scopes.from_config(SCOPES)
 
 ROOT_RESOURCES = A.DEFAULT_ANALYSIS.parent
+TITLES = table_titles(A.DEFAULT_ANALYSIS)
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +36,10 @@ def built():
 
 def test_every_table_of_the_paper_is_built(built):
     *_, tables = built
-    assert list(tables) == list(TABLE_TITLES)
+    assert list(tables) == list(TITLES)
     for t in tables.values():
-        assert t.rows and (t.title == TABLE_TITLES[t.name] or t.name == "ladder")
+        assert t.rows and t.title == TITLES[t.name]
+    assert tables["ladder"].title == "The j → q → m ladder"  # the plan's rungs
 
 
 def test_recall_table_keeps_its_contract(built):
@@ -110,7 +113,7 @@ def test_written_three_ways(tmp_path):
     for n in names:
         md = (out / f"{n}.md").read_text()
         tex = (out / f"{n}.tex").read_text()
-        assert md.startswith(f"# {TABLE_TITLES[n]}") or n == "ladder"
+        assert md.startswith(f"# {TITLES[n]}\n")
         header = [line for line in md.splitlines() if line.startswith("|")]
         assert len({line.count(" | ") for line in header[2:]} | {header[0].count(" | ")}) == 1
         assert "\\begin{tabular}" in tex and "\\label{tab:" + n + "}" in tex
@@ -156,3 +159,47 @@ def test_the_reasoning_parameter_table_shows_both_request_shapes(tmp_path):
         ("granite", "with reasoning parameter", "probe_rejected_no_endpoint_for_parameters",
          ""),
         ("granite", "without it", "ok", "yes")]
+
+
+def test_an_unknown_cell_format_fails_by_name():
+    from foldstudy.report.table import Col, fmt
+
+    with pytest.raises(KeyError, match="'pct2' is not a cell format"):
+        fmt(0.5, "pct2")
+    with pytest.raises(KeyError, match="'pct2' is not a cell format"):
+        Col("x", "x", "pct2")
+    assert fmt(0.5, "pct") == "50%" and fmt(None, "pct") is None
+
+
+def test_each_table_is_bound_to_its_builder_by_name():
+    from foldstudy.report.tables import BOUND, BUILDERS, _bind
+    from foldstudy.report.titles import TABLES, TableEntry
+
+    assert [(e.name, make.__name__) for e, make in BOUND] == [
+        (e.name, "t_" + e.name.replace("-", "_")) for e in TABLES]
+    with pytest.raises(LookupError, match=r"table new-one \(no t_new_one\)"):
+        _bind((*TABLES, TableEntry("new-one", "A new table")), BUILDERS)
+    with pytest.raises(LookupError, match="builder t_ladder has no entry"):
+        _bind(tuple(e for e in TABLES if e.name != "ladder"), BUILDERS)
+
+
+def test_a_table_declared_twice_or_reading_an_unknown_analysis_fails():
+    from foldstudy.report.titles import TableEntry, _check
+
+    with pytest.raises(ValueError, match="declared twice.*: ladder"):
+        _check((TableEntry("ladder", "a"), TableEntry("ladder", "b")))
+    with pytest.raises(KeyError, match="table x reads 'nope', not an analysis"):
+        _check((TableEntry("x", "X", ("nope",)),))
+
+
+def test_the_titles_load_without_pandas_at_dag_time():
+    """common.smk reads the registry while Snakemake plans: no pandas, matplotlib, jinja2."""
+    import subprocess
+    import sys
+
+    code = ("import sys, foldstudy.report.titles, foldstudy.study.config; "
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'jinja2', 'numpy') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

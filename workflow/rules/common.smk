@@ -10,7 +10,7 @@ from snakemake.logging import logger
 
 from foldstudy.backends import backend_classes
 from foldstudy.io import load_yaml, print_if_written
-from foldstudy.report.titles import FIGURES, TABLE_TITLES
+from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import ConfigError, command_line_flags, load_study, run_path
 from foldstudy.study.spec import arm_ids, load_arm_table

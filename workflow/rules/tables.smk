@@ -29,7 +29,8 @@ rule tables:
     conda:
         ENV
     params:
-        titles=TABLE_TITLES,
+        # the report's caption names each table by its title under this plan
+        titles=lambda wildcards, input: table_titles(input.analysis),
         # evidence made by another study or config is refused, naming both
         config=STUDY.config,
         scopes=STUDY.config["scopes"],

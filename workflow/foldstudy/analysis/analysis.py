@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..evidence import columns
 from ..io import load_yaml
 from ..study.spec import load_schema
 from . import stats
@@ -134,7 +135,8 @@ def valid_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return v
 
 
-def _mean(s: pd.Series) -> float:
+def mean(s: pd.Series) -> float:
+    """Mean of the numeric values of s, NaN when it has none (never 0)."""
     s = pd.to_numeric(s, errors="coerce").dropna()
     return float(s.mean()) if len(s) else np.nan
 
@@ -145,6 +147,30 @@ def cell_summary(g: pd.DataFrame, recalled: float) -> dict[str, Any]:
     m = stats.mean_n(r)
     return {"n": m.n, "mean": np.nan if m.mean is None else m.mean,
             "rows_full": int((r >= 1.0).sum()), "rows_ge_half": int((r >= recalled).sum())}
+
+
+def recall_by_model_arm(rows: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Recall per (sweep, model, arm) over valid rows, with denominators (DESIGN §8): one
+    line per sweep, never pooled across sweeps (paper §4.7).
+
+    Rows are near-binary (paper §4), so a mean stands for a small count: n_valid,
+    rows_full and rows_ge_half travel with every mean. The counts are cell_summary's,
+    the one function numbers.json's recall keys read (row_recalled of analysis.yaml).
+    """
+    out = []
+    for (sweep, model, arm), g in rows.groupby(["sweep", "model", "arm"], sort=True):
+        v = valid_rows(g)
+        s = cell_summary(v, an.row_recalled)
+        out.append({
+            "sweep": sweep, "model": model, "arm": arm,
+            "n_valid": s["n"],
+            "mean_recall": round(s["mean"], 6) if s["n"] else None,
+            "rows_full": s["rows_full"],
+            "rows_ge_half": s["rows_ge_half"],
+            "n_rows": len(g),
+            "n_invalid": int((~g["valid"]).sum()),
+        })
+    return pd.DataFrame(out, columns=columns.RECALL_TABLE)
 
 
 def arm_sort_key(order: tuple[str, ...]):
@@ -237,8 +263,8 @@ def capacity(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
         s = cell_summary(g, an.row_recalled)
         out.append({
             "arm": arm, "n": s["n"], "rows_recalled": s["rows_ge_half"], "mean": s["mean"],
-            "declared_ceiling_chars": _mean(g["declared_ceiling_chars"]),
-            "carried_chars": _mean(g["carried_chars"]),
+            "declared_ceiling_chars": mean(g["declared_ceiling_chars"]),
+            "carried_chars": mean(g["carried_chars"]),
             "folds_clipped": int(g["folds_clipped"].sum()), "folds": int(g["folds"].sum()),
             "nonconforming_folds": int((g["parse_failures"] + g["schema_invalid_folds"]).sum())
             if "schema_invalid_folds" in g else int(g["parse_failures"].sum()),
@@ -263,8 +289,8 @@ def ceiling_replication(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
         sa, sb = cell_summary(ga, an.row_recalled), cell_summary(gb, an.row_recalled)
         out.append({"model": model, "a_recalled": sa["rows_ge_half"], "a_n": sa["n"],
                     "a_mean": sa["mean"], "b_recalled": sb["rows_ge_half"], "b_n": sb["n"],
-                    "b_mean": sb["mean"], "a_fill": _mean(ga["fill"]),
-                    "b_fill": _mean(gb["fill"])})
+                    "b_mean": sb["mean"], "a_fill": mean(ga["fill"]),
+                    "b_fill": mean(gb["fill"])})
     return pd.DataFrame(out, columns=["model", "a_recalled", "a_n", "a_mean", "b_recalled",
                                       "b_n", "b_mean", "a_fill", "b_fill"])
 
@@ -286,7 +312,7 @@ def partition(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
         if not gj["recall"].notna().any() or not gq["recall"].notna().any():
             continue
         sj, sq = cell_summary(gj, an.row_recalled), cell_summary(gq, an.row_recalled)
-        fill = _mean(gj["fill"])
+        fill = mean(gj["fill"])
         failing = sj["mean"] < an.failing_recall
         mode = ("healthy" if not failing else
                 "unknown" if np.isnan(fill) else
@@ -296,7 +322,7 @@ def partition(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
             "j_n": sj["n"], "j_mean": sj["mean"], "j_rows_ge_half": sj["rows_ge_half"],
             "q_n": sq["n"], "q_mean": sq["mean"], "q_rows_ge_half": sq["rows_ge_half"],
             "gap": sq["mean"] - sj["mean"], "j_fill": fill,
-            "j_carried_chars": _mean(gj["carried_chars"]), "q_fill": _mean(gq["fill"]),
+            "j_carried_chars": mean(gj["carried_chars"]), "q_fill": mean(gq["fill"]),
             "failing": bool(failing),
             "rescued": bool(failing and sq["mean"] >= an.rescued_recall),
             "mode": mode,
@@ -363,7 +389,7 @@ def fill_by_model(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
     j = v[(v["scenario"] == an.primary_scenario) & (v["arm"] == an.undivided)]
     j = j[pd.to_numeric(j["fill"], errors="coerce").notna() & j["recall"].notna()]
     out = [{"model": m, "sweeps": ",".join(sorted(g["sweep"].unique())), "n": len(g),
-            "j_fill": _mean(g["fill"]), "j_mean": _mean(g["recall"])}
+            "j_fill": mean(g["fill"]), "j_mean": mean(g["recall"])}
            for m, g in j.groupby("model", sort=True)]
     return pd.DataFrame(out, columns=["model", "sweeps", "n", "j_fill", "j_mean"])
 
@@ -392,7 +418,7 @@ def depth(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
             s = cell_summary(ga, an.row_recalled)
             out.append({"model": pm["model"], "sweep": pm["sweep"], "arm": arm, "n": s["n"],
                         "mean": s["mean"], "rows_ge_half": s["rows_ge_half"],
-                        "fill": _mean(ga["fill"]),
+                        "fill": mean(ga["fill"]),
                         "headings": headings_distribution(ga["headings_carried"]),
                         "class": partition_class(pm)})
     return pd.DataFrame(out, columns=["model", "sweep", "arm", "n", "mean", "rows_ge_half",
@@ -463,7 +489,7 @@ def headings_by_arm(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
         h = ga["headings_carried"].astype(int)
         out.append({"arm": arm, "rows": int(len(ga)),
                     **{f"h{i}": int((h == i).sum()) for i in range(6)},
-                    "mean": _mean(ga["recall"])})
+                    "mean": mean(ga["recall"])})
     df = pd.DataFrame(out, columns=["arm", "rows", *[f"h{i}" for i in range(6)], "mean"])
     return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
 
@@ -535,8 +561,8 @@ def parse_failures(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
                     "schema_invalid_folds": inval,
                     "rate": (g["parse_failures"].sum() / folds) if folds else np.nan,
                     "rows_with_failure": int(pf.sum()),
-                    "mean_with_failure": _mean(g.loc[pf, "recall"]),
-                    "rows_clean": int((~pf).sum()), "mean_clean": _mean(g.loc[~pf, "recall"])})
+                    "mean_with_failure": mean(g.loc[pf, "recall"]),
+                    "rows_clean": int((~pf).sum()), "mean_clean": mean(g.loc[~pf, "recall"])})
     df = pd.DataFrame(out, columns=["arm", "rows", "folds", "parse_failures",
                                     "schema_invalid_folds", "rate", "rows_with_failure",
                                     "mean_with_failure", "rows_clean", "mean_clean"])

@@ -26,13 +26,12 @@ import pandas as pd
 from ..evidence.load import load_evidence
 from ..evidence.provenance import check_same_study
 from ..io import write_json, write_text
+from ..study.scopes import unknown_analyses
 from . import analysis as A
-from . import stats
+from . import keys, stats
 from .analysis import Analysis
-from .scopes import Group, Scopes
-
-Number = float | int
-
+from .scopes import Scopes
+from .view import Evidence, Number
 
 # ------------------------------------------------------------------------- numbers
 
@@ -62,26 +61,21 @@ class _Numbers:
         self.sources.setdefault(section, {"from": source, "rows": rows})
 
 
-def _k(*parts: object) -> str:
-    return "/".join(str(p) for p in parts)
-
-
 def _put_mean_n(out: _Numbers, prefix: str, cell: str, s: dict[str, Any],
                 rows: int | None = None) -> None:
-    out.put(f"{prefix}.n[{cell}]", s["n"], rows=rows)
+    out.put(keys.at(f"{prefix}.n", cell), s["n"], rows=rows)
     if s["n"]:
-        out.put(f"{prefix}.mean[{cell}]", s["mean"], rows=rows)
-        if "rows_full" in s:
-            out.put(f"{prefix}.rows_full[{cell}]", s["rows_full"], rows=rows)
-        if "rows_ge_half" in s:
-            out.put(f"{prefix}.rows_ge_half[{cell}]", s["rows_ge_half"], rows=rows)
+        out.put(keys.at(f"{prefix}.mean", cell), s["mean"], rows=rows)
+        for part in ("rows_full", "rows_ge_half"):
+            if part in s:
+                out.put(keys.at(f"{prefix}.{part}", cell), s[part], rows=rows)
 
 
 def _put_fisher(out: _Numbers, key: str, f: stats.Fisher | None, rows: int) -> None:
     if f is None:
         return
     for name, val in (("a", f.a), ("n1", f.n1), ("b", f.b), ("n2", f.n2), ("p", f.p)):
-        out.put(f"{key}.{name}", val, rows=rows)
+        out.put(keys.fisher(key, name), val, rows=rows)
 
 
 def _put_paired(out: _Numbers, key: str, cell: str, pr: pd.DataFrame, an: Analysis,
@@ -91,11 +85,9 @@ def _put_paired(out: _Numbers, key: str, cell: str, pr: pd.DataFrame, an: Analys
                                pr["model"].to_numpy(), an.resamples, an.seed, an.confidence)
     if b is None:
         return
-    out.put(f"{key}.diff[{cell}]", b.diff, rows=rows)
-    out.put(f"{key}.ci_low[{cell}]", b.low, rows=rows)
-    out.put(f"{key}.ci_high[{cell}]", b.high, rows=rows)
-    out.put(f"{key}.n_pairs[{cell}]", b.n_pairs, rows=rows)
-    out.put(f"{key}.n_models[{cell}]", b.n_models, rows=rows)
+    for part, val in (("diff", b.diff), ("ci_low", b.low), ("ci_high", b.high),
+                      ("n_pairs", b.n_pairs), ("n_models", b.n_models)):
+        out.put(keys.paired(key, part, cell), val, rows=rows)
 
 
 def _rows_recalled(g: pd.DataFrame, an: Analysis) -> tuple[int, int]:
@@ -110,30 +102,37 @@ def compute_numbers(rows: pd.DataFrame, checks: pd.DataFrame,
     return compute_with_provenance(rows, checks, analysis, scopes)[0]
 
 
+# ------------------------------------------------------------------------- sections
+
+SectionFn = Callable[[Evidence, _Numbers], None]
+
+
 @dataclass(frozen=True)
-class _Evidence:
-    """What every section reads: the rows, the checks, the plan, the valid rows, and
-    which sweeps (and models) each analysis reads."""
+class Section:
+    """One section of numbers.json and the analyses (study/scopes.py) whose scopes it
+    reads; its view of the evidence refuses any other."""
 
-    rows: pd.DataFrame
-    checks: pd.DataFrame
-    an: Analysis
-    v: pd.DataFrame  # rows the one validity rule admitted
-    scopes: Scopes
-
-    def groups(self, analysis: str, primary: bool = False
-               ) -> list[tuple[Group, pd.DataFrame]]:
-        """(group, its valid rows) per group of the analysis' scope; `primary` keeps the
-        distributed-facts scenario only."""
-        out = []
-        for g, vg in self.scopes.select(analysis, self.v):
-            if primary:
-                vg = vg[vg["scenario"] == self.an.primary_scenario]
-            out.append((g, vg))
-        return out
+    compute: SectionFn
+    reads: tuple[str, ...]
 
 
-def _rows(ev: _Evidence, out: _Numbers) -> None:
+# Every section, in numbers.json's reading order (this file's): a new result is one
+# function below, registered by @section with the analyses it reads.
+SECTIONS: list[Section] = []
+
+
+def section(*reads: str) -> Callable[[SectionFn], SectionFn]:
+    """Register the function as the next section, reading these analyses' scopes; an
+    analysis study/scopes.py does not declare fails at import."""
+    def register(fn: SectionFn) -> SectionFn:
+        unknown_analyses(reads, f"numbers section {fn.__name__}")
+        SECTIONS.append(Section(fn, reads))
+        return fn
+    return register
+
+
+@section()
+def _rows(ev: Evidence, out: _Numbers) -> None:
     """Row and check counts: how much evidence there is, and how much the validity rule kept."""
     rows, checks, v = ev.rows, ev.checks, ev.v
     nv = len(v)
@@ -144,7 +143,8 @@ def _rows(ev: _Evidence, out: _Numbers) -> None:
     out.put("checks.n", len(checks), source="checks.csv", rows=len(checks))
 
 
-def _icc(ev: _Evidence, out: _Numbers) -> None:
+@section("icc")
+def _icc(ev: Evidence, out: _Numbers) -> None:
     """ICC(1) of the binary checks grouped by row, valid rows of the primary scenario
     (paper §4 opening: "a one-way random-effects decomposition of the fourteen binary
     checks gives ICC = 0.750 and a design effect of 10.745"), with its exact F interval."""
@@ -157,7 +157,8 @@ def _icc(ev: _Evidence, out: _Numbers) -> None:
                         rows=icc.n_rows)
 
 
-def _headings(ev: _Evidence, out: _Numbers) -> None:
+@section("headings")
+def _headings(ev: Evidence, out: _Numbers) -> None:
     """Headings that arrived vs recall (paper §4.8: "r = +0.61 over 570 rows"), over valid
     rows with the count recorded, and the within-model split (§4.7)."""
     an = ev.an
@@ -172,26 +173,28 @@ def _headings(ev: _Evidence, out: _Numbers) -> None:
             _put_mean_n(out, "headings", g.cell(r["headings"]),
                         {"n": r["rows"], "mean": r["mean"], "rows_ge_half": r["rows_ge_half"]})
         for _, r in A.headings_by_arm(v, an).iterrows():
-            out.put(f"headings.rows[{g.cell(r['arm'])}]", r["rows"])
-            out.put(f"headings.rows_five[{g.cell(r['arm'])}]", r["h5"])
-            out.put(f"headings.rows_zero[{g.cell(r['arm'])}]", r["h0"])
+            out.put(g.at("headings.rows", r["arm"]), r["rows"])
+            out.put(g.at("headings.rows_five", r["arm"]), r["h5"])
+            out.put(g.at("headings.rows_zero", r["arm"]), r["h0"])
         for _, r in A.headings_within_model(v, an).iterrows():
             _put_mean_n(out, "headings.within_model", g.cell(r["model"], r["headings"]),
                         r.to_dict())
 
 
-def _recall(ev: _Evidence, out: _Numbers) -> None:
+@section("table1")
+def _recall(ev: Evidence, out: _Numbers) -> None:
     """Recall per (sweep, model, arm) with denominators (recall-by-model-arm.csv: one line
     per sweep, never pooled), and Table 1's cells from its scope."""
     an, v = ev.an, ev.v
     for (sweep, model, arm), g in v.groupby(["sweep", "model", "arm"], sort=True):
-        _put_mean_n(out, "recall", _k(sweep, model, arm), A.cell_summary(g, an.row_recalled))
+        _put_mean_n(out, "recall", keys.cell(sweep, model, arm), A.cell_summary(g, an.row_recalled))
     for g, vg in ev.groups("table1"):
         for _, r in A.recall_cells(vg, an).iterrows():
             _put_mean_n(out, "table1", g.cell(r["scenario"], r["model"], r["arm"]), r.to_dict())
 
 
-def _ladder(ev: _Evidence, out: _Numbers) -> None:
+@section("ladder")
+def _ladder(ev: Evidence, out: _Numbers) -> None:
     """The ladder (paper §4.3): rung means, paired effects, Fisher on full-recall rows."""
     an = ev.an
     for g, v in ev.groups("ladder"):
@@ -204,8 +207,8 @@ def _ladder(ev: _Evidence, out: _Numbers) -> None:
                                        gr["model"].to_numpy(), an.resamples, an.seed,
                                        an.confidence)
             if b is not None:
-                out.put(f"ladder.ci_low[{g.cell(r['arm'])}]", b.low, rows=len(lr))
-                out.put(f"ladder.ci_high[{g.cell(r['arm'])}]", b.high, rows=len(lr))
+                out.put(g.at("ladder.ci_low", r["arm"]), b.low, rows=len(lr))
+                out.put(g.at("ladder.ci_high", r["arm"]), b.high, rows=len(lr))
         for prev, arm in zip(an.ladder, an.ladder[1:], strict=False):
             _put_paired(out, "ladder.effect", g.cell(arm, prev), A.pairs(lr, arm, prev), an,
                         len(lr))
@@ -213,10 +216,11 @@ def _ladder(ev: _Evidence, out: _Numbers) -> None:
             for b in an.ladder[i + 1:]:
                 ga, gb = lr[lr["arm"] == a]["recall"], lr[lr["arm"] == b]["recall"]
                 f = stats.fisher(int((ga >= 1).sum()), len(ga), int((gb >= 1).sum()), len(gb))
-                _put_fisher(out, f"ladder.fisher_full[{g.cell(a, b)}]", f, len(lr))
+                _put_fisher(out, g.at("ladder.fisher_full", a, b), f, len(lr))
 
 
-def _equivalence(ev: _Evidence, out: _Numbers) -> None:
+@section("equivalence")
+def _equivalence(ev: Evidence, out: _Numbers) -> None:
     """Equivalence (paper §4.1): paired difference, interval and TOST at the margin."""
     an = ev.an
     a, b = an.equivalence
@@ -227,12 +231,13 @@ def _equivalence(ev: _Evidence, out: _Numbers) -> None:
         t = stats.tost_paired(pe["recall_first"].to_numpy(), pe["recall_second"].to_numpy(),
                               an.equivalence_margin)
         if t is not None:
-            out.put(f"equivalence.tost_p[{cell}]", t.p)
-            out.put(f"equivalence.equivalent[{cell}]", t.p < an.alpha)
-            out.put(f"equivalence.margin[{cell}]", t.margin)
+            out.put(keys.at("equivalence.tost_p", cell), t.p)
+            out.put(keys.at("equivalence.equivalent", cell), t.p < an.alpha)
+            out.put(keys.at("equivalence.margin", cell), t.margin)
 
 
-def _iteration(ev: _Evidence, out: _Numbers) -> None:
+@section("iteration")
+def _iteration(ev: Evidence, out: _Numbers) -> None:
     """Iteration (paper §4.4): the same arms on the single-chunk and distributed scenarios."""
     for g, v in ev.groups("iteration"):
         for _, r in A.iteration(v, ev.an).iterrows():
@@ -241,7 +246,8 @@ def _iteration(ev: _Evidence, out: _Numbers) -> None:
                             {"n": r[f"{key}_n"], "mean": r[f"{key}_mean"]})
 
 
-def _capacity(ev: _Evidence, out: _Numbers) -> None:
+@section("capacity")
+def _capacity(ev: Evidence, out: _Numbers) -> None:
     """Capacity (paper §4.5) and its Fisher contrasts on rows recalled."""
     an = ev.an
     ca, cb = an.ceiling_pair
@@ -252,11 +258,11 @@ def _capacity(ev: _Evidence, out: _Numbers) -> None:
             arm = g.cell(r["arm"])
             for col in ("n", "rows_recalled", "folds_clipped", "folds", "nonconforming_folds",
                         "mean", "carried_chars", "declared_ceiling_chars"):
-                out.put(f"capacity.{col}[{arm}]", r[col], rows=len(cr))
+                out.put(keys.at(f"capacity.{col}", arm), r[col], rows=len(cr))
         both = set(cr[cr["arm"] == ca]["model"]) & set(cr[cr["arm"] == cb]["model"])
         ra = _rows_recalled(cr[(cr["arm"] == ca) & cr["model"].isin(both)], an)
         rb = _rows_recalled(cr[(cr["arm"] == cb) & cr["model"].isin(both)], an)
-        _put_fisher(out, f"capacity.fisher_recalled[{g.cell(ca, cb)}]",
+        _put_fisher(out, g.at("capacity.fisher_recalled", ca, cb),
                     stats.fisher(ra[0], ra[1], rb[0], rb[1]), len(cr))
         rf = _rows_recalled(cr[cr["arm"].isin(an.representation_failing)], an)
         rh = _rows_recalled(cr[cr["arm"].isin(an.representation_healthy)], an)
@@ -264,7 +270,8 @@ def _capacity(ev: _Evidence, out: _Numbers) -> None:
                     stats.fisher(rf[0], rf[1], rh[0], rh[1]), len(cr))
 
 
-def _ceiling(ev: _Evidence, out: _Numbers) -> None:
+@section("ceiling")
+def _ceiling(ev: Evidence, out: _Numbers) -> None:
     """Ceiling replication per model (paper §4.6), and rows recalled on j against t over
     the models that ran both (§4.5: "paired over the two models that ran both arms:
     17/47 against 3/16, Fisher exact p = 0.23")."""
@@ -275,18 +282,19 @@ def _ceiling(ev: _Evidence, out: _Numbers) -> None:
         for _, r in cr.iterrows():
             m = r["model"]
             for col, arm in (("a", ca), ("b", cb)):
-                out.put(f"ceiling.recalled[{g.cell(m, arm)}]", r[f"{col}_recalled"])
-                out.put(f"ceiling.n[{g.cell(m, arm)}]", r[f"{col}_n"])
-                out.put(f"ceiling.fill[{g.cell(m, arm)}]", r[f"{col}_fill"])
+                out.put(g.at("ceiling.recalled", m, arm), r[f"{col}_recalled"])
+                out.put(g.at("ceiling.n", m, arm), r[f"{col}_n"])
+                out.put(g.at("ceiling.fill", m, arm), r[f"{col}_fill"])
         if len(cr):
             f = stats.fisher(int(cr["a_recalled"].sum()), int(cr["a_n"].sum()),
                              int(cr["b_recalled"].sum()), int(cr["b_n"].sum()))
-            _put_fisher(out, f"ceiling.fisher_recalled[{g.cell(ca, cb)}]", f,
+            _put_fisher(out, g.at("ceiling.fisher_recalled", ca, cb), f,
                         int(cr["a_n"].sum() + cr["b_n"].sum()))
             out.put(g.key("ceiling.n_models"), len(cr))
 
 
-def _partition(ev: _Evidence, out: _Numbers) -> None:
+@section("partition")
+def _partition(ev: Evidence, out: _Numbers) -> None:
     """The partition contrast across models (paper §4.7) and what follows from it, every
     number from the partition scope alone: failing, rescued, the failure-mode split, the
     separation weight 1/C(n, k), the carried text."""
@@ -299,7 +307,7 @@ def _partition(ev: _Evidence, out: _Numbers) -> None:
             for col in ("j_n", "j_mean", "q_n", "q_mean", "gap", "j_fill", "j_carried_chars",
                         "j_rows_ge_half", "q_rows_ge_half", "failing", "rescued",
                         "borderline"):
-                out.put(f"partition.{col}[{m}]", r[col])
+                out.put(keys.at(f"partition.{col}", m), r[col])
         if len(part):
             failing = part[part["failing"]]
             working = part[~part["failing"]]
@@ -313,32 +321,33 @@ def _partition(ev: _Evidence, out: _Numbers) -> None:
                 out.put(g.key("partition.min_gap_working"), float(working["gap"].min()))
         for _, r in A.failure_modes(part).iterrows():
             mode = g.cell(r["mode"])
-            out.put(f"failure_mode.models[{mode}]", r["models"])
-            out.put(f"failure_mode.rescued[{mode}]", r["rescued"])
+            out.put(keys.at("failure_mode.models", mode), r["models"])
+            out.put(keys.at("failure_mode.rescued", mode), r["rescued"])
             if r["fills"]:
-                out.put(f"failure_mode.fill_min[{mode}]", min(r["fills"]))
-                out.put(f"failure_mode.fill_max[{mode}]", max(r["fills"]))
+                out.put(keys.at("failure_mode.fill_min", mode), min(r["fills"]))
+                out.put(keys.at("failure_mode.fill_max", mode), max(r["fills"]))
         for _, r in A.separation(part).iterrows():
             cl = g.cell(r["classification"])
-            out.put(f"separation.n_failing[{cl}]", r["n_failing"])
-            out.put(f"separation.n_non_rescued[{cl}]", r["n_non_rescued"])
-            out.put(f"separation.complete[{cl}]", r["complete"])
+            out.put(keys.at("separation.n_failing", cl), r["n_failing"])
+            out.put(keys.at("separation.n_non_rescued", cl), r["n_non_rescued"])
+            out.put(keys.at("separation.complete", cl), r["complete"])
             if not np.isnan(r["margin"]):
-                out.put(f"separation.margin[{cl}]", r["margin"])
+                out.put(keys.at("separation.margin", cl), r["margin"])
             if r["complete"]:
-                out.put(f"separation.weight[{cl}]",
+                out.put(keys.at("separation.weight", cl),
                         stats.separation_weight(r["n_failing"], r["n_non_rescued"]))
         # Carried text, divided against undivided, paired within block (paper §8).
         cc = A.carried_chars_pairs(v[v["scenario"] == an.primary_scenario], an)
         if len(cc) and cc["carried_chars_second"].sum() > 0:
             ratio = cc["carried_chars_first"].sum() / cc["carried_chars_second"].sum()
             cell = g.cell(an.divided, an.undivided)
-            out.put(f"partition.carried_ratio[{cell}]", ratio)
-            out.put(f"partition.carried_less[{cell}]", 1 - ratio)
-            out.put(f"partition.carried_pairs[{cell}]", len(cc))
+            out.put(keys.at("partition.carried_ratio", cell), ratio)
+            out.put(keys.at("partition.carried_less", cell), 1 - ratio)
+            out.put(keys.at("partition.carried_pairs", cell), len(cc))
 
 
-def _fill(ev: _Evidence, out: _Numbers) -> None:
+@section("fill")
+def _fill(ev: Evidence, out: _Numbers) -> None:
     """Fill against recall of the undivided arm, one point per model of the fill scope
     (paper §4.6: "r = -0.23 over twenty-five measured models")."""
     for g, v in ev.groups("fill"):
@@ -351,23 +360,25 @@ def _fill(ev: _Evidence, out: _Numbers) -> None:
             out.put(g.key("fill.n_models"), fr.n, rows=rows)
 
 
-def _depth(ev: _Evidence, out: _Numbers) -> None:
+@section("depth")
+def _depth(ev: Evidence, out: _Numbers) -> None:
     """The depth re-run (paper §4.7): both arms of each model of its scope, in full."""
     for g, v in ev.groups("depth"):
         for _, r in A.depth(v, ev.an).iterrows():
             cell = g.cell(r["model"], r["arm"])
             _put_mean_n(out, "depth", cell, r.to_dict())
-            out.put(f"depth.fill[{cell}]", r["fill"])
+            out.put(keys.at("depth.fill", cell), r["fill"])
 
 
-def _carrier(ev: _Evidence, out: _Numbers) -> None:
+@section("carrier")
+def _carrier(ev: Evidence, out: _Numbers) -> None:
     """The carrier cross-tab (paper §4.10: "Over 215 valid rows the two agree on 171")."""
     checks, an = ev.checks, ev.an
     for g, v in ev.groups("carrier"):
         cc = A.carrier_crosstab(v, checks, an)
         for _, r in cc.iterrows():
             for col in ("rows", "missed_rows", "missed_checks", "reverse_rows", "agree_rows"):
-                out.put(f"carrier.{col}[{g.cell(r['arm'])}]", r[col],
+                out.put(g.at(f"carrier.{col}", r["arm"]), r[col],
                         source="rows.csv+checks.csv")
         if len(cc):
             for col in ("rows", "missed_rows", "reverse_rows", "agree_rows"):
@@ -375,7 +386,8 @@ def _carrier(ev: _Evidence, out: _Numbers) -> None:
                         source="rows.csv+checks.csv")
 
 
-def _grader(ev: _Evidence, out: _Numbers) -> None:
+@section("grader")
+def _grader(ev: Evidence, out: _Numbers) -> None:
     """Label-bound against presence grading of the answer (paper §4.4: "the label-bound
     and presence counts agree on 619 of 620 valid distributed rows"). Needs rows.csv's
     answer text; without it there is no key."""
@@ -388,34 +400,36 @@ def _grader(ev: _Evidence, out: _Numbers) -> None:
                 source="rows.csv+checks.csv")
 
 
-def _abstention(ev: _Evidence, out: _Numbers) -> None:
+@section("abstention")
+def _abstention(ev: Evidence, out: _Numbers) -> None:
     """Abstention vs fabrication among failing rows (paper §4.11)."""
     for g, v in ev.groups("abstention"):
         for _, r in A.abstention(v, ev.an).iterrows():
             for col in ("failing_rows", "fabricates", "abstains", "stock_rows"):
-                out.put(f"abstention.{col}[{g.cell(r['arm'])}]", r[col])
+                out.put(g.at(f"abstention.{col}", r["arm"]), r[col])
 
 
-def _instruments(ev: _Evidence, out: _Numbers) -> None:
+@section("finish", "parse", "tokens")
+def _instruments(ev: Evidence, out: _Numbers) -> None:
     """Instruments: finish reasons, parse failures, envelopes, prompt tokens."""
     an = ev.an
     for g, v in ev.groups("finish"):
         for _, r in A.finish_reasons(v, an).iterrows():
             arm = g.cell(r["arm"])
             for col in ("folds", "stop", "length", "other"):
-                out.put(f"finish.{col}[{arm}]", r[col])
+                out.put(keys.at(f"finish.{col}", arm), r[col])
             if r["rows_with_ceiling"]:
-                out.put(f"finish.rows_with_ceiling[{arm}]", r["rows_with_ceiling"])
-                out.put(f"finish.rows_at_ceiling[{arm}]", r["rows_at_ceiling"])
+                out.put(keys.at("finish.rows_with_ceiling", arm), r["rows_with_ceiling"])
+                out.put(keys.at("finish.rows_at_ceiling", arm), r["rows_at_ceiling"])
     for g, v in ev.groups("parse"):
         for _, r in A.parse_failures(v, an).iterrows():
             for col in ("parse_failures", "schema_invalid_folds", "rate", "rows_with_failure",
                         "mean_with_failure", "rows_clean", "mean_clean"):
-                out.put(f"parse.{col}[{g.cell(r['arm'])}]", r[col])
+                out.put(g.at(f"parse.{col}", r["arm"]), r[col])
         pf = v["parse_failures"].fillna(0) > 0
         out.put(g.key("parse.rows_with_failure"), int(pf.sum()))
-        out.put(g.key("parse.mean_with_failure"), A._mean(v.loc[pf, "recall"]))
-        out.put(g.key("parse.mean_clean"), A._mean(v.loc[~pf, "recall"]))
+        out.put(g.key("parse.mean_with_failure"), A.mean(v.loc[pf, "recall"]))
+        out.put(g.key("parse.mean_clean"), A.mean(v.loc[~pf, "recall"]))
         env = v["json_envelope_carried"].fillna(False).astype(bool)
         out.put(g.key("envelope.rows_carried"), int(env.sum()))
         out.put(g.key("envelope.rows_not_carried"), int((~env).sum()))
@@ -428,19 +442,7 @@ def _instruments(ev: _Evidence, out: _Numbers) -> None:
             for name, key in (("description_chars", "description_chars"),
                               ("expected", "expected_delta"), ("measured", "measured_delta"),
                               ("share", "delivered_share"), ("n_pairs", "expected_pairs")):
-                out.put(f"tokens.{key}[{cell}]", d[name], rows=2 * d["n_pairs"])
-
-
-# One function per section of the paper, in numbers.json's reading order (like
-# report/tables.TABLES): a new result is one function here and one line below.
-SECTIONS: dict[str, Callable[[_Evidence, _Numbers], None]] = {
-    "rows": _rows, "icc": _icc, "headings": _headings, "recall": _recall,
-    "ladder": _ladder, "equivalence": _equivalence, "iteration": _iteration,
-    "capacity": _capacity, "ceiling": _ceiling, "partition": _partition, "fill": _fill,
-    "depth": _depth,
-    "carrier": _carrier, "grader": _grader, "abstention": _abstention,
-    "instruments": _instruments,
-}
+                out.put(keys.at(f"tokens.{key}", cell), d[name], rows=2 * d["n_pairs"])
 
 
 def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
@@ -450,16 +452,12 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
 
     A scope naming a sweep or model the evidence lacks fails here, by name (ScopeError).
     """
-    an = analysis or Analysis.load()
-    sc = scopes or Scopes()
-    sc.check(rows)
-    v = A.valid_rows(rows)
-    ev = _Evidence(rows, checks, an, v, sc)
+    ev = Evidence.of(rows, checks, analysis or Analysis.load(), scopes)
     out = _Numbers()
-    for section in SECTIONS.values():
-        section(ev, out)
+    for s in SECTIONS:
+        s.compute(ev.reading(s.reads), out)
     return out.values, {"inputs": {"rows.csv": len(rows), "checks.csv": len(checks)},
-                        "scopes": sc.describe(), "sections": out.sources}
+                        "scopes": ev.scopes.describe(), "sections": out.sources}
 
 
 # ------------------------------------------------------------------------- LaTeX

@@ -16,7 +16,8 @@ resolves to several, each group's keys carry the group as the first part of the 
 (`partition.n_models[partition]`, `ladder.mean[decomposition_a/j]`). A pooled group is
 named by its sweeps joined with '+' (sweep names cannot hold '+').
 
-Kept free of pandas at import: common.smk checks scope names at DAG time.
+The analyses a config may name, and the check of the config's `scopes:` at load, are
+study/scopes.py's (below analysis/, so the config check imports nothing from here).
 """
 
 from __future__ import annotations
@@ -24,32 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..study.scopes import ANALYSES, problems_in
+from . import keys
+
 if TYPE_CHECKING:
     import pandas as pd
-
-# Analysis name (the key under `scopes:`) -> what it covers, with the paper's section.
-ANALYSES: dict[str, str] = {
-    "table1": "recall by model and arm, Table 1 form (§4.1)",
-    "ladder": "the j -> q -> m ladder, paired within each sweep's blocks (§4.3)",
-    "equivalence": "k against m, paired, TOST (§4.1)",
-    "iteration": "facts in one chunk against facts distributed (§4.4)",
-    "capacity": "ceiling halved and carry cap reduced (§4.5)",
-    "ceiling": "the ceiling replication per model and the j -> t Fisher test (§4.5, §4.6)",
-    "partition": "the partition contrast, fill and failure modes, rescue, borderline "
-                 "separation, carried text q vs j (§4.7, §8)",
-    "fill": "fill against recall of the undivided arm, one point per measured model "
-            "(§4.6; the paper's 25 models are more than the partition's 20)",
-    "depth": "the depth re-run, both arms in full (§4.7)",
-    "headings": "headings that arrived vs recall, and the within-model split (§4.7, §4.8)",
-    "carrier": "carrier against answer (§4.10)",
-    "grader": "label-bound against presence grading of the answer (§4.4)",
-    "abstention": "abstention against fabrication among failing rows (§4.11)",
-    "tokens": "prompt-token deltas between arms (§1, §4.3)",
-    "finish": "fold finish reasons and rows at their ceiling (§4.9)",
-    "parse": "parse failures and the recall of rows carrying one (§6)",
-    "icc": "ICC(1) of the binary checks and the design effect (§4 opening)",
-}
-
 
 class ScopeError(ValueError):
     """A scope that names a sweep or model the evidence does not hold: names each one."""
@@ -68,11 +48,15 @@ class Group:
     def cell(self, *parts: object) -> str:
         """The cell part of a key: 'j' alone, or 'decomposition_a/j' among several."""
         head = [self.label] if self.qualified else []
-        return "/".join(str(p) for p in [*head, *parts])
+        return keys.cell(*head, *parts)
+
+    def at(self, name: str, *parts: object) -> str:
+        """A key about one cell of this group: 'ladder.mean[decomposition_a/j]'."""
+        return keys.at(name, self.cell(*parts))
 
     def key(self, base: str) -> str:
         """A scalar key: 'partition.n_models', or 'partition.n_models[partition]'."""
-        return f"{base}[{self.label}]" if self.qualified else base
+        return keys.at(base, self.label) if self.qualified else base
 
     def rows(self, v: pd.DataFrame) -> pd.DataFrame:
         sel = v["sweep"].isin(self.sweeps)
@@ -103,7 +87,7 @@ class Scopes:
 
     @classmethod
     def from_config(cls, scopes: dict[str, Any] | None) -> Scopes:
-        problems = problems_in(scopes)
+        problems = problems_in(scopes, ANALYSES)
         if problems:
             raise ScopeError("; ".join(problems))
         out = {}
@@ -157,35 +141,3 @@ class Scopes:
             models = f"; models {', '.join(s.models)}" if s.models is not None else ""
             out[name] = f"{sweeps} ({how}){models}"
         return out
-
-
-def problems_in(scopes: dict[str, Any] | None) -> list[str]:
-    """Names and shapes of a config's `scopes:`, each problem naming its key."""
-    out = []
-    for name, s in (scopes or {}).items():
-        if name not in ANALYSES:
-            out.append(f"config.scopes.{name}: not an analysis (known: {', '.join(ANALYSES)})")
-            continue
-        for k in (s or {}):
-            if k not in ("sweeps", "models", "pool"):
-                out.append(f"config.scopes.{name}.{k}: not a scope key (known: sweeps, "
-                           "models, pool)")
-    return out
-
-
-def config_problems(scopes: dict[str, Any] | None, sweeps: dict[str, Any]) -> list[str]:
-    """Scope sweeps and models the study config itself does not run (checked at load)."""
-    out = problems_in(scopes)
-    for name, s in (scopes or {}).items():
-        s = s or {}
-        for sw in s.get("sweeps") or []:
-            if sw not in sweeps:
-                out.append(f"config.scopes.{name}.sweeps: {sw!r} is not a sweep of this "
-                           f"study (sweeps: {', '.join(sweeps)})")
-        named = [sw for sw in (s.get("sweeps") or sweeps) if sw in sweeps]
-        have = {m for sw in named for m in sweeps[sw].get("models", [])}
-        for m in s.get("models") or []:
-            if m not in have:
-                out.append(f"config.scopes.{name}.models: {m!r} is not run by "
-                           f"{', '.join(named) or 'any sweep'}")
-    return out

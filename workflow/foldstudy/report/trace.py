@@ -24,7 +24,7 @@ from ..analysis import analysis as A  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import load_evidence, read_artifact  # noqa: E402
-from .tables import Col, Table, render  # noqa: E402
+from .table import Body, Col, Table, render  # noqa: E402
 
 # The kinds of a graded fact's fate, in the order a fact meets them.
 NEVER_CARRIED = "never_carried"  # no carry from its planting fold on held it
@@ -102,8 +102,7 @@ def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
         r["dropped_at"] = r["dropped_at"] or None
     if not recs:
         recs = [{"_why_row": "no valid row with a fact trace"}]
-    return Table(
-        "fact-losses", "Where the facts were lost",
+    return Body(
         "Graded facts of valid rows by what the per-fold trace shows happened to them: never "
         "in a carry from the fold that planted them on; carried, then dropped (the fold "
         "whose carry lost it for good, as fold: facts); in the final carry but missed by "
@@ -114,7 +113,7 @@ def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
          *[Col(k, KIND_TITLES[k], "int") for k in (NEVER_CARRIED, DROPPED)],
          Col("dropped_at", "dropped at fold"),
          *[Col(k, KIND_TITLES[k], "int") for k in (MISSED_IN_ANSWER, RECALLED)]],
-        recs, csv=by_arm)
+        recs, csv=by_arm).named("fact-losses", "Where the facts were lost")
 
 
 def carried_share(trace: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:

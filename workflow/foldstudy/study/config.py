@@ -14,12 +14,13 @@ from typing import Any
 
 import jsonschema
 
-from ..analysis.scopes import config_problems as scope_problems
 from ..backends.registry import resolve_model_config
 from ..credentials import SECRET_KEYS, looks_like_a_key
 from ..io import load_yaml
 from .backend_schema import with_backends
 from .design import block_order
+from .scopes import ANALYSES
+from .scopes import config_problems as scope_problems
 from .spec import Arm, SpecError, arm_ids, resolve_arm
 
 
@@ -297,7 +298,7 @@ def load_study(
         elif m in in_sweeps:
             problems.append(f"config.probe_only[{i}]: {m!r} also runs in a sweep; a probe-only "
                             "model gets a verdict and no rows")
-    problems += scope_problems(cfg.get("scopes"), cfg["sweeps"])
+    problems += scope_problems(cfg.get("scopes"), cfg["sweeps"], ANALYSES)
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
     problems += _per_field_problems(table, cfg["arm_overrides"], resources)

@@ -15,10 +15,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..analysis.scopes import ANALYSES
 from ..backends.registry import backend_classes
 from ..io import load_yaml
 from .backend_schema import with_backends
+from .scopes import ANALYSES
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "config" / "schema" / "config.schema.yaml"
