@@ -78,7 +78,8 @@ def test_backend_capabilities_are_declared_not_probed():
     in the package asks a backend what it is with getattr or hasattr."""
     for name in ("replay", "retry_policy", "context_length", "lists_endpoints",
                  "wire_parameters", "without", "list_endpoints", "model_info", "pinned",
-                 "missing_key", "describe", "config_context_length", "replay_tokenizer"):
+                 "missing_key", "describe", "config_context_length", "replay_tokenizer",
+                 "audit_prices", "endpoint_pin"):
         assert hasattr(Backend, name), name
     for path in ROOT.glob("workflow/**/*.py"):
         code = "\n".join(line.split("#")[0] for line in path.read_text().splitlines())
