@@ -12,7 +12,6 @@ rule fold:
         # A retried run therefore reruns the rest of its block, from the store.
         previous=previous_run,
         probe="results/probe/{model}.json",
-        arms=ARMS_YAML,
     output:
         record="results/runs/{sweep}/{model}/r{repeat}/{arm}.json",
     log:
