@@ -5,6 +5,7 @@ written by hand from the carries below, not computed by the code under test."""
 from __future__ import annotations
 
 import math
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -22,6 +23,7 @@ from foldstudy.grade.rows import grade_record
 from foldstudy.grade.trace import fact_trace
 from foldstudy.report import compare as RC
 
+from .support import compare_site as S
 from .support import records as R
 
 PORT, ZONE, SHARDS = R.PORT.label, R.ZONE.label, R.SHARDS.label
@@ -221,3 +223,68 @@ def test_the_survival_figure_draws_a_band_per_arm(grid, an):
     empty = RC.survival_figure(None, an)
     assert "no fact trace" in empty.axes[0].texts[0].get_text()
     plt.close(empty)
+
+
+# ---------------------------------------------------------------------- the pages
+
+SCRIPT = "<script>document.title='PWNED';window.pwned=1</script>"
+
+
+@pytest.fixture()
+def site(tmp_path, grading):
+    recs = [S.run(J_CARRIES, "j", 0, J_ANSWER + f" {SCRIPT}"),
+            S.run([c + f" {SCRIPT}" for c in Q_CARRIES], "q", 1, Q_ANSWER),
+            S.run(["52677"] * 4, "j", 0, "", model="toy2"),
+            S.run(Q_CARRIES, "q", 1, Q_ANSWER, model="toy2")]
+    return S.build(tmp_path, recs, grading)
+
+
+def column(page: str, fold: int, title_start: str) -> str:
+    row = page.split(f'id="r0-fold-{fold}"')[1].split("</tr>")[0]
+    cells = re.findall(r'<td data-column="([^"]*)">(.*?)</td>', row, re.S)
+    return next(body for t, body in cells if t.startswith(title_start))
+
+
+def test_a_block_page_shows_the_arms_side_by_side_with_the_grid_on_top(site):
+    page = (site / "compare" / RC.block_path("s", "toy", 0)).read_text()
+    mark = '<mark class="present" title="primary ingress port">52677</mark>'
+    assert mark in column(page, 1, "j ") and mark not in column(page, 1, "q ")
+    assert "lost: primary ingress port (never taken in)" in column(page, 1, "q ")
+    assert "lost: primary ingress port (dropped)" in column(page, 3, "j ")
+    grid = page.split("<h3>Folds</h3>")[0]
+    assert "kept through fold 2; lost at fold 3; back at fold 4 · ✓ recalled" in grid
+    assert "never carried (lost at fold 1) · ✗ missed" in grid
+    assert "kept through fold 4 · ✓ recalled" in grid  # q's zone
+    # the strip: fold 1 of j, port held, zone and shards not planted yet
+    strip = column(page, 1, "j ").split('<div class="strip">')[1].split("</div>")[0]
+    assert re.findall(r'class="(\w+)"', strip) == ["held", "unplanted", "unplanted"]
+    # design order and the viewer's pages one click away
+    heads = re.findall(r'<th data-column="([^"]*)">', page)
+    assert [h.split()[0] for h in heads] == ["j", "q"]
+    assert 'href="../../../viewer/s/toy/r0/j.html"' in page
+    assert "<script" not in page and "&lt;script&gt;document.title=" in page
+
+
+def test_a_long_carry_collapses_to_its_first_lines(tmp_path, grading):
+    long = "\n".join(f"line {i}" for i in range(12)) + "\nport 52677"
+    out = S.build(tmp_path, [S.run([long] * 4, "j", 0), S.run(["x"] * 4, "q", 1)], grading)
+    cell = column((out / "compare/s/toy/r0.html").read_text(), 1, "j ")
+    preview, full = cell.split("<details>")
+    assert "line 3" in preview and "line 4" not in preview
+    assert "the full carry (13 lines" in full and "title=\"primary ingress port\"" in full
+
+
+def test_the_two_model_page_and_the_index(site):
+    page = (site / "compare" / RC.arm_path("s", "q")).read_text()
+    assert [h.split()[0] for h in re.findall(r'<th data-column="([^"]*)">', page)] == [
+        "toy", "toy2"]
+    assert 'href="../../viewer/s/toy2/r0/q.html"' in page
+    index = (site / "compare/index.html").read_text()
+    for href in ("s/toy/r0.html", "s/toy2/r0.html", "s/arm-j.html", "s/arm-q.html"):
+        assert f'href="{href}"' in index
+
+
+def test_summary_lines_name_the_share_carried_to_the_end(grid, an):
+    lines = RC.survival_summary(C.carried_to_end(grid, an), RC.block_path("s", "toy", 0))
+    assert "- s j: 1/3 = 0.333 (0.333–0.333)" in lines
+    assert lines[-1] == "Arm against arm, fold by fold: results/compare/s/toy/r0.html"

@@ -170,7 +170,7 @@ def section(refs: Sequence[RunRef], key: str, records: dict[str, dict[str, Any]]
     folds = sorted({n for c in cols for n in c["cells"]})
     keys = [r.arm if key == "arm" else r.model for r in refs]
     return {"columns": cols, "folds": folds, "graded": list(fixture.graded),
-            "grid": grid_lines(grid, keys, key, fixture), "width": f"{100 / len(cols):.4f}%"}
+            "grid": grid_lines(grid, keys, key, fixture)}
 
 
 # ----------------------------------------------------------------------- building
