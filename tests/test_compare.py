@@ -138,8 +138,19 @@ def test_survival_separates_the_first_folds_loss_from_the_loss_over_folds(grid, 
     assert [by[("j", k)]["share_of_taken_in"] for k in range(4)] == [1, 1, 0, 0]
     assert [by[("q", k)]["taken_in"] for k in range(3)] == [2, 2, 1]
     assert math.isnan(by[("q", 3)]["share_of_taken_in"])
+    # survival with runs' ends censoring (product-limit): j 2/3 at k=0; at k=1 both
+    # facts at risk kept (2/3); at k=2 only the port is at risk and is lost (0).
+    # q: 2/3; at k=1 the shards are lost of two at risk (1/3); at k=2 the zone, the one
+    # at risk, is kept (1/3); at k=3 nothing is at risk (nan): it never rises.
+    assert [by[("j", k)]["survival"] for k in range(4)] == pytest.approx([2 / 3, 2 / 3, 0,
+                                                                          0])
+    assert [by[("q", k)]["survival"] for k in range(3)] == pytest.approx([2 / 3, 1 / 3,
+                                                                          1 / 3])
+    assert math.isnan(by[("q", 3)]["survival"])
     # one block: the band is the share itself
     assert by[("q", 1)]["share_low"] == by[("q", 1)]["share_high"] == pytest.approx(1 / 3)
+    assert by[("q", 2)]["survival_low"] == by[("q", 2)]["survival_high"] == pytest.approx(
+        1 / 3)
     assert {r["rows"] for r in by.values()} == {1} and {r["blocks"] for r in by.values()} \
         == {1}
     end = C.carried_to_end(grid, an).set_index("arm")

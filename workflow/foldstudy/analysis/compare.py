@@ -203,26 +203,43 @@ def paired_arms(grid: pd.DataFrame, pairs: Sequence[tuple[str, str]], an: Analys
 
 # ---------------------------------------------------------------- fact survival
 
-def _survival_counts(ga: pd.DataFrame, n: int) -> tuple[pd.DataFrame, np.ndarray,
-                                                         np.ndarray, np.ndarray]:
-    """Per block of one arm, for k = 0..n: facts observable k folds after planting (the
-    row made fold planted + k), those kept through it, and those the planting fold's carry
-    took in; as (blocks, facts, carried, taken_in) with arrays (blocks x n+1)."""
-    ks = np.arange(n + 1)
+def _survival_counts(ga: pd.DataFrame, n: int) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Per block of one arm, for k = 0..n, as (blocks x n+1) counts: `facts` observable k
+    folds after planting (the row made fold planted + k), `carried` those kept through it,
+    `taken` those the planting fold's carry took in, and for the product-limit estimate
+    `at_risk` (observable at k, kept through k - 1) and `events` (of those, lost at k)."""
+    ks = np.arange(n + 1)[None, :]
     planted = ga["planted_fold"].to_numpy()[:, None]
-    seen = planted + ks[None, :] <= ga["folds"].to_numpy()[:, None]
-    kept = ga["kept_through"].astype("float").to_numpy()[:, None]
-    carried = seen & (kept >= planted + ks[None, :])
-    taken = seen & (kept >= planted)
+    seen = planted + ks <= ga["folds"].to_numpy()[:, None]
+    kept = ga["kept_through"].astype("float").to_numpy()[:, None]  # nan: never carried
+    at_risk = seen & (kept >= planted + ks - 1) & (ks >= 1)
+    per = {"facts": seen, "carried": seen & (kept >= planted + ks),
+           "taken": seen & (kept >= planted), "at_risk": at_risk,
+           "events": at_risk & (kept == planted + ks - 1)}
     keys = ga[BLOCK].drop_duplicates().reset_index(drop=True)
     idx = ga[BLOCK].merge(keys.reset_index(), on=BLOCK)["index"].to_numpy()
+    out = {}
+    for name, m in per.items():
+        out[name] = np.zeros((len(keys), n + 1))
+        np.add.at(out[name], idx, m.astype(float))
+    return keys, out
 
-    def per_block(m: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(keys), n + 1))
-        np.add.at(out, idx, m.astype(float))
-        return out
 
-    return keys, per_block(seen), per_block(carried), per_block(taken)
+def product_limit(facts: np.ndarray, carried: np.ndarray, at_risk: np.ndarray,
+                  events: np.ndarray) -> np.ndarray:
+    """Survival k folds after planting with runs' ends as censoring (Kaplan-Meier): the
+    share carried at k = 0, times, for each later k, the share of the facts still carried
+    and observable that the fold kept. Counts are (... x n+1) sums; a fact planted late
+    leaves the risk set when its run ends, so survival never rises because the facts
+    observed change with k. nan where nothing is at risk and survival is not yet 0."""
+    s = np.empty(np.shape(facts), dtype=float)
+    s[..., 0] = stats.ratio(carried[..., 0], facts[..., 0])
+    for k in range(1, s.shape[-1]):
+        step = 1.0 - stats.ratio(events[..., k], at_risk[..., k])
+        prev = s[..., k - 1]
+        s[..., k] = np.where(at_risk[..., k] > 0, prev * step,
+                             np.where(prev == 0, 0.0, np.nan))
+    return s
 
 
 def fact_survival(grid: pd.DataFrame, an: Analysis, groups: Sequence[Group] | None = None
@@ -230,15 +247,17 @@ def fact_survival(grid: pd.DataFrame, an: Analysis, groups: Sequence[Group] | No
     """results/tables/fact-survival.csv (columns.FACT_SURVIVAL_TABLE): per scope group and
     arm, for k = 0 .. n (n: the group's last fold minus its first planting fold), the
     graded facts of valid rows observable k folds after planting, those kept through it,
-    their share, and its band with blocks resampled within model.
+    their share, and `survival` (product_limit: runs' ends censor late-planted facts),
+    each with its band, blocks resampled within model (one set of draws for both).
 
     k = 0 is the planting fold's own carry: 1 - share there is the loss at the first fold
     ("never carried"); the fall from k = 0 on is the loss over folds, which
-    share_of_taken_in isolates (the facts the planting fold took in that are still
+    share_of_taken_in isolates (of the facts the planting fold took in, those still
     carried). Paper §4.4: "Iteration is what makes it catastrophic".
     """
     v = grid[grid["valid"].astype(bool)]
     out = []
+    names = ("carried", "facts", "at_risk", "events")
     for g in groups if groups is not None else _default_groups(v):
         gv = g.rows(v)
         if gv.empty:
@@ -246,17 +265,26 @@ def fact_survival(grid: pd.DataFrame, an: Analysis, groups: Sequence[Group] | No
         n = max(0, int((gv["folds"] - gv["planted_fold"]).max()))
         for arm in _arms(gv, an):
             ga = gv[gv["arm"] == arm]
-            keys, facts, carried, taken = _survival_counts(ga, n)
-            low, high = stats.block_bootstrap_share(carried, facts, keys["model"].to_numpy(),
-                                                    an.resamples, an.seed, an.confidence)
+            keys, c = _survival_counts(ga, n)
+            sums = stats.block_bootstrap_sums(np.hstack([c[x] for x in names]),
+                                              keys["model"].to_numpy(), an.resamples,
+                                              an.seed)
+            draw = dict(zip(names, np.split(sums, len(names), axis=1), strict=True))
+            share_low, share_high = stats.percentile_band(
+                stats.ratio(draw["carried"], draw["facts"]), an.confidence)
+            surv_low, surv_high = stats.percentile_band(product_limit(**draw), an.confidence)
+            total = {x: c[x].sum(axis=0) for x in (*names, "taken")}
+            surv = product_limit(total["facts"], total["carried"], total["at_risk"],
+                                 total["events"])
             for k in range(n + 1):
-                f, c, t = int(facts[:, k].sum()), int(carried[:, k].sum()), int(
-                    taken[:, k].sum())
-                out.append({"sweep": g.label, "arm": arm, "k": k, "facts": f, "carried": c,
-                            "share": c / f if f else np.nan, "share_low": low[k],
-                            "share_high": high[k], "rows": int(ga["row_id"].nunique()),
-                            "blocks": len(keys), "taken_in": t,
-                            "share_of_taken_in": c / t if t else np.nan})
+                f, kept, t = (int(total[x][k]) for x in ("facts", "carried", "taken"))
+                out.append({"sweep": g.label, "arm": arm, "k": k, "facts": f,
+                            "carried": kept, "share": kept / f if f else np.nan,
+                            "share_low": share_low[k], "share_high": share_high[k],
+                            "rows": int(ga["row_id"].nunique()), "blocks": len(keys),
+                            "taken_in": t, "share_of_taken_in": kept / t if t else np.nan,
+                            "survival": surv[k], "survival_low": surv_low[k],
+                            "survival_high": surv_high[k]})
     return pd.DataFrame(out, columns=columns.FACT_SURVIVAL_TABLE)
 
 

@@ -110,6 +110,8 @@ PAIRED_ARMS_TABLE = ["sweep", "pair", "blocks", "facts", "both_kept", "a_only", 
 # fact-survival: one line per (scope, arm, k folds after planting).
 FACT_SURVIVAL_TABLE = ["sweep", "arm", "k", "facts", "carried", "share", "share_low",
                        "share_high",
-                       # additions: the rows and blocks read, and the survival of the facts
-                       # the planting fold's carry took in (loss over folds alone)
-                       "rows", "blocks", "taken_in", "share_of_taken_in"]
+                       # additions: the rows and blocks read; the share of the facts the
+                       # planting fold's carry took in (loss over folds alone); survival
+                       # with runs' ends as censoring (product-limit), and its band
+                       "rows", "blocks", "taken_in", "share_of_taken_in", "survival",
+                       "survival_low", "survival_high"]

@@ -278,9 +278,10 @@ def compare_stage(input: Any, output: Any, params: Any) -> list[Path]:
 def survival_figure(survival: pd.DataFrame | None, an: Analysis,
                     why_empty: str = C.NO_TRACE) -> plt.Figure:
     """Fact survival: per sweep a panel, per arm the share of graded facts still carried
-    k folds after planting, with its block-resampled band; dashed, the share of the facts
-    the planting fold's carry took in. The gap below 1 at k = 0 is the loss at the first
-    fold ("never carried"); the fall after it the loss over folds (paper §4.4)."""
+    k folds after the fold that planted them (the product-limit `survival`, so a run's
+    end censors a late-planted fact instead of bending the curve up), with its
+    block-resampled band. The gap below 1 at k = 0 is the loss at the first fold ("never
+    carried"); the fall after it the loss over folds (paper §4.4)."""
     s = survival if survival is not None else pd.DataFrame(
         columns=columns.FACT_SURVIVAL_TABLE)
     s = s[s["facts"] > 0]
@@ -306,19 +307,19 @@ def _survival_panel(ax: plt.Axes, s: pd.DataFrame, an: Analysis) -> None:
     ax.axhline(1.0, color="#bbbbbb", lw=1.5, zorder=0)
     for i, arm in enumerate(arms):  # hollow markers shrinking: equal lines stay visible
         a = s[s["arm"] == arm].sort_values("k")
-        line, = ax.plot(a["k"], a["share"], marker="osD^v<>ph"[i % 9],
+        line, = ax.plot(a["k"], a["survival"].astype(float), marker="osD^v<>ph"[i % 9],
                         ms=max(3, 9 - 1.5 * i), mfc="none",
                         label=f"{arm} {an.arm_title(arm)} ({int(a['rows'].max())} rows)")
-        ax.fill_between(a["k"], a["share_low"].astype(float), a["share_high"].astype(float),
-                        color=line.get_color(), alpha=0.15, lw=0)
-        ax.plot(a["k"], a["share_of_taken_in"].astype(float), ls="--", lw=0.9,
-                color=line.get_color(), label="_taken_in")
+        ax.fill_between(a["k"], a["survival_low"].astype(float),
+                        a["survival_high"].astype(float), color=line.get_color(),
+                        alpha=0.15, lw=0)
     ax.set_xticks(sorted(set(s["k"])))
     ax.set_ylim(-0.03, 1.05)
     ax.set_xlabel("folds after the fold that planted the fact (k)")
     ax.set_ylabel("share of graded facts still carried")
-    ax.text(0.99, 0.02, "band: blocks resampled; dashed: of the facts taken in at k = 0",
-            ha="right", va="bottom", fontsize=6.5, color="#666666", transform=ax.transAxes)
+    ax.text(0.99, 0.98, "k = 0: the planting fold's carry (below 1: never carried)\n"
+            "after: lost over folds · band: blocks resampled", ha="right", va="top",
+            fontsize=6.5, color="#666666", transform=ax.transAxes)
     ax.legend(fontsize=7, frameon=False, loc="lower left")
 
 
