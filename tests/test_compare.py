@@ -4,6 +4,7 @@ written by hand from the carries below, not computed by the code under test."""
 
 from __future__ import annotations
 
+import io
 import math
 import re
 
@@ -299,3 +300,21 @@ def test_summary_lines_name_the_share_carried_to_the_end(grid, an):
     lines = RC.survival_summary(C.carried_to_end(grid, an), RC.block_path("s", "toy", 0))
     assert "- s j: 1/3 = 0.333 (0.333–0.333)" in lines
     assert lines[-1] == "Arm against arm, fold by fold: results/compare/s/toy/r0.html"
+
+
+def test_a_second_build_writes_the_same_bytes(tmp_path, grading, an):
+    recs = block()
+    a, b = S.build(tmp_path / "a", recs, grading), S.build(tmp_path / "b", recs, grading)
+    pages = sorted(p.relative_to(a) for p in (a / "compare").rglob("*.html"))
+    assert len(pages) == 2  # the block's page and the index (one model: no model page)
+    assert all((a / p).read_bytes() == (b / p).read_bytes() for p in pages)
+    rows, checks, trace = evidence(recs, tmp_path, grading)
+    paired, survival, _ = C.compare_tables(trace, checks, rows, an)
+    svgs = []
+    for _ in range(2):
+        fig = RC.survival_figure(survival, an)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+        plt.close(fig)
+        svgs.append(buf.getvalue())
+    assert svgs[0] == svgs[1] and len(paired) == 1

@@ -316,3 +316,14 @@ def _arms(gv: pd.DataFrame, an: Analysis) -> list[str]:
     """The arms of a frame in resources/arms.yaml's order (unknown ones last, by name)."""
     rank = {a: i for i, a in enumerate(an.arm_order)}
     return sorted(set(gv["arm"]), key=lambda x: (rank.get(x, len(rank)), x))
+
+
+def compare_tables(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame,
+                   an: Analysis, extra_pairs: Iterable[Sequence[str]] = (),
+                   groups: Sequence[Group] | None = None
+                   ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """paired-arms, fact-survival and the carried-to-the-end shares from the evidence in
+    one pass over the grid (what the table builders and the summary read)."""
+    grid = fact_grid(trace, checks, rows)
+    return (paired_arms(grid, compare_pairs(an, extra_pairs), an, groups),
+            fact_survival(grid, an, groups), carried_to_end(grid, an, groups))

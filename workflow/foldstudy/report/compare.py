@@ -41,6 +41,8 @@ from ..study.spec import Fixture  # noqa: E402
 from .viewer import _by, environment, page_path, run_page, segments  # noqa: E402
 
 log = logging.getLogger(__name__)
+# The same salt as figures.py: SVG ids from content, so a replay writes the same bytes.
+plt.rcParams["svg.hashsalt"] = "foldstudy"
 
 INDEX = "index.html"
 TEMPLATES = ("compare-page.html.j2", "compare-index.html.j2", "compare-style.css.j2")
