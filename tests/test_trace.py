@@ -107,21 +107,21 @@ def test_every_missed_fact_gets_one_kind_and_the_read_loss_matches_the_carrier(
         "dropped_at": "3: 1", "missed_in_answer": 1, "recalled": 1}]
 
 
-def test_the_figure_draws_one_line_per_arm_and_the_planting_folds(tmp_path, grading):
+def test_the_fact_trace_figure_is_the_fact_survival_figure(tmp_path, grading):
     recs = [R.record(["52677", "52677", "x", "x"], arm="m"),
             R.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan 19 shards",
                       "19 shards"], arm="q")]
     rows, checks, trace = graded(recs, tmp_path=tmp_path, grading=grading)
-    share = T.carried_share(trace, rows)
-    m = share[share["arm"] == "m"].set_index("fold")["carried"]
-    assert list(m.round(3)) == [0.333, 0.333, 0.0, 0.0]
-    assert list(share[share["arm"] == "m"]["planted"].round(3)) == [0.333, 0.667, 1, 1]
-    fig = T.trace_figure(trace, rows, Analysis.load())
+    fig = T.trace_figure(trace, checks, rows, Analysis.load())
     ax = fig.axes[0]
-    arm_lines = [x.get_label() for x in ax.get_lines() if x.get_marker() not in ("", "None")]
+    arm_lines = [x.get_label() for x in ax.get_lines() if not x.get_label().startswith("_")]
     assert [x.split()[0] for x in arm_lines] == ["q", "m"]  # arms.yaml order
-    assert any(x.get_label() == "planted by then" for x in ax.get_lines())
+    assert ax.get_xlabel() == "folds after the fold that planted the fact (k)"
+    # m keeps the port (planted at fold 1) through fold 2: k = 0, 1 of 0..3
+    m = next(x for x in ax.get_lines() if x.get_label().startswith("m "))
+    assert list(m.get_xdata()) == [0, 1, 2, 3]
+    assert [round(y, 3) for y in m.get_ydata()] == [0.333, 0.333, 0.0, 0.0]
     plt.close(fig)
-    empty = T.trace_figure(None, rows, Analysis.load())
+    empty = T.trace_figure(None, checks, rows, Analysis.load())
     assert "no fact trace" in empty.axes[0].texts[0].get_text()
     plt.close(empty)

@@ -62,6 +62,8 @@ class Analysis:
     description_chars: dict[str, int]
     arm_order: tuple[str, ...]
     arm_titles: dict[str, str]
+    # Issue 21: the pairs of arms compared fact by fact within a block, as (a, b).
+    compare_pairs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
@@ -91,6 +93,7 @@ class Analysis:
             description_chars=dict(description_chars or {}),
             arm_order=tuple(arm_table["arms"]),
             arm_titles={k: str(v.get("title", "")) for k, v in arm_table["arms"].items()},
+            compare_pairs=tuple((p[0], p[1]) for p in a.get("compare_pairs", [])),
         )
 
     @classmethod

@@ -94,3 +94,24 @@ TRACE = ["row_id", "label", "fold", "present", "planted_fold"]
 TRACE_REQUIRED = TRACE
 BOOLEAN |= {"present"}
 BOOLEAN_REQUIRED |= {"present"}
+
+# Arm against arm (DESIGN §8), both read from trace.csv, checks.csv and rows.csv
+# (analysis/compare.py). paired-arms: one line per (scope, pair of arms) over the blocks
+# where both arms have a valid row; a_only counts facts arm a kept and arm b did not.
+PAIRED_ARMS_TABLE = ["sweep", "pair", "blocks", "facts", "both_kept", "a_only", "b_only",
+                     "neither",
+                     # additions: the arms, the shares and the block-resampled interval of
+                     # b's kept share minus a's, then the same in the answer
+                     "a", "b", "models", "a_kept_share", "b_kept_share", "kept_diff",
+                     "kept_diff_low", "kept_diff_high", "both_recalled", "a_only_recalled",
+                     "b_only_recalled", "neither_recalled", "a_recalled_share",
+                     "b_recalled_share", "recalled_diff", "recalled_diff_low",
+                     "recalled_diff_high"]
+# fact-survival: one line per (scope, arm, k folds after planting).
+FACT_SURVIVAL_TABLE = ["sweep", "arm", "k", "facts", "carried", "share", "share_low",
+                       "share_high",
+                       # additions: the rows and blocks read; the share of the facts the
+                       # planting fold's carry took in (loss over folds alone); survival
+                       # with runs' ends as censoring (product-limit), and its band
+                       "rows", "blocks", "taken_in", "share_of_taken_in", "survival",
+                       "survival_low", "survival_high"]

@@ -1,5 +1,6 @@
 """Where the facts were lost (rule trace): the fact trace read per arm, as a table of
-losses by kind and a figure of the share of graded facts still carried after each fold.
+losses by kind and the fact-survival figure (report/compare.py): the share of graded
+facts still carried k folds after the fold that planted them.
 
 Paper §4.10: "the carrier is a strict upper bound on recall: nothing is recovered after
 the fold", and "retrieval from the carrier is itself lossy". The trace splits every
@@ -22,8 +23,10 @@ import pandas as pd  # noqa: E402
 
 from ..analysis import analysis as A  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
+from ..analysis.compare import fact_grid, fact_survival  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import load_evidence, read_artifact  # noqa: E402
+from .compare import survival_figure  # noqa: E402
 from .table import Body, Col, Table, render  # noqa: E402
 
 # The kinds of a graded fact's fate, in the order a fact meets them.
@@ -116,66 +119,15 @@ def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
         recs, csv=by_arm).named("fact-losses", "Where the facts were lost")
 
 
-def carried_share(trace: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (sweep, arm, fold): the share of the valid rows' graded facts whose value is in
-    that fold's carry, and the share planted by then (n = facts x rows)."""
-    v = A.valid_rows(rows)[["row_id", "sweep", "arm"]]
-    t = trace.merge(v, on="row_id")
-    out = []
-    for (sweep, arm, fold), g in t.groupby(["sweep", "arm", "fold"], sort=True):
-        out.append({"sweep": sweep, "arm": arm, "fold": int(fold), "n": len(g),
-                    "rows": g["row_id"].nunique(),
-                    "carried": g["present"].astype(bool).mean(),
-                    "planted": (g["planted_fold"] <= fold).mean()})
-    return pd.DataFrame(out, columns=["sweep", "arm", "fold", "n", "rows", "carried",
-                                      "planted"])
-
-
-def trace_figure(trace: pd.DataFrame | None, rows: pd.DataFrame, an: Analysis,
-                 why_empty: str = "no fact trace in the evidence") -> plt.Figure:
-    """Share of graded facts still carried after each fold, one line per arm, one panel
-    per sweep; the grey steps are the share planted by then, the ticks on the top axis
-    the planting folds with their fact counts."""
-    share = carried_share(trace, rows) if trace is not None else pd.DataFrame()
-    sweeps = sorted(set(share["sweep"])) if len(share) else [None]
-    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.8 * len(sweeps) + 0.6, 3.6),
-                             squeeze=False)
-    for ax, sweep in zip(axes[0], sweeps, strict=True):
-        if sweep is None:
-            ax.text(0.5, 0.5, f"— {why_empty if trace is None else 'no valid row'}",
-                    ha="center", va="center", transform=ax.transAxes)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            continue
-        s = share[share["sweep"] == sweep]
-        folds = sorted(set(s["fold"]))
-        arms = [a for a in an.arm_order if a in set(s["arm"])]
-        planted = s.groupby("fold")["planted"].max()
-        ax.step(planted.index, planted.values, where="post", color="#bbbbbb", lw=2.5,
-                label="planted by then", zorder=1)
-        for i, arm in enumerate(arms):  # hollow markers shrinking: equal lines stay visible
-            a = s[s["arm"] == arm]
-            ax.plot(a["fold"], a["carried"], marker="osD^v<>ph"[i % 9], ms=max(3, 9 - 1.5 * i),
-                    mfc="none", label=f"{arm} {an.arm_title(arm)} ({int(a['rows'].max())} rows)")
-        # planting folds: ticks on a top axis, labelled with the facts they planted
-        sw_rows = set(trace.merge(A.valid_rows(rows)[["row_id", "sweep"]], on="row_id")
-                      .query("sweep == @sweep")["row_id"])
-        per_fold = (trace[trace["row_id"].isin(sw_rows)]
-                    .drop_duplicates(["label"])["planted_fold"].value_counts().sort_index())
-        top = ax.secondary_xaxis("top")
-        top.set_xticks(list(per_fold.index),
-                       [f"+{n}" for n in per_fold.values], fontsize=7, color="#777777")
-        top.set_xlabel("graded facts planted at that fold", fontsize=7, color="#777777")
-        for f in per_fold.index:
-            ax.axvline(f, color="#dddddd", lw=0.8, zorder=0)
-        ax.set_xticks(folds)
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_xlabel("fold")
-        ax.set_ylabel("share of graded facts in the carry")
-        ax.set_title(f"sweep {sweep}", fontsize=9, loc="left")
-        ax.legend(fontsize=7, frameon=False, loc="upper left")
-    fig.tight_layout()
-    return fig
+def trace_figure(trace: pd.DataFrame | None, checks: pd.DataFrame, rows: pd.DataFrame,
+                 an: Analysis) -> plt.Figure:
+    """The fact-trace figure is the fact-survival figure (issue 21: one, not two): per
+    sweep, the share of valid rows' graded facts still carried k folds after the fold that
+    planted them, per arm with its block-resampled band, so the loss at the first fold
+    (never carried) stands apart from the loss over folds (paper §4.4)."""
+    survival = (fact_survival(fact_grid(trace, checks, rows), an) if trace is not None
+                else None)
+    return survival_figure(survival, an)
 
 
 def read_trace(path: str | Path | None) -> pd.DataFrame | None:
@@ -196,7 +148,7 @@ def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, an
     trace = read_trace(trace_csv)
     losses = (fact_losses(trace, checks, rows) if trace is not None
               else pd.DataFrame(columns=FACT_LOSSES))
-    fig = trace_figure(trace, rows, an)
+    fig = trace_figure(trace, checks, rows, an)
     for p in (figure_png, figure_svg):
         Path(p).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(p, dpi=200, metadata={"Date": None} if p.endswith(".svg") else None)
