@@ -15,7 +15,7 @@ from foldstudy.evidence.load import write_table
 from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
 from foldstudy.grade.trace import fact_trace
-from foldstudy.io import write_json
+from foldstudy.io import load_yaml, write_json
 from foldstudy.report.compare import build_compare
 from foldstudy.report.viewer import build_viewer
 from foldstudy.study.config import run_path
@@ -23,6 +23,7 @@ from foldstudy.study.config import run_path
 from . import records as R
 
 TEMPLATES = R.RESOURCES / "templates"
+HEADINGS = load_yaml(R.RESOURCES / "arms.yaml")["fixed_headings"]
 
 
 def run(carries: list[str], arm: str, position: int, answer: str = "", repeat: int = 0,
@@ -54,7 +55,7 @@ def build(root: Path, recs: list[dict[str, Any]], grading: dict[str, Any]) -> Pa
                              ("trace", trace, columns.TRACE)):
         write_table(pd.DataFrame(data, columns=cols), ev / f"{name}.csv")
     build_viewer([r["path"] for r in runs], {"s": str(fixture)}, str(ev / "rows.csv"),
-                 str(ev / "checks.csv"), TEMPLATES, results / "viewer")
+                 str(ev / "checks.csv"), TEMPLATES, results / "viewer", HEADINGS)
     build_compare(runs, {"s": str(fixture)}, str(ev / "rows.csv"), str(ev / "checks.csv"),
-                  str(ev / "trace.csv"), Analysis.load(), TEMPLATES, results / "compare")
+                  str(ev / "trace.csv"), Analysis.load(), TEMPLATES, results / "compare", HEADINGS)
     return results

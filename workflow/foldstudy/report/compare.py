@@ -36,7 +36,7 @@ from ..analysis.analysis import Analysis  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import read_artifact, read_table  # noqa: E402
 from ..grade.rows import read_record  # noqa: E402
-from ..io import read_json  # noqa: E402
+from ..io import load_yaml, read_json  # noqa: E402
 from ..study.spec import Fixture  # noqa: E402
 from .viewer import _by, environment, page_path, run_page, segments  # noqa: E402
 
@@ -110,9 +110,9 @@ def _cell(fold: dict[str, Any], carry: str, fixture: Fixture) -> dict[str, Any]:
 
 def _column(ref: RunRef, record: dict[str, Any], fixture: Fixture,
             checks: list[dict[str, Any]], row: dict[str, Any] | None, title: str,
-            viewer: str | None) -> dict[str, Any]:
+            viewer: str | None, headings: list[str]) -> dict[str, Any]:
     """One run as a column: its cells by fold number, its answer and checks."""
-    page = run_page(record, fixture, checks, row)
+    page = run_page(record, fixture, checks, row, headings)
     carries = {int(f["fold"]) + 1: f["carry"] for f in record.get("folds") or []}
     return {"title": title, "ref": ref, "record": record, "row": page["row"],
             "href": (viewer + ref.viewer_page) if viewer is not None else None,
@@ -157,8 +157,8 @@ def grid_lines(grid: pd.DataFrame, keys: Sequence[str], key: str,
 
 def section(refs: Sequence[RunRef], key: str, records: dict[str, dict[str, Any]],
             fixture: Fixture, grid: pd.DataFrame, checks: dict[str, list[dict[str, Any]]],
-            rows: dict[str, list[dict[str, Any]]], an: Analysis, viewer: str | None
-            ) -> dict[str, Any]:
+            rows: dict[str, list[dict[str, Any]]], an: Analysis, viewer: str | None,
+            headings: list[str]) -> dict[str, Any]:
     """One side-by-side table: a column per run (`key`: "arm" or "model" names it), a row
     per fold, the answers last, the fact-by-fold grid above it."""
     cols = []
@@ -168,7 +168,7 @@ def section(refs: Sequence[RunRef], key: str, records: dict[str, dict[str, Any]]
         title = (f"{ref.arm} {an.arm_title(ref.arm)}".strip() if key == "arm"
                  else ref.model)
         cols.append(_column(ref, rec, fixture, checks.get(rid, []),
-                            (rows.get(rid) or [None])[0], title, viewer))
+                            (rows.get(rid) or [None])[0], title, viewer, headings))
     folds = sorted({n for c in cols for n in c["cells"]})
     keys = [r.arm if key == "arm" else r.model for r in refs]
     return {"columns": cols, "folds": folds, "graded": list(fixture.graded),
@@ -191,8 +191,8 @@ def _ran(refs: Sequence[RunRef], records: dict[str, dict[str, Any]]) -> list[Run
 
 def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
                   rows_csv: str, checks_csv: str, trace_csv: str, an: Analysis,
-                  template_dir: str | Path, out_dir: str | Path, viewer: str | None = "viewer"
-                  ) -> list[Path]:
+                  template_dir: str | Path, out_dir: str | Path, headings: list[str],
+                  viewer: str | None = "viewer") -> list[Path]:
     """Every block's page, every two-model page and the index; returns the pages written
     (index last). `runs` are the study config's runs (sweep, model, repeat, arm, position,
     path); `viewer` is the viewer's root relative to out_dir's parent (None: no links)."""
@@ -224,7 +224,8 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
             continue
         g = grid[(grid["sweep"] == sweep) & (grid["model"] == model)
                  & (grid["repeat"] == repeat)]
-        sec = section(ran, "arm", records, fixtures[sweep], g, checks, rows, an, link)
+        sec = section(ran, "arm", records, fixtures[sweep], g, checks, rows, an, link,
+                      headings)
         rel = block_path(sweep, model, repeat)
         write(rel, 2, f"{sweep} · {model} · repeat {repeat}: arm against arm",
               [{**sec, "id": f"r{repeat}", "heading": None}])
@@ -238,7 +239,7 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
             g = grid[(grid["sweep"] == sweep) & (grid["arm"] == arm)
                      & (grid["repeat"] == repeat)]
             sections.append({**section(ran, "model", records, fixtures[sweep], g, checks,
-                                       rows, an, link),
+                                       rows, an, link, headings),
                              "id": f"r{repeat}", "heading": f"repeat {repeat}"})
         rel = arm_path(sweep, arm)
         write(rel, 1, f"{sweep} · arm {arm} {an.arm_title(arm)}: model against model",
@@ -272,7 +273,8 @@ def compare_stage(input: Any, output: Any, params: Any) -> list[Path]:
     an = Analysis.load(input.analysis, input.arms)
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
     return build_compare(list(params.runs), fixtures, input.rows, input.checks, input.trace,
-                         an, Path(input.templates[0]).parent, output.compare)
+                         an, Path(input.templates[0]).parent, output.compare,
+                         load_yaml(input.arms)["fixed_headings"])
 
 
 # ------------------------------------------------------------------------ figure
