@@ -23,6 +23,7 @@ from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
 from foldstudy.grade.trace import fact_trace
 from foldstudy.report import compare as RC
+from foldstudy.report.summary import survival_summary
 
 from .support import compare_site as S
 from .support import records as R
@@ -297,7 +298,7 @@ def test_the_two_model_page_and_the_index(site):
 
 
 def test_summary_lines_name_the_share_carried_to_the_end(grid, an):
-    lines = RC.survival_summary(C.carried_to_end(grid, an), RC.block_path("s", "toy", 0))
+    lines = survival_summary(C.carried_to_end(grid, an), RC.block_path("s", "toy", 0))
     assert "- s j: 1/3 = 0.333 (0.333–0.333)" in lines
     assert lines[-1] == "Arm against arm, fold by fold: results/compare/s/toy/r0.html"
 

@@ -108,11 +108,11 @@ def test_the_page_fits_a_1280_pixel_window(arms, request):
     assert out["scroll"] <= out["client"], out
 
 
-def test_every_link_resolves(two):
-    """From the index, every page's every link names a file that exists (and an anchor
-    the target holds), as Chromium read the DOM."""
-    seen, todo = set(), ["compare/index.html"]
-    with browser.serve(two) as url:
+def crawl(root: Path, start: str) -> set[str]:
+    """From `start`, every comparison page's every link names a file under root that
+    exists (and an anchor the target holds), as Chromium read the DOM; the pages seen."""
+    seen, todo = set(), [start]
+    with browser.serve(root) as url:
         while todo:
             page = todo.pop()
             if page in seen:
@@ -122,9 +122,30 @@ def test_every_link_resolves(two):
             for href in re.findall(r'href="([^"]+)"', dom):
                 target = urlparse(urljoin(url + page, html.unescape(href)))
                 path = target.path.lstrip("/") or "index.html"
-                assert (two / path).is_file(), f"{page}: {href} -> {path}"
+                assert (root / path).is_file(), f"{page}: {href} -> {path}"
                 if target.fragment:
-                    assert f'id="{target.fragment}"' in (two / path).read_text(), href
+                    assert f'id="{target.fragment}"' in (root / path).read_text(), href
                 if path.startswith("compare/"):
                     todo.append(path)
-    assert {"compare/index.html", "compare/s/toy/r0.html"} <= seen
+    return seen
+
+
+def test_every_link_resolves(two):
+    assert {"compare/index.html", "compare/s/toy/r0.html"} <= crawl(two, "compare/index.html")
+
+
+@pytest.mark.workflow
+def test_a_real_studys_first_block_page_loads_and_every_link_resolves(tiny_study):
+    """The tiny study (the real model, arms q and m: the test suite's stand-in for the
+    default study) run by the workflow: its first block's page loads in Chromium, every
+    link from it resolves (the viewer's run pages included), and a screenshot is kept
+    under results/compare/ as the README's is."""
+    browser.chromium()
+    results = tiny_study / "results"
+    first = "compare/" + block_path("tiny", "smollm2-135m", 0)
+    seen = crawl(results, first)
+    assert first in seen and "compare/index.html" in seen
+    with browser.serve(results) as url:
+        shot = browser.screenshot(url + first, results / "compare/screenshot.png",
+                                  size="1280,1500")
+    assert shot.stat().st_size > 10_000

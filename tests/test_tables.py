@@ -203,3 +203,37 @@ def test_the_titles_load_without_pandas_at_dag_time():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_arm_against_arm_tables_say_in_one_line_why_a_package_without_trace_has_none(
+        built):
+    """Issue 21, evidence mode: rows and checks alone hold no carries, so paired-arms and
+    fact-survival are one line saying so, never zeros."""
+    from foldstudy.analysis.compare import NO_TRACE
+
+    *_, tables = built
+    for name in ("paired-arms", "fact-survival"):
+        assert [r.get("_why_row") for r in tables[name].rows] == [NO_TRACE]
+        assert tables[name].cells()[0][0] == f"{DASH} ({NO_TRACE})"
+
+
+def test_the_arm_against_arm_tables_read_a_trace_and_the_configs_extra_pairs():
+    """With a fact trace, a pair the study config names (j–m here) is counted within each
+    block: 2 blocks x 2 graded facts, j kept the first fact in one block only."""
+    from foldstudy.analysis.compare import pair_label
+
+    rows, checks = frames([*arm_rows("s", "m1", "j", [1, 0], k=2, folds=2),
+                           *arm_rows("s", "m1", "m", [1, 1], k=2, folds=2)])
+    trace = pd.DataFrame([
+        {"row_id": rid, "label": label, "fold": fold, "planted_fold": 1,
+         "present": rid.endswith("/m") or (rid == "s/m1/r0/j" and label == labels[0])}
+        for rid in rows["row_id"] for labels in [sorted(set(checks["label"]))]
+        for label in labels for fold in (1, 2)])
+    an = Analysis.load()
+    t = {t.name: t for t in build_tables(rows, checks, compute_numbers(rows, checks, an), an,
+                                         trace=trace, extra_pairs=[["j", "m"]])}
+    line = [r for r in t["paired-arms"].rows if r["pair"] == pair_label("j", "m")]
+    assert [(r["blocks"], r["facts"], r["both_kept"], r["a_only"], r["b_only"], r["neither"])
+            for r in line] == [(2, 4, 1, 0, 3, 0)]
+    survival = {(r["arm"], r["k"]): (r["facts"], r["carried"]) for r in t["fact-survival"].rows}
+    assert survival[("j", 0)] == (4, 1) and survival[("m", 1)] == (4, 4)

@@ -10,6 +10,7 @@ from snakemake.logging import logger
 
 from foldstudy.backends import backend_classes
 from foldstudy.io import load_yaml, print_if_written
+from foldstudy.report.paths import block_path
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import ConfigError, command_line_flags, load_study, run_path
@@ -304,11 +305,42 @@ def all_runs(wildcards):
     return [r.path for r in STUDY.runs]
 
 
+def trace_table(wildcards):
+    """The fact trace the comparison tables read (paired-arms, fact-survival): this run's,
+    or a package's when it has one (without it those tables say why)."""
+    trace = trace_inputs(wildcards).get("trace")
+    return [trace] if trace else []
+
+
+def compare_runs():
+    """Every run of the study as the comparison pages name it: page paths come from these
+    validated config values, never from a record's own fields."""
+    return [
+        {
+            "sweep": r.sweep,
+            "model": r.model,
+            "repeat": r.repeat,
+            "arm": r.arm,
+            "position": r.position,
+            "path": r.path,
+        }
+        for r in STUDY.runs
+    ]
+
+
+def first_block_page():
+    """The first block's comparison page (the summary links it), where pages are built."""
+    if EVIDENCE_MODE or not STUDY.runs:
+        return None
+    r = STUDY.runs[0]
+    return block_path(r.sweep, r.model, r.repeat)
+
+
 def reader_outputs():
     """What one command (results/tables, the default target) brings besides the tables:
-    the fact-trace figure, and the fold viewer where there are run records (not in
-    evidence mode, where a package has rows and checks only)."""
+    the fact-trace figure, and the fold viewer and the comparison pages where there are
+    run records (not in evidence mode, where a package has rows and checks only)."""
     out = ["results/figures/fact-trace.png", "results/summary.md"]
     if not EVIDENCE_MODE:
-        out.append("results/viewer")
+        out += ["results/viewer", "results/compare"]
     return out

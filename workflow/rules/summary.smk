@@ -4,7 +4,8 @@
 
 rule summary:
     input:
-        rows=lambda wildcards: evidence_inputs(wildcards)["rows"],
+        # rows, checks and (where the evidence has one) the fact trace
+        unpack(trace_inputs),
         losses="results/trace/fact-losses.csv",
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
@@ -19,5 +20,6 @@ rule summary:
     params:
         study=STUDY.config["study"],
         viewer=not EVIDENCE_MODE,
+        first_block=first_block_page(),
     script:
         "../scripts/summary.py"

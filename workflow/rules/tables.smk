@@ -11,6 +11,7 @@ rule tables:
         readers=reader_outputs(),
         probes=probe_table,
         token_classes=token_class_table,
+        trace=trace_table,
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         templates=[
@@ -34,5 +35,6 @@ rule tables:
         # evidence made by another study or config is refused, naming both
         config=STUDY.config,
         scopes=STUDY.config["scopes"],
+        compare_pairs=STUDY.config["compare_pairs"],
     script:
         "../scripts/tables.py"

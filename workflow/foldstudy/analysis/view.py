@@ -9,7 +9,7 @@ some reader declares, and a declaration cannot fall behind the code.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -33,16 +33,21 @@ class Evidence:
     v: pd.DataFrame  # rows the one validity rule admitted
     numbers: Numbers = field(default_factory=dict)  # numbers.json, for the tables
     declared: frozenset[str] | None = None  # analyses this reader may read (None: any)
+    trace: pd.DataFrame | None = None  # trace.csv, where the evidence has one
+    extra_pairs: tuple[tuple[str, str], ...] = ()  # arm pairs the study config adds
 
     @classmethod
     def of(cls, rows: pd.DataFrame, checks: pd.DataFrame, an: Analysis,
-           scopes: Scopes | None = None, numbers: Numbers | None = None) -> Evidence:
+           scopes: Scopes | None = None, numbers: Numbers | None = None,
+           trace: pd.DataFrame | None = None,
+           extra_pairs: Sequence[Sequence[str]] = ()) -> Evidence:
         """The view of these rows. A scope naming a sweep or model the evidence lacks
         fails here, by name (ScopeError)."""
         sc = scopes or Scopes()
         sc.check(rows)
         return cls(rows, checks, an, sc, A.valid_rows(rows),
-                   numbers if numbers is not None else {})
+                   numbers if numbers is not None else {}, trace=trace,
+                   extra_pairs=tuple((str(a), str(b)) for a, b in extra_pairs))
 
     def reading(self, analyses: Collection[str]) -> Evidence:
         """This view for a reader that declared these analyses, and may read no other."""

@@ -38,6 +38,7 @@ from ..evidence.load import read_artifact, read_table  # noqa: E402
 from ..grade.rows import read_record  # noqa: E402
 from ..io import load_yaml, read_json  # noqa: E402
 from ..study.spec import Fixture  # noqa: E402
+from .paths import arm_path, block_path  # noqa: E402
 from .viewer import _by, environment, page_path, run_page, segments  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -74,16 +75,6 @@ class RunRef:
         """The run's page under results/viewer/ (viewer.page_path's layout)."""
         return page_path({"sweep": self.sweep, "model": self.model, "repeat": self.repeat,
                           "arm": self.arm})
-
-
-def block_path(sweep: str, model: str, repeat: int) -> str:
-    """A block's page relative to results/compare/ (DESIGN §8)."""
-    return f"{sweep}/{model}/r{repeat}.html"
-
-
-def arm_path(sweep: str, arm: str) -> str:
-    """The two-model page of one arm in one sweep, relative to results/compare/."""
-    return f"{sweep}/arm-{arm}.html"
 
 
 # ------------------------------------------------------------------ page contexts
@@ -327,16 +318,3 @@ def _survival_panel(ax: plt.Axes, s: pd.DataFrame, an: Analysis) -> None:
     ax.legend(fontsize=7, frameon=False, loc="lower left")
 
 
-def survival_summary(end: pd.DataFrame, first_page: str | None) -> list[str]:
-    """Lines for results/summary.md: per (sweep, arm) the share of graded facts carried
-    from planting to the final fold, and the first block's comparison page."""
-    lines = ["Fact survival (valid rows): graded facts carried from the fold that planted "
-             "them through the final fold (results/tables/fact-survival.md):", ""]
-    for r in end.to_dict("records"):
-        band = (f" ({r['share_low']:.3f}–{r['share_high']:.3f})"
-                if not pd.isna(r["share_low"]) else "")
-        lines.append(f"- {r['sweep']} {r['arm']}: {r['carried']}/{r['facts']} = "
-                     f"{r['share']:.3f}{band}")
-    if first_page:
-        lines += ["", f"Arm against arm, fold by fold: results/compare/{first_page}"]
-    return lines

@@ -9,18 +9,22 @@ over the same denominator.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from ..analysis import analysis as A
+from ..analysis import compare as C
 from ..analysis.analysis import Analysis
-from ..evidence.load import read_table
+from ..evidence import columns
+from ..evidence.load import read_artifact, read_table
 from ..io import write_text
 from .trace import DROPPED, MISSED_IN_ANSWER, NEVER_CARRIED, RECALLED
 
 WHERE = [("tables", "results/tables/index.md"), ("figures", "results/figures/"),
-         ("fold viewer", "results/viewer/index.html"), ("evidence", "results/evidence/"),
+         ("fold viewer", "results/viewer/index.html"),
+         ("arm against arm", "results/compare/index.html"), ("evidence", "results/evidence/"),
          ("numbers", "results/stats/numbers.json"), ("this summary", "results/summary.md")]
 
 
@@ -29,7 +33,8 @@ def _share(a: int, b: int) -> str:
 
 
 def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
-                 study: str, viewer: bool) -> str:
+                 study: str, viewer: bool, survival: pd.DataFrame | None = None,
+                 first_block: str | None = None) -> str:
     v = A.valid_rows(rows)
     lines = [f"# Study `{study}`: what ran and where the facts went", "",
              f"Runs: {len(rows)}, valid: {len(v)}."]
@@ -59,14 +64,41 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
                          f"{r[DROPPED]}{at} | {r[MISSED_IN_ANSWER]} | {r[RECALLED]} |")
     lines += ["", "Where everything is:", ""]
     lines += [f"- {what}: `{path}`" for what, path in WHERE
-              if viewer or what != "fold viewer"]
+              if viewer or what not in ("fold viewer", "arm against arm")]
+    if survival is not None and len(survival):
+        lines += ["", *survival_summary(survival, first_block if viewer else None)]
     return "\n".join(lines) + "\n"
 
 
+def survival_summary(end: pd.DataFrame, first_page: str | None) -> list[str]:
+    """Lines for results/summary.md: per (sweep, arm) the share of graded facts carried
+    from planting to the final fold, and the first block's comparison page."""
+    lines = ["Fact survival (valid rows): graded facts carried from the fold that planted "
+             "them through the final fold (results/tables/fact-survival.md):", ""]
+    for r in end.to_dict("records"):
+        band = (f" ({r['share_low']:.3f}–{r['share_high']:.3f})"
+                if not pd.isna(r["share_low"]) else "")
+        lines.append(f"- {r['sweep']} {r['arm']}: {r['carried']}/{r['facts']} = "
+                     f"{r['share']:.3f}{band}")
+    if first_page:
+        lines += ["", f"Arm against arm, fold by fold: results/compare/{first_page}"]
+    return lines
+
+
 def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: str,
-                  viewer: bool, out: str) -> str:
+                  viewer: bool, out: str, checks_csv: str | None = None,
+                  trace_csv: str | None = None, first_block: str | None = None) -> str:
+    """results/summary.md; with the fact trace it ends with each arm's share of graded
+    facts carried from planting through the final fold (issue 21) and the first block's
+    comparison page."""
     losses = pd.read_csv(losses_csv, keep_default_na=False) if losses_csv else None
-    text = summary_text(read_table(rows_csv), losses, an, study, viewer)
+    rows = read_table(rows_csv)
+    survival = None
+    if trace_csv and checks_csv:
+        grid = C.fact_grid(read_artifact(Path(trace_csv), columns.TRACE_REQUIRED),
+                           read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED), rows)
+        survival = C.carried_to_end(grid, an)
+    text = summary_text(rows, losses, an, study, viewer, survival, first_block)
     write_text(text, out)
     return text
 
@@ -74,5 +106,6 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
 def summary_stage(input: Any, output: Any, params: Any) -> str:
     """Rule summary: results/summary.md."""
     return write_summary(input.rows, input.losses, Analysis.load(input.analysis, input.arms),
-                         params.study, params.viewer, output.summary)
+                         params.study, params.viewer, output.summary, input.checks,
+                         input.get("trace"), params.first_block)
 

@@ -75,6 +75,10 @@ TABLES: tuple[TableEntry, ...] = (  # in reading order
                ("headings",)),
     TableEntry("headings-by-arm", "Headings carried, arm by arm", ("headings",)),
     TableEntry("carrier-crosstab", "Carrier against answer", ("carrier",)),
+    TableEntry("paired-arms", "Arm against arm within a block: graded facts kept by one, "
+               "both or neither", ("compare",)),
+    TableEntry("fact-survival", "Graded facts still carried k folds after planting, by arm",
+               ("compare",)),
     TableEntry("abstention-vs-fabrication", "Failing rows: abstention against fabrication",
                ("abstention",)),
     TableEntry("finish-reasons", "Fold finish reasons", ("finish",)),

@@ -74,6 +74,7 @@ def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, A
     sweep = out["properties"]["sweeps"]["additionalProperties"]["properties"]
     sweep["arms"]["items"] = {"enum": list(arms)}
     out["properties"]["arm_overrides"]["propertyNames"] = {"enum": list(arms)}
+    out["properties"]["compare_pairs"]["items"]["items"] = {"enum": list(arms)}
     return out
 
 

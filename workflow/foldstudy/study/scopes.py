@@ -37,6 +37,8 @@ ANALYSES: dict[str, str] = {
     "finish": "fold finish reasons and rows at their ceiling (§4.9)",
     "parse": "parse failures and the recall of rows carrying one (§6)",
     "icc": "ICC(1) of the binary checks and the design effect (§4 opening)",
+    "compare": "arm against arm within a block, fact by fact, and fact survival per arm "
+               "(§4.4, §4.9)",
 }
 
 SCOPE_KEYS = ("sweeps", "models", "pool")
