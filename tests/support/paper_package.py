@@ -27,7 +27,10 @@ Where the paper's table mixes sweeps (the lead must know which sweep a table rea
   q 0.607, fill 62%. Read from the partition sweep alone these give 7 failing models
   rescued instead of 6 (ling and glm rescued, granite not), glm not borderline, and
   separation margins of 6.5% - 26.9% = -20.4 points both with and without the
-  borderline models, against the paper's +23 and +45 read with the depth cells.
+  borderline models (qwen3.5-9b is then the only borderline one), against the paper's
+  +23 and +45 read with the depth cells.
+- Single-chunk rows (sweep iteration) carry headings, two parse failures and a q - j
+  token delta of -400, so a pooled analysis that lets them in shows it.
 - Ceiling replication (§4.6): qwen's j "6/28" is the anchor sweep, its t "1/12" the two
   ceiling sweeps; its j fill 81% is the capacity rows (7,818 / 9,600), not the anchor's
   89%; glm-5.2's 4/4 and 2/4 are the ceiling sweep (j fill 56%).
@@ -57,8 +60,10 @@ Reproduced exactly (tests/test_paper_package.py asserts each on the frames):
   arms 63 rows, 57 valid at mean 0.476; j's capacity rows 4 nonconforming folds;
 - catch-up (§6): 6 invalid rows, catchup_fired, j 4 / p 1 / q 1, recalls 1, 1, 0, 0, 0, 0;
 - carrier (§4.10): recorded (carrier_present non-empty) on 215 valid rows, q 88, j 103,
-  m 4, t 16, u 4; carrier had it and the answer missed it on q 31 and j 13 rows; no
-  check is correct with the value absent from the carrier;
+  m 4, t 16, u 4; carrier had it and the answer missed it on q 31 (35.2%) and j 13
+  (12.6%) rows, so 171 agree; no check is correct with the value absent from the
+  carrier. Rows with no carrier recorded have in_carrier = correct in checks.csv (the
+  column cannot be empty), so a cross-tab must select rows by carrier_present;
 - ICC (§4 opening) 0.750 and design effect 10.745 over the package's valid distributed
   rows (the row counts are tuned, the row set is the package's);
 - prompt tokens (§1, §4.3): q - j is -2,319 in decomposition_a, -3,089 in
@@ -73,13 +78,18 @@ Not reproduced, and why (arithmetic from the paper's own numbers):
   j and q paired in 4-row blocks, j = 28 + 10 + 11 + 4 + 78 + 35 = 166 valid rows and
   q = 10 + 79 + 36 = 125. Five anchor j rows have no headings count, so the headings
   table still sees 161 j rows; q's "134 of 134" comes back as 125 of 125.
-- The single-field headings table's means and rows >= 0.5: its cells total 1,111
-  correct checks and 83 rows >= 0.5, but the cells the other tables fix leave the
-  single-field rows only about 1,000 correct checks; counts 0-4 are matched as closely
-  as the rows allow, count 5 takes the shortfall (see HEADINGS_SINGLE_FIELD).
-- §4.10's 35.2% and 12.6%: reproduced (31/88, 13/103). Its 171 agreeing rows: 215 - 44.
+- The single-field headings table's means and rows >= 0.5 in full: its cells total 1,111
+  correct checks and 83 rows >= 0.5, but the cells the other tables fix leave the 186
+  single-field rows 1,023 correct checks and 82 rows >= 0.5. Counts 0-4 keep their
+  means exactly (0.086, 0.041, 0.457, 0.529, 0.610) and counts 2-4 their rows >= 0.5
+  (2, 3, 7); count 0 has 4 rows >= 0.5 (paper 5) and count 1 has 1 (paper 2): with
+  every zero row already under counts 0-4 no row can move in without moving the means;
+  count 5 takes the shortfall (0.808 and 65 rows >= 0.5, paper 0.900 and 64).
 - §6's clean-row mean 0.399 over 175 rows: the package has 173 clean valid single-field
-  rows (191 - 18) and their total is fixed by the cells, not by §6.
+  rows (191 - 18; their mean 0.364 is fixed by the cells, not by §6), and over all arms
+  524 clean rows (581 - 57), not 563 at 0.553. The 5 invalid single-field rows with a
+  parse failure are the j and p catch-up rows (23 - 18 = 5, as the paper's arithmetic
+  needs); q's catch-up row is the sixth of 63 - 57.
 - r = +0.61 (headings, 570 rows) and r = -0.23 (fill over 25 models; the config holds 21
   models with j rows): correlations over rows and models the tables do not list.
 - §4.5's "17/47 against 3/16, p = 0.23": qwen's anchor 28 + capacity 11 and glm's 4 j
@@ -90,9 +100,14 @@ Not reproduced, and why (arithmetic from the paper's own numbers):
   rows' 3-decimal recalls rounded half up (1, 1, 1, 0.786 -> 0.9465), and its gaps
   (+0.786, -0.089) are those of 53/56; the package holds rows 14, 14, 14, 11: the exact
   mean prints 0.946 and the mean of printed recalls is 0.9465.
+- mistral-small-2603's gap -0.053 is the difference of the printed means (0.929 - 0.982);
+  the exact gap of 52/56 - 55/56 is -0.054, and no row counts give both means and -0.053.
 - Table 1's 0.725 (local l) needs 13 rows (132/182); the paper's cells may have had 7
   with 3-decimal recalls. The package takes 13 rows, which the paper does not contradict
   (Table 1 prints no n). Table 1's k-m paired gap 0.066 is not targeted.
+- Row counts beyond the config's repeats, where a printed mean needs them: iteration
+  holds 10 rows per arm (0.300 over 7-check rows needs 21/70; the config plans 5
+  repeats), Table 1's cells 3-13 rows (the config plans 5, 7 for flash_lm).
 - Unprinted and chosen: glm-5.2's ceiling t mean (0.500), the partition cells' q fills,
   rows >= 0.5 where not printed (chosen to hit the abstention table's failing rows),
   which checks fail, abstain or sit in the carrier, tokens apart from the deltas above.
@@ -373,6 +388,7 @@ _PARTITION_FIX: dict[tuple[str, str], dict[str, Any]] = {
     (GRANITE, "j"): {"part": {"mean": None, "total": 5, "headings": 0, "ge_half": 0},
                      "carried": 2584, "fill": None},
     (LING, "j"): {"carried": 621, "fill": None},
+    ("deepseek-v4-pro", "j"): {"carried": 4740, "fill": None},  # §4.6: 4,740 chars, 49%
     (GRANITE, "q"): {"part": {"n": 3}, "invalid": (0.0,)},
     ("hy3", "j"): {"part": {"n": 3}, "invalid": (1.0,)},
     ("qwen3.5-122b-a10b", "j"): {"part": {"n": 3}, "invalid": (0.0,)},
