@@ -146,6 +146,12 @@ LOCK = (
     if EVIDENCE_MODE and _PACKAGE_LOCK.is_file()
     else f"config/{STUDY.config['study']}.lock.json"
 )
+if STUDY.config["replay"] and not EVIDENCE_MODE and not Path(LOCK).is_file():
+    # Said first: a forged entry passes its own digest; only a lock's pins catch it.
+    logger.warning(
+        f"replay: the response store {STUDY.config['store']}/ is unverified: no lock at "
+        f"{LOCK}, so every entry is served as it stands (replay against the study's lock)"
+    )
 CLAIMS = res("claims", f"{STUDY.config['study']}.yaml")
 NUMBERS = "results/stats/numbers.json"
 

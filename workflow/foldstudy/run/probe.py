@@ -439,7 +439,7 @@ def pins_path(store_dir: str | Path, model: str) -> Path:
 def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
               arm_dicts: list[dict[str, Any]], temperature: float, store_dir: str,
               replay: bool, out: str, rule: PinRule = PinRule(),
-              probe_only: bool = False) -> dict[str, Any]:
+              probe_only: bool = False, lock: str | None = None) -> dict[str, Any]:
     """One probe job: results/probe/{model}.json.
 
     probe_only: the model is in no sweep (paper §4.2's re-probe): a verdict and no row.
@@ -450,7 +450,7 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     arms = [Arm.from_dict(d) for d in arm_dicts]
     chunk_chars = max(len(c) for p in fixture_paths for c in read_json(p)["chunks"])
     required = required_context_tokens(chunk_chars, arms, CHARS_PER_TOKEN)
-    store = ResponseStore(store_dir)
+    store = ResponseStore.for_job(store_dir, lock, replay)
     pin = None
     if replay and pins_path(store_dir, model).is_file():
         pin = read_json(pins_path(store_dir, model))
@@ -491,7 +491,8 @@ def probe_model_stage(input: Any, output: Any, params: Any, threads: int
                      {**params.model, "threads": threads}, params.arms,
                      temperature=params.temperature, store_dir=params.store,
                      replay=params.replay, out=output.verdicts,
-                     rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only)
+                     rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only,
+                     lock=params.lock)
 
 
 def write_summary(probe_paths: list[str], out: str) -> None:
