@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from foldstudy.backends import backend_classes
-from foldstudy.io import load_yaml, print_if_written
+from foldstudy.io import DuplicateKey, load_yaml, print_if_written
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import ConfigError, command_line_flags, load_study, run_path
@@ -39,6 +39,15 @@ ARMS = arm_ids(ARM_TABLE)
 # what is allowed), which fills in every default. Rules read STUDY.config, that checked
 # and resolved copy, never the raw `config`.
 CONFIG_SCHEMA = load_yaml(ROOT / "config/schema/config.schema.yaml")
+# Snakemake read the config files with a loader that keeps a key given twice silently
+# (the last one wins): read each again with ours, which refuses it by file, line and key.
+for _configfile in dict.fromkeys(
+    [*workflow.configfiles, *(workflow.overwrite_configfiles or [])]
+):
+    try:
+        load_yaml(_configfile)
+    except DuplicateKey as e:
+        raise WorkflowError(f"config file {e}")
 command_line_flags(config, CONFIG_SCHEMA)
 try:
     STUDY = load_study(
