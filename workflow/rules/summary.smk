@@ -19,5 +19,6 @@ rule summary:
     params:
         study=STUDY.config["study"],
         viewer=not EVIDENCE_MODE,
+        config=STUDY.config,  # evidence of another study is refused before any write
     script:
         "../scripts/summary.py"

@@ -9,6 +9,7 @@ over the same denominator.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -16,6 +17,7 @@ import pandas as pd
 from ..analysis import analysis as A
 from ..analysis.analysis import Analysis
 from ..evidence.load import read_table
+from ..evidence.provenance import check_same_study
 from ..io import write_text
 from .trace import DROPPED, MISSED_IN_ANSWER, NEVER_CARRIED, RECALLED
 
@@ -73,6 +75,8 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
 
 def summary_stage(input: Any, output: Any, params: Any) -> str:
     """Rule summary: results/summary.md."""
+    # Identity first: evidence of another study is refused before anything is written.
+    check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_summary(input.rows, input.losses, Analysis.load(input.analysis, input.arms),
                          params.study, params.viewer, output.summary)
 
