@@ -373,7 +373,7 @@ def test_snakemake_refuses_a_config_file_with_a_key_given_twice(tmp_path):
     c = tmp_path / "c.yaml"
     c.write_text("study: twice\ntemperature: 0.2\nscale: 0.01\ntemperature: 0.9\n")
     before = tree(tmp_path)
-    p = snakemake(tmp_path, "-n", "--configfile", str(c), "results/tables")
+    p = snakemake(tmp_path, "results/tables", "-n", "--configfile", str(c))
     out = p.stdout + p.stderr
     assert p.returncode != 0 and f"{c}: line 4: key 'temperature' is given twice" in out, out
     assert tree(tmp_path) == before
