@@ -85,9 +85,40 @@ def read_json(path: str | Path) -> Any:
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class DuplicateKey(ValueError):
+    """A YAML mapping that names one key twice: YAML keeps the last silently, so
+    `temperature:` given twice would run with a value the reader did not see first."""
+
+
+class _UniqueKeyLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader (libyaml's parser where present) refusing a key given twice."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<:` merges: an explicit key may override a merged one
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: the constructor names it below
+                continue
+            if first is not None:
+                raise DuplicateKey(f"line {line}: key {key!r} is given twice (first on "
+                                   f"line {first}); a mapping names each key once, "
+                                   "so remove one of them")
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(path: str | Path) -> Any:
-    """A YAML file through the safe loader: plain data, never Python objects."""
-    return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
+    """A YAML file through the safe loader: plain data, never Python objects, and a key
+    given twice in one mapping refused by file, line and key."""
+    try:
+        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+    except DuplicateKey as e:
+        raise DuplicateKey(f"{path}: {e}") from None
 
 
 def write_yaml(obj: Any, path: str | Path) -> None:

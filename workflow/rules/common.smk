@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from foldstudy.backends import backend_classes
-from foldstudy.io import load_yaml, print_if_written
+from foldstudy.io import DuplicateKey, load_yaml, print_if_written
 from foldstudy.report.paths import block_path
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
@@ -40,6 +40,15 @@ ARMS = arm_ids(ARM_TABLE)
 # what is allowed), which fills in every default. Rules read STUDY.config, that checked
 # and resolved copy, never the raw `config`.
 CONFIG_SCHEMA = load_yaml(ROOT / "config/schema/config.schema.yaml")
+# Snakemake read the config files with a loader that keeps a key given twice silently
+# (the last one wins): read each again with ours, which refuses it by file, line and key.
+for _configfile in dict.fromkeys(
+    [*workflow.configfiles, *(workflow.overwrite_configfiles or [])]
+):
+    try:
+        load_yaml(_configfile)
+    except DuplicateKey as e:
+        raise WorkflowError(f"config file {e}")
 command_line_flags(config, CONFIG_SCHEMA)
 try:
     STUDY = load_study(
@@ -147,6 +156,12 @@ LOCK = (
     if EVIDENCE_MODE and _PACKAGE_LOCK.is_file()
     else f"config/{STUDY.config['study']}.lock.json"
 )
+if STUDY.config["replay"] and not EVIDENCE_MODE and not Path(LOCK).is_file():
+    # Said first: a forged entry passes its own digest; only a lock's pins catch it.
+    logger.warning(
+        f"replay: the response store {STUDY.config['store']}/ is unverified: no lock at "
+        f"{LOCK}, so every entry is served as it stands (replay against the study's lock)"
+    )
 CLAIMS = res("claims", f"{STUDY.config['study']}.yaml")
 NUMBERS = "results/stats/numbers.json"
 

@@ -40,5 +40,6 @@ rule compare:
     params:
         # page paths from the validated config, never from a record's own fields
         runs=compare_runs(),
+        config=STUDY.config,  # evidence of another study is refused before any write
     script:
         "../scripts/compare.py"

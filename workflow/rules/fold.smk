@@ -27,6 +27,9 @@ rule fold:
         recall_max_tokens=STUDY.config["recall_max_tokens"],
         store=STUDY.config["store"],
         replay=STUDY.config["replay"],
+        # The lock whose store pins every entry read is checked against: a path, not an
+        # input, so rewriting the lock reruns no fold (the job reads the pins at start).
+        lock=LOCK,
         # > 1 only when --config retry_infrastructure=true finds this run's record
         # invalid for a retryable reason: the changed param reruns exactly that job
         # (from the wildcards, not `output`: Snakemake ignores params derived from files)

@@ -24,6 +24,7 @@ rule probe_model:
         temperature=STUDY.config["temperature"],
         store=STUDY.config["store"],
         replay=STUDY.config["replay"],
+        lock=LOCK,  # a path, not an input: see rule fold
         pin_rule=STUDY.config["probe"],
         probe_only=lambda wc: wc.model in STUDY.config["probe_only"],
     script:

@@ -21,5 +21,6 @@ rule summary:
         study=STUDY.config["study"],
         viewer=not EVIDENCE_MODE,
         first_block=first_block_page(),
+        config=STUDY.config,  # evidence of another study is refused before any write
     script:
         "../scripts/summary.py"

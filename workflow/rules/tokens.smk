@@ -8,6 +8,9 @@ rule token_classes:
         fixtures=expand(
             "results/fixtures/{sweep}/fixture.json", sweep=list(STUDY.config["sweeps"])
         ),
+        # The verdicts first: a model the probe could not load is refused by name here,
+        # before its GGUF is opened.
+        probes=expand("results/probe/{model}.json", model=list(FOLDED_MODEL_CONFIGS)),
     output:
         table="results/stats/chars-per-token.csv",
     log:

@@ -27,5 +27,7 @@ rule trace:
         "results/logs/trace.log",
     conda:
         ENV
+    params:
+        config=STUDY.config,  # evidence of another study is refused before any write
     script:
         "../scripts/trace.py"

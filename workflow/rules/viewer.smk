@@ -31,5 +31,7 @@ rule viewer:
         "results/logs/viewer.log",
     conda:
         ENV
+    params:
+        config=STUDY.config,  # evidence of another study is refused before any write
     script:
         "../scripts/viewer.py"

@@ -303,6 +303,12 @@ class Backend(ABC):
         a time to name the one an endpoint refuses. None for an in-process model."""
         return []
 
+    def wire_body(self, request: ChatRequest) -> dict[str, Any] | None:
+        """The exact body this request puts on the wire (an HTTP backend's), or None for
+        an in-process model: two calls with one body are one purchase (the probe sends
+        each body once, whichever of its variants asks for it)."""
+        return None
+
     def without(self, params: frozenset[str] | set[str]) -> Backend:
         """A copy that leaves `params` off the wire (only for wire_parameters' names)."""
         raise BackendError("config", f"{type(self).__name__} sends no removable wire "

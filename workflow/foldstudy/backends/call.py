@@ -46,7 +46,7 @@ def cached_complete(
     if backend.replay:
         raise ReplayMiss(
             f"request {key[:16]} (sample {sample}, model {backend.identity.get('model')}) "
-            f"is not in the response store {store.root.name}/; replay never calls a model",
+            f"is not in the response store {store.root}/; replay never calls a model",
             detail={"key": key, "sample": sample})
     reply = complete_with_retries(backend, request, backend.retry_policy)
     store.put(key, request, sample, reply, backend.identity)

@@ -95,6 +95,9 @@ class OpenAICompatBackend(Backend):
                 **self.extra_body}
         return {k: v for k, v in body.items() if k not in self.omit}
 
+    def wire_body(self, request: ChatRequest) -> dict[str, Any] | None:
+        return self.body(request)
+
     def wire_parameters(self, request: ChatRequest) -> list[str]:
         return [k for k in self.body(request) if k not in self.routing_keys()]
 

@@ -8,11 +8,14 @@ so parallel jobs and a SIGKILL mid-write leave either a whole entry or none.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
-from ..io import canonical_json, sha256_text, write_text
+from ..io import canonical_json, read_json, sha256_file, sha256_text, write_text
 from .base import ChatRequest, Reply
+
+log = logging.getLogger(__name__)
 
 
 def cache_key(request: ChatRequest, endpoint: dict[str, Any], sample: dict[str, Any]) -> str:
@@ -40,18 +43,99 @@ class StoreCorrupt(RuntimeError):
         self.path = path
 
 
+def entry_run(entry: dict[str, Any]) -> str:
+    """The run a store entry answered, as its sample says (sweep, model, arm, repeat,
+    turn; a probe's entry names the probed model and the request shape)."""
+    sample = entry.get("sample") if isinstance(entry.get("sample"), dict) else {}
+    if "probe" in sample:
+        return f"probe of model {sample.get('probe')}, shape {sample.get('shape')}"
+    return ", ".join(f"{k} {sample.get(k)}" for k in ("sweep", "model", "arm", "repeat", "turn")
+                     if k in sample) or "no run named in it"
+
+
+def describe_entry(path: Path) -> str:
+    """"<path> (run ...)": an entry named by file and by the run it answered."""
+    try:
+        entry = read_json(path)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return f"{path} (unreadable: no run named)"
+    return f"{path} ({entry_run(entry) if isinstance(entry, dict) else 'not a store entry'})"
+
+
+def lock_pins(lock_path: str | Path | None) -> dict[str, str] | None:
+    """The store entries a study's lock pins (relative path -> sha256), or None where
+    there is no lock, or the lock pins the store by one digest only (an older lock:
+    pin it again with `snakemake -c1 lock`). Read at job start, from the path the rule
+    passes as a plain param, so rewriting the lock reruns no job."""
+    if not lock_path or not Path(lock_path).is_file():
+        return None
+    store = (read_json(lock_path).get("private") or {}).get("store") or {}
+    listing = store.get("listing")
+    return dict(listing) if isinstance(listing, dict) else None
+
+
+class StoreUnpinned(RuntimeError):
+    """An entry that differs from the digest the study's lock pins, or that a replay
+    under a lock finds unpinned: a forged reply passes the per-entry check (anyone can
+    recompute reply_sha256), not the lock."""
+
+
 class ResponseStore:
     """Entries live at <root>/<key[:2]>/<key>.json: one writer per key (the run job of
     that sample), written whole through a rename, so no lock is needed, on one machine
-    or on a shared filesystem."""
+    or on a shared filesystem.
 
-    def __init__(self, root: str | Path) -> None:
+    pins: the lock's digest of each entry (lock_pins). Every pinned entry read must match
+    its pin; pinned_only (a replay of a locked study) also refuses an entry the lock does
+    not pin, since the locked study never made that call.
+    """
+
+    def __init__(self, root: str | Path, pins: dict[str, str] | None = None,
+                 pinned_only: bool = False, lock: str | Path | None = None) -> None:
         self.root = Path(root)
         self.hits = 0
         self.misses = 0
+        self.pins = pins
+        self.pinned_only = pinned_only
+        self.lock = lock
+
+    @classmethod
+    def for_job(cls, root: str | Path, lock: str | Path | None, replay: bool
+                ) -> ResponseStore:
+        """The store a fold or probe job reads: checked against the study's lock where
+        one pins the store entry by entry; a replay without one says it is unverified."""
+        pins = lock_pins(lock)
+        if pins is None and replay:
+            log.warning("response store %s is unverified: %s, so a replay serves "
+                        "whatever the entries say (pin the study with `snakemake -c1 lock` "
+                        "and replay against its lock)", root,
+                        f"no lock at {lock}" if not lock or not Path(lock).is_file() else
+                        f"the lock {lock} pins no store entry by digest (an older lock)")
+        return cls(root, pins, pinned_only=replay, lock=lock)
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
+
+    def check_pin(self, key: str, p: Path) -> None:
+        """Refuse an entry that is not the one the lock pinned, naming it and its run."""
+        if self.pins is None:
+            return
+        rel = f"{key[:2]}/{key}.json"
+        pinned = self.pins.get(rel)
+        if pinned is None:
+            if self.pinned_only:
+                raise StoreUnpinned(
+                    f"response store entry {describe_entry(p)} is not pinned by the lock "
+                    f"{self.lock}: the locked study never stored it, so a replay does not "
+                    "serve it. Replay the store the lock was written from, or pin this "
+                    "one with `snakemake -c1 lock`")
+            return
+        got = sha256_file(p)
+        if got != pinned:
+            raise StoreUnpinned(
+                f"response store entry {describe_entry(p)}: sha256 {got[:12]}… differs "
+                f"from the {pinned[:12]}… the lock {self.lock} pins; it is not served "
+                "(edited after the study was locked: restore the study's own entry)")
 
     def get(self, key: str, endpoint: dict[str, Any] | None = None) -> Reply | None:
         """The stored reply for `key`, verified, or None if the call was never stored.
@@ -62,9 +146,13 @@ class ResponseStore:
         than served as the model's answer (a replay would otherwise grade it).
         """
         p = self.path(key)
+        if p.exists() and not p.is_file():
+            raise StoreCorrupt(p, "not a file (a directory or a special file stands where "
+                               "the entry should be)")
         if not p.is_file():
             self.misses += 1
             return None
+        self.check_pin(key, p)
         entry = _read_entry(p)
         stored = entry.get("endpoint", endpoint)
         if entry.get("key") != key or stored is None or cache_key(

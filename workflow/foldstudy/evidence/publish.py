@@ -49,6 +49,25 @@ def refuse_a_study_that_never_ran(rows_parts: list[str], probe_summary: str | No
                      f"({probe_summary}):\n" + "\n".join(why))
 
 
+class RowIdCollision(ValueError):
+    """Two sweeps' graded rows holding one row_id: refused before evidence is written."""
+
+
+def refuse_row_id_collisions(rows_parts: list[str]) -> None:
+    """A row_id in two sweeps' graded rows (a run record claiming another sweep's row)
+    is refused naming both files and the run records behind them."""
+    seen: dict[str, str] = {}
+    for p in rows_parts:
+        ids = pd.read_csv(p, dtype=str, keep_default_na=False, usecols=["row_id"])["row_id"]
+        for rid in ids:
+            if rid in seen and seen[rid] != p:
+                raise RowIdCollision(
+                    f"{p} and {seen[rid]} both hold row_id {rid!r}: two run records claim "
+                    f"one run (results/runs/{rid}.json is the one its path names); delete "
+                    "the record whose row_id is not its own path's and rerun its fold job")
+            seen[rid] = p
+
+
 def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest_out: str,
                      config: dict[str, Any], probes: tuple[str, str] | None = None) -> None:
     """Merge the per-sweep tables into results/evidence/ and describe them in a manifest.
@@ -57,6 +76,7 @@ def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest
     evidence, so a reviewer's package shows which (model, endpoint, request) could run.
     """
     refuse_a_study_that_never_ran(parts["rows"], probes[0] if probes else None)
+    refuse_row_id_collisions(parts["rows"])
     merge_evidence(parts, outs)
     artifacts = {Path(p).name: p for p in outs.values()}
     if probes is not None:

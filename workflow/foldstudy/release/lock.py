@@ -15,9 +15,11 @@ import hashlib
 import json
 import logging
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..backends.store import entry_run
 from ..evidence import columns
 from ..evidence.load import load_evidence
 from ..evidence.provenance import Mismatch, check_manifest, check_same_study, csv_header
@@ -60,9 +62,14 @@ def tree_digest(root: str | Path, pattern: str = "*", listing: bool = False) -> 
     return out
 
 
-def tree_changes(name: str, pinned: dict[str, Any], now: dict[str, Any]) -> list[str]:
+def tree_changes(name: str, pinned: dict[str, Any], now: dict[str, Any],
+                 describe: Callable[[str], str] | None = None) -> list[str]:
     """What differs between a pinned tree digest and today's, file by file where the lock
-    kept a listing: the missing, the added and the changed, each by path."""
+    kept a listing: the missing, the added and the changed, each by path.
+
+    describe: what a file is, said after its path (a store entry: the run it answered)."""
+    if name == "config" and "keys" in pinned and "keys" in now:
+        return config_changes(pinned["keys"], now["keys"])
     was, got = pinned.get("listing"), now.get("listing")
     if was is None or got is None:
         if pinned.get("files") is not None and now.get("files") != pinned.get("files"):
@@ -70,10 +77,36 @@ def tree_changes(name: str, pinned: dict[str, Any], now: dict[str, Any]) -> list
                     "(a file missing or added)"]
         return []
     out = [f"{name}/{rel}: missing (pinned by the lock)" for rel in sorted(set(was) - set(got))]
-    out += [f"{name}/{rel}: not in the lock (added after it)"
+    def what(rel: str) -> str:
+        return f" ({describe(rel)})" if describe is not None else ""
+
+    out += [f"{name}/{rel}{what(rel)}: not in the lock (added after it)"
             for rel in sorted(set(got) - set(was))]
-    out += [f"{name}/{rel}: sha256 {got[rel][:12]}… differs from the pinned {was[rel][:12]}…"
-            for rel in sorted(set(was) & set(got)) if was[rel] != got[rel]]
+    out += [f"{name}/{rel}{what(rel)}: sha256 {got[rel][:12]}… differs from the pinned "
+            f"{was[rel][:12]}…" for rel in sorted(set(was) & set(got)) if was[rel] != got[rel]]
+    return out
+
+
+def config_keys(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Each leaf of the config by dotted key (models.alpha.temperature) -> its sha256:
+    what the lock keeps beside the config's digest, so verify names the keys that
+    changed, not only that the config did."""
+    out: dict[str, str] = {}
+    for k, v in config.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out.update(config_keys(v, key + "."))
+        else:
+            out[key] = canonical_sha256(v)
+    return out
+
+
+def config_changes(was: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The config keys that differ from the lock's: changed, added and removed, by key."""
+    out = [f"config key {k}: changed since the lock" for k in sorted(set(was) & set(now))
+           if was[k] != now[k]]
+    out += [f"config key {k}: added since the lock" for k in sorted(set(now) - set(was))]
+    out += [f"config key {k}: removed since the lock" for k in sorted(set(was) - set(now))]
     return out
 
 
@@ -135,6 +168,7 @@ def check_lock(
     public_now: dict[str, Path],
     recomputed: dict[str, Any],
     study: str | None = None,
+    describe: dict[str, Callable[[str], str]] | None = None,
 ) -> list[Mismatch]:
     """Everything the lock pins that is present here must be unchanged; a lock of another
     study than `study` is one mismatch naming both.
@@ -155,7 +189,7 @@ def check_lock(
         if now is None:
             continue
         if now.get("sha256") != pinned.get("sha256"):
-            changes = tree_changes(name, pinned, now)
+            changes = tree_changes(name, pinned, now, (describe or {}).get(name))
             out.append(Mismatch(name, "lock (private input)", "; ".join(changes[:20]) + (
                 f"; … and {len(changes) - 20} more" if len(changes) > 20 else "") if changes
                 else f"sha256 {str(now.get('sha256'))[:12]}… differs from the pinned "
@@ -218,12 +252,30 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
     study_config = {k: v for k, v in config.items() if k != "evidence"}
     out: dict[str, dict[str, Any]] = {
         "resources": tree_digest(resources, listing=True),
-        "config": {"sha256": canonical_sha256(study_config)},
+        "config": {"sha256": canonical_sha256(study_config),
+                   "keys": config_keys(study_config)},
     }
     for name, d in (("store", store), ("runs", runs), ("fixtures", fixtures)):
         if d and Path(d).is_dir():
-            out[name] = tree_digest(d, listing=name != "store")
+            # The store too, entry by entry: a replay, a retry and verify check each
+            # entry they read against its pin (a forger recomputes reply_sha256, not this).
+            out[name] = tree_digest(d, listing=True)
     return out
+
+
+def store_describer(store: str | None) -> dict[str, Callable[[str], str]]:
+    """verify names a drifted store entry by the run it answered, not only its path."""
+    if not store:
+        return {}
+    return {"store": lambda rel: entry_run_of(Path(store) / rel)}
+
+
+def entry_run_of(path: Path) -> str:
+    try:
+        entry = read_json(path)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return "unreadable: no run named"
+    return entry_run(entry) if isinstance(entry, dict) else "not a store entry"
 
 
 def public_artifacts(evidence_dir: str | Path, numbers: str | Path) -> dict[str, Path]:
@@ -292,7 +344,8 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
         mismatches += check_lock(
             lock, private_inputs(store, runs, fixtures, resources, config),
             public_artifacts(d, numbers), recomputed if recomputed is not None
-            else lock.get("numbers", {}), study=config.get("study"))
+            else lock.get("numbers", {}), study=config.get("study"),
+            describe=store_describer(store))
         checked.append(f"lock {lock_file.name}: {len(lock['private'])} private inputs, "
                        f"{len(lock['public'])} public artifacts, {len(lock['numbers'])} numbers")
     elif not lock_file.is_file():

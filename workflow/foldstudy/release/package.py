@@ -19,7 +19,14 @@ from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..io import read_json, write_yaml
 from .lock import EVIDENCE_FILES, verify_study
-from .scan import ABSOLUTE_PATH, ReleaseRefused, live_secrets, local_markers, scan_tree
+from .scan import (
+    ABSOLUTE_PATH,
+    ReleaseRefused,
+    live_secrets,
+    local_markers,
+    scan_text,
+    scan_tree,
+)
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +84,12 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     A package whose artifacts drifted from its own lock, or that holds anything the
     scanner refuses, is never written.
     """
+    ev = Path(evidence_dir)
+    # The config first: a local path or a secret in it is named by the scanner, by key
+    # and line, rather than hidden behind the lock's digest of the config.
+    scan_config(config, ev, fixtures, project_root)
     if verify is not None:
         verify_study(evidence_dir, numbers, lock, config=config, **verify)
-    ev = Path(evidence_dir)
     files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
                               if (ev / n).is_file()}
     files["stats/numbers.json"] = Path(numbers)
@@ -103,6 +113,22 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     tarball(dest, Path(tar_out))
     log.info("release %s: %d files, scanned clean; %s", name,
              sum(1 for p in dest.rglob("*") if p.is_file()), tar_out)
+
+
+def scan_config(config: dict[str, Any], evidence_dir: Path, fixtures: str | None,
+                project_root: Path) -> None:
+    """The scanner over the config the package will carry, before anything is verified
+    or written: what it refuses there it refuses by line of config.yaml."""
+    import yaml
+
+    values, hosts = (planted_values(evidence_dir, fixtures)
+                     if (evidence_dir / "checks.csv").is_file() else (set(), set()))
+    text = yaml.safe_dump(config, sort_keys=True, allow_unicode=True)
+    findings = [f for f in scan_text("config.yaml", text, live_secrets(), values,
+                                     local_markers(project_root))
+                if not (f.kind == "private endpoint URL" and _host_allowed(f.excerpt, hosts))]
+    if findings:
+        raise ReleaseRefused(findings)
 
 
 def _host_allowed(url: str, hosts: set[str]) -> bool:

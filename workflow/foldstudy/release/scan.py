@@ -20,7 +20,8 @@ from urllib.parse import urlparse
 
 from ..credentials import KEY_PATTERNS, SECRET_ENV
 
-URL = re.compile(r"\bhttps?://[^\s\"'<>)\]]+")
+# A bracketed IPv6 host ("http://[::1]:8000/v1") is part of the URL, brackets and all.
+URL = re.compile(r"\bhttps?://(?:\[[0-9A-Za-z:.%]*\]?)?[^\s\"'<>)\]]*")
 PRIVATE_SUFFIXES = (".internal", ".local", ".lan", ".corp", ".home", ".localdomain")
 # Any absolute path: a package is relative to itself, so an absolute path names a
 # directory of the machine that built it (a model under /scratch/..., a store on /data).
@@ -90,7 +91,11 @@ def scan_text(
             for m in pat.finditer(probe):
                 out.append(Finding(name, i, kind, _mask(m.group(0))))
         for m in URL.finditer(probe):
-            host = urlparse(m.group(0)).hostname or ""
+            try:
+                host = urlparse(m.group(0)).hostname or ""
+            except ValueError as e:  # "Invalid IPv6 URL": unreadable, so not released
+                out.append(Finding(name, i, f"malformed URL ({e})", m.group(0)[:80]))
+                continue
             if _private_host(host):
                 out.append(Finding(name, i, "private endpoint URL", m.group(0)[:80]))
         for m in ABSOLUTE_PATH.finditer(probe):

@@ -35,6 +35,7 @@ from ..analysis import compare as C  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import read_artifact, read_table  # noqa: E402
+from ..evidence.provenance import check_same_study
 from ..grade.rows import read_record  # noqa: E402
 from ..io import load_yaml, read_json  # noqa: E402
 from ..study.spec import Fixture  # noqa: E402
@@ -261,6 +262,8 @@ def compare_stage(input: Any, output: Any, params: Any) -> list[Path]:
     """Rule compare: results/compare/index.html, a page per block and per (sweep, arm)
     run by two or more models. params.runs: the study config's runs as dicts (sweep,
     model, repeat, arm, position, path), so paths come from validated config values."""
+    # Identity first: evidence of another study is refused before anything is written.
+    check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     an = Analysis.load(input.analysis, input.arms)
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
     return build_compare(list(params.runs), fixtures, input.rows, input.checks, input.trace,

@@ -19,6 +19,7 @@ from ..analysis import compare as C
 from ..analysis.analysis import Analysis
 from ..evidence import columns
 from ..evidence.load import read_artifact, read_table
+from ..evidence.provenance import check_same_study
 from ..io import write_text
 from .trace import DROPPED, MISSED_IN_ANSWER, NEVER_CARRIED, RECALLED
 
@@ -105,6 +106,8 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
 
 def summary_stage(input: Any, output: Any, params: Any) -> str:
     """Rule summary: results/summary.md."""
+    # Identity first: evidence of another study is refused before anything is written.
+    check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_summary(input.rows, input.losses, Analysis.load(input.analysis, input.arms),
                          params.study, params.viewer, output.summary, input.checks,
                          input.get("trace"), params.first_block)

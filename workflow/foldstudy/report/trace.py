@@ -26,6 +26,7 @@ from ..analysis.analysis import Analysis  # noqa: E402
 from ..analysis.compare import fact_grid, fact_survival  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import load_evidence, read_artifact  # noqa: E402
+from ..evidence.provenance import check_same_study
 from .compare import survival_figure  # noqa: E402
 from .table import Body, Col, Table, render  # noqa: E402
 
@@ -166,6 +167,8 @@ def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, an
 
 def trace_stage(input: Any, output: Any, params: Any) -> pd.DataFrame:
     """Rule trace: results/figures/fact-trace.{png,svg} and results/trace/."""
+    # Identity first: evidence of another study is refused before anything is written.
+    check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     an = Analysis.load(input.analysis, input.arms)
     # This rule does not wait for stats: it checks the evidence itself, so an impossible
     # package leaves no trace figure behind either.

@@ -21,6 +21,7 @@ import jinja2
 import pandas as pd
 
 from ..evidence.load import read_table
+from ..evidence.provenance import check_same_study
 from ..grade.grader import headings_carried, whole_token_pattern
 from ..grade.rows import read_record
 from ..grade.trace import fact_trace, fold_number
@@ -156,6 +157,8 @@ def build_viewer(run_paths: list[str], fixture_paths: dict[str, str], rows_csv: 
 
 def viewer_stage(input: Any, output: Any, params: Any) -> list[Path]:
     """Rule viewer: results/viewer/index.html and one page per run."""
+    # Identity first: evidence of another study is refused before anything is written.
+    check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
     return build_viewer(list(input.runs), fixtures, input.rows, input.checks,
                         Path(input.templates[0]).parent, output.viewer,

@@ -423,6 +423,7 @@ def run_fold(
     out: str,
     probe_path: str | None = None,
     replay: bool = False,
+    lock: str | None = None,
 ) -> RunRecord:
     """One run job: every fold of one (sweep, model, arm, repeat), then recall.
 
@@ -444,7 +445,8 @@ def run_fold(
             return record
     t0 = time.monotonic()
     backend = make_backend(model_name, model, pin=probe.get("pin"), replay=replay)
-    store = ResponseStore(store_dir)
+    # Every entry read is checked against the study's lock, where one pins the store.
+    store = ResponseStore.for_job(store_dir, lock, replay)
     # Earlier attempts were kept only for an infrastructure-invalid row: this is its retry.
     earlier = _earlier_attempts(out)
     try:
@@ -505,5 +507,5 @@ def fold_stage(input: Any, output: Any, params: Any, threads: int) -> RunRecord:
         prompts=Prompts.from_files(input.fold_user, input.recall_system, input.recall_user),
         temperature=params.temperature,
         recall_max_tokens=params.recall_max_tokens, store_dir=params.store,
-        out=output.record, probe_path=input.probe, replay=params.replay,
+        out=output.record, probe_path=input.probe, replay=params.replay, lock=params.lock,
     )

@@ -29,7 +29,7 @@ from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow,
 from ..backends.call import cached_complete
 from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
-from ..io import read_json, write_json, write_tsv
+from ..io import canonical_json, read_json, write_json, write_tsv
 from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
@@ -191,8 +191,20 @@ def _global_verdict(e: BackendError) -> tuple[str, str] | None:
     return None
 
 
+Bought = dict[str, dict[str, Any]]
+
+
 def _attempt(backend: Backend, store: ResponseStore, request: ChatRequest,
-             sample: dict[str, Any]) -> dict[str, Any]:
+             sample: dict[str, Any], bought: Bought | None = None) -> dict[str, Any]:
+    """One probe call, through the store. bought: the replies this probe already got, by
+    canonical wire body. The probe's variants differ in sample identity (the store's
+    key), yet some put the very same body on the wire (the §4.2 re-probe without
+    reasoning and a removal of `reasoning`, or a removal on that re-probe): such a body
+    is served from its first reply, never bought twice."""
+    body = backend.wire_body(request)
+    wire = canonical_json(body) if body is not None and bought is not None else None
+    if wire is not None and bought is not None and wire in bought:
+        return bought[wire]
     try:
         reply, hit, key = cached_complete(backend, store, request, sample)
     except BackendError as e:
@@ -200,8 +212,11 @@ def _attempt(backend: Backend, store: ResponseStore, request: ChatRequest,
             raise  # a replay that cannot answer must fail, not invent a verdict
         return {"ok": False, "kind": e.kind, "message": e.message, "error": e,
                 "attempts": e.detail.get("attempts", [])}
-    return {"ok": True, "reply": reply, "store_hit": hit, "key": key,
-            "attempts": reply.attempts}
+    out = {"ok": True, "reply": reply, "store_hit": hit, "key": key,
+           "attempts": reply.attempts}
+    if wire is not None and bought is not None:
+        bought[wire] = out
+    return out
 
 
 def _public(a: dict[str, Any]) -> dict[str, Any]:
@@ -216,12 +231,13 @@ def _public(a: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape,
-                temperature: float, seed: int, reasoning_mandatory: bool) -> dict[str, Any]:
+                temperature: float, seed: int, reasoning_mandatory: bool,
+                bought: Bought | None = None) -> dict[str, Any]:
     """One shape: the exact request, then one parameter removed at a time if refused."""
     request = shape.request(temperature, seed)
     params = backend.wire_parameters(request)
     sample = {"probe": model, "shape": shape.name}
-    first = _attempt(backend, store, request, sample)
+    first = _attempt(backend, store, request, sample, bought)
     result: dict[str, Any] = {"shape": shape.name, "arms": list(shape.arms),
                               "request_parameters": params, "max_tokens": shape.max_tokens,
                               "exact_request": _public(first), "removed": []}
@@ -253,7 +269,7 @@ def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape
     # Refused for this request: find the parameter responsible, one removal at a time.
     responsible = []
     for p in params:
-        a = _attempt(backend.without({p}), store, request, {**sample, "omit": p})
+        a = _attempt(backend.without({p}), store, request, {**sample, "omit": p}, bought)
         result["removed"].append({"parameter": p, **_public(a)})
         if a["ok"]:
             responsible.append(p)
@@ -283,6 +299,7 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     }
     reasoning_mandatory = False
     fail: tuple[str, str] | None = None
+    bought: Bought = {}  # every body this probe bought, by wire text: none is bought twice
     if backend.lists_endpoints:
         backend, fail, reasoning_mandatory = _pin(backend, model_cfg, required_context,
                                                   any(s.schema for s in shapes), record, rule)
@@ -295,7 +312,7 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     if fail is None:
         for shape in shapes:
             res = probe_shape(backend, store, model, shape, temperature, seed,
-                              reasoning_mandatory)
+                              reasoning_mandatory, bought)
             record["shapes"].append(res)
             log.info("%s %s (arms %s): %s %s", model, shape.name, "".join(shape.arms),
                      res["verdict"], res.get("reason", ""))
@@ -327,7 +344,7 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     if fail is None and backend.lists_endpoints and shapes:
         record["reasoning_parameter"] = reasoning_comparison(
             backend, store, model, shapes, record["shapes"], temperature, seed,
-            reasoning_mandatory)
+            reasoning_mandatory, bought)
     for r in record["shapes"]:
         r.pop("global", None)
     return record
@@ -335,8 +352,8 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
 
 def reasoning_comparison(backend: Backend, store: ResponseStore, model: str,
                          shapes: list[Shape], results: list[dict[str, Any]],
-                         temperature: float, seed: int, reasoning_mandatory: bool
-                         ) -> dict[str, Any]:
+                         temperature: float, seed: int, reasoning_mandatory: bool,
+                         bought: Bought | None = None) -> dict[str, Any]:
     """The §4.2 re-probe: one request shape with and without the reasoning parameter.
 
     Paper §4.2: "Re-probed with that parameter relaxed, eight models return JSON
@@ -349,7 +366,7 @@ def reasoning_comparison(backend: Backend, store: ResponseStore, model: str,
     sent = bool(backend.identity.get("reasoning"))
     other_backend = backend.without({"reasoning"}) if sent else backend.with_reasoning_forced()
     other = probe_shape(other_backend, store, model, shape, temperature, seed,
-                        reasoning_mandatory)
+                        reasoning_mandatory, bought)
     with_r, without_r = (own, other) if sent else (other, own)
     return {"shape": shape.name,
             "with": {"verdict": with_r["verdict"], "reason": with_r.get("reason", ""),
@@ -439,7 +456,7 @@ def pins_path(store_dir: str | Path, model: str) -> Path:
 def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
               arm_dicts: list[dict[str, Any]], temperature: float, store_dir: str,
               replay: bool, out: str, rule: PinRule = PinRule(),
-              probe_only: bool = False) -> dict[str, Any]:
+              probe_only: bool = False, lock: str | None = None) -> dict[str, Any]:
     """One probe job: results/probe/{model}.json.
 
     probe_only: the model is in no sweep (paper §4.2's re-probe): a verdict and no row.
@@ -450,7 +467,7 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     arms = [Arm.from_dict(d) for d in arm_dicts]
     chunk_chars = max(len(c) for p in fixture_paths for c in read_json(p)["chunks"])
     required = required_context_tokens(chunk_chars, arms, CHARS_PER_TOKEN)
-    store = ResponseStore(store_dir)
+    store = ResponseStore.for_job(store_dir, lock, replay)
     pin = None
     if replay and pins_path(store_dir, model).is_file():
         pin = read_json(pins_path(store_dir, model))
@@ -491,7 +508,8 @@ def probe_model_stage(input: Any, output: Any, params: Any, threads: int
                      {**params.model, "threads": threads}, params.arms,
                      temperature=params.temperature, store_dir=params.store,
                      replay=params.replay, out=output.verdicts,
-                     rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only)
+                     rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only,
+                     lock=params.lock)
 
 
 def write_summary(probe_paths: list[str], out: str) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from ..backends import backend_class, resolve_model_config
@@ -74,9 +75,30 @@ def measure(texts: dict[str, list[str]], tokenizer: Tokenizer, model: str
     return rows
 
 
-def token_classes(fixture_paths: list[str], models: dict[str, dict[str, Any]], out: str
-                  ) -> list[dict[str, Any]]:
+class ModelUnusable(RuntimeError):
+    """A model the probe could not load (a GGUF missing or not the pinned one): its
+    tokenizer is never opened, so the study stops on the probe's own words."""
+
+
+def require_loadable(probes: dict[str, dict[str, Any]], models: dict[str, dict[str, Any]]
+                     ) -> None:
+    """Refuse, before any file is opened, a model whose backend the probe could not make
+    (its record has no endpoint): the probe already said why, by file."""
+    for name in sorted(models):
+        rec = probes.get(name)
+        if rec is not None and "endpoint" not in rec:
+            gguf = models[name].get("gguf")
+            where = f" (models.{name}.gguf: {gguf})" if gguf else ""
+            raise ModelUnusable(
+                f"models.{name}{where}: the probe could not load this model: "
+                f"{rec.get('reason', '')}. No token is counted against it and no fold ran; "
+                f"fix models.{name} (the file, or its sha256) and run again")
+
+
+def token_classes(fixture_paths: list[str], models: dict[str, dict[str, Any]], out: str,
+                  probes: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """results/stats/chars-per-token.csv over every model with an exact tokenizer."""
+    require_loadable(probes or {}, models)
     texts = class_texts([Fixture.from_dict(read_json(p)) for p in fixture_paths])
     rows: list[dict[str, Any]] = []
     for name, cfg in sorted(models.items()):
@@ -100,4 +122,5 @@ def token_classes(fixture_paths: list[str], models: dict[str, dict[str, Any]], o
 
 def token_classes_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
     """Rule token_classes: characters per token by text class (paper §6)."""
-    return token_classes(list(input.fixtures), params.models, output.table)
+    probes = {Path(p).stem: read_json(p) for p in input.probes}
+    return token_classes(list(input.fixtures), params.models, output.table, probes)
