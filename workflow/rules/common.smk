@@ -12,7 +12,13 @@ from foldstudy.backends import backend_classes
 from foldstudy.io import load_yaml, print_if_written
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
-from foldstudy.study.config import ConfigError, command_line_flags, load_study, run_path
+from foldstudy.study.config import (
+    ConfigError,
+    command_line_flags,
+    load_study,
+    name_wildcard,
+    run_path,
+)
 from foldstudy.study.spec import arm_ids, load_arm_table
 
 SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it
@@ -53,9 +59,13 @@ for _warning in STUDY.warnings:
     logger.warning(f"config: {_warning}")
 
 
+# Sweep and model names follow the schema's one name rule (no `.` or `..`).
+NAME = name_wildcard(CONFIG_SCHEMA)
+
+
 wildcard_constraints:
-    sweep="[A-Za-z0-9_-]+",
-    model="[A-Za-z0-9._-]+",
+    sweep=NAME,
+    model=NAME,
     arm="|".join(re.escape(a) for a in ARMS),
     repeat=r"\d+",
 
@@ -302,6 +312,20 @@ def trace_inputs(wildcards):
 
 def all_runs(wildcards):
     return [r.path for r in STUDY.runs]
+
+
+# Every run as the config names it: pages are placed by these, never by a record's fields.
+RUN_REFS = [
+    {
+        "sweep": r.sweep,
+        "model": r.model,
+        "repeat": r.repeat,
+        "arm": r.arm,
+        "position": r.position,
+        "path": r.path,
+    }
+    for r in STUDY.runs
+]
 
 
 def reader_outputs():

@@ -31,5 +31,7 @@ rule viewer:
         "results/logs/viewer.log",
     conda:
         ENV
+    params:
+        runs=RUN_REFS,
     script:
         "../scripts/viewer.py"
