@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from foldstudy.backends import backend_classes
+from foldstudy.evidence.load import evidence_dir_problem
 from foldstudy.io import load_yaml, print_if_written
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
@@ -148,6 +149,8 @@ def graded_parts(name):
 # Evidence mode (--config evidence=DIR): statistics and tables from a released package,
 # with no fixture, fold or grade job in the DAG.
 EVIDENCE_MODE = bool(STUDY.config["evidence"])
+if EVIDENCE_MODE and (_problem := evidence_dir_problem(STUDY.config["evidence"], ".")):
+    raise WorkflowError(_problem)
 GEN_EVIDENCE = STUDY.config["evidence"] or "results/evidence"
 # A released package carries its lock beside its evidence/ folder.
 _PACKAGE_LOCK = Path(GEN_EVIDENCE).parent / "lock.json"

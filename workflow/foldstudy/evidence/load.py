@@ -35,6 +35,24 @@ class EvidenceError(ValueError):
 
 # ------------------------------------------------------------------------- evidence
 
+def evidence_dir_problem(value: str, checkout: str | Path) -> str | None:
+    """Why `--config evidence=VALUE` cannot be read as a package, before any job: not a
+    directory (a file ends in NotADirectoryError deep in a job), or this checkout's own
+    results/evidence, which the rules that read a package would rewrite (its manifest)."""
+    p = Path(value)
+    if not p.exists():
+        return f"config.evidence: {value!r} does not exist (a released package's evidence/ folder)"
+    if not p.is_dir():
+        return (f"config.evidence: {value!r} is a file, not a directory; point it at a "
+                "package's evidence/ folder (the one holding rows.csv and checks.csv)")
+    own = (Path(checkout) / "results" / "evidence").resolve()
+    if p.resolve() == own:
+        return (f"config.evidence: {value!r} is this checkout's own results/evidence, which "
+                "this run would rewrite; copy the package elsewhere first (cp -r "
+                "results/evidence /tmp/package) and point evidence= at the copy")
+    return None
+
+
 def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
     missing = [c for c in required if c not in df.columns]
     if missing:
