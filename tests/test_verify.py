@@ -39,7 +39,8 @@ def synthetic_evidence(d: Path, seed: int = 3) -> None:
                            carried_chars=rng.randint(500, 9600),
                            headings_carried=rng.randint(0, 5) if arm == "j" else 5,
                            json_envelope_carried=False, abstained=False, catchup_fired=False,
-                           system_prompt_sha256="0" * 64, answer="1. x\n2. y", folds=5)
+                           system_prompt_sha256="0" * 64, answer="1. x\n2. y", folds=5,
+                           carrier_present=sum(correct))
                 row["fill"] = row["carried_chars"] / 9600
                 rows.append(row)
                 for lab, ok in zip(LABELS, correct, strict=True):

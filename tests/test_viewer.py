@@ -46,7 +46,9 @@ def site(tmp_path, grading):
     write_table(pd.DataFrame(rows, columns=columns.ROWS), tmp_path / "rows.csv")
     write_table(pd.DataFrame(checks, columns=columns.CHECKS), tmp_path / "checks.csv")
     out = tmp_path / "viewer"
-    build_viewer([str(tmp_path / f"runs/{i}.json") for i in range(3)],
+    runs = [{k: rec[k] for k in ("sweep", "model", "repeat", "arm")}
+            | {"path": str(tmp_path / f"runs/{i}.json")} for i, rec in enumerate(recs)]
+    build_viewer(runs,
                  {"s": str(tmp_path / "fixtures/s/fixture.json")}, str(tmp_path / "rows.csv"),
                  str(tmp_path / "checks.csv"), RESOURCES / "templates", out, HEADINGS)
     return out, hostile

@@ -54,7 +54,7 @@ def build(root: Path, recs: list[dict[str, Any]], grading: dict[str, Any]) -> Pa
     for name, data, cols in (("rows", rows, columns.ROWS), ("checks", checks, columns.CHECKS),
                              ("trace", trace, columns.TRACE)):
         write_table(pd.DataFrame(data, columns=cols), ev / f"{name}.csv")
-    build_viewer([r["path"] for r in runs], {"s": str(fixture)}, str(ev / "rows.csv"),
+    build_viewer(runs, {"s": str(fixture)}, str(ev / "rows.csv"),
                  str(ev / "checks.csv"), TEMPLATES, results / "viewer", HEADINGS)
     build_compare(runs, {"s": str(fixture)}, str(ev / "rows.csv"), str(ev / "checks.csv"),
                   str(ev / "trace.csv"), Analysis.load(), TEMPLATES, results / "compare", HEADINGS)

@@ -23,6 +23,16 @@ SECRET_ENV = re.compile(r"(?i)(api[_-]?key|token|secret|password)")
 # Config keys (lowercased, - as _) whose value would be a credential.
 SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
 
+# A name that says its value is a credential, anywhere in it (x_auth, X-Api-Key,
+# refresh_token, client_secret, db_password): refused under the config keys whose
+# contents go to a server as written (a model's extra_body and headers).
+CREDENTIAL_NAME = re.compile(r"(?i)(auth|key|token|secret|password)")
+
+
+def credential_name(name: str) -> bool:
+    """A key name that says credential (CREDENTIAL_NAME)."""
+    return bool(CREDENTIAL_NAME.search(name))
+
 
 def looks_like_a_key(value: object) -> bool:
     """A credential-shaped string (the release scanner's key shapes)."""

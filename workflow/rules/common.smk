@@ -9,11 +9,18 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from foldstudy.backends import backend_classes
+from foldstudy.evidence.load import evidence_dir_problem
 from foldstudy.io import DuplicateKey, load_yaml, print_if_written
 from foldstudy.report.paths import block_path
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
-from foldstudy.study.config import ConfigError, command_line_flags, load_study, run_path
+from foldstudy.study.config import (
+    ConfigError,
+    command_line_flags,
+    load_study,
+    name_wildcard,
+    run_path,
+)
 from foldstudy.study.spec import arm_ids, load_arm_table
 
 SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it
@@ -63,9 +70,13 @@ for _warning in STUDY.warnings:
     logger.warning(f"config: {_warning}")
 
 
+# Sweep and model names follow the schema's one name rule (no `.` or `..`).
+NAME = name_wildcard(CONFIG_SCHEMA)
+
+
 wildcard_constraints:
-    sweep="[A-Za-z0-9_-]+",
-    model="[A-Za-z0-9._-]+",
+    sweep=NAME,
+    model=NAME,
     arm="|".join(re.escape(a) for a in ARMS),
     repeat=r"\d+",
 
@@ -148,6 +159,8 @@ def graded_parts(name):
 # Evidence mode (--config evidence=DIR): statistics and tables from a released package,
 # with no fixture, fold or grade job in the DAG.
 EVIDENCE_MODE = bool(STUDY.config["evidence"])
+if EVIDENCE_MODE and (_problem := evidence_dir_problem(STUDY.config["evidence"], ".")):
+    raise WorkflowError(_problem)
 GEN_EVIDENCE = STUDY.config["evidence"] or "results/evidence"
 # A released package carries its lock beside its evidence/ folder.
 _PACKAGE_LOCK = Path(GEN_EVIDENCE).parent / "lock.json"
@@ -320,27 +333,25 @@ def all_runs(wildcards):
     return [r.path for r in STUDY.runs]
 
 
+# Every run as the config names it: pages are placed by these, never by a record's fields.
+RUN_REFS = [
+    {
+        "sweep": r.sweep,
+        "model": r.model,
+        "repeat": r.repeat,
+        "arm": r.arm,
+        "position": r.position,
+        "path": r.path,
+    }
+    for r in STUDY.runs
+]
+
+
 def trace_table(wildcards):
     """The fact trace the comparison tables read (paired-arms, fact-survival): this run's,
     or a package's when it has one (without it those tables say why)."""
     trace = trace_inputs(wildcards).get("trace")
     return [trace] if trace else []
-
-
-def compare_runs():
-    """Every run of the study as the comparison pages name it: page paths come from these
-    validated config values, never from a record's own fields."""
-    return [
-        {
-            "sweep": r.sweep,
-            "model": r.model,
-            "repeat": r.repeat,
-            "arm": r.arm,
-            "position": r.position,
-            "path": r.path,
-        }
-        for r in STUDY.runs
-    ]
 
 
 def first_block_page():

@@ -167,8 +167,31 @@ def _host(url: str) -> str:
     """Scheme and host only: a private endpoint's path or query never reaches a log."""
     from urllib.parse import urlsplit
 
-    u = urlsplit(url)
-    return f"{u.scheme}://{u.hostname}"
+    try:
+        u = urlsplit(url)
+        host = u.hostname
+    except ValueError:  # an unclosed [ of an IPv6 literal
+        return "(a URL that does not parse)"
+    return f"{u.scheme}://{host}" if host else f"{u.scheme}:// (no host)"
+
+
+def url_path(value: str) -> str:
+    """A model id as the path part of a URL: each /-separated part percent-encoded, so
+    `?`, `#`, `%` and spaces stay inside the part and a model id can never change which
+    path is requested. A `.`, `..` or empty part cannot be encoded (requests decodes %2E
+    back to a dot): refused (config.dot_segment says so before any job)."""
+    from urllib.parse import quote
+
+    parts = value.split("/")
+    if bad := dot_segment(value):
+        raise BackendError("bad_request", f"model id {value!r} has a {bad!r} path part; it "
+                           "would change the gateway path requested", retryable=False)
+    return "/".join(quote(p, safe="") for p in parts)
+
+
+def dot_segment(value: str) -> str | None:
+    """The first `.`, `..` or empty /-separated part of a model id (None: there is none)."""
+    return next((p for p in value.split("/") if p in ("", ".", "..")), None)
 
 
 def parse_choice(body: dict[str, Any], secret: str | None) -> tuple[dict[str, Any], str]:

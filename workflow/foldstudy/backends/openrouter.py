@@ -29,7 +29,7 @@ from .base import (
     pinned_prices,
     served_elsewhere,
 )
-from .http import get_json
+from .http import get_json, url_path
 from .openai_compat import ROUTING_KEYS, OpenAICompatBackend, reasoning_returned
 from .registry import register_backend
 from .retry import read_with_retries
@@ -143,7 +143,8 @@ class OpenRouterBackend(OpenAICompatBackend):
 
     def list_endpoints(self) -> list[dict[str, Any]]:
         author_slug = self.model_id.split(":", 1)[0]
-        body = get_json(self.session, f"{self.base_url}/models/{author_slug}/endpoints",
+        body = get_json(self.session,
+                        f"{self.base_url}/models/{url_path(author_slug)}/endpoints",
                         self.headers(), min(self.timeout_s, 60), self._key)
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
         eps = data.get("endpoints")

@@ -79,6 +79,21 @@ NUMERIC = {
     "completion_tokens", "carrier_present", "n_correct_unit_lenient", "n_fabricated",
     "n_stock_signature", "schema_invalid_folds", "attempt",
 }
+# Of the numeric columns, those that count something (calls, tokens, folds, checks,
+# characters of a ceiling, a block's index): whole numbers, at least 0 and at most
+# MAX_COUNT (beyond it a float no longer holds every integer: 1e308 is no count).
+COUNTS = NUMERIC - {"recall", "fill", "carried_chars"}
+MAX_COUNT = 2**53
+# carried_chars is a mean over folds (a fraction of a character is fine) but still a
+# number of characters: 0 to MAX_COUNT. recall is n_correct / n_graded (load.py checks
+# it as that, with n_correct at most n_graded). fill is carried_chars /
+# declared_ceiling_chars and is checked as that quotient, not by a bound: a carry can
+# be longer than its declared ceiling (a t reply at its ceiling rendered under its
+# heading reads 1.0017; an endpoint that ignores maxLength overruns
+# it by far, clipped only by the carry cap), so fill has no upper bound of its own.
+# fill as written (write_csv's %.6g; a package rounded to four decimals, as the
+# synthetic test packages are, is off by up to 5e-5) against carried_chars / declared_ceiling_chars.
+FILL_TOLERANCE = 1e-4
 # Boolean columns a row cannot leave empty.
 BOOLEAN_REQUIRED = {"valid", "correct", "in_carrier"}
 # Optional files of a package, checked when present: the fold columns the design's

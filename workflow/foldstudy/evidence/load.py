@@ -10,7 +10,9 @@ import csv
 import json
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..io import read_csv, write_csv
@@ -33,6 +35,24 @@ class EvidenceError(ValueError):
 
 # ------------------------------------------------------------------------- evidence
 
+def evidence_dir_problem(value: str, checkout: str | Path) -> str | None:
+    """Why `--config evidence=VALUE` cannot be read as a package, before any job: not a
+    directory (a file ends in NotADirectoryError deep in a job), or this checkout's own
+    results/evidence, which the rules that read a package would rewrite (its manifest)."""
+    p = Path(value)
+    if not p.exists():
+        return f"config.evidence: {value!r} does not exist (a released package's evidence/ folder)"
+    if not p.is_dir():
+        return (f"config.evidence: {value!r} is a file, not a directory; point it at a "
+                "package's evidence/ folder (the one holding rows.csv and checks.csv)")
+    own = (Path(checkout) / "results" / "evidence").resolve()
+    if p.resolve() == own:
+        return (f"config.evidence: {value!r} is this checkout's own results/evidence, which "
+                "this run would rewrite; copy the package elsewhere first (cp -r "
+                "results/evidence /tmp/package) and point evidence= at the copy")
+    return None
+
+
 def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
     missing = [c for c in required if c not in df.columns]
     if missing:
@@ -52,6 +72,7 @@ def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
             if len(negative):
                 raise EvidenceError(f"{name}: column {c} is malformed: {negative.iloc[0]!r} on "
                                     f"line {negative.index[0] + 2} is negative")
+            _check_bounds(pd.to_numeric(col, errors="coerce"), c, name)
         if c in columns.BOOLEAN and col.isna().any():
             src = {p: a for a, p in df.attrs.get("aliases", {}).items()}.get(c, c)
             raw = pd.read_csv(df.attrs["path"], usecols=[src], dtype=str,
@@ -66,6 +87,24 @@ def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
                                     "it must be true or false")
 
 
+def _check_bounds(num: pd.Series, c: str, name: str) -> None:
+    """A number the column's type cannot hold (columns.py: COUNTS, SHARES, MAX_COUNT):
+    infinity anywhere, a count that is not a whole number or beyond any count. Each would
+    move a statistic without failing it. (recall and fill are checked as the quotients
+    they are, in check_consistency and check_rows_agree.)"""
+    def refuse(mask: pd.Series, why: str) -> None:
+        bad = num[mask.fillna(False).astype(bool) & num.notna()]
+        if len(bad):
+            raise EvidenceError(f"{name}: column {c} is malformed: {float(bad.iloc[0])!r} on line "
+                                f"{bad.index[0] + 2} {why}")
+
+    refuse(np.isinf(num), "is not a finite number")
+    if c in columns.COUNTS:
+        refuse(num % 1 != 0, "is not a whole number (it counts something)")
+    if c in columns.COUNTS or c == "carried_chars":
+        refuse(num > columns.MAX_COUNT, f"is beyond any count (at most {columns.MAX_COUNT})")
+
+
 def _check_shape(path: Path) -> None:
     """Every line has as many cells as the header names, and every header cell a name.
 
@@ -74,10 +113,12 @@ def _check_shape(path: Path) -> None:
     and makes every later message name the wrong line; refused here by line instead.
     """
     name = path.name
+    line = 0  # the last line read whole (a csv.Error is on the next)
     try:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.reader(f)
             header = next(reader, None)
+            line = 1
             if not header:
                 raise EvidenceError(f"{name}: empty file; the first line must name the "
                                     "columns (foldstudy/evidence/columns.py)")
@@ -85,14 +126,22 @@ def _check_shape(path: Path) -> None:
             if unnamed:
                 raise EvidenceError(f"{name}: the header's column {unnamed[0]} has no name on "
                                     "line 1 (a trailing comma?)")
+            twice = next((h for i, h in enumerate(header) if h in header[:i]), None)
+            if twice is not None:
+                first, second = [i + 1 for i, h in enumerate(header) if h == twice][:2]
+                raise EvidenceError(f"{name}: the header on line 1 names column {twice} twice "
+                                    f"(columns {first} and {second}); one column, one name")
             for line, cells in enumerate(reader, start=2):
                 if cells and len(cells) != len(header):
                     raise EvidenceError(
                         f"{name}: line {line} has {len(cells)} cells, the header on line 1 "
                         f"names {len(header)} columns (a trailing comma, or an unquoted "
                         "comma inside a cell?)")
-    except (UnicodeDecodeError, csv.Error) as e:
+    except UnicodeDecodeError as e:
         raise EvidenceError(f"{name}: not a readable CSV ({e})") from e
+    except csv.Error as e:  # e.g. "field larger than field limit": the line it reached
+        raise EvidenceError(f"{name}: not a readable CSV on line {line + 1} ({e}; "
+                            "an evidence cell is never that long)") from e
 
 
 def read_artifact(path: Path, required: list[str]) -> pd.DataFrame:
@@ -122,7 +171,8 @@ def _with_project_names(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return renamed
 
 
-def load_evidence(directory: str | Path, arms: Collection[str]
+def load_evidence(directory: str | Path, arms: Collection[str],
+                  scenarios: Collection[str] | None = None
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """rows.csv and checks.csv of an evidence package, checked against the contract.
 
@@ -133,13 +183,16 @@ def load_evidence(directory: str | Path, arms: Collection[str]
     (provenance.check_manifest, the one verify uses, so both stages agree on what
     "matches" means). arms: the study's arm ids (Analysis.arm_order, from the arms.yaml the caller
     loaded): given, never read here, so evidence stays below analysis and never reads a
-    checkout's arms.yaml behind its caller's back.
+    checkout's arms.yaml behind its caller's back. scenarios: the known scenarios, when
+    the caller has them; a package's manifest config names its sweeps' own
+    (check_against_config).
     Fails with an EvidenceError naming the file, the column and the line.
     """
     d = Path(directory)
     rows = read_artifact(d / "rows.csv", columns.ROWS_REQUIRED)
     checks = read_artifact(d / "checks.csv", columns.CHECKS_REQUIRED)
     # A file edited after its manifest was written is said first: it names the edit.
+    made: dict | None = None
     if (d / "manifest.json").is_file():
         from .provenance import check_manifest  # hashlib only when a manifest is there
 
@@ -148,7 +201,17 @@ def load_evidence(directory: str | Path, arms: Collection[str]
         problems = check_manifest(manifest, files)
         if problems:
             raise EvidenceError("manifest.json: " + "; ".join(str(p) for p in problems))
+        made = manifest.get("config") if isinstance(manifest.get("config"), dict) else None
     check_consistency(rows, checks, arms)
+    check_rows_agree(rows, checks)
+    if made and isinstance(made.get("sweeps"), dict):
+        check_against_config(rows, made["sweeps"])
+    elif scenarios is not None:
+        if (hit := _first(rows, ~rows["scenario"].astype(str).isin(set(scenarios)))):
+            r, line = hit
+            raise EvidenceError(f"rows.csv: column scenario is malformed: {r['scenario']!r} on "
+                                f"line {line} is not a scenario (known: "
+                                f"{' '.join(sorted(scenarios))})")
     for name, required in (("folds.csv", columns.FOLDS_REQUIRED),
                            ("probes.csv", columns.PROBES_REQUIRED),
                            ("trace.csv", columns.TRACE_REQUIRED)):
@@ -224,6 +287,95 @@ def check_consistency(rows: pd.DataFrame, checks: pd.DataFrame, arms: Collection
         raise EvidenceError(f"rows.csv: column n_correct is malformed: {r['n_correct']} on "
                             f"line {line}, but checks.csv marks {int(r['sum'])} checks of row "
                             f"{r['row_id']!r} correct")
+
+
+def check_rows_agree(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
+    """A row's numbers against its own cells and its checks, each refused by file, column
+    and line: fill is carried_chars / declared_ceiling_chars, a valid row had no catch-up
+    (grade/validity.py: a catch-up fold invalidates its row), carrier_present counts the
+    row's in_carrier checks, a row checks each label once, and a scenario grades one set
+    of labels (no more distinct labels than its rows grade facts)."""
+    declared, carried = rows["declared_ceiling_chars"], rows["carried_chars"]
+    quotient = carried / declared.where(declared > 0)
+    off = (rows["fill"] - quotient).abs() > columns.FILL_TOLERANCE * (1 + quotient.abs())
+    lone = rows["fill"].notna() & quotient.isna()
+    if (hit := _first(rows, off | lone)) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column fill is malformed: {r['fill']} on line {line} is "
+                            f"not carried_chars / declared_ceiling_chars ({r['carried_chars']}"
+                            f" / {r['declared_ceiling_chars']})")
+    if (hit := _first(rows, rows["valid"] & rows["catchup_fired"].fillna(False).astype(bool))):
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column valid is malformed: true on line {line} with "
+                            "catchup_fired true; a row whose catch-up fired is invalid "
+                            "(paper §3.3)")
+    twice = checks.duplicated(["row_id", "label"], keep="first")
+    if (hit := _first(checks, twice)) is not None:
+        c, line = hit
+        raise EvidenceError(f"checks.csv: column label is malformed: {c['label']!r} on line "
+                            f"{line} is checked twice for row {c['row_id']!r}; one check per "
+                            "graded fact")
+    carrier = checks.groupby("row_id", sort=False)["in_carrier"].sum()
+    joined = rows.join(carrier.rename("_in_carrier"), on="row_id")
+    if (hit := _first(joined, joined["_in_carrier"].notna()
+                      & (joined["carrier_present"] != joined["_in_carrier"]))) is not None:
+        r, line = hit
+        raise EvidenceError(f"rows.csv: column carrier_present is malformed: "
+                            f"{r['carrier_present']} on line {line}, but checks.csv marks "
+                            f"{int(r['_in_carrier'])} checks of row {r['row_id']!r} in_carrier")
+    _check_labels(rows, checks)
+
+
+def _check_labels(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
+    """A scenario grades a fixed set of facts: its rows' labels number at most the facts
+    a row grades. A label beyond that is refused where it occurs least (a forged one)."""
+    scen = checks.join(rows.set_index("row_id")["scenario"], on="row_id")
+    for scenario, group in scen.groupby("scenario", sort=False):
+        n = rows.loc[rows["scenario"] == scenario, "n_graded"].max()
+        counts = group["label"].value_counts()
+        if pd.notna(n) and len(counts) > n:
+            rare = counts.sort_values(kind="stable").index[0]
+            line = int(group.index[group["label"] == rare][0]) + 2
+            raise EvidenceError(f"checks.csv: column label is malformed: {rare!r} on line "
+                                f"{line} is not a graded label of scenario {scenario!r} (its "
+                                f"rows grade {int(n)} facts; the package's checks name "
+                                f"{len(counts)} labels)")
+
+
+def check_against_config(rows: pd.DataFrame, sweeps: dict) -> None:
+    """Rows against the config the package's manifest carries: each row's sweep, its
+    scenario, repeat and position (a block runs each arm once), and a valid row's model
+    and arm must be the sweep's."""
+    def refuse(mask: pd.Series, column: str, why: Any) -> None:
+        if (hit := _first(rows, mask)) is not None:
+            r, line = hit
+            raise EvidenceError(f"rows.csv: column {column} is malformed: {r[column]!r} on line "
+                                f"{line} {why(r)} (manifest.json's config)")
+
+    known = rows["sweep"].astype(str).isin(set(sweeps))
+    refuse(rows["valid"] & ~known, "sweep",
+           lambda r: f"is not a sweep of the package's config ({' '.join(sorted(sweeps))})")
+
+    def sweep_of(r: pd.Series) -> dict:
+        return sweeps[str(r["sweep"])]
+
+    def field(key: str) -> pd.Series:
+        return rows["sweep"].astype(str).map(lambda s: sweeps.get(s, {}).get(key))
+
+    refuse(known & (rows["scenario"] != field("scenario")), "scenario",
+           lambda r: f"is not sweep {r['sweep']}'s scenario ({sweep_of(r).get('scenario')!r})")
+    refuse(known & (rows["repeat"] >= field("repeats").astype(float)), "repeat",
+           lambda r: f"is beyond sweep {r['sweep']}'s {sweep_of(r).get('repeats')} repeats")
+    n_arms = field("arms").map(lambda a: len(a) if isinstance(a, list) else None)
+    refuse(known & (rows["position"] >= n_arms.astype(float)), "position",
+           lambda r: f"is beyond sweep {r['sweep']}'s {len(sweep_of(r).get('arms') or [])} "
+                     "arms (positions count from 0)")
+    for column, key in (("model", "models"), ("arm", "arms")):
+        listed = [str(v) in (sweeps.get(str(s), {}).get(key) or [])
+                  for s, v in zip(rows["sweep"], rows[column], strict=True)]
+        refuse(rows["valid"] & known & ~pd.Series(listed, index=rows.index), column,
+               lambda r, key=key: f"is not one of sweep {r['sweep']}'s {key} "
+                                  f"({' '.join(map(str, sweep_of(r).get(key) or []))})")
 
 
 def load_probes(path: str | Path) -> pd.DataFrame | None:

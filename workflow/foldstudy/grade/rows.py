@@ -13,6 +13,7 @@ import pandas as pd
 from ..evidence import columns
 from ..evidence.load import write_table
 from ..io import load_yaml, read_json
+from ..study.config import run_of_path
 from ..study.spec import Fixture
 from .grader import StockSignature, grade_answer, headings_carried, json_envelope_carried
 from .trace import fact_trace
@@ -156,6 +157,28 @@ def refuse_collision(record: dict[str, Any], path: str, seen: dict[str, str]) ->
     seen[rid] = path
 
 
+def check_record_identity(record: dict[str, Any], path: str, run: dict[str, Any]) -> None:
+    """The record is the run its path names: row_id, sweep, model, arm and repeat agree
+    with `run` (the config's identity of the path, study/config.py run_of_path).
+
+    A record claiming `arm: m` inside q.json would give m a second row and q none, and
+    a record's own fields must never choose where anything is written.
+    """
+    want = {**{k: run[k] for k in ("sweep", "model", "arm")}, "repeat": int(run["repeat"])}
+    want["row_id"] = f"{want['sweep']}/{want['model']}/r{want['repeat']}/{want['arm']}"
+    wrong = [f"{k} {record.get(k)!r} (the path says {v!r})" for k, v in want.items()
+             if (int(record[k]) if k == "repeat" and _is_int(record.get(k)) else
+                 record.get(k)) != v]
+    if wrong:
+        raise RunRecordError(f"{path}: run record disagrees with its path: {'; '.join(wrong)}; "
+                             f"a record is graded only as the run its path names: delete it "
+                             f"and rerun its fold job (snakemake {path})")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def frame(records: list[dict[str, Any]], cols: list[str]) -> pd.DataFrame:
     return pd.DataFrame(records, columns=cols)
 
@@ -173,6 +196,7 @@ def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms
     seen: dict[str, str] = {}
     for p in run_paths:
         record = read_record(p)
+        check_record_identity(record, p, run_of_path(p))
         refuse_collision(record, p, seen)
         row, c, f = grade_record(record, fixture, grading["abstention_markers"], stock,
                                  headings)

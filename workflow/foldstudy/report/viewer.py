@@ -14,6 +14,7 @@ rendered with autoescape on, so a reply holding <script> shows as written and ne
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import pandas as pd
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..grade.grader import headings_carried, whole_token_pattern
-from ..grade.rows import read_record
+from ..grade.rows import check_record_identity, read_record
 from ..grade.trace import fact_trace, fold_number
 from ..io import load_yaml, read_json
 from ..study.spec import Fact, Fixture
@@ -33,9 +34,13 @@ log = logging.getLogger(__name__)
 INDEX = "index.html"
 
 
-def page_path(record: dict[str, Any]) -> str:
-    """A run's page relative to the viewer's root: <sweep>/<model>/r<repeat>/<arm>.html."""
-    return f"{record['sweep']}/{record['model']}/r{record['repeat']}/{record['arm']}.html"
+def page_path(run: dict[str, Any]) -> str:
+    """A run's page relative to the viewer's root: <sweep>/<model>/r<repeat>/<arm>.html.
+
+    `run` is the study config's identity of the run (the rule's params.runs), never the
+    record's own fields: a record claiming model `../../x` must not choose where a page
+    is written (and check_record_identity refuses it first)."""
+    return f"{run['sweep']}/{run['model']}/r{int(run['repeat'])}/{run['arm']}.html"
 
 
 def segments(text: str, facts: list[Fact]) -> list[dict[str, Any]]:
@@ -127,27 +132,33 @@ def _by(df: pd.DataFrame | None, key: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def build_viewer(run_paths: list[str], fixture_paths: dict[str, str], rows_csv: str | None,
-                 checks_csv: str | None, template_dir: str | Path, out_dir: str | Path,
-                 headings: list[str]) -> list[Path]:
-    """Every run's page and the index; returns the pages written (index last)."""
+def build_viewer(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
+                 rows_csv: str | None, checks_csv: str | None, template_dir: str | Path,
+                 out_dir: str | Path, headings: list[str]) -> list[Path]:
+    """Every run's page and the index; returns the pages written (index last). `runs`:
+    the study config's runs (sweep, model, repeat, arm, path); each record must agree
+    with its run (grade.rows.check_record_identity), and pages are placed by the run."""
     env = environment(template_dir)
     fixtures = {s: Fixture.from_dict(read_json(p)) for s, p in fixture_paths.items()}
     rows = _by(read_table(rows_csv) if rows_csv else None, "row_id")
     checks = _by(read_table(checks_csv) if checks_csv else None, "row_id")
+    records = []
+    for run in sorted(runs, key=lambda r: str(r["path"])):
+        record = read_record(str(run["path"]))
+        check_record_identity(record, str(run["path"]), run)
+        records.append((run, record))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written, index = [], []
-    for p in sorted(run_paths):
-        record = read_record(p)
+    for run, record in records:  # every record checked before the first page is written
         row = (rows.get(record["row_id"]) or [None])[0]
-        ctx = run_page(record, fixtures[record["sweep"]], checks.get(record["row_id"], []),
+        ctx = run_page(record, fixtures[run["sweep"]], checks.get(record["row_id"], []),
                        row, headings)
-        dest = out / page_path(record)
+        dest = out / page_path(run)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(env.get_template("viewer-run.html.j2").render(**ctx), encoding="utf-8")
         written.append(dest)
-        index.append({"href": page_path(record), "record": record, "row": row or {}})
+        index.append({"href": page_path(run), "record": record, "row": row or {}})
     (out / INDEX).write_text(env.get_template("viewer-index.html.j2").render(runs=index),
                              encoding="utf-8")
     written.append(out / INDEX)
@@ -156,10 +167,11 @@ def build_viewer(run_paths: list[str], fixture_paths: dict[str, str], rows_csv: 
 
 
 def viewer_stage(input: Any, output: Any, params: Any) -> list[Path]:
-    """Rule viewer: results/viewer/index.html and one page per run."""
+    """Rule viewer: results/viewer/index.html and one page per run. params.runs: the
+    study config's runs as dicts (sweep, model, repeat, arm, position, path)."""
     # Identity first: evidence of another study is refused before anything is written.
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
-    return build_viewer(list(input.runs), fixtures, input.rows, input.checks,
+    return build_viewer(list(params.runs), fixtures, input.rows, input.checks,
                         Path(input.templates[0]).parent, output.viewer,
                         load_yaml(input.arms)["fixed_headings"])

@@ -28,6 +28,24 @@ IDENTIFIER_CHARS_PER_TOKEN = 2.0
 # convention that fixes the fixture bytes (fixtures.CHARS_PER_TOKEN says why both stay).
 TEXT_CHARS_PER_TOKEN = 2.6
 HOLD = 2  # the facts must fit at least twice over
+# The prompt the arms of one comparison share (paper §3.2: "Prompt, input, fold protocol,
+# and output budget are held fixed within a comparison"): j, p, q, m, t, u in
+# resources/arms.yaml; the arms themselves are read from the table, never listed here.
+COMPARISON_PROMPT = "fixed_headings"
+
+
+def comparison_arms(table: dict[str, Any]) -> list[str]:
+    """The arms of the comparison, in the table's order: those sharing its prompt."""
+    return [a for a, spec in table["arms"].items()
+            if spec["system_prompt"] == COMPARISON_PROMPT]
+
+
+def matched_keys() -> tuple[str, ...]:
+    """The capacities an override may move only together across the comparison, keeping
+    the ratios arms.yaml gives them (equal budgets; u's cap 1,400/2,400 of the others').
+    The ceilings' matches (q = j/5 per field, t = j/2, p = j) hold by construction:
+    they are derived from j's, and an override of a derived ceiling is refused."""
+    return ("fold_budget_tokens", "carry_cap_tokens")
 STEP = 0.05  # an automatic capacity scale is a multiple of this (stable, readable)
 
 

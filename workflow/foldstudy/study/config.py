@@ -8,6 +8,7 @@ resources/arms.yaml.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import jsonschema
 
 from ..backends.registry import resolve_model_config
-from ..credentials import SECRET_KEYS, looks_like_a_key
+from ..credentials import SECRET_KEYS, credential_name, looks_like_a_key
 from ..io import load_yaml
 from .backend_schema import with_backends
 from .design import block_order
@@ -85,13 +86,84 @@ def schema_problems(config: dict[str, Any], schema: dict[str, Any],
         schema = with_arm_enums(schema, arms)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    rule = name_pattern(schema)
     out = []
     for e in errors:
+        if e.validator == "pattern" and e.validator_value == rule:
+            out.append(_name_message(e))
         # propertyNames errors carry the offending name as the instance
-        if e.validator == "propertyNames" or (e.parent and e.parent.validator == "propertyNames"):
+        elif e.validator == "propertyNames" or (e.parent and e.parent.validator == "propertyNames"):
             out.append(f"{_path(e.absolute_path)}: key {e.instance!r} is not allowed ({e.message})")
         else:
             out.append(_message(e, arms))
+    return out
+
+
+NAME_RULE = "letters, digits and ._-, not starting with a dot"
+
+
+def name_pattern(schema: dict[str, Any]) -> str:
+    """The one rule for a name that becomes a path (study, model key, sweep name): the
+    schema's, written once there (config.schema.yaml's `study` pattern)."""
+    return schema["properties"]["study"]["pattern"]
+
+
+def name_wildcard(schema: dict[str, Any]) -> str:
+    """The name rule as a Snakemake wildcard constraint (no anchors: Snakemake adds them)."""
+    return name_pattern(schema).removeprefix("^").removesuffix("$")
+
+
+def _name_message(e: jsonschema.ValidationError) -> str:
+    """A name that would become a path outside its folder, or a hidden one."""
+    if "propertyNames" in e.schema_path:
+        where, what = _path(e.absolute_path), f"key {_shown(e.instance)}"
+    else:
+        where, what = _path(e.absolute_path), _shown(e.instance)
+    return (f"{where}: {what} cannot name a path (results/.../<name>/); a name is "
+            f"{NAME_RULE}, e.g. 'qwen3.6-local'")
+
+
+def nonfinite_problems(config: Any, where: str = "config") -> list[str]:
+    """NaN and infinity pass every min/max check (each comparison with NaN is false) and
+    then fail deep inside a job ("cannot convert float NaN to integer"): refused first,
+    by key. `--config scale=nan` arrives as a float."""
+    if isinstance(config, dict):
+        return [p for k, v in config.items() for p in nonfinite_problems(v, f"{where}.{k}")]
+    if isinstance(config, list):
+        return [p for i, v in enumerate(config) for p in nonfinite_problems(v, f"{where}[{i}]")]
+    if isinstance(config, float) and not math.isfinite(config):
+        return [f"{where}: {config!r} is not a number this study can use (NaN and infinity "
+                "never are); write a finite number"]
+    return []
+
+
+def url_problems(config: dict[str, Any]) -> list[str]:
+    """A base_url the schema's ^https?:// lets through with no host ("http://") would be
+    reported later as http://None, and a model_id with a `..` part would walk the
+    gateway's paths (it cannot be percent-encoded away): refused here, naming the key."""
+    from urllib.parse import urlsplit
+
+    from ..backends.http import dot_segment
+
+    out = []
+    for name, m in (config.get("models") or {}).items():
+        mid = m.get("model_id") if isinstance(m, dict) else None
+        if isinstance(mid, str) and dot_segment(mid) is not None:
+            out.append(f"config.models.{name}.model_id: {_shown(mid)} has a "
+                       f"{dot_segment(mid)!r} part between slashes; it would change the "
+                       "gateway path requested (an id like author/slug)")
+        url = m.get("base_url") if isinstance(m, dict) else None
+        if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+            continue  # a missing or non-http base_url is the schema's to name
+        try:
+            host = urlsplit(url).hostname
+        except ValueError as e:  # e.g. an unclosed [ in an IPv6 literal
+            out.append(f"config.models.{name}.base_url: {url!r} is not a URL ({e}); "
+                       "a URL like http://127.0.0.1:8000/v1")
+            continue
+        if not host:
+            out.append(f"config.models.{name}.base_url: {url!r} has no host (a URL like "
+                       "http://127.0.0.1:8000/v1)")
     return out
 
 
@@ -104,22 +176,27 @@ def secret_problems(config: dict[str, Any]) -> list[str]:
     """A key written into the config would travel into logs, records and releases.
 
     Refused wherever it sits (a model's own keys, extra_body at any depth) by its name or
-    by its shape, and never echoed back.
+    by its shape, and never echoed back. Under `extra_body` and `headers`, which travel
+    to the server and into the manifest as written, any name that says credential
+    (credentials.credential_name: auth, key, token, secret, password) is refused.
     """
     out = []
 
-    def walk(obj: Any, where: str) -> None:
+    def walk(obj: Any, where: str, sent: bool = False) -> None:
         if isinstance(obj, dict):
             for k, v in obj.items():
                 here = f"{where}.{k}"
-                if str(k).lower().replace("-", "_") in SECRET_KEYS:
+                inside = sent or str(k) in SENT_AS_WRITTEN
+                if str(k).lower().replace("-", "_") in SECRET_KEYS or (
+                        sent and credential_name(str(k))):
                     out.append(f"{here}: keys come from the environment only; name the "
-                               "variable instead, e.g. api_key_env: OPENROUTER_API_KEY")
+                               "variable instead, e.g. api_key_env: OPENROUTER_API_KEY "
+                               "(the value is not shown and is never written)")
                 else:
-                    walk(v, here)
+                    walk(v, here, inside)
         elif isinstance(obj, list):
             for i, v in enumerate(obj):
-                walk(v, f"{where}[{i}]")
+                walk(v, f"{where}[{i}]", sent)
         elif looks_like_a_key(obj):
             out.append(f"{where}: a value shaped like an API key (not shown); keys come from "
                        "the environment only: name the variable in api_key_env")
@@ -127,6 +204,10 @@ def secret_problems(config: dict[str, Any]) -> list[str]:
     for name, m in (config.get("models") or {}).items():
         walk(m, f"config.models.{name}")
     return out
+
+
+# A model's keys whose contents go to the server as written (and into the manifest).
+SENT_AS_WRITTEN = ("extra_body", "headers")
 
 
 def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -197,6 +278,40 @@ def _per_field_problems(table: dict[str, Any], overrides: dict[str, Any],
     return problems
 
 
+def _match_problems(paper: dict[str, Any], table: dict[str, Any],
+                   overrides: dict[str, Any]) -> list[str]:
+    """Overrides that break a match the paper holds within one comparison (capacity.py:
+    comparison_arms, matched_keys): refused naming both arms, the key and both values."""
+    from .capacity import comparison_arms, matched_keys
+
+    group = comparison_arms(paper)
+    problems = []
+    for key in matched_keys():
+        moved = [a for a in group if key in overrides.get(a, {})]
+        if not moved:
+            continue
+        still = [a for a in group if a not in moved]
+        ref = (still or group)[0]
+        for a in group:
+            if a == ref:
+                continue
+            ratio = paper["arms"][a][key] / paper["arms"][ref][key]
+            want = round(table["arms"][ref][key] * ratio)
+            have = table["arms"][a][key]
+            if have == want:
+                continue
+            owner = a if a in moved else ref
+            share = "the same" if ratio == 1 else (
+                f"{paper['arms'][a][key]}/{paper['arms'][ref][key]} of {ref}'s")
+            problems.append(
+                f"config.arm_overrides.{owner}.{key}: arm {a}'s {key} {have} breaks the "
+                f"capacity match with arm {ref}'s {table['arms'][ref][key]}: the arms of one "
+                f"comparison ({' '.join(group)}, paper §3.2: the output budget is held "
+                f"fixed within a comparison) keep {a}'s {share} ({want}); override them "
+                "together or not at all")
+    return problems
+
+
 @dataclass(frozen=True)
 class Run:
     sweep: str
@@ -213,6 +328,19 @@ class Run:
 
 def run_path(sweep: str, model: str, repeat: int | str, arm: str) -> str:
     return f"results/runs/{sweep}/{model}/r{repeat}/{arm}.json"
+
+
+def run_of_path(path: str) -> dict[str, Any]:
+    """The run a record path names (run_path's inverse): sweep, model, repeat, arm.
+
+    Unambiguous because no name holds a slash (the schema's name rule); a path of another
+    shape raises ValueError naming it."""
+    parts = str(path).replace("\\", "/").split("/")
+    if (len(parts) < 4 or not parts[-2].startswith("r") or not parts[-2][1:].isdigit()
+            or not parts[-1].endswith(".json")):
+        raise ValueError(f"{path}: not a run record path (<sweep>/<model>/r<repeat>/<arm>.json)")
+    return {"sweep": parts[-4], "model": parts[-3], "repeat": int(parts[-2][1:]),
+            "arm": parts[-1].removesuffix(".json")}
 
 
 class Study:
@@ -281,7 +409,8 @@ def load_study(
     config: dict[str, Any], schema: dict[str, Any], arm_table: dict[str, Any], resources: Path
 ) -> Study:
     """Check the config (every problem at once), fill defaults, resolve the plan."""
-    problems = secret_problems(config) + schema_problems(config, schema, arm_ids(arm_table))
+    problems = nonfinite_problems(config) + secret_problems(config)
+    problems += schema_problems(config, schema, arm_ids(arm_table)) + url_problems(config)
     if problems:
         raise ConfigError(problems)
     cfg = with_defaults(config, schema)
@@ -303,10 +432,11 @@ def load_study(
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
     problems += _per_field_problems(table, cfg["arm_overrides"], resources)
+    problems += _match_problems(arm_table, table, cfg["arm_overrides"])
     if problems:
         raise ConfigError(problems)
     try:
-        warnings = resolve_capacity(cfg, table, resources)
+        warnings = resolve_capacity(cfg, table, resources, arm_table)
         study = Study(cfg, table, resources)
     except SpecError as e:
         raise ConfigError([str(e)]) from e
@@ -314,10 +444,14 @@ def load_study(
     return study
 
 
-def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
-                     ) -> list[str]:
+def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path,
+                     paper_table: dict[str, Any] | None = None) -> list[str]:
     """Set cfg["capacity_scale"] (chosen when unset) and check every sweep's arms hold
-    its fact load; raise ConfigError naming the numbers, return the warnings."""
+    its fact load; raise ConfigError naming the numbers, return the warnings.
+
+    paper_table: the arm table before the config's overrides; an automatic scale the
+    overrides moved is a warning (said first thing at DAG time), since it resizes
+    every arm, not only the overridden ones."""
     from . import capacity as cap
     from .fixtures import chunk_chars_at, graded_facts
 
@@ -333,12 +467,22 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
     def resolve(a: str, s: float) -> Arm:
         return resolve_arm(a, table, resources, s)
 
+    problems, warnings = [], []
     if cfg.get("capacity_scale") is None:
         cfg["capacity_scale"] = cap.auto_capacity_scale(resolve, used, list(loads.values()),
                                                         float(cfg["scale"]))
+        if paper_table is not None and cfg["arm_overrides"]:
+            unmoved = cap.auto_capacity_scale(
+                lambda a, x: resolve_arm(a, paper_table, resources, x), used,
+                list(loads.values()), float(cfg["scale"]))
+            if unmoved != cfg["capacity_scale"]:
+                warnings.append(
+                    f"capacity_scale {cfg['capacity_scale']:g} (chosen) is not the "
+                    f"{unmoved:g} it would be without config.arm_overrides "
+                    f"({', '.join(sorted(cfg['arm_overrides']))}): every arm's ceiling, "
+                    "fold budget and carry cap moves with it; set capacity_scale to keep it")
     s = float(cfg["capacity_scale"])
     paper = {a: resolve(a, 1.0) for a in used}
-    problems, warnings = [], []
     for name, sw in cfg["sweeps"].items():
         arms = {a: resolve(a, s) for a in sw["arms"]}
         where = f"config.sweeps.{name} (capacity_scale {s:g})"
