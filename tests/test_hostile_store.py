@@ -165,17 +165,21 @@ def test_every_reader_of_evidence_refuses_another_study_before_writing(tmp_path,
     assert not out.exists()
 
 
-def test_two_run_records_claiming_one_row_are_refused_naming_both(tmp_path):
+def test_two_run_records_claiming_one_row_are_refused_naming_the_record(tmp_path):
+    """A record claiming another run's row_id is refused, naming the record file, before
+    anything is graded: a record is the run its path names (grade.rows
+    check_record_identity), so two records can never share a row."""
     fx = tmp_path / "fixture.json"
     write_json(fixture().to_dict(), fx)
-    a, b = tmp_path / "runs/j.json", tmp_path / "runs/m.json"
+    runs = tmp_path / "results/runs/s/toy/r0"
+    a, b = runs / "j.json", runs / "m.json"
     write_json(record(["c0"], arm="j"), a)
     write_json(record(["c0"], arm="m", row_id="s/toy/r0/j"), b)
     outs = {k: tmp_path / f"graded/{k}.csv" for k in ("rows", "checks", "folds")}
     with pytest.raises(RunRecordError) as e:
         grade_sweep(str(fx), [str(a), str(b)], str(RESOURCES / "grading.yaml"),
                     str(RESOURCES / "arms.yaml"), *map(str, outs.values()))
-    assert str(a) in str(e.value) and str(b) in str(e.value) and "'s/toy/r0/j'" in str(e.value)
+    assert str(b) in str(e.value) and "'s/toy/r0/j'" in str(e.value)
     assert not (tmp_path / "graded").exists()
 
 

@@ -317,7 +317,10 @@ def check_rows_agree(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
                             "graded fact")
     carrier = checks.groupby("row_id", sort=False)["in_carrier"].sum()
     joined = rows.join(carrier.rename("_in_carrier"), on="row_id")
+    # An empty carrier_present is "not recorded" (a package may hold carriers for some
+    # rows only, as the paper's §4.10 does for 215): nothing to contradict.
     if (hit := _first(joined, joined["_in_carrier"].notna()
+                      & joined["carrier_present"].notna()
                       & (joined["carrier_present"] != joined["_in_carrier"]))) is not None:
         r, line = hit
         raise EvidenceError(f"rows.csv: column carrier_present is malformed: "

@@ -145,18 +145,6 @@ def read_record(path: str) -> dict[str, Any]:
     return record
 
 
-def refuse_collision(record: dict[str, Any], path: str, seen: dict[str, str]) -> None:
-    """Two run records claiming one row_id would become one row's evidence twice (or
-    one row standing for two runs): refused naming both files, before any is graded."""
-    rid = str(record["row_id"])
-    if rid in seen:
-        raise RunRecordError(f"{path}: row_id {rid!r} is also the row_id of {seen[rid]}; "
-                             "each run record names its own run: delete the record whose "
-                             "row_id is not its path's and rerun its fold job "
-                             f"(snakemake {path})")
-    seen[rid] = path
-
-
 def check_record_identity(record: dict[str, Any], path: str, run: dict[str, Any]) -> None:
     """The record is the run its path names: row_id, sweep, model, arm and repeat agree
     with `run` (the config's identity of the path, study/config.py run_of_path).
@@ -193,11 +181,9 @@ def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms
     headings = load_yaml(arms_yaml)["fixed_headings"]
     stock = StockSignature.from_dict(grading["stock_signature"])
     rows, checks, folds, trace = [], [], [], []
-    seen: dict[str, str] = {}
     for p in run_paths:
         record = read_record(p)
         check_record_identity(record, p, run_of_path(p))
-        refuse_collision(record, p, seen)
         row, c, f = grade_record(record, fixture, grading["abstention_markers"], stock,
                                  headings)
         rows.append(row)
