@@ -109,8 +109,9 @@ def test_the_page_fits_a_1280_pixel_window(arms, request):
 
 
 def crawl(root: Path, start: str) -> set[str]:
-    """From `start`, every comparison page's every link names a file under root that
-    exists (and an anchor the target holds), as Chromium read the DOM; the pages seen."""
+    """From `start`, every comparison and viewer page's every link names a file under
+    root that exists (and an anchor the target holds), as Chromium read the DOM; the
+    pages seen."""
     seen, todo = set(), [start]
     with browser.serve(root) as url:
         while todo:
@@ -125,13 +126,22 @@ def crawl(root: Path, start: str) -> set[str]:
                 assert (root / path).is_file(), f"{page}: {href} -> {path}"
                 if target.fragment:
                     assert f'id="{target.fragment}"' in (root / path).read_text(), href
-                if path.startswith("compare/"):
+                if path.startswith(("compare/", "viewer/")):
                     todo.append(path)
     return seen
 
 
 def test_every_link_resolves(two):
-    assert {"compare/index.html", "compare/s/toy/r0.html"} <= crawl(two, "compare/index.html")
+    seen = crawl(two, "compare/index.html")
+    assert {"compare/index.html", "compare/s/toy/r0.html", "viewer/s/toy/r0/j.html"} <= seen
+
+
+def test_the_viewer_links_each_run_to_its_blocks_comparison(two):
+    """Issue 21: linked from the viewer's index and from every run page."""
+    seen = crawl(two, "viewer/index.html")
+    assert {"viewer/s/toy/r0/j.html", "compare/s/toy/r0.html", "compare/index.html"} <= seen
+    page = (two / "viewer/s/toy/r0/q.html").read_text()
+    assert 'href="../../../../compare/s/toy/r0.html"' in page
 
 
 @pytest.mark.workflow

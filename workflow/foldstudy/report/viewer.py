@@ -28,6 +28,7 @@ from ..grade.rows import check_record_identity, read_record
 from ..grade.trace import fact_trace, fold_number
 from ..io import load_yaml, read_json
 from ..study.spec import Fact, Fixture
+from .paths import block_path
 
 log = logging.getLogger(__name__)
 
@@ -134,10 +135,13 @@ def _by(df: pd.DataFrame | None, key: str) -> dict[str, list[dict[str, Any]]]:
 
 def build_viewer(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
                  rows_csv: str | None, checks_csv: str | None, template_dir: str | Path,
-                 out_dir: str | Path, headings: list[str]) -> list[Path]:
+                 out_dir: str | Path, headings: list[str], compare: str | None = "compare"
+                 ) -> list[Path]:
     """Every run's page and the index; returns the pages written (index last). `runs`:
     the study config's runs (sweep, model, repeat, arm, path); each record must agree
-    with its run (grade.rows.check_record_identity), and pages are placed by the run."""
+    with its run (grade.rows.check_record_identity), and pages are placed by the run.
+    `compare`: the comparison pages' folder beside the viewer's (rule compare), which
+    every run page and the index link by block; None: no links."""
     env = environment(template_dir)
     fixtures = {s: Fixture.from_dict(read_json(p)) for s, p in fixture_paths.items()}
     rows = _by(read_table(rows_csv) if rows_csv else None, "row_id")
@@ -154,13 +158,18 @@ def build_viewer(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
         row = (rows.get(record["row_id"]) or [None])[0]
         ctx = run_page(record, fixtures[run["sweep"]], checks.get(record["row_id"], []),
                        row, headings)
+        block = (None if compare is None else
+                 f"{compare}/{block_path(run['sweep'], run['model'], int(run['repeat']))}")
+        ctx["compare_href"] = None if block is None else "../../../../" + block
         dest = out / page_path(run)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(env.get_template("viewer-run.html.j2").render(**ctx), encoding="utf-8")
         written.append(dest)
-        index.append({"href": page_path(run), "record": record, "row": row or {}})
-    (out / INDEX).write_text(env.get_template("viewer-index.html.j2").render(runs=index),
-                             encoding="utf-8")
+        index.append({"href": page_path(run), "record": record, "row": row or {},
+                      "compare_href": None if block is None else "../" + block})
+    (out / INDEX).write_text(env.get_template("viewer-index.html.j2").render(
+        runs=index, compare_index=None if compare is None else f"../{compare}/index.html"),
+        encoding="utf-8")
     written.append(out / INDEX)
     log.info("viewer: %d run pages and %s", len(index), out / INDEX)
     return written
