@@ -77,8 +77,9 @@ class Group:
 
     def rows(self, v: pd.DataFrame) -> pd.DataFrame:
         if self.sources is not None:
-            triples = pd.MultiIndex.from_tuples(self.sources)
-            sel = pd.MultiIndex.from_frame(v[["model", "arm", "sweep"]]).isin(triples)
+            # '/' joins: names cannot hold it (config schema), so the key is unambiguous
+            key = v["model"].astype(str) + "/" + v["arm"].astype(str) + "/" + v["sweep"]
+            sel = key.isin({"/".join(t) for t in self.sources})
         else:
             sel = v["sweep"].isin(self.sweeps)
         if self.models is not None:
@@ -99,7 +100,7 @@ class Group:
                 if len(gs) and all((gs["arm"] == a).any() for a in need):
                     keep.append(gs)
                     break
-        return pd.concat(keep) if keep else v.iloc[:0]
+        return v.loc[[i for gs in keep for i in gs.index]] if keep else v.iloc[:0]
 
 
 @dataclass(frozen=True)
