@@ -217,6 +217,10 @@ def test_the_config_check_names_a_scope_sweep_the_study_does_not_run(config_sche
     assert "config.scopes.partition.prefer: 'deep' is not a sweep of this study" in str(e.value)
     assert "config.scopes.ceiling.sources.nobody.j: sweep 'main' does not run nobody" in str(
         e.value)
+    cfg["scopes"] = {"partition": {"prefer": ["main"], "arms": ["j", "zz"]}}
+    with pytest.raises(ConfigError, match=r"config\.scopes\.partition\.arms: 'zz' is not "
+                                          r"run by main"):
+        load_study(cfg, config_schema, load_arm_table(RESOURCES), RESOURCES)
     # The paper's study names only sweeps it runs.
     load_study(PAPER, config_schema, load_arm_table(RESOURCES), RESOURCES)
 

@@ -197,6 +197,12 @@ class Scopes:
                                     f"{a} in sweep {sw!r}")
             named = s.named_sweeps()
             read = rows[rows["sweep"].isin(named)] if named is not None else rows
+            arms = sorted(set(read["arm"]))
+            for a in s.arms or ():
+                if a not in arms:
+                    where = ", ".join(named) if named is not None else "any sweep"
+                    problems.append(f"scopes.{name}.arms: {a!r} has no row in {where} "
+                                    f"(arms there: {', '.join(arms) or 'none'})")
             have = sorted(set(read["model"]))
             for m in s.models or ():
                 if m not in have:

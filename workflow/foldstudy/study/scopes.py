@@ -141,6 +141,12 @@ def config_problems(scopes: dict[str, Any] | None, sweeps: dict[str, Any],
             if m not in have:
                 out.append(f"config.scopes.{name}.models: {m!r} is not run by "
                            f"{', '.join(named) or 'any sweep'}")
+        if "prefer" in keys:
+            ran = {a for sw in named for a in sweeps[sw].get("arms", [])}
+            for a in s.get("arms") or []:
+                if a not in ran:
+                    out.append(f"config.scopes.{name}.arms: {a!r} is not run by "
+                               f"{', '.join(named) or 'any sweep'}")
         for m, a, sw in source_triples(s.get("sources") if "prefer" in keys else None):
             spec = sweeps.get(sw)
             if spec is None:
