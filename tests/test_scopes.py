@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.analysis import partition as A_partition
 from foldstudy.analysis.numbers import compute_numbers
 from foldstudy.analysis.scopes import ScopeError, Scopes
 from foldstudy.evidence import columns
@@ -28,7 +29,8 @@ QWEN = "qwen3.6-35b-a3b"
 
 def paper_shaped_evidence() -> list[dict]:
     """Rows in every sweep the paper's scopes name. glm-5.2 works in the partition sweep
-    and fails in the depth sweep; decomp-only ran j and q in a decomposition sweep only."""
+    and fails in the depth sweep; decomp-only ran j and q in a decomposition sweep only;
+    glm-5.2 ran j and t in the ceiling sweep (the ceiling scope names it there)."""
     rows = []
     rows += arm_rows("table1", QWEN, "m", [1.0, 1.0])
     for sweep in ("decomposition_a", "decomposition_b"):
@@ -39,6 +41,8 @@ def paper_shaped_evidence() -> list[dict]:
                                                                    [0.1, 0.1])
     rows += arm_rows("ceiling_jt", QWEN, "j", [0.3]) + arm_rows("ceiling_jt", QWEN, "t", [0.1])
     rows += arm_rows("anchor", QWEN, "j", [0.0, 0.0, 1.0])
+    rows += arm_rows("ceiling", "glm-5.2", "j", [1.0]) + arm_rows("ceiling", "glm-5.2", "t",
+                                                                  [0.0])
     rows += arm_rows("flash_lm", "qwen3.6-flash", "m", [1.0])
     for model, j, q, fill in (("glm-5.2", 1.0, 1.0, 0.6), ("mimo-v2.5", 0.0, 0.9, 0.99),
                               ("ling-2.6-flash", 0.0, 0.1, 0.06)):
@@ -59,15 +63,17 @@ def paper_run():
     return rows, numbers, tables
 
 
-def test_partition_reads_the_partition_sweep_alone(paper_run):
+def test_partition_takes_each_models_pair_from_one_sweep_by_precedence(paper_run):
     rows, n, tables = paper_run
     in_sweep = rows.loc[rows["sweep"] == "partition", "model"].nunique()
     assert n["partition.n_models"] == in_sweep == 3
-    # glm-5.2's partition row is the partition sweep's (works), not the depth re-run's.
-    assert n["partition.failing[glm-5.2]"] == 0 and n["partition.j_mean[glm-5.2]"] == 1.0
-    assert n["partition.n_failing"] == 2 and n["partition.n_rescued"] == 1
+    # Issue 19 §1: glm-5.2 was re-run at depth, so its pair is the depth sweep's (fails),
+    # not the partition sweep's (works), and never the two pooled.
+    assert n["partition.failing[glm-5.2]"] == 1 and n["partition.j_mean[glm-5.2]"] == 0.0
+    assert n["partition.j_n[glm-5.2]"] == 12
+    assert n["partition.n_failing"] == 3 and n["partition.n_rescued"] == 1
     assert n["failure_mode.models[over_writing]"] == 1
-    assert n["failure_mode.models[under_writing]"] == 1
+    assert n["failure_mode.models[under_writing]"] == 2
     # Paper §4.6: fill against recall over every measured model ("twenty-five"), more
     # than the partition's twenty: the fill scope reads each model with undivided rows
     # anywhere (decomp-only and qwen too), one point per model.
@@ -78,7 +84,9 @@ def test_partition_reads_the_partition_sweep_alone(paper_run):
     part = tables["partition"].frame()
     assert list(part.columns[:13]) == columns.PARTITION_TABLE[:13]
     assert set(part["model"]) == {"glm-5.2", "mimo-v2.5", "ling-2.6-flash"}
-    assert set(part["sweep"]) == {"partition"}  # decomp-only ran j and q, out of scope
+    # decomp-only ran j and q, out of scope; each line names the sweep its pair came from
+    assert dict(zip(part["model"], part["sweep"], strict=True)) == {
+        "glm-5.2": "depth", "mimo-v2.5": "partition", "ling-2.6-flash": "partition"}
 
 
 def test_the_depth_table_shows_the_depth_rows(paper_run):
@@ -135,6 +143,65 @@ def test_a_scope_naming_what_the_evidence_lacks_fails_by_name():
         Scopes.from_config({"partiton": {}})
 
 
+def test_precedence_takes_each_models_rows_from_the_first_sweep_with_both_arms():
+    # Issue 19 §1/§5, pure: a model reads the first sweep of `prefer` holding every arm of
+    # `arms`; a sweep with one arm only does not count, and nothing is pooled.
+    a = Analysis.load()
+    v = frames(arm_rows("deep", "m1", "j", [0.0] * 3) + arm_rows("deep", "m1", "q", [1.0] * 3)
+               + arm_rows("part", "m1", "j", [1.0]) + arm_rows("part", "m1", "q", [1.0])
+               + arm_rows("deep", "m2", "j", [0.0])  # no q at depth: m2 reads `part`
+               + arm_rows("part", "m2", "j", [1.0]) + arm_rows("part", "m2", "q", [1.0])
+               + arm_rows("part", "m2", "o", [1.0]))[0]
+    sc = Scopes.from_config({"partition": {"prefer": ["deep", "part"], "arms": ["j", "q"]}})
+    [(g, got)] = sc.select("partition", v, a.primary_scenario)
+    assert g.label == "deep+part" and not g.qualified
+    assert got.groupby("model")["sweep"].unique().map(list).to_dict() == {
+        "m1": ["deep"], "m2": ["part"]}
+    assert set(got["arm"]) == {"j", "q"}  # `arms` restricts what is read
+    part = A_partition(got, a)
+    assert dict(zip(part["model"], part["sweep"], strict=True)) == {"m1": "deep", "m2": "part"}
+
+
+def test_sources_name_the_sweeps_of_each_model_and_arm():
+    # Issue 19 §4: the ceiling replication mixes corpora within a row.
+    v = frames(arm_rows("anchor", "qw", "j", [0.0] * 5) + arm_rows("ceil", "qw", "j", [1.0] * 2)
+               + arm_rows("ceil", "qw", "t", [0.0] * 2) + arm_rows("ceil2", "qw", "t", [1.0])
+               + arm_rows("ceil", "gl", "j", [1.0]) + arm_rows("ceil", "gl", "t", [1.0])
+               + arm_rows("ceil", "gl", "m", [1.0]))[0]
+    sc = Scopes.from_config({"ceiling": {"sources": {
+        "qw": {"j": ["anchor"], "t": ["ceil", "ceil2"]}, "gl": {"j": ["ceil"], "t": ["ceil"]}}}})
+    [(g, got)] = sc.select("ceiling", v)
+    assert g.label == "anchor+ceil+ceil2"
+    cells = got.groupby(["model", "arm"])["sweep"].agg(lambda s: sorted(set(s))).to_dict()
+    assert cells == {("qw", "j"): ["anchor"], ("qw", "t"): ["ceil", "ceil2"],
+                     ("gl", "j"): ["ceil"], ("gl", "t"): ["ceil"]}
+    with pytest.raises(ScopeError, match=r"scopes\.ceiling\.sources\.gl\.u: no row of gl on "
+                                         r"arm u in sweep 'ceil'"):
+        Scopes.from_config({"ceiling": {"sources": {"gl": {"u": ["ceil"]}}}}).check(v)
+    with pytest.raises(ScopeError, match=r"config\.scopes\.ceiling: sweeps and sources each "
+                                         r"choose the sweeps; name one"):
+        Scopes.from_config({"ceiling": {"sweeps": ["ceil"], "sources": {"gl": {"j": ["c"]}}}})
+
+
+def test_pooled_analyses_filter_the_scenario_before_grouping():
+    # Issue 19 §2: one distributed sweep and one single-chunk sweep under the default
+    # config: the contract's plain keys, since the single-chunk sweep is never a group.
+    rows, checks = frames(
+        arm_rows("s5", "m1", "j", [1.0, 0.0, 0.6], headings_carried=5)
+        + arm_rows("s5", "m2", "j", [0.0, 0.2, 1.0], headings_carried=0, fill=0.9)
+        + arm_rows("s5", "m3", "j", [0.5, 0.5, 0.7], fill=0.2, headings_carried=2)
+        + arm_rows("one", "m1", "j", [1.0, 1.0], scenario="single_chunk", k=7,
+                   headings_carried=1))
+    n = compute_numbers(rows, checks)
+    for key in ("icc.value", "headings.r", "fill.r"):
+        assert key in n and not any(k.startswith(key + "[") for k in n)
+    assert n["headings.n_rows"] == 9  # the single-chunk rows never enter
+    # A scope may name another scenario.
+    one = compute_numbers(rows, checks, None, Scopes.from_config(
+        {"headings": {"scenario": "single_chunk"}}))
+    assert one["headings.rows[j]"] == 2
+
+
 def test_the_config_check_names_a_scope_sweep_the_study_does_not_run(config_schema):
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text(encoding="utf-8"))
     cfg["scopes"] = {"partition": {"sweeps": ["anchor"]}, "ladder": {"models": ["nobody"]}}
@@ -142,6 +209,18 @@ def test_the_config_check_names_a_scope_sweep_the_study_does_not_run(config_sche
         load_study(cfg, config_schema, load_arm_table(RESOURCES), RESOURCES)
     assert "config.scopes.partition.sweeps: 'anchor' is not a sweep of this study" in str(e.value)
     assert "config.scopes.ladder.models: 'nobody' is not run by main" in str(e.value)
+    # The new keys are checked by name too (issue 19 §5).
+    cfg["scopes"] = {"partition": {"prefer": ["main", "deep"], "arms": ["j", "q"]},
+                     "ceiling": {"sources": {"nobody": {"j": ["main"]}}}}
+    with pytest.raises(ConfigError) as e:
+        load_study(cfg, config_schema, load_arm_table(RESOURCES), RESOURCES)
+    assert "config.scopes.partition.prefer: 'deep' is not a sweep of this study" in str(e.value)
+    assert "config.scopes.ceiling.sources.nobody.j: sweep 'main' does not run nobody" in str(
+        e.value)
+    cfg["scopes"] = {"partition": {"prefer": ["main"], "arms": ["j", "zz"]}}
+    with pytest.raises(ConfigError, match=r"config\.scopes\.partition\.arms: 'zz' is not "
+                                          r"run by main"):
+        load_study(cfg, config_schema, load_arm_table(RESOURCES), RESOURCES)
     # The paper's study names only sweeps it runs.
     load_study(PAPER, config_schema, load_arm_table(RESOURCES), RESOURCES)
 

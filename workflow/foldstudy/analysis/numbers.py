@@ -390,8 +390,15 @@ def _carrier(ev: Evidence, out: _Numbers) -> None:
 def _grader(ev: Evidence, out: _Numbers) -> None:
     """Label-bound against presence grading of the answer (paper §4.4: "the label-bound
     and presence counts agree on 619 of 620 valid distributed rows"). Needs rows.csv's
-    answer text; without it there is no key."""
+    answer text; without it there is no key. And the unit-lenient diagnostic (§3.1: "an
+    answer that keeps the number while dropping the unit fails the check while having
+    carried the fact"): checks, and rows with one, that pass only when the unit word
+    may be dropped."""
     for g, prim in ev.groups("grader", primary=True):
+        ul = A.unit_lenient(prim, ev.checks)
+        if ul is not None:  # §3.1: the fact carried, its unit word dropped
+            out.put(g.key("grader.unit_lenient_checks"), ul["checks"], source="checks.csv")
+            out.put(g.key("grader.unit_lenient_rows"), ul["rows"], source="checks.csv")
         per = A.grader_agreement(prim, ev.checks)
         if per is None or per.empty:
             continue
@@ -409,7 +416,7 @@ def _abstention(ev: Evidence, out: _Numbers) -> None:
                 out.put(g.at(f"abstention.{col}", r["arm"]), r[col])
 
 
-@section("finish", "parse", "tokens")
+@section("finish", "parse", "envelope", "tokens")
 def _instruments(ev: Evidence, out: _Numbers) -> None:
     """Instruments: finish reasons, parse failures, envelopes, prompt tokens."""
     an = ev.an
@@ -430,9 +437,25 @@ def _instruments(ev: Evidence, out: _Numbers) -> None:
         out.put(g.key("parse.rows_with_failure"), int(pf.sum()))
         out.put(g.key("parse.mean_with_failure"), A.mean(v.loc[pf, "recall"]))
         out.put(g.key("parse.mean_clean"), A.mean(v.loc[~pf, "recall"]))
+    # §6 over the single-field arms, every row valid or not ("of the 23 single-field-
+    # schema rows carrying a parse failure, 18 are valid"), per group and pooled.
+    for g, every in ev.groups("parse", every_row=True):
+        _put_single_field(out, g.key, every, an)
+    pooled = ev.pooled("parse", every_row=True)
+    if pooled is not None:
+        _put_single_field(out, lambda k: keys.at(k, pooled[0]), pooled[1], an)
+    for g, v in ev.groups("envelope"):
         env = v["json_envelope_carried"].fillna(False).astype(bool)
         out.put(g.key("envelope.rows_carried"), int(env.sum()))
         out.put(g.key("envelope.rows_not_carried"), int((~env).sum()))
+        for _, r in A.envelope(v, an).iterrows():
+            out.put(g.at("envelope.rows", r["arm"]), r["rows"])
+            out.put(g.at("envelope.carried", r["arm"]), r["carried"])
+    pooled = ev.pooled("tokens")
+    if pooled is not None:  # §1: "1,534 fewer ... pooled over every sweep"
+        a, b = an.divided, an.undivided
+        pt = A.pairs(pooled[1], a, b, "prompt_tokens")
+        _put_paired(out, "tokens.delta_pooled", keys.cell(a, b), pt, an, len(pt) * 2)
     for g, v in ev.groups("tokens"):
         for (a, b), pt in A.token_pairs(v, an).items():
             _put_paired(out, "tokens.delta", g.cell(a, b), pt, an, len(pt) * 2)
@@ -443,6 +466,17 @@ def _instruments(ev: Evidence, out: _Numbers) -> None:
                               ("expected", "expected_delta"), ("measured", "measured_delta"),
                               ("share", "delivered_share"), ("n_pairs", "expected_pairs")):
                 out.put(keys.at(f"tokens.{key}", cell), d[name], rows=2 * d["n_pairs"])
+
+
+def _put_single_field(out: _Numbers, key: Callable[[str], str], rows: pd.DataFrame,
+                      an: Analysis) -> None:
+    """The single-field arms' parse-failure line (A.single_field_parse), under `key`."""
+    s = A.single_field_parse(rows, an)
+    if s is None:
+        return
+    for col, val in s.items():
+        if col != "arm":
+            out.put(key(f"parse.single_field.{col}"), val)
 
 
 def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
@@ -457,7 +491,8 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
     for s in SECTIONS:
         s.compute(ev.reading(s.reads), out)
     return out.values, {"inputs": {"rows.csv": len(rows), "checks.csv": len(checks)},
-                        "scopes": ev.scopes.describe(), "sections": out.sources}
+                        "scopes": ev.scopes.describe(ev.an.primary_scenario),
+                        "sections": out.sources}
 
 
 # ------------------------------------------------------------------------- LaTeX

@@ -53,16 +53,31 @@ class Evidence:
         """This view for a reader that declared these analyses, and may read no other."""
         return replace(self, declared=frozenset(analyses))
 
-    def groups(self, analysis: str, primary: bool = False
+    def groups(self, analysis: str, primary: bool = False, every_row: bool = False
                ) -> list[tuple[Group, pd.DataFrame]]:
         """(group, its valid rows) per group of the analysis' scope; `primary` keeps the
-        distributed-facts scenario only."""
+        distributed-facts scenario only, within groups formed over every scenario (a
+        pooled analysis, study/scopes.PRIMARY_SCENARIO_ANALYSES, filters before the
+        grouping instead); `every_row` gives the groups' rows valid or not."""
         if self.declared is not None and analysis not in self.declared:
             raise KeyError(f"analysis {analysis!r} is read but not declared by its reader "
                            f"(declared: {', '.join(sorted(self.declared)) or 'none'})")
         out = []
-        for g, vg in self.scopes.select(analysis, self.v):
+        rows = self.rows if every_row else self.v
+        for g, vg in self.scopes.select(analysis, rows, self.an.primary_scenario):
             if primary:
                 vg = vg[vg["scenario"] == self.an.primary_scenario]
             out.append((g, vg))
         return out
+
+    def pooled(self, analysis: str, every_row: bool = False
+               ) -> tuple[str, pd.DataFrame] | None:
+        """The rows of every group of the analysis' scope as one, with the label of a line
+        pooled over them (their sweeps joined by '+'); None when the scope reads one group,
+        whose own lines are already the pooled ones."""
+        gs = self.groups(analysis, every_row=every_row)
+        if len(gs) < 2:
+            return None
+        sweeps = list(dict.fromkeys(s for g, _ in gs for s in g.sweeps))
+        rows = pd.concat([vg for _, vg in gs]).drop_duplicates("row_id")
+        return "+".join(sweeps), rows

@@ -53,7 +53,8 @@ def _arm_order(an: Analysis, arms: set[str]) -> list[str]:
 
 def reads(c: Evidence, analysis: str) -> str:
     """The caption's sentence on what the table reads (its scope, in words)."""
-    return (f" Reads {c.scopes.describe()[analysis]} (scope `{analysis}` of the study "
+    said = c.scopes.describe(c.an.primary_scenario)[analysis]
+    return (f" Reads {said} (scope `{analysis}` of the study "
             "config); the sweep column names the sweep, or the sweeps pooled, of each "
             "line.")
 
@@ -78,6 +79,23 @@ def lines(c: Evidence, analysis: str, make: Callable[[pd.DataFrame], pd.DataFram
           own_sweep: bool = False) -> list[dict[str, Any]]:
     """by_group's lines of every group, in scope order."""
     return [r for _, recs in by_group(c, analysis, make, own_sweep=own_sweep) for r in recs]
+
+
+def pooled_lines(c: Evidence, analysis: str, make: Callable[[pd.DataFrame], pd.DataFrame]
+                 ) -> list[dict[str, Any]]:
+    """The lines `make` builds from every group's rows at once, named by their sweeps
+    joined with '+' (DESIGN §8 "Pooled tables"); none when the scope reads one group,
+    whose lines are already pooled."""
+    pooled = c.pooled(analysis)
+    if pooled is None:
+        return []
+    return [{**r, "sweep": pooled[0]} for r in make(pooled[1]).to_dict("records")]
+
+
+def with_pooled(c: Evidence, analysis: str, make: Callable[[pd.DataFrame], pd.DataFrame]
+                ) -> list[dict[str, Any]]:
+    """Each group's lines, then the pooled ones."""
+    return lines(c, analysis, make) + pooled_lines(c, analysis, make)
 
 
 SWEEP = Col("sweep", "sweep")
@@ -224,7 +242,11 @@ def t_capacity(c: Evidence) -> Body:
             cap.append(r)
         t = _fisher_reading(nb, g.at("capacity.fisher_recalled", a, b), a, b, an.alpha)
         if t:
-            notes.append(_note(g, f"Ceiling halved (models that ran both): {t}."))
+            both = _ran_both(c, g, a, b)
+            who = (f"the one model that ran both, {both[0]}" if len(both) == 1 else
+                   f"the {len(both)} models that ran both"
+                   + (f" ({', '.join(both)})" if len(both) <= 3 else ""))
+            notes.append(_note(g, f"Ceiling halved, over {who}: {t}."))
         fa, fb = "+".join(an.representation_failing), "+".join(an.representation_healthy)
         t = _fisher_reading(nb, g.key("capacity.fisher_representation"), fa, fb, an.alpha)
         if t:
@@ -243,13 +265,22 @@ def t_capacity(c: Evidence) -> Body:
          Col("nonconforming_folds", "non-conforming folds", "int")], cap, notes)
 
 
+def _ran_both(c: Evidence, g: Group, a: str, b: str) -> list[str]:
+    """The models of a capacity group's manipulated cells that ran both arms."""
+    cr = A.capacity_rows(g.rows(c.v), c.an)
+    return sorted(set(cr.loc[cr["arm"] == a, "model"]) & set(cr.loc[cr["arm"] == b, "model"]))
+
+
 @builder
 def t_ceiling_replication(c: Evidence) -> Body:
     an, nb = c.an, c.numbers
     a, b = an.ceiling_pair
     df, notes = [], []
-    for g, recs in by_group(c, "ceiling", lambda v: A.ceiling_replication(v, an)):
-        for r in recs:
+    for g, vg in c.groups("ceiling"):
+        for r in A.ceiling_replication(vg, an).to_dict("records"):
+            # a line names the sweeps its model's rows came from (the group's, in order)
+            have = set(vg.loc[(vg["model"] == r["model"]) & vg["arm"].isin([a, b]), "sweep"])
+            r["sweep"] = "+".join(sw for sw in g.sweeps if sw in have)
             r["a"] = f"{r['a_recalled']}/{r['a_n']} rows"
             r["b"] = f"{r['b_recalled']}/{r['b_n']} rows"
             df.append(r)
@@ -260,8 +291,10 @@ def t_ceiling_replication(c: Evidence) -> Body:
         df = [{"_why_row": f"no model ran both {a} and {b}"}]
     return Body(
         f"Rows recalled (recall ≥ {an.row_recalled}) of valid rows on the undivided arm at "
-        f"its ceiling ({a}) and at half of it ({b}), per model that ran both; {a} fill is "
-        "the share of its declared ceiling the carrier used." + reads(c, "ceiling"),
+        f"its ceiling ({a}) and at half of it ({b}), per model that ran both; a fill is "
+        "the share of its declared ceiling the carrier used, over the same rows as the "
+        "count beside it (where the scope names sources per model and arm, those rows). "
+        "The sweep column names the sweeps the model's rows came from." + reads(c, "ceiling"),
         [SWEEP, Col("model", "model"), Col("a", f"{a} ceiling"), Col("b", f"{b} halved ceiling"),
          Col("a_fill", f"{a} fill", "pct", "no ceiling declared"),
          Col("b_fill", f"{b} fill", "pct", "no ceiling declared")], df, notes)
@@ -431,6 +464,23 @@ def t_headings_vs_recall(c: Evidence) -> Body:
 
 
 @builder
+def t_headings_single_field(c: Evidence) -> Body:
+    """Paper §4.8's table: over the single-field-schema arms, pooled over the headings
+    scope (one group: its own lines; several: all of them at once)."""
+    an = c.an
+    make = lambda v: A.headings_vs_recall(v, an)  # noqa: E731
+    h = pooled_lines(c, "headings", make) or lines(c, "headings", make)
+    return Body(
+        f"Valid rows of the single-field-schema arms ({', '.join(an.single_field_schema)}) by "
+        "how many of the five fixed headings the final carry held (0-5), pooled over every "
+        f"group of the scope: rows, mean recall, rows ≥ {an.row_recalled}. An association: "
+        "headings carried is post-treatment." + reads(c, "headings"),
+        [SWEEP, Col("headings", "headings", "int"), Col("rows", "rows", "int"),
+         Col("mean", "mean", "p3", "no row"),
+         Col("rows_ge_half", f"rows ≥ {an.row_recalled}", "int")], h)
+
+
+@builder
 def t_headings_within_model(c: Evidence) -> Body:
     h = lines(c, "headings", lambda v: A.headings_within_model(v, c.an))
     if not h:
@@ -571,7 +621,8 @@ def t_fact_survival(c: Evidence) -> Body:
 @builder
 def t_abstention_vs_fabrication(c: Evidence) -> Body:
     ab, notes = [], []
-    for g, recs in by_group(c, "abstention", lambda v: A.abstention(v, c.an)):
+    make = lambda v: A.abstention(v, c.an)  # noqa: E731
+    for g, recs in by_group(c, "abstention", make):
         for r in recs:
             r["title"] = c.an.arm_title(r["arm"])
             r["_why_stock_rows"] = "not recorded"
@@ -581,11 +632,14 @@ def t_abstention_vs_fabrication(c: Evidence) -> Body:
             tot = sum(r["failing_rows"] for r in recs)
             notes.append(_note(g, f"{fab} of {tot} failing rows hold no abstention marker "
                                   f"anywhere in the answer; {tot - fab} hold one."))
+    for r in pooled_lines(c, "abstention", make):
+        ab.append({**r, "title": c.an.arm_title(r["arm"]), "_why_stock_rows": "not recorded"})
     return Body(
         f"Failing rows (recall < {c.an.failing_recall}) by whether the answer holds any "
         "abstention marker, or fabricates with none; stock-signature rows gave at least one "
         "high-frequency stand-in value (stock port, placeholder host, example UUID, round "
-        "time)." + reads(c, "abstention"),
+        "time). Where the scope reads several groups, the last lines pool them, one per "
+        "arm." + reads(c, "abstention"),
         [SWEEP, Col("arm", "arm"), Col("title", "representation"),
          Col("failing_rows", "failing rows", "int"),
          Col("fabricates", "fabricates, no abstention", "int"),
@@ -595,7 +649,7 @@ def t_abstention_vs_fabrication(c: Evidence) -> Body:
 
 @builder
 def t_finish_reasons(c: Evidence) -> Body:
-    fr = lines(c, "finish", lambda v: A.finish_reasons(v, c.an))
+    fr = with_pooled(c, "finish", lambda v: A.finish_reasons(v, c.an))
     for r in fr:
         if r["rows_with_ceiling"]:
             r["at_ceiling"] = f"{r['rows_at_ceiling']} of {r['rows_with_ceiling']}"
@@ -603,7 +657,8 @@ def t_finish_reasons(c: Evidence) -> Body:
     return Body(
         "Folds of valid rows by how the call finished: stop (the model ended the fold) or "
         "length (it hit the output limit). At ceiling: rows whose carry filled at least "
-        f"{c.an.at_ceiling_fill:.1%} of the declared ceiling." + reads(c, "finish"),
+        f"{c.an.at_ceiling_fill:.1%} of the declared ceiling. Where the scope reads several "
+        "groups, the last lines pool them, one per arm." + reads(c, "finish"),
         [SWEEP, Col("arm", "arm"), Col("rows", "rows", "int"), Col("folds", "folds", "int"),
          Col("stop", "stop", "int"), Col("length", "length", "int"),
          Col("other", "other", "int"), Col("at_ceiling", "rows at ceiling")], fr)
@@ -613,18 +668,46 @@ def t_finish_reasons(c: Evidence) -> Body:
 def t_parse_failures(c: Evidence) -> Body:
     pf = [{**r, "_why_mean_with_failure": "no such row", "_why_mean_clean": "no such row"}
           for r in lines(c, "parse", lambda v: A.parse_failures(v, c.an))]
+    groups = c.groups("parse", every_row=True)
+    pooled = c.pooled("parse", every_row=True)
+    label, every = pooled if pooled is not None else (
+        (groups[0][0].label, groups[0][1]) if groups else (None, None))
+    sf = A.single_field_parse(every, c.an) if every is not None else None
+    if sf is not None:  # §6: over the single-field arms, every row valid or not
+        pf.append({**sf, "sweep": label, "_why_mean_with_failure": "no such row",
+                   "_why_mean_clean": "no such row", "_why_folds": "pooled line",
+                   "_why_parse_failures": "pooled line",
+                   "_why_schema_invalid_folds": "pooled line", "_why_rate": "pooled line"})
     return Body(
         "Per arm: folds whose reply did not parse, folds that parsed but broke the schema, "
         "the parse-failure rate per fold, and the recall of rows that carry a parse failure "
         "against clean rows of the same arm. Such rows are the arm's own behaviour: valid, "
-        "and in the means." + reads(c, "parse"),
+        "and in the means. The last line pools the single-field-schema arms "
+        f"({'+'.join(c.an.single_field_schema)}) over every group: its rows with one count "
+        "every row, valid or not, and the valid ones are beside them; recalls are of valid "
+        "rows." + reads(c, "parse"),
         [SWEEP, Col("arm", "arm"), Col("folds", "folds", "int"),
          Col("parse_failures", "parse failures", "int"),
          Col("schema_invalid_folds", "schema-invalid folds", "int"),
          Col("rate", "rate", "pct", "no fold"),
          Col("rows_with_failure", "rows with one", "int"),
          Col("mean_with_failure", "their recall", "p3"),
-         Col("rows_clean", "clean rows", "int"), Col("mean_clean", "clean recall", "p3")], pf)
+         Col("rows_clean", "clean rows", "int"), Col("mean_clean", "clean recall", "p3"),
+         Col("valid_with_failure", "valid with one", "int", "per-arm lines count valid rows")],
+        pf)
+
+
+@builder
+def t_json_envelope(c: Evidence) -> Body:
+    """Paper §5: "carried_json_envelope is false on 575 of the 620 valid rows; the 45
+    that carry a raw envelope are all f"."""
+    env = with_pooled(c, "envelope", lambda v: A.envelope(v, c.an))
+    return Body(
+        "Valid rows per arm, and those whose final carry is a raw JSON envelope rather "
+        "than text rendered from its fields. Where the scope reads several groups, the "
+        "last lines pool them, one per arm." + reads(c, "envelope"),
+        [SWEEP, Col("arm", "arm"), Col("rows", "rows", "int"),
+         Col("carried", "envelope carried", "int")], env)
 
 
 @builder
@@ -643,13 +726,24 @@ def t_prompt_token_deltas(c: Evidence) -> Body:
                         "_why_models": "none",
                         "_why_expected": "no block ran both" if described else
                         "adds no description"})
+    pooled = c.pooled("tokens")
+    if pooled is not None:  # §1: q − j "pooled over every sweep"
+        a, b, key = c.an.divided, c.an.undivided, "tokens.delta_pooled"
+        cell = keys.cell(a, b)
+        out.append({"sweep": pooled[0], "pair": f"{a} − {b}",
+                    "n": c.numbers.get(keys.paired(key, "n_pairs", cell)),
+                    "models": c.numbers.get(keys.paired(key, "n_models", cell)),
+                    "delta": _ci(c.numbers, key, cell), "expected": None,
+                    "_why_delta": "no block ran both", "_why_n": "none",
+                    "_why_models": "none", "_why_expected": "pooled line"})
     return Body(
         "Mean paired difference in prompt tokens per row (all folds), first arm minus second, "
         "over blocks where both ran validly, with a 95% bootstrap interval resampling blocks "
         "within model. Token counts may come from an estimator (rows.csv token_count_method). "
         f"'If delivered' is the delta {c.an.described[0]}'s field description would add had "
-        "it reached the model on every fold (its characters / 4 per token x folds, §4.3)."
-        + reads(c, "tokens"),
+        "it reached the model on every fold (its characters / 4 per token x folds, §4.3). "
+        f"Where the scope reads several groups, a last line pools {c.an.divided} − "
+        f"{c.an.undivided} over all of them." + reads(c, "tokens"),
         [SWEEP, Col("pair", "pair"), Col("n", "blocks", "int"), Col("models", "models", "int"),
          Col("delta", "mean delta [95% CI]"), Col("expected", "if delivered", "chars")], out)
 
@@ -661,8 +755,10 @@ def t_invalid_rows(c: Evidence) -> Body:
         inv = [{"_why_row": "every row is valid"}]
     return Body(
         "Invalid rows by arm and reason (the one validity rule, recorded in rows.csv). "
-        "Catch-up is not retried and can correlate with arm: reported, not hidden.",
-        [Col("arm", "arm"), Col("reason", "reason"), Col("rows", "rows", "int")], inv)
+        "Catch-up is not retried and can correlate with arm: reported, not hidden. Recalls: "
+        "each row's recall, in rows.csv order.",
+        [Col("arm", "arm"), Col("reason", "reason"), Col("rows", "rows", "int"),
+         Col("recalls", "recalls", "p3", "no recall recorded")], inv)
 
 
 @builder
@@ -691,7 +787,7 @@ def t_inference(c: Evidence) -> Body:
                         "value": ci(k, lo, hi) if k in nb else None,
                         "n": icc_n if k in nb else None, "_why_value": no_icc})
     for scope, name, what, unit in (("headings", "headings", "headings carried vs recall", "rows"),
-                                    ("partition", "fill", "fill vs recall across models",
+                                    ("fill", "fill", "fill vs recall across models",
                                      "models")):
         for g, _ in c.groups(scope):
             k = g.key(f"{name}.r")

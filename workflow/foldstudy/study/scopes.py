@@ -36,12 +36,23 @@ ANALYSES: dict[str, str] = {
     "tokens": "prompt-token deltas between arms (§1, §4.3)",
     "finish": "fold finish reasons and rows at their ceiling (§4.9)",
     "parse": "parse failures and the recall of rows carrying one (§6)",
+    "envelope": "raw JSON envelopes carried, per arm (§5)",
     "icc": "ICC(1) of the binary checks and the design effect (§4 opening)",
     "compare": "arm against arm within a block, fact by fact, and fact survival per arm "
                "(§4.4, §4.9)",
 }
 
-SCOPE_KEYS = ("sweeps", "models", "pool")
+# Analyses that read the primary (distributed-facts) scenario only unless the config
+# names another: the pooled, study-wide ones (DESIGN §6 "Pooled analyses": §4 opening,
+# "all 620 valid rows of this scenario"). The filter comes before the grouping, so a
+# single-chunk sweep is never a group of these, and one group left keeps plain keys.
+PRIMARY_SCENARIO_ANALYSES = frozenset({
+    "icc", "headings", "carrier", "grader", "abstention", "finish", "parse", "envelope",
+    "tokens", "fill"})
+
+SCOPE_KEYS = ("sweeps", "models", "pool", "scenario", "prefer", "arms", "sources")
+# Keys whose value is a list of sweep names, and of model or arm names.
+_SWEEP_LISTS = ("sweeps", "prefer")
 
 
 def unknown_analyses(names: Collection[str], where: str) -> None:
@@ -65,7 +76,47 @@ def problems_in(scopes: dict[str, Any] | None, known: Collection[str]) -> list[s
             if k not in SCOPE_KEYS:
                 out.append(f"config.scopes.{name}.{k}: not a scope key (known: "
                            f"{', '.join(SCOPE_KEYS)})")
+        out += _shape_problems(name, s or {})
     return out
+
+
+def _names(x: Any) -> bool:
+    return isinstance(x, list) and bool(x) and all(isinstance(v, str) for v in x)
+
+
+def _shape_problems(name: str, s: dict[str, Any]) -> list[str]:
+    """The new keys' shapes (the schema says them too; this names the key when the
+    config did not come through the schema): prefer and arms lists of names, sources a
+    mapping model -> arm -> sweeps, scenario a name; prefer and sources choose sweeps
+    per model, so neither goes with `sweeps`, nor with each other."""
+    out, at = [], f"config.scopes.{name}"
+    for k in ("prefer", "arms"):
+        if k in s and not _names(s[k]):
+            out.append(f"{at}.{k}: a list of names")
+    if "scenario" in s and not isinstance(s["scenario"], str):
+        out.append(f"{at}.scenario: a scenario name")
+    src = s.get("sources")
+    if src is not None:
+        if not isinstance(src, dict) or not src:
+            out.append(f"{at}.sources: a mapping model -> arm -> sweeps")
+        else:
+            for m, arms in src.items():
+                if not isinstance(arms, dict) or not arms:
+                    out.append(f"{at}.sources.{m}: a mapping arm -> sweeps")
+                    continue
+                for a, sw in arms.items():
+                    if not _names(sw):
+                        out.append(f"{at}.sources.{m}.{a}: a list of sweeps")
+    chosen = [k for k in ("sweeps", "prefer", "sources") if s.get(k) is not None]
+    if len(chosen) > 1:
+        out.append(f"{at}: {' and '.join(chosen)} each choose the sweeps; name one")
+    return out
+
+
+def source_triples(src: dict[str, Any] | None) -> list[tuple[str, str, str]]:
+    """(model, arm, sweep) of a scope's `sources`, in the order written."""
+    return [(m, a, sw) for m, arms in (src or {}).items() for a, sws in arms.items()
+            for sw in sws]
 
 
 def config_problems(scopes: dict[str, Any] | None, sweeps: dict[str, Any],
@@ -74,14 +125,34 @@ def config_problems(scopes: dict[str, Any] | None, sweeps: dict[str, Any],
     out = problems_in(scopes, known)
     for name, s in (scopes or {}).items():
         s = s or {}
-        for sw in s.get("sweeps") or []:
-            if sw not in sweeps:
-                out.append(f"config.scopes.{name}.sweeps: {sw!r} is not a sweep of this "
-                           f"study (sweeps: {', '.join(sweeps)})")
-        named = [sw for sw in (s.get("sweeps") or sweeps) if sw in sweeps]
+        if name not in known or _shape_problems(name, s):
+            keys = ("sweeps",)  # said above; the old keys are still checked
+        else:
+            keys = _SWEEP_LISTS
+        for key in keys:
+            for sw in s.get(key) or []:
+                if sw not in sweeps:
+                    out.append(f"config.scopes.{name}.{key}: {sw!r} is not a sweep of this "
+                               f"study (sweeps: {', '.join(sweeps)})")
+        listed = s.get("sweeps") or (s.get("prefer") if "prefer" in keys else None) or sweeps
+        named = [sw for sw in listed if sw in sweeps]
         have = {m for sw in named for m in sweeps[sw].get("models", [])}
         for m in s.get("models") or []:
             if m not in have:
                 out.append(f"config.scopes.{name}.models: {m!r} is not run by "
                            f"{', '.join(named) or 'any sweep'}")
+        if "prefer" in keys:
+            ran = {a for sw in named for a in sweeps[sw].get("arms", [])}
+            for a in s.get("arms") or []:
+                if a not in ran:
+                    out.append(f"config.scopes.{name}.arms: {a!r} is not run by "
+                               f"{', '.join(named) or 'any sweep'}")
+        for m, a, sw in source_triples(s.get("sources") if "prefer" in keys else None):
+            spec = sweeps.get(sw)
+            if spec is None:
+                out.append(f"config.scopes.{name}.sources.{m}.{a}: {sw!r} is not a sweep "
+                           f"of this study (sweeps: {', '.join(sweeps)})")
+            elif m not in spec.get("models", []) or a not in spec.get("arms", []):
+                out.append(f"config.scopes.{name}.sources.{m}.{a}: sweep {sw!r} does not "
+                           f"run {m} on arm {a}")
     return out
