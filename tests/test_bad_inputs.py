@@ -229,6 +229,12 @@ EVIDENCE_CASES = [
                          ids=[c[0] for c in EVIDENCE_CASES])
 def test_impossible_evidence_is_refused_by_file_column_and_line(tmp_path, package, edit,
                                                                 expected):
+    assert_evidence_refused(tmp_path, package, edit, expected)
+
+
+def assert_evidence_refused(tmp_path: Path, package: Path, edit, expected: list[str]) -> None:
+    """A copy of the package, edited, is refused with every part of the message expected,
+    and nothing is written from it."""
     d = tmp_path / "evidence"
     shutil.copytree(package, d)
     edit(d)

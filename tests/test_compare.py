@@ -18,10 +18,6 @@ from foldstudy.analysis import stats
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.scopes import Group
 from foldstudy.evidence import columns
-from foldstudy.evidence.load import read_table, write_table
-from foldstudy.grade.grader import StockSignature
-from foldstudy.grade.rows import grade_record
-from foldstudy.grade.trace import fact_trace
 from foldstudy.report import compare as RC
 from foldstudy.report.summary import survival_summary
 
@@ -48,22 +44,7 @@ def block(repeat=0, j=J_CARRIES, q=Q_CARRIES, ja=J_ANSWER, qa=Q_ANSWER, **kw):
 
 
 def evidence(recs, tmp_path, grading):
-    """rows, checks and trace as the evidence writes and reads them."""
-    fx = R.fixture()
-    stock = StockSignature.from_dict(grading["stock_signature"])
-    rows, checks, trace = [], [], []
-    for rec in recs:
-        row, c, _ = grade_record(rec, fx, grading["abstention_markers"], stock, [])
-        rows.append(row)
-        checks += c
-        trace += fact_trace(rec, fx)
-    out = []
-    for name, data, cols in (("rows", rows, columns.ROWS), ("checks", checks, columns.CHECKS),
-                             ("trace", trace, columns.TRACE)):
-        p = tmp_path / f"{name}.csv"
-        write_table(pd.DataFrame(data, columns=cols), p)
-        out.append(read_table(p))
-    return out
+    return R.graded_frames(recs, tmp_path, grading)
 
 
 @pytest.fixture()

@@ -21,7 +21,7 @@ from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import write_numbers
 from foldstudy.backends.base import BackendError
 from foldstudy.backends.openrouter import OpenRouterBackend
-from foldstudy.evidence.load import EvidenceError, evidence_dir_problem
+from foldstudy.evidence.load import evidence_dir_problem
 from foldstudy.evidence.provenance import build_manifest
 from foldstudy.grade.rows import RunRecordError, grade_sweep
 from foldstudy.io import write_json
@@ -32,7 +32,14 @@ from foldstudy.study.spec import load_arm_table
 from .conftest import RESOURCES, ROOT
 from .support import records as R
 from .support.gateway_standin import Endpoint, GatewayStandin, Model
-from .test_bad_inputs import _frames, _save, _valid_line, package, snakemake  # noqa: F401
+from .test_bad_inputs import (  # noqa: F401
+    _frames,
+    _save,
+    _valid_line,
+    assert_evidence_refused,
+    package,
+    snakemake,
+)
 
 SECRET = "hunter2-opaque-9f3"  # not key-shaped: only its name says it is a credential
 
@@ -361,16 +368,7 @@ EVIDENCE_CASES = [
                          ids=[c[0] for c in EVIDENCE_CASES])
 def test_evidence_that_cannot_be_is_refused_by_file_column_and_line(
         tmp_path, package, edit, expected):  # noqa: F811
-    d = tmp_path / "evidence"
-    shutil.copytree(package, d)
-    edit(d)
-    out = tmp_path / "stats"
-    with pytest.raises(EvidenceError) as e:
-        write_numbers(d, out / "numbers.json", out / "provenance.json", out / "numbers.tex",
-                      Analysis.load())
-    for part in expected:
-        assert part in str(e.value), (part, str(e.value))
-    assert not out.exists()
+    assert_evidence_refused(tmp_path, package, edit, expected)
 
 
 def test_the_package_with_its_own_manifest_config_still_loads(tmp_path, package):  # noqa: F811

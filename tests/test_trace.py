@@ -4,13 +4,9 @@ records built by hand: no model."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.evidence import columns
-from foldstudy.evidence.load import read_table, write_table
-from foldstudy.grade.grader import StockSignature
-from foldstudy.grade.rows import grade_record
 from foldstudy.grade.trace import fact_trace
 from foldstudy.report import trace as T
 
@@ -61,21 +57,7 @@ def test_a_not_run_record_has_no_trace_and_a_cut_short_run_dates_unreached_facts
 
 
 def graded(recs, fixture=None, tmp_path=None, grading=None):
-    fx = fixture or R.fixture()
-    rows, checks, trace = [], [], []
-    stock = StockSignature.from_dict(grading["stock_signature"])
-    for rec in recs:
-        row, c, _ = grade_record(rec, fx, grading["abstention_markers"], stock, [])
-        rows.append(row)
-        checks += c
-        trace += fact_trace(rec, fx)
-    frames = []
-    for name, data, cols in (("rows", rows, columns.ROWS), ("checks", checks, columns.CHECKS),
-                             ("trace", trace, columns.TRACE)):
-        p = tmp_path / f"{name}.csv"
-        write_table(pd.DataFrame(data, columns=cols), p)
-        frames.append(read_table(p))
-    return frames
+    return R.graded_frames(recs, tmp_path, grading, fixture)
 
 
 def test_every_missed_fact_gets_one_kind_and_the_read_loss_matches_the_carrier(

@@ -77,3 +77,32 @@ def not_run(arm: str = "q", repeat: int = 0) -> dict[str, Any]:
             "model": "toy", "arm": arm, "repeat": repeat, "position": 1,
             "arm_spec": arm_spec(arm), "folds": [], "final_carry": "", "recall": None,
             "catchup_fired": False, "missing_folds": 0, "infra_error": None}
+
+
+def graded_frames(recs: list[dict[str, Any]], tmp_path: Path, grading: dict[str, Any],
+                  fx: Fixture | None = None) -> list[Any]:
+    """rows, checks and trace of these records, graded and written as the evidence
+    writes them, then read back as every reader reads them."""
+    import pandas as pd
+
+    from foldstudy.evidence import columns
+    from foldstudy.evidence.load import read_table, write_table
+    from foldstudy.grade.grader import StockSignature
+    from foldstudy.grade.rows import grade_record
+    from foldstudy.grade.trace import fact_trace
+
+    fx = fx or fixture()
+    stock = StockSignature.from_dict(grading["stock_signature"])
+    rows, checks, trace = [], [], []
+    for rec in recs:
+        row, c, _ = grade_record(rec, fx, grading["abstention_markers"], stock, [])
+        rows.append(row)
+        checks += c
+        trace += fact_trace(rec, fx)
+    out = []
+    for name, data, cols in (("rows", rows, columns.ROWS), ("checks", checks, columns.CHECKS),
+                             ("trace", trace, columns.TRACE)):
+        path = tmp_path / f"{name}.csv"
+        write_table(pd.DataFrame(data, columns=cols), path)
+        out.append(read_table(path))
+    return out
