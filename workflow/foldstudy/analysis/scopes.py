@@ -197,18 +197,13 @@ class Scopes:
                                     f"{a} in sweep {sw!r}")
             named = s.named_sweeps()
             read = rows[rows["sweep"].isin(named)] if named is not None else rows
-            arms = sorted(set(read["arm"]))
-            for a in s.arms or ():
-                if a not in arms:
-                    where = ", ".join(named) if named is not None else "any sweep"
-                    problems.append(f"scopes.{name}.arms: {a!r} has no row in {where} "
-                                    f"(arms there: {', '.join(arms) or 'none'})")
-            have = sorted(set(read["model"]))
-            for m in s.models or ():
-                if m not in have:
-                    where = ", ".join(named) if named is not None else "any sweep"
-                    problems.append(f"scopes.{name}.models: {m!r} has no row in {where} "
-                                    f"(models there: {', '.join(have) or 'none'})")
+            where = ", ".join(named) if named is not None else "any sweep"
+            for key, column, wanted in (("arms", "arm", s.arms), ("models", "model", s.models)):
+                have = sorted(set(read[column]))
+                for x in wanted or ():
+                    if x not in have:
+                        problems.append(f"scopes.{name}.{key}: {x!r} has no row in {where} "
+                                        f"({key} there: {', '.join(have) or 'none'})")
         if problems:
             raise ScopeError("study config scopes do not match the evidence: "
                              + "; ".join(problems))
