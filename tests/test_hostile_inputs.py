@@ -292,6 +292,16 @@ def _huge_cell(d: Path) -> None:
         f.write('"' + "x" * 200_000 + '"\n')
 
 
+def rows_only(edit):
+    """The package's rows.csv edited by edit(rows, {}), no manifest written: what a
+    reviewer's bare package holds."""
+    def apply(d: Path) -> None:
+        rows, _ = _frames(d)
+        edit(rows, {})
+        _save(d, rows)
+    return apply
+
+
 def with_manifest(edit=None):
     """The package with a manifest carrying its config (sweeps as its rows have them);
     edit(rows) changes rows.csv before the manifest is written, so no digest is off."""
@@ -357,6 +367,8 @@ EVIDENCE_CASES = [
      ["rows.csv: column repeat is malformed", "repeats (manifest.json's config)"]),
     ("a scenario that is not one", with_manifest(_set("scenario", "haystack")),
      ["rows.csv: column scenario is malformed: 'haystack' on line"]),
+    ("a scenario that is not one, no manifest", rows_only(_set("scenario", "haystack")),
+     ["rows.csv: column scenario is malformed: 'haystack' on line", "is not a scenario"]),
     ("a valid row of a model the config lacks", with_manifest(_set("model", "ghost")),
      ["rows.csv: column model is malformed: 'ghost' on line", "is not one of sweep"]),
     ("a valid row of a sweep the config lacks", with_manifest(_set("sweep", "ghost")),

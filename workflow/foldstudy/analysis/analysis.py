@@ -96,6 +96,11 @@ class Analysis:
             compare_pairs=tuple((p[0], p[1]) for p in a.get("compare_pairs", [])),
         )
 
+    @property
+    def scenarios(self) -> tuple[str, str]:
+        """The scenarios a row may name: the distributed one and the single-chunk one."""
+        return (self.primary_scenario, self.single_chunk_scenario)
+
     @classmethod
     def load(cls, path: str | Path | None = None, arms: str | Path | None = None) -> Analysis:
         """The plan from these files (a rule names the ones it read; tests use the

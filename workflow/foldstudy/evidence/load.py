@@ -183,9 +183,9 @@ def load_evidence(directory: str | Path, arms: Collection[str],
     (provenance.check_manifest, the one verify uses, so both stages agree on what
     "matches" means). arms: the study's arm ids (Analysis.arm_order, from the arms.yaml the caller
     loaded): given, never read here, so evidence stays below analysis and never reads a
-    checkout's arms.yaml behind its caller's back. scenarios: the known scenarios, when
-    the caller has them; a package's manifest config names its sweeps' own
-    (check_against_config).
+    checkout's arms.yaml behind its caller's back. scenarios: the known scenarios
+    (Analysis.scenarios), given by the caller for the same reason; a package's manifest
+    config also names each sweep's own (check_against_config).
     Fails with an EvidenceError naming the file, the column and the line.
     """
     d = Path(directory)
@@ -206,7 +206,7 @@ def load_evidence(directory: str | Path, arms: Collection[str],
     check_rows_agree(rows, checks)
     if made and isinstance(made.get("sweeps"), dict):
         check_against_config(rows, made["sweeps"])
-    elif scenarios is not None:
+    if scenarios is not None:
         if (hit := _first(rows, ~rows["scenario"].astype(str).isin(set(scenarios)))):
             r, line = hit
             raise EvidenceError(f"rows.csv: column scenario is malformed: {r['scenario']!r} on "

@@ -234,7 +234,7 @@ def recompute_numbers(evidence_dir: str | Path, analysis_yaml: str | Path,
     from ..analysis.scopes import Scopes
 
     an = Analysis.load(analysis_yaml)
-    return compute_numbers(*load_evidence(evidence_dir, an.arm_order), an,
+    return compute_numbers(*load_evidence(evidence_dir, an.arm_order, an.scenarios), an,
                            Scopes.from_config(scopes))
 
 
