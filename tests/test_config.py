@@ -122,3 +122,33 @@ def test_a_model_twice_in_a_sweep_is_refused(base, config_schema, resources):
     cfg = copy.deepcopy(base)
     cfg["sweeps"]["main"]["models"] = ["smollm2-135m", "smollm2-135m"]
     assert "config.sweeps.main.models" in problems(cfg, config_schema, resources)
+
+
+def test_probe_arms_are_checked_against_arms_yaml_and_never_folded(base, config_schema,
+                                                                   resources):
+    """A model's probe_arms (paper §4.2) name arms of resources/arms.yaml, none its sweeps
+    fold; they reach no backend config, so naming one changes no fold job's params."""
+    cfg = copy.deepcopy(base)
+    model = cfg["sweeps"]["main"]["models"][0]
+    cfg["models"][model]["probe_arms"] = ["x"]
+    known = " ".join(sorted(arm_ids(load_arm_table(resources))))
+    assert (f"config.models.{model}.probe_arms[0]: 'x' is not an arm (known: {known})"
+            in problems(cfg, config_schema, resources))
+    cfg["models"][model]["probe_arms"] = ["q", "j"]
+    assert (f"config.models.{model}.probe_arms[1]: 'j' is folded on this model already "
+            "(sweep main)" in problems(cfg, config_schema, resources))
+    cfg["models"][model]["probe_arms"] = ["q"]
+    s = study(cfg, config_schema, resources)
+    plain = study(base, config_schema, resources)
+    assert s.probe_arms(model) == ["q"] and plain.probe_arms(model) == []
+    assert s.folded_arms(model) == plain.folded_arms(model) == ["j", "m"]
+    assert s.model_config(model) == plain.model_config(model)
+    assert "probe_arms" not in s.model_config(model)
+
+
+def test_the_paper_study_probes_qwen36_flash_schema(config_schema, resources):
+    """§4.2: qwen3.6-flash's sweep runs plain arms; the paper study names j to probe."""
+    cfg = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text())
+    s = study(cfg, config_schema, resources)
+    assert s.probe_arms("qwen3.6-flash") == ["j"]
+    assert all(s.arms[a].schema is None for a in s.folded_arms("qwen3.6-flash"))

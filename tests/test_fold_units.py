@@ -141,3 +141,25 @@ def test_a_store_entry_with_flipped_bytes_is_named_not_a_traceback(tmp_path):
     p.write_bytes(b"\xff\xfe" + p.read_bytes()[2:])
     with pytest.raises(StoreCorrupt, match="not readable JSON"):
         store.get(keys[0], endpoint)
+
+
+def test_a_rendered_carry_knows_which_characters_the_model_wrote(arms):
+    """Fill counts the model's characters (paper §4.9), not the headings and labels the
+    carry adds: q's five field values, k's values under the fixed headings, and all of a
+    plain or raw carry. The carry text itself is unchanged (carry_of)."""
+    from foldstudy.run.fold import carry_rendered
+
+    values = {"constraints": "c" * 10, "decisions": "d" * 20, "identifiers": "52677",
+              "open_issues": "", "next_steps": "n"}
+    q, *_ = carry_rendered(arms["q"], json.dumps(values))
+    assert q.text == carry_of(arms["q"], json.dumps(values))[0]
+    assert q.model_chars() == 36 < len(q.text)
+    assert q.model_chars(len("Constraints\n") + 4) == 4  # a clipped carry: what is left
+    k_reply = json.dumps({k: ["a", "bb"] if v.get("type") == "array" else "v"
+                          for k, v in arms["k"].schema["properties"].items()})
+    k, *_ = carry_rendered(arms["k"], k_reply)
+    assert k.text == carry_of(arms["k"], k_reply)[0]
+    assert k.model_chars() == sum(len(t) for t, mine in k.pieces if mine) < len(k.text)
+    for arm, reply in (("m", " plain text "), ("f", '{"summary": "s"}')):
+        r, *_ = carry_rendered(arms[arm], reply)
+        assert r.model_chars() == len(r.text) == len(reply.strip())

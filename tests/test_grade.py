@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from foldstudy.backends.base import Backend, Reply
+from foldstudy.backends.store import ResponseStore
 from foldstudy.grade.grader import (
     StockSignature,
     answer_lines,
@@ -162,3 +166,71 @@ def test_fold_headings_are_counted_from_each_recorded_carry(grading):
     assert [(f["headings_carried"], f["json_envelope_carried"]) for f in folds] == [
         (1, False), (2, False), (0, True)]
     assert (row["headings_carried"], row["json_envelope_carried"]) == (0, True)
+
+
+class _Writes(Backend):
+    """A backend that replies with one fixed text, counting tokens by the estimator."""
+
+    kind = "fixed-reply-test"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.identity = {"backend": self.kind, "model": "toy"}
+
+    @classmethod
+    def describe(cls, name, cfg, pin=None):
+        return {"backend": cls.kind, "model": name}
+
+    def complete(self, request):
+        return Reply(text=self.text, finish_reason="stop", prompt_tokens=1,
+                     completion_tokens=1, token_count_method="estimate", latency_s=0.0,
+                     served_by="toy")
+
+
+def _fold(arm, text, tmp_path, resources):
+    from foldstudy.run.fold import Caller, Prompts, Sample, fold_step
+
+    from .support import records as R
+
+    prompts = Prompts.from_files(*(resources / "prompts" / n for n in (
+        "fold_user.md.j2", "recall_system.md", "recall_user.md.j2")))
+    # a store per reply: the request is the same each time, the reply is not
+    caller = Caller(_Writes(text), ResponseStore(tmp_path / f"{arm.arm}-{len(text)}"),
+                    Sample("s", "toy", arm.arm, 0, 0, 7))
+    return fold_step(caller, arm, prompts, R.fixture(1), "", [0], 0, 0.2)
+
+
+def test_fill_and_clipping_measure_the_models_text_not_the_carrys_labels(
+        arms, grading, tmp_path, resources):
+    """Paper §4.9 ("within 0.5% of the declared ceiling") and §4.5 ("clipped on 17 of
+    about 53 folds") are about what the model wrote. A t reply exactly at its 4,800-char
+    ceiling fills it 1.0, not 1.0017 ("Summary\\n" is the carry's heading, not the
+    model's); a full j reply is not clipped because the heading pushes the carry 2 tokens
+    past the 2,400-token cap, though the carry sent on is still clipped as it was."""
+    from foldstudy.grade.rows import grade_record
+
+    from .support import records as R
+
+    t, j = arms["t"], arms["j"]
+    assert (t.ceilings, j.ceilings, j.carry_cap_tokens) == (
+        {"summary": 4800}, {"summary": 9600}, 2400)
+    args = (R.fixture(1), grading["abstention_markers"],
+            StockSignature.from_dict(grading["stock_signature"]), [])
+    ft = _fold(t, json.dumps({"summary": "x" * 4800}), tmp_path, resources)
+    assert ft["carry"] == "Summary\n" + "x" * 4800  # what the next fold receives
+    assert (ft["carried_chars"], ft["model_chars"], ft["model_clipped"]) == (4808, 4800, False)
+    row, _, folds = grade_record(R.record([], arm="t", folds=[ft], arm_spec=t.to_dict()), *args)
+    assert (row["carried_chars"], row["fill"], row["folds_clipped"]) == (4800, 1.0, 0)
+    assert (folds[0]["carried_chars"], folds[0]["clipped"]) == (4800, False)
+    fj = _fold(j, json.dumps({"summary": "y" * 9600}), tmp_path, resources)
+    assert fj["carry"] == ("Summary\n" + "y" * 9600)[:9600] and fj["clipped"]
+    assert (fj["model_chars"], fj["model_clipped"]) == (9592, False)
+    row, _, _ = grade_record(R.record([], arm="j", folds=[fj], arm_spec=j.to_dict()), *args)
+    assert row["folds_clipped"] == 0
+    # The model's text past the cap is clipped, and only what survived is carried.
+    fo = _fold(j, json.dumps({"summary": "z" * 9700}), tmp_path, resources)
+    assert fo["model_clipped"] and fo["model_chars"] == 9592
+    # A record from before model_chars grades as it did: on the carry, labels included.
+    old = {k: v for k, v in ft.items() if k not in ("model_chars", "model_clipped")}
+    row, _, _ = grade_record(R.record([], arm="t", folds=[old], arm_spec=t.to_dict()), *args)
+    assert (row["carried_chars"], row["fill"]) == (4808, 4808 / 4800)

@@ -65,18 +65,23 @@ def gateway(monkeypatch):
             "max_tokens", "temperature", "seed", "reasoning"))]),
         Model("acme/short", [Endpoint("Short", "short", "fp8", context_length=8192,
                                       supported_parameters=ALL)]),
+        # the cheaper endpoint declares no structured outputs: plain folds pin it
+        Model("acme/mixed", [
+            Endpoint("Bare", "bare", "fp8", price_prompt="1e-8", supported_parameters=(
+                "max_tokens", "temperature", "seed", "reasoning")),
+            Endpoint("Rich", "rich", "fp8", supported_parameters=ALL)]),
     ]
     with GatewayStandin(models, key=KEY) as g:
         yield g
 
 
-def probe(gateway, arms, tmp_path, model_id, **over):
+def probe(gateway, arms, tmp_path, model_id, probe_arms=None, **over):
     cfg = {"backend": "openrouter", "model_id": model_id, "base_url": gateway.base_url,
            "api_key_env": "TEST_OR_KEY", "timeout_s": 5, "max_attempts": 2,
            "retry_initial_wait_s": 0.01, "retry_max_wait_s": 0.05, **over}
     b = OpenRouterBackend(model_id.split("/")[1], cfg)
     return probe_model(model_id.split("/")[1], b, ResponseStore(tmp_path), arms, REQUIRED,
-                       0.2, 1, cfg)
+                       0.2, 1, cfg, probe_arms=probe_arms)
 
 
 def allowed(rec):
@@ -200,6 +205,50 @@ def test_summary_row_reads_per_million_prices(gateway, arms, tmp_path):
     row = summary_row(probe(gateway, arms, tmp_path, "acme/healthy"))
     assert row["usd_per_mtok_prompt"] == "0.01" and row["arms_allowed"] == "jmoq"
     assert row["pin"] == "Cheap" and row["verdict"] == "ok"
+
+
+def test_a_probe_arm_is_probed_and_recorded_and_decides_no_fold(gateway, arms, tmp_path):
+    """Paper §4.2: qwen3.6-flash "recorded as schema_advertised_reply_nonconforming"
+    while its only sweep runs plain arms. A plain-only model with j as a probe arm gets
+    j's schema shape sent, the omitted property recorded against j, and its folded
+    arms' permissions exactly as without it."""
+    plain = [a for a in arms if a.schema is None]
+    j = next(a for a in arms if a.arm == "j")
+    bare = probe(gateway, plain, tmp_path / "bare", "acme/flash")
+    assert bare["verdict"] == OK and bare["probe_arms"] == {}
+    assert not any("response_format" in c for c in gateway.state.chat_calls("acme/flash"))
+    rec = probe(gateway, plain, tmp_path / "with", "acme/flash", probe_arms=[j])
+    sent = gateway.state.chat_calls("acme/flash")
+    assert any(c.get("response_format", {}).get("json_schema", {}).get("name") == "arm_j"
+               for c in sent)
+    assert rec["probe_arms"]["j"]["verdict"] == SCHEMA_NONCONFORMING
+    assert "required property" in rec["probe_arms"]["j"]["reason"]
+    assert rec["verdict"] == SCHEMA_NONCONFORMING  # the model's verdict, as the paper's
+    assert rec["permissions"] == bare["permissions"] and "j" not in rec["permissions"]
+    row = summary_row(rec)
+    assert (row["arms_allowed"], row["arms_forbidden"]) == ("mo", "")
+    assert row["probe_arms"] == "j=schema_advertised_reply_nonconforming"
+    assert summary_row(bare)["probe_arms"] == ""
+
+
+def test_a_probe_arm_changes_neither_the_pin_nor_the_shapes(gateway, arms, tmp_path):
+    """The pin is chosen for the folded arms: a schema probe arm does not move a
+    plain-only model to a structured-output endpoint; it is judged on the folds' pin."""
+    plain = [a for a in arms if a.schema is None]
+    j = next(a for a in arms if a.arm == "j")
+    bare = probe(gateway, plain, tmp_path / "bare", "acme/mixed")
+    rec = probe(gateway, plain, tmp_path / "with", "acme/mixed", probe_arms=[j])
+    assert bare["pin"] == rec["pin"] and rec["pin"]["provider_name"] == "Bare"
+    def sent(shapes):  # what each shape put on the wire and got, without the clock
+        return [(s["shape"], s["request_parameters"], s["max_tokens"], s["verdict"])
+                for s in shapes]
+
+    assert sent(rec["shapes"][:len(bare["shapes"])]) == sent(bare["shapes"])
+    assert [s["shape"] for s in rec["shapes"]][len(bare["shapes"]):] == [
+        "probe_arms:schema:single"]
+    assert rec["permissions"] == bare["permissions"]
+    assert rec["probe_arms"]["j"]["verdict"] == NO_ENDPOINT_FOR_PARAMETERS
+    assert rec["probe_arms"]["j"]["responsible_parameter"] == "response_format"
 
 
 # -- the paper's study through the workflow, with no key ---------------------------------

@@ -141,6 +141,31 @@ def test_probe_verdicts_come_from_the_probe_summary(tmp_path):
     assert cells[1][3] == f"{DASH} (not recorded)"  # no responsible parameter: says so
 
 
+def test_probe_arms_verdicts_appear_only_where_a_study_names_them(tmp_path):
+    """Paper §4.2: an arm probed and never folded shows its verdict in the probe table,
+    beside (not inside) the arms allowed; a summary naming none keeps its columns."""
+    from foldstudy.evidence.load import load_probes
+
+    head = "model\tbackend\tverdict\tarms_allowed\tarms_forbidden\tprobe_arms\n"
+    flash = ("flash\topenrouter\tschema_advertised_reply_nonconforming\tlm\t\t"
+             "j=schema_advertised_reply_nonconforming\n")
+    smol = "smol\tembedded\tok\tjm\t\t\n"
+    r, c = frames(arm_rows("s", "smol", "m", [1.0]))
+    an = Analysis.load()
+    for text, shown in ((head + flash + smol, True), (head + smol, False)):
+        (tmp_path / "summary.tsv").write_text(text)
+        t = build_tables(r, c, compute_numbers(r, c, an), an,
+                         load_probes(tmp_path / "summary.tsv"))
+        probe = next(x for x in t if x.name == "probe-verdicts")
+        assert ("probe_arms" in [col.key for col in probe.columns]) is shown
+    (tmp_path / "summary.tsv").write_text(head + flash + smol)
+    probe = next(x for x in build_tables(r, c, compute_numbers(r, c, an), an,
+                                         load_probes(tmp_path / "summary.tsv"))
+                 if x.name == "probe-verdicts")
+    assert probe.rows[0]["probe_arms"] == "j=schema_advertised_reply_nonconforming"
+    assert probe.rows[0]["arms_allowed"] == "lm" and probe.rows[1]["probe_arms"] is None
+
+
 def test_the_reasoning_parameter_table_shows_both_request_shapes(tmp_path):
     """Paper §4.2: one row per (model, request shape), marking the study's own."""
     from foldstudy.evidence.load import load_probes

@@ -47,7 +47,8 @@ def fold(i: int, carry: str, chunks: list[int] | None = None, reply: str | None 
                   "latency_s": 0.5, "cost_usd": None, "served_by": "embedded",
                   "attempts": []},
         "parse_ok": True, "schema_valid": True, "schema_errors": [], "carry": carry,
-        "carried_chars": len(carry), "clipped": False,
+        "carried_chars": len(carry), "clipped": False, "model_chars": len(carry),
+        "model_clipped": False,
     }
 
 

@@ -227,13 +227,15 @@ def probe_fixtures(wildcards):
     ]
 
 
-def probe_arms(wildcards):
-    """Every arm any sweep runs on this model, resolved at the study's scale."""
-    sweeps = STUDY.config["sweeps"]
-    arms = sorted(
-        {a for s in STUDY.sweeps_of(wildcards.model) for a in sweeps[s]["arms"]}
-    )
-    return [ARM_PARAMS[a] for a in arms]
+def folded_arm_params(wildcards):
+    """Every arm any sweep runs on this model, resolved at the study's scale: the probe
+    decides whether each may fold."""
+    return [ARM_PARAMS[a] for a in STUDY.folded_arms(wildcards.model)]
+
+
+def probe_arm_params(wildcards):
+    """The model's `probe_arms`: probed and recorded, never folded, deciding nothing."""
+    return [ARM_PARAMS[a] for a in STUDY.probe_arms(wildcards.model)]
 
 
 def _backend_slots(kind):

@@ -20,7 +20,8 @@ rule probe_model:
     params:
         name=lambda wc: wc.model,
         model=lambda wc: STUDY.model_config(wc.model),
-        arms=probe_arms,
+        arms=folded_arm_params,
+        probe_arms=probe_arm_params,
         temperature=STUDY.config["temperature"],
         store=STUDY.config["store"],
         replay=STUDY.config["replay"],

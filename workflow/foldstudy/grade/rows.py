@@ -26,6 +26,26 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
+def fold_carried_chars(fold: dict[str, Any]) -> int:
+    """The model's characters one fold carried: what fill divides by the ceiling (paper
+    §4.9, "within 0.5% of the declared ceiling", is about what the model wrote). A
+    record from before `model_chars` falls back to the carry's length, labels and all."""
+    return fold.get("model_chars", fold["carried_chars"])
+
+
+def fold_clipped(fold: dict[str, Any]) -> bool:
+    """Whether the model's own text exceeded the carry cap (paper §4.5, "clipped on 17
+    of about 53 folds"), not a heading pushing it over. A record from before
+    `model_clipped` falls back to whether the carry was clipped."""
+    return fold.get("model_clipped", fold["clipped"])
+
+
+def measured_on_the_carry(folds: list[dict[str, Any]]) -> bool:
+    """A record from before the model's text was measured: its fill and clipping are
+    the carry's, labels included (fold_carried_chars, fold_clipped)."""
+    return any("model_chars" not in f or "model_clipped" not in f for f in folds)
+
+
 def grade_record(
     record: dict[str, Any],
     fixture: Fixture,
@@ -47,7 +67,7 @@ def grade_record(
     n_correct = sum(c["correct"] for c in checks)
     ceilings = arm.get("ceilings") or {}
     declared = sum(ceilings.values()) if ceilings else None
-    carried = _mean([f["carried_chars"] for f in folds])
+    carried = _mean([fold_carried_chars(f) for f in folds])
     replies = [f["reply"] for f in folds]
     recall_reply = (record.get("recall") or {}).get("reply") or {}
     row = {
@@ -70,7 +90,7 @@ def grade_record(
         "headings_carried": headings_carried(final, headings),
         "json_envelope_carried": json_envelope_carried(final) if folds else False,
         "folds": len(folds),
-        "folds_clipped": sum(f["clipped"] for f in folds),
+        "folds_clipped": sum(fold_clipped(f) for f in folds),
         "parse_failures": sum(not f["parse_ok"] for f in folds),
         "finish_stop": sum(r["finish_reason"] == "stop" for r in replies),
         "finish_length": sum(r["finish_reason"] == "length" for r in replies),
@@ -105,8 +125,8 @@ def grade_record(
             "parse_ok": f["parse_ok"],
             "schema_valid": f["schema_valid"],
             "schema_errors": "; ".join(f["schema_errors"]),
-            "carried_chars": f["carried_chars"],
-            "clipped": f["clipped"],
+            "carried_chars": fold_carried_chars(f),
+            "clipped": fold_clipped(f),
             # Counted here from the carry, as the row's final carry is: a record's own
             # per-fold counts (records before this rule) are not read.
             "headings_carried": headings_carried(f["carry"], headings),
@@ -181,9 +201,11 @@ def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms
     headings = load_yaml(arms_yaml)["fixed_headings"]
     stock = StockSignature.from_dict(grading["stock_signature"])
     rows, checks, folds, trace = [], [], [], []
+    older = 0
     for p in run_paths:
         record = read_record(p)
         check_record_identity(record, p, run_of_path(p))
+        older += measured_on_the_carry(record["folds"])
         row, c, f = grade_record(record, fixture, grading["abstention_markers"], stock,
                                  headings)
         rows.append(row)
@@ -195,6 +217,10 @@ def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms
     write_table(frame(rows, columns.ROWS), rows_out)
     write_table(frame(checks, columns.CHECKS), checks_out)
     write_table(frame(folds, columns.FOLDS), folds_out)
+    if older:
+        log.warning("%d of %d records predate model_chars/model_clipped: their fill and "
+                    "folds clipped are measured on the carry, labels included (a record "
+                    "this version writes measures the model's text)", older, len(rows))
     n_valid = sum(r["valid"] for r in rows)
     log.info("graded %d rows (%d valid), %d checks, %d folds", len(rows), n_valid,
              len(checks), len(folds))

@@ -844,10 +844,18 @@ def t_probe_verdicts(probes: pd.DataFrame | None) -> Body:
     cols = [c for c in ("model", "backend", "pin", "quantization", "verdict",
                         "responsible_parameter", "arms_allowed", "arms_forbidden")
             if c in probes.columns] or list(probes.columns)[:6]
+    # Arms probed and never folded (a model's probe_arms, paper §4.2): shown when a
+    # study names any, so a study that names none keeps its table.
+    extra = ("probe_arms" in probes.columns
+             and bool((probes["probe_arms"].fillna("").astype(str) != "").any()))
     return Body("One verdict per (model, endpoint): the conjunction of model, endpoint and "
-                "request the probe measured, never the model alone.",
-                [Col(c, c, "str", "not recorded") for c in cols],
-                [{c: (r[c] or None) for c in cols} for r in probes.to_dict("records")])
+                "request the probe measured, never the model alone."
+                + (" probe_arms: arms probed on the model and never folded, with their "
+                   "verdicts (deciding no fold)." if extra else ""),
+                [Col(c, c, "str", "not recorded") for c in cols]
+                + ([Col("probe_arms", "probe_arms", "str", "none named")] if extra else []),
+                [{c: (r[c] or None) for c in cols + ["probe_arms"] * extra}
+                 for r in probes.to_dict("records")])
 
 
 @builder

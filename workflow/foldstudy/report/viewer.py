@@ -24,7 +24,7 @@ import pandas as pd
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..grade.grader import headings_carried, whole_token_pattern
-from ..grade.rows import check_record_identity, read_record
+from ..grade.rows import check_record_identity, fold_carried_chars, fold_clipped, read_record
 from ..grade.trace import fact_trace, fold_number
 from ..io import load_yaml, read_json
 from ..study.spec import Fact, Fixture
@@ -97,8 +97,8 @@ def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, An
             "finish_reason": reply["finish_reason"],
             "headings": headings_carried(f["carry"], headings),
             "parse_ok": f["parse_ok"], "schema_valid": f["schema_valid"],
-            "schema_errors": f.get("schema_errors") or [], "clipped": f["clipped"],
-            "carried_chars": f["carried_chars"],
+            "schema_errors": f.get("schema_errors") or [], "clipped": fold_clipped(f),
+            "carried_chars": fold_carried_chars(f),
             "reply": reply["text"] if reply["text"].strip() != f["carry"] else None,
         })
     recall = record.get("recall")

@@ -138,18 +138,105 @@ class RunRecord:
         return {k: v for k, v in d.items() if not (k in self._OPTIONAL and v is None)}
 
 
-def render_fields(obj: dict[str, Any], schema: dict[str, Any]) -> str:
-    """A schema reply rendered back to headed text: one heading per field, in schema order."""
+class Rendered:
+    """A carry built piece by piece, each piece the model's (a field's value, a plain
+    reply) or the harness's (a heading, a "Title: " label, a bullet, a separator).
+
+    The carry sent on is the pieces joined, byte for byte what it always was; fill and
+    clipping are measured on the model's pieces (paper §4.9: the carried text "landed
+    within 0.5% of the declared ceiling" is about what the model wrote, and a t reply
+    at its 4,800-char ceiling is not 1.0017 of it because the carry adds "Summary\n").
+    """
+
+    def __init__(self, text: str = "", model: bool = False) -> None:
+        self.pieces: list[tuple[str, bool]] = []
+        self.add(text, model)
+
+    def add(self, text: str, model: bool = False) -> Rendered:
+        if text:
+            self.pieces.append((text, model))
+        return self
+
+    def rstrip(self) -> Rendered:
+        """Trailing whitespace removed across pieces, as str.rstrip of the joined text."""
+        while self.pieces:
+            text, model = self.pieces[-1]
+            if text.rstrip():
+                self.pieces[-1] = (text.rstrip(), model)
+                break
+            self.pieces.pop()
+        return self
+
+    @staticmethod
+    def join(parts: list[Rendered], sep: str) -> Rendered:
+        out = Rendered()
+        for i, part in enumerate(parts):
+            out.add(sep if i else "")
+            out.pieces += part.pieces
+        return out
+
+    @property
+    def text(self) -> str:
+        return "".join(t for t, _ in self.pieces)
+
+    def model_text(self) -> str:
+        """What the model wrote, its pieces one per line, without the harness's labels."""
+        return "\n".join(t for t, model in self.pieces if model)
+
+    def model_chars(self, upto: int | None = None) -> int:
+        """The model's characters among the first `upto` of the text (all: None): what a
+        carry clipped to that prefix still holds of the model's writing."""
+        left = len(self.text) if upto is None else upto
+        n = 0
+        for text, model in self.pieces:
+            take = min(len(text), max(left, 0))
+            n += take if model else 0
+            left -= len(text)
+        return n
+
+
+def _title(name: str, prop: dict[str, Any]) -> str:
+    return prop.get("title") or name.replace("_", " ").capitalize()
+
+
+def fields_rendered(obj: dict[str, Any], schema: dict[str, Any]) -> Rendered:
+    """render_fields, with each piece marked the model's or the harness's."""
     parts = []
     for name, prop in schema["properties"].items():
-        title = prop.get("title") or name.replace("_", " ").capitalize()
+        part = Rendered(f"{_title(name, prop)}\n")
         value = obj.get(name, "")
         if isinstance(value, list):
-            body = "\n".join(f"- {v}" for v in value)
+            for i, v in enumerate(value):
+                part.add("\n- " if i else "- ").add(f"{v}", True)
         else:
-            body = str(value)
-        parts.append(f"{title}\n{body}".rstrip())
-    return "\n\n".join(parts)
+            part.add(str(value), True)
+        parts.append(part.rstrip())
+    return Rendered.join(parts, "\n\n")
+
+
+def render_fields(obj: dict[str, Any], schema: dict[str, Any]) -> str:
+    """A schema reply rendered back to headed text: one heading per field, in schema order."""
+    return fields_rendered(obj, schema).text
+
+
+def headings_rendered(obj: dict[str, Any], schema: dict[str, Any],
+                      sections: dict[str, list[str]]) -> Rendered:
+    """render_under_headings, with each piece marked the model's or the harness's."""
+    parts = []
+    for heading, fields in sections.items():
+        part = Rendered(f"{heading}\n")
+        for i, name in enumerate(fields):
+            title = _title(name, schema["properties"][name])
+            value = obj.get(name, "")
+            part.add("\n" if i else "")
+            if isinstance(value, list):
+                part.add(f"{title}:")
+                for v in value:
+                    part.add("\n- ").add(f"{v}", True)
+            else:
+                part.add(f"{title}: ").add(f"{value}", True)
+        parts.append(part)
+    return Rendered.join(parts, "\n\n")
 
 
 def render_under_headings(obj: dict[str, Any], schema: dict[str, Any],
@@ -161,19 +248,7 @@ def render_under_headings(obj: dict[str, Any], schema: dict[str, Any],
     carries five sections on 134 of 134 rows, and k on 39 of 39." k's semantic fields are
     grouped under the headings as resources/arms.yaml says (`sections`).
     """
-    parts = []
-    for heading, fields in sections.items():
-        lines = []
-        for name in fields:
-            prop = schema["properties"][name]
-            title = prop.get("title") or name.replace("_", " ").capitalize()
-            value = obj.get(name, "")
-            if isinstance(value, list):
-                lines.append(f"{title}:" + "".join(f"\n- {v}" for v in value))
-            else:
-                lines.append(f"{title}: {value}")
-        parts.append(f"{heading}\n" + "\n".join(lines))
-    return "\n\n".join(parts)
+    return headings_rendered(obj, schema, sections).text
 
 
 def _schema_error(e: jsonschema.ValidationError) -> str:
@@ -185,26 +260,36 @@ def _schema_error(e: jsonschema.ValidationError) -> str:
 
 def carry_of(arm: Arm, reply_text: str) -> tuple[str, bool, bool, list[str]]:
     """What this arm carries forward from a reply: (carry, parse_ok, schema_valid, errors)."""
+    rendered, parse_ok, schema_valid, errors = carry_rendered(arm, reply_text)
+    return rendered.text, parse_ok, schema_valid, errors
+
+
+def carry_rendered(arm: Arm, reply_text: str) -> tuple[Rendered, bool, bool, list[str]]:
+    """carry_of, the carry's pieces marked the model's or the harness's. Only a rendered
+    carry (headings or labels around field values) holds harness pieces; a plain reply,
+    a raw JSON envelope, a single carried field and an unparsed reply are all the
+    model's."""
     if arm.schema is None:
-        return reply_text.strip(), True, True, []
+        return Rendered(reply_text.strip(), True), True, True, []
     try:
         obj = json.loads(reply_text)
     except json.JSONDecodeError as e:
         # Non-conforming fold: the arm's own behaviour. The raw reply is what a lenient
         # harness would carry on; it is recorded, never repaired.
-        return reply_text.strip(), False, False, [f"json: {e.msg} at char {e.pos}"]
+        return (Rendered(reply_text.strip(), True), False, False,
+                [f"json: {e.msg} at char {e.pos}"])
     if not isinstance(obj, dict):
-        return reply_text.strip(), False, False, ["json: reply is not an object"]
+        return Rendered(reply_text.strip(), True), False, False, ["json: reply is not an object"]
     validator = jsonschema.Draft202012Validator(arm.schema)
     errors = [_schema_error(e) for e in validator.iter_errors(obj)]
     if arm.carry == "raw_json":
-        carry = reply_text.strip()
+        carry = Rendered(reply_text.strip(), True)
     elif arm.carry.startswith("field:"):
-        carry = str(obj.get(arm.carry.split(":", 1)[1], ""))
+        carry = Rendered(str(obj.get(arm.carry.split(":", 1)[1], "")), True)
     elif arm.carry == "under_headings":
-        carry = render_under_headings(obj, arm.schema, arm.sections)
+        carry = headings_rendered(obj, arm.schema, arm.sections)
     else:  # rendered
-        carry = render_fields(obj, arm.schema)
+        carry = fields_rendered(obj, arm.schema)
     return carry, True, not errors, errors
 
 
@@ -270,8 +355,15 @@ def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carr
     request = fold_request(arm, prompts.render_fold(carry, chunk, i, n), temperature,
                            caller.sample.call_seed(turn))
     reply, hit, key = caller.call(request, turn)
-    new_carry, parse_ok, schema_valid, errors = carry_of(arm, reply.text)
+    rendered, parse_ok, schema_valid, errors = carry_rendered(arm, reply.text)
+    new_carry = rendered.text
     clipped_carry = caller.backend.clip(new_carry, arm.carry_cap_tokens)
+    # DESIGN §3: the carried text is clipped to the cap, labels and all, and that carry
+    # is what the next fold receives. Whether the model's own text exceeded the cap is
+    # asked only of a carry that was clipped (its text is part of the carry's).
+    model = rendered.model_text()
+    model_clipped = (clipped_carry != new_carry
+                     and caller.backend.clip(model, arm.carry_cap_tokens) != model)
     log.info(
         "%s fold %d/%d: %d prompt + %d completion tokens, %s, %s%s, %.1fs%s",
         caller.sample.row_id, i + 1, n, reply.prompt_tokens, reply.completion_tokens,
@@ -295,6 +387,10 @@ def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carr
         "carry": clipped_carry,
         "carried_chars": len(clipped_carry),
         "clipped": clipped_carry != new_carry,
+        # The model's text in the carry and whether it alone exceeded the cap: what fill
+        # and folds_clipped measure (grade/rows.py; the carry's labels are not counted).
+        "model_chars": rendered.model_chars(len(clipped_carry)),
+        "model_clipped": model_clipped,
     }
 
 

@@ -13,6 +13,12 @@ read as "cannot do structured output" on eight models. So this probe
      and names the parameter whose removal lets it through.
 A verdict is about model + endpoint + request, never the model alone, and it is given
 per arm: plain arms need no structured-output support.
+
+A study may name arms to probe on a model and never fold (the model config's
+`probe_arms`; paper §4.2: qwen3.6-flash's schema verdict, while its sweep ran plain arms
+only). Their shapes are sent after the folded arms' on the same pin, and their verdicts
+are recorded beside the permissions, never in them: the pin, the context floor, each
+folded shape's budget and every permission are what they would be without them.
 """
 
 from __future__ import annotations
@@ -72,7 +78,10 @@ class Shape:
             response_schema=self.schema, schema_name=self.schema_name)
 
 
-def shapes_for(arms: list[Arm]) -> list[Shape]:
+PROBE_ARMS_SHAPE = "probe_arms:"  # the name prefix of a shape of probe_arms only
+
+
+def shapes_for(arms: list[Arm], prefix: str = "") -> list[Shape]:
     """Group the arms by what they put on the wire; each group's largest fold budget.
 
     The budget matters: max_tokens alone can exclude an endpoint (reference A2).
@@ -84,7 +93,7 @@ def shapes_for(arms: list[Arm]) -> list[Shape]:
     out = []
     for name, members in sorted(groups.items()):
         first = max(members, key=lambda a: a.fold_budget_tokens)
-        out.append(Shape(name=name, arms=tuple(sorted(a.arm for a in members)),
+        out.append(Shape(name=prefix + name, arms=tuple(sorted(a.arm for a in members)),
                          system_prompt=first.system_prompt,
                          max_tokens=first.fold_budget_tokens, schema=first.schema,
                          schema_name=f"arm_{first.arm}"))
@@ -288,9 +297,12 @@ def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape
 
 def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[Arm],
                 required_context: int, temperature: float, seed: int,
-                model_cfg: dict[str, Any], rule: PinRule = PinRule()) -> dict[str, Any]:
-    """Probe one model's endpoint with every request shape its arms send."""
+                model_cfg: dict[str, Any], rule: PinRule = PinRule(),
+                probe_arms: list[Arm] | None = None) -> dict[str, Any]:
+    """Probe one model's endpoint with every request shape its arms send, then the
+    shapes of its probe_arms (never folded: recorded, deciding nothing)."""
     shapes = shapes_for(arms)
+    extra = shapes_for(probe_arms or [], PROBE_ARMS_SHAPE)
     record: dict[str, Any] = {
         "model": model, "backend": model_cfg["backend"], "required_context_tokens":
         required_context, "pin": None, "shapes": [], "verdict": OK, "reason": "",
@@ -319,6 +331,16 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
             if res.get("global"):
                 fail = (res["verdict"], res["reason"])
                 break
+    if fail is None:
+        # After the folded shapes, so none of their replies or verdicts depends on these;
+        # a fault here (even one about the route) is this shape's verdict only.
+        for shape in extra:
+            res = probe_shape(backend, store, model, shape, temperature, seed,
+                              reasoning_mandatory, bought)
+            record["shapes"].append(res)
+            log.info("%s %s (probe_arms %s, never folded): %s %s", model, shape.name,
+                     "".join(shape.arms), res["verdict"], res.get("reason", ""))
+    record["probe_arms"] = probe_arm_verdicts(extra, record["shapes"], fail)
     permissions: dict[str, dict[str, Any]] = {}
     for shape in shapes:
         res = next((r for r in record["shapes"] if r["shape"] == shape.name), None)
@@ -348,6 +370,23 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     for r in record["shapes"]:
         r.pop("global", None)
     return record
+
+
+def probe_arm_verdicts(extra: list[Shape], results: list[dict[str, Any]],
+                       fail: tuple[str, str] | None) -> dict[str, dict[str, Any]]:
+    """Each probe arm's verdict, by arm: what its shape got, or the failure that stopped
+    the probe before it was sent. Not a permission: no fold reads it."""
+    out: dict[str, dict[str, Any]] = {}
+    for shape in extra:
+        res = next((r for r in results if r["shape"] == shape.name), None)
+        for a in shape.arms:
+            if res is None:
+                assert fail is not None
+                out[a] = {"verdict": fail[0], "reason": fail[1], "responsible_parameter": ""}
+            else:
+                out[a] = {"verdict": res["verdict"], "reason": res.get("reason", ""),
+                          "responsible_parameter": res.get("responsible_parameter", "")}
+    return dict(sorted(out.items()))
 
 
 def reasoning_comparison(backend: Backend, store: ResponseStore, model: str,
@@ -412,7 +451,7 @@ SUMMARY_COLUMNS = ["model", "backend", "verdict", "responsible_parameter", "arms
                    "arms_forbidden", "pin", "quantization", "context_length",
                    "required_context_tokens", "usd_per_mtok_prompt", "usd_per_mtok_completion",
                    "reason", "sends_reasoning", "verdict_with_reasoning",
-                   "verdict_without_reasoning", "probe_only"]
+                   "verdict_without_reasoning", "probe_only", "probe_arms"]
 
 
 def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
@@ -438,7 +477,14 @@ def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
         "verdict_with_reasoning": (rp.get("with") or {}).get("verdict", ""),
         "verdict_without_reasoning": (rp.get("without") or {}).get("verdict", ""),
         "probe_only": _flag(rec.get("probe_only", False)),
+        "probe_arms": probe_arms_cell(rec.get("probe_arms") or {}),
     }
+
+
+def probe_arms_cell(verdicts: dict[str, dict[str, Any]]) -> str:
+    """The summary's probe_arms cell: each arm probed and never folded, with its verdict
+    (`j=schema_advertised_reply_nonconforming`); empty when the study names none."""
+    return " ".join(f"{a}={v['verdict']}" for a, v in sorted(verdicts.items()))
 
 
 def _flag(v: Any) -> str:
@@ -456,15 +502,19 @@ def pins_path(store_dir: str | Path, model: str) -> Path:
 def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
               arm_dicts: list[dict[str, Any]], temperature: float, store_dir: str,
               replay: bool, out: str, rule: PinRule = PinRule(),
-              probe_only: bool = False, lock: str | None = None) -> dict[str, Any]:
+              probe_only: bool = False, lock: str | None = None,
+              probe_arm_dicts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """One probe job: results/probe/{model}.json.
 
     probe_only: the model is in no sweep (paper §4.2's re-probe): a verdict and no row.
+    probe_arm_dicts: the model's probe_arms, probed and never folded; the context a fold
+    needs is sized by the folded arms alone.
     """
     from ..backends import make_backend
     from ..study.fixtures import CHARS_PER_TOKEN
 
     arms = [Arm.from_dict(d) for d in arm_dicts]
+    extra = [Arm.from_dict(d) for d in probe_arm_dicts or []]
     chunk_chars = max(len(c) for p in fixture_paths for c in read_json(p)["chunks"])
     required = required_context_tokens(chunk_chars, arms, CHARS_PER_TOKEN)
     store = ResponseStore.for_job(store_dir, lock, replay)
@@ -479,13 +529,15 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
                   "required_context_tokens": required, "pin": None, "shapes": [],
                   "permissions": {a.arm: {"allowed": False, "verdict": UNREACHABLE,
                                           "reason": e.message} for a in arms},
+                  "probe_arms": {a.arm: {"verdict": UNREACHABLE, "reason": e.message,
+                                         "responsible_parameter": ""} for a in extra},
                   "probe_only": probe_only}
         write_json(record, out)
         log.error("%s: %s", model, record["reason"])
         return record
     try:
         record = probe_model(model, backend, store, arms, required, temperature, seed=1,
-                             model_cfg=model_cfg, rule=rule)
+                             model_cfg=model_cfg, rule=rule, probe_arms=extra)
     finally:
         backend.close()
     record["probe_only"] = probe_only
@@ -509,7 +561,7 @@ def probe_model_stage(input: Any, output: Any, params: Any, threads: int
                      temperature=params.temperature, store_dir=params.store,
                      replay=params.replay, out=output.verdicts,
                      rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only,
-                     lock=params.lock)
+                     lock=params.lock, probe_arm_dicts=params.probe_arms)
 
 
 def write_summary(probe_paths: list[str], out: str) -> None:

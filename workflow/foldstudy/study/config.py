@@ -74,6 +74,8 @@ def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, A
     out = copy.deepcopy(schema)
     sweep = out["properties"]["sweeps"]["additionalProperties"]["properties"]
     sweep["arms"]["items"] = {"enum": list(arms)}
+    model = out["properties"]["models"]["additionalProperties"]["properties"]
+    model["probe_arms"]["items"] = {"enum": list(arms)}
     out["properties"]["arm_overrides"]["propertyNames"] = {"enum": list(arms)}
     out["properties"]["compare_pairs"]["items"]["items"] = {"enum": list(arms)}
     return out
@@ -367,6 +369,8 @@ class Study:
                         prev = order[pos - 1] if pos else None
                         self.runs.append(Run(sname, model, r, arm, pos, prev))
         self._index = {(x.sweep, x.model, x.repeat, x.arm): x for x in self.runs}
+        self._backend_configs = {m: {k: v for k, v in c.items() if k != "probe_arms"}
+                                 for m, c in config["models"].items()}
 
     def run(self, sweep: str, model: str, repeat: int | str, arm: str) -> Run:
         return self._index[(sweep, model, int(repeat), arm)]
@@ -375,7 +379,21 @@ class Study:
         return [r for r in self.runs if r.sweep == sweep]
 
     def model_config(self, model: str) -> dict[str, Any]:
-        return self.config["models"][model]
+        """The model's backend config: what its backend, fold and token jobs read.
+
+        `probe_arms` is the study's word about probing, not the backend's: left out, so
+        naming one changes no fold job's params."""
+        return self._backend_configs[model]
+
+    def folded_arms(self, model: str) -> list[str]:
+        """Every arm any sweep runs on this model (a probe-only model: every sweep's)."""
+        sweeps = self.config["sweeps"]
+        return sorted({a for s in self.sweeps_of(model) for a in sweeps[s]["arms"]})
+
+    def probe_arms(self, model: str) -> list[str]:
+        """The arms probed on this model and never folded (paper §4.2): its config's
+        `probe_arms`, none of them an arm its sweeps run (load_study refuses that)."""
+        return sorted(self.config["models"][model].get("probe_arms") or [])
 
     @property
     def folded_models(self) -> list[str]:
@@ -389,8 +407,27 @@ class Study:
 
     def sweeps_of(self, model: str) -> list[str]:
         """The sweeps a model runs in; a probe-only model is probed for all of them."""
-        mine = [s for s, sw in self.config["sweeps"].items() if model in sw["models"]]
-        return mine or list(self.config["sweeps"])
+        return sweeps_of(self.config, model)
+
+
+def sweeps_of(cfg: dict[str, Any], model: str) -> list[str]:
+    """The sweeps a model runs in; a probe-only model is probed for all of them."""
+    mine = [s for s, sw in cfg["sweeps"].items() if model in sw["models"]]
+    return mine or list(cfg["sweeps"])
+
+
+def probe_arm_problems(cfg: dict[str, Any]) -> list[str]:
+    """A model's `probe_arms` must be arms its sweeps do not run: a folded arm's verdict
+    is its permission, and an arm named in both would be probed under two roles."""
+    problems = []
+    for name, m in cfg["models"].items():
+        for i, a in enumerate(m.get("probe_arms") or []):
+            runs = [s for s in sweeps_of(cfg, name) if a in cfg["sweeps"][s]["arms"]]
+            if runs:
+                problems.append(
+                    f"config.models.{name}.probe_arms[{i}]: {a!r} is folded on this model "
+                    f"already (sweep {runs[0]}); probe_arms are probed and never folded")
+    return problems
 
 
 def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
@@ -428,6 +465,7 @@ def load_study(
         elif m in in_sweeps:
             problems.append(f"config.probe_only[{i}]: {m!r} also runs in a sweep; a probe-only "
                             "model gets a verdict and no rows")
+    problems += probe_arm_problems(cfg)
     problems += scope_problems(cfg.get("scopes"), cfg["sweeps"], ANALYSES)
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
