@@ -34,13 +34,13 @@ import pandas as pd  # noqa: E402
 from ..analysis import compare as C  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
 from ..evidence import columns  # noqa: E402
-from ..evidence.load import read_artifact, read_table  # noqa: E402
+from ..evidence.load import read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study
 from ..grade.rows import read_record  # noqa: E402
 from ..io import load_yaml, read_json  # noqa: E402
 from ..study.spec import Fixture  # noqa: E402
 from .paths import arm_path, block_path  # noqa: E402
-from .viewer import _by, environment, page_path, run_page, segments  # noqa: E402
+from .viewer import environment, page_path, records_by, run_page, segments  # noqa: E402
 
 log = logging.getLogger(__name__)
 # The same salt as figures.py: SVG ids from content, so a replay writes the same bytes.
@@ -196,7 +196,7 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
     checks_df = read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED)
     grid = C.fact_grid(read_artifact(Path(trace_csv), columns.TRACE_REQUIRED), checks_df,
                        rows_df)
-    rows, checks = _by(read_table(rows_csv), "row_id"), _by(read_table(checks_csv), "row_id")
+    rows, checks = records_by(rows_df, "row_id"), records_by(checks_df, "row_id")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written, index_blocks, index_arms = [], [], []

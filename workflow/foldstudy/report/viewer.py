@@ -124,7 +124,9 @@ def environment(template_dir: str | Path) -> jinja2.Environment:
                               trim_blocks=True, lstrip_blocks=True)
 
 
-def _by(df: pd.DataFrame | None, key: str) -> dict[str, list[dict[str, Any]]]:
+def records_by(df: pd.DataFrame | None, key: str) -> dict[str, list[dict[str, Any]]]:
+    """The frame's rows as dicts grouped by `key` (a missing value is None): what a
+    page's template reads."""
     out: dict[str, list[dict[str, Any]]] = {}
     if df is not None:
         for r in df.to_dict("records"):
@@ -144,8 +146,8 @@ def build_viewer(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
     every run page and the index link by block; None: no links."""
     env = environment(template_dir)
     fixtures = {s: Fixture.from_dict(read_json(p)) for s, p in fixture_paths.items()}
-    rows = _by(read_table(rows_csv) if rows_csv else None, "row_id")
-    checks = _by(read_table(checks_csv) if checks_csv else None, "row_id")
+    rows = records_by(read_table(rows_csv) if rows_csv else None, "row_id")
+    checks = records_by(read_table(checks_csv) if checks_csv else None, "row_id")
     records = []
     for run in sorted(runs, key=lambda r: str(r["path"])):
         record = read_record(str(run["path"]))
