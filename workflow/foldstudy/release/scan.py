@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ..credentials import KEY_PATTERNS, SECRET_ENV
+from ..errors import StudyError
 
 # A bracketed IPv6 host ("http://[::1]:8000/v1") is part of the URL, brackets and all.
 URL = re.compile(r"\bhttps?://(?:\[[0-9A-Za-z:.%]*\]?)?[^\s\"'<>)\]]*")
@@ -130,7 +131,7 @@ def scan_tree(root: Path, secrets: Mapping[str, str], allowed: set[str],
     return out
 
 
-class ReleaseRefused(RuntimeError):
+class ReleaseRefused(StudyError, RuntimeError):
     def __init__(self, findings: list[Finding]):
         self.findings = findings
         shown = "\n  ".join(map(str, findings[:50]))
