@@ -70,8 +70,11 @@ _DISK_FULL = {errno.ENOSPC, errno.EDQUOT}
 
 def refusal_line(e: StudyError) -> str:
     """A refusal as the one line a job prints: its class (what kind of refusal) and its
-    message (what, where, what would be right)."""
-    return f"{type(e).__name__}: {e}"
+    message (what, where, what would be right); a message listing several problems
+    (ConfigError's, one per line) has them joined by "; "."""
+    lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+    text = (lines[0] + " " + "; ".join(lines[1:])).strip() if lines else ""
+    return f"{type(e).__name__}: {text}"
 
 
 # ---------------------------------------------------------------- atomic writes
