@@ -20,6 +20,7 @@ from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import (
     ConfigError,
     command_line_flags,
+    empty_flag_problems,
     load_study,
     name_wildcard,
     run_path,
@@ -60,6 +61,8 @@ for _configfile in dict.fromkeys(
         load_yaml(_configfile)
     except StudyError as e:
         raise WorkflowError(f"config file {e}")
+if _empty := empty_flag_problems(workflow.config_settings.config):
+    raise WorkflowError("\n".join(_empty))
 command_line_flags(config, CONFIG_SCHEMA)
 try:
     STUDY = load_study(

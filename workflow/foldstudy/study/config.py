@@ -408,8 +408,9 @@ class Study:
         from .fixtures import PAPER_CHUNK_TOKENS, PAPER_SESSION_TOKENS
 
         # one fold job per run; a fixture and a grade per sweep; a probe per model; and
-        # the dozen or so evidence, statistics, table and figure jobs
-        jobs = len(self.runs) + 2 * len(self.config["sweeps"]) + len(self.probed_models) + 12
+        # the ten of results/tables (probe summary, token classes, evidence, compare,
+        # stats, trace, viewer, figures, summary, tables): 2,013 for 1,000 repeats of j, m
+        jobs = len(self.runs) + 2 * len(self.config["sweeps"]) + len(self.probed_models) + 10
         if jobs <= PLAN_SAID_ABOVE_JOBS:
             return None
         per_run = PAPER_SESSION_TOKENS // PAPER_CHUNK_TOKENS + 1  # a fold per chunk, a recall
@@ -504,6 +505,16 @@ def probe_arm_problems(cfg: dict[str, Any]) -> list[str]:
                     f"config.models.{name}.probe_arms[{i}]: {a!r} is folded on this model "
                     f"already (sweep {runs[0]}); probe_arms are probed and never folded")
     return problems
+
+
+def empty_flag_problems(flags: Any) -> list[str]:
+    """`--config evidence=` arrives as no value at all (Snakemake reads an empty value as
+    null), so the study would silently run as if the flag were absent: live, for
+    evidence=. A key given empty on the command line is refused by name."""
+    why = {"evidence": " (so this would run the live study, not rebuild from a package)"}
+    return [f"config.{k}: `--config {k}=` is empty, which Snakemake reads as unset"
+            f"{why.get(k, '')}; give it a value (evidence=/path/to/package/evidence), or "
+            "drop the flag" for k, v in dict(flags or {}).items() if v is None]
 
 
 def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
