@@ -176,7 +176,7 @@ if EVIDENCE_MODE and (_problem := evidence_dir_problem(STUDY.config["evidence"],
 if EVIDENCE_MODE:
     _plan = Analysis.load(ANALYSIS_YAML, ARMS_YAML)
     if _problem := evidence_package_problem(
-        STUDY.config["evidence"], _plan.arm_order, _plan.scenarios
+        STUDY.config["evidence"], _plan.arm_order, _plan.scenarios, STUDY.config
     ):
         raise WorkflowError(_problem)
 GEN_EVIDENCE = STUDY.config["evidence"] or "results/evidence"

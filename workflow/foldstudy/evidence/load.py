@@ -60,12 +60,17 @@ def evidence_dir_problem(value: str, checkout: str | Path) -> str | None:
 
 
 def evidence_package_problem(directory: str | Path, arms: Collection[str],
-                             scenarios: Collection[str]) -> str | None:
-    """Why the package at `directory` cannot be (load_evidence's every check: identity,
-    bounds, agreement with its manifest), said once before any job and naming the
-    package, as the config is checked; None when it loads. The stages still check what
-    they read."""
+                             scenarios: Collection[str], config: dict[str, Any]
+                             ) -> str | None:
+    """Why the package at `directory` cannot be read for the study `config` asks for
+    (another study's evidence, said first since it explains every other difference; then
+    load_evidence's every check: identity, bounds, agreement with its manifest), said
+    once before any job and naming the package, as the config is checked; None when it
+    loads. The stages still check what they read."""
+    from .provenance import check_same_study
+
     try:
+        check_same_study(Path(directory) / "manifest.json", config)
         load_evidence(directory, arms, scenarios)
     except StudyError as e:
         return f"config.evidence: the package {directory} is refused: {e}"
