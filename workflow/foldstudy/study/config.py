@@ -599,11 +599,12 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
 
     target = chunk_chars_at(float(cfg["scale"]))
 
-    def chunk_sizes(sw: dict[str, Any]) -> list[int]:
+    def chunk_sizes(sw: dict[str, Any], arms: dict[str, Arm]) -> list[int]:
         # Below a few planted turns' size the generator's target is not what a chunk
-        # holds (each chunk keeps its planted turn whole): measure the fixture, which
-        # at such a scale is a few thousand characters, generated in milliseconds.
-        if target >= SMALL_CHUNK_CHARS:
+        # holds (each chunk keeps its planted turn whole, so it only grows): measure the
+        # fixture, a few thousand characters made in milliseconds, where the target
+        # would warn.
+        if target >= SMALL_CHUNK_CHARS or not cap.chunk_problems(arms, [target], ""):
             return [target]
         fx = build_fixture(sw["scenario"], sw["seed"], float(cfg["scale"]), facts_spec,
                            read("scenario/filler.yaml"), stock)
@@ -630,7 +631,7 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
         where = f"config.sweeps.{name} (capacity_scale {s:g})"
         problems += cap.capacity_problems(arms, {a: paper[a] for a in arms}, loads[name],
                                           where)
-        warnings += cap.chunk_problems(arms, chunk_sizes(sw), where)
+        warnings += cap.chunk_problems(arms, chunk_sizes(sw, arms), where)
     if problems:
         raise ConfigError(problems)
     return warnings
