@@ -24,6 +24,10 @@ ROWS = [
     # the attempt that made this row (> 1: earlier attempts failed on infrastructure and
     # were retried, paper §3.3; they are kept in the run record)
     "attempt",
+    # `abstained` on the answer's first 400 characters (DESIGN §8): the paper kept only
+    # those, and its §4.11 counts compare with this one. An addition, so a package made
+    # before it is still read (the abstention table then shows the whole-answer test only).
+    "abstained_prefix400",
 ]
 # Not in rows.csv: how many calls came from the response store. That depends on the
 # execution history (a resumed or replayed run hits the store), not on the study, and a
@@ -61,7 +65,8 @@ ALIASES = {
 }
 
 BOOLEAN = {
-    "valid", "json_envelope_carried", "carried_json_envelope", "abstained", "catchup_fired",
+    "valid", "json_envelope_carried", "carried_json_envelope", "abstained",
+    "abstained_prefix400", "catchup_fired",
     "in_carrier", "correct",
     "correct_unit_lenient", "answered", "fabricated", "stock_signature", "parse_ok",
     "schema_valid", "clipped", "store_hit",
