@@ -804,12 +804,14 @@ def t_inference(c: Evidence) -> Body:
                     "value": fmt(nb.get(diff), "signed3"),
                     "n": f"{nb.get(keys.paired('equivalence', 'n_pairs', eq))} blocks",
                     "_why_value": f"no block ran both {a} and {b}"})
+        verdict = nb.get(keys.at("equivalence.equivalent", eq))
+        p = fmt(nb.get(keys.at("equivalence.tost_p", eq)), "pval")
+        if p is None and verdict is not None:  # every paired difference the same
+            p = "none (every paired difference the same)"
         out.append({"sweep": g.label, "what": f"{a} − {b}, TOST p at ±{an.equivalence_margin}",
-                    "key": keys.at("equivalence.tost_p", eq),
-                    "value": fmt(nb.get(keys.at("equivalence.tost_p", eq)), "pval"),
-                    "n": "equivalent" if nb.get(keys.at("equivalence.equivalent", eq))
-                    else "not shown equivalent",
-                    "_why_value": "fewer than 2 pairs, or no variation"})
+                    "key": keys.at("equivalence.tost_p", eq), "value": p,
+                    "n": "equivalent" if verdict else "not shown equivalent",
+                    "_why_value": "fewer than 2 pairs"})
     for g, _ in c.groups("partition"):
         k, nk = (g.at(f"separation.{x}", "all") for x in ("weight", "n_failing"))
         out.append({"sweep": g.label, "what": "separation weight 1/C(n,k), all failing models",
