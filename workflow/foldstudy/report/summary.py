@@ -4,7 +4,9 @@ the facts were lost, and where everything is (results/summary.md, printed at the
 Every figure here is a count with its denominator, read from rows.csv and the fact
 losses (report/trace.py), never recomputed another way: recall is the summed n_correct
 over the summed n_graded of the valid rows, carrier presence the summed carrier_present
-over the same denominator.
+over the summed n_graded of the valid rows whose carrier was recorded (paper §4.10's
+cross-tab reads those only; a package may leave it empty on the others), naming how many
+rows that is where it is not all of them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ def _share(a: int, b: int) -> str:
     return f"{a}/{b} = {a / b:.3f}" if b else "—"
 
 
+def _carried(g: pd.DataFrame) -> str:
+    """Graded values in the final carry over the rows whose carrier was recorded."""
+    rec = A.carrier_recorded(g)
+    text = _share(int(rec["carrier_present"].sum()), int(rec["n_graded"].sum()))
+    return text if len(rec) == len(g) else f"{text} ({len(rec)} of {len(g)} rows recorded)"
+
+
 def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
                  study: str, viewer: bool, survival: pd.DataFrame | None = None,
                  first_block: str | None = None) -> str:
@@ -51,8 +60,7 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
                                   key=lambda kv: (kv[0][0], order(pd.Series([kv[0][1]]))[0])):
         graded = int(g["n_graded"].sum())
         lines.append(f"| {sweep} | {arm} {an.arm_title(arm)} | {len(g)} | "
-                     f"{_share(int(g['n_correct'].sum()), graded)} | "
-                     f"{_share(int(g['carrier_present'].sum()), graded)} | "
+                     f"{_share(int(g['n_correct'].sum()), graded)} | {_carried(g)} | "
                      f"{int((g['recall'] >= an.row_recalled).sum())} |")
     if losses is not None and len(losses):
         lines += ["", "Where the graded facts were lost (valid rows; paper §4.10):", "",
