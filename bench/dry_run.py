@@ -16,7 +16,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from common import ROOT, median_wall, snakemake
+from common import ROOT, cli, median_wall, snakemake
 
 MINIMAL = """
 rule all:
@@ -61,4 +61,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    cli(__doc__).parse_args()
     main()
