@@ -17,7 +17,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from common import ROOT, median_wall, snakemake
+from common import ROOT, cli, median_wall, snakemake
 
 DRY_RUN_GOAL_S = 15  # the paper study's plan, once asserted in tests/test_probe.py
 
@@ -66,4 +66,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    cli(__doc__).parse_args()
     main()
