@@ -213,12 +213,15 @@ SENT_AS_WRITTEN = ("extra_body", "headers")
 
 
 def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Fill schema defaults (top level, models, sweeps) into a copy of the config."""
+    """Fill schema defaults (top level, power, models, sweeps) into a copy of the config."""
     cfg = copy.deepcopy(config)
     props = schema["properties"]
     for k, p in props.items():
         if k not in cfg and "default" in p:
             cfg[k] = copy.deepcopy(p["default"])
+    for k, p in props["power"]["properties"].items():  # the repeat plan's (issue 26)
+        if k not in cfg["power"] and "default" in p:
+            cfg["power"][k] = copy.deepcopy(p["default"])
     for section in ("models", "sweeps"):
         item = props[section]["additionalProperties"]["properties"]
         for entry in cfg.get(section, {}).values():
