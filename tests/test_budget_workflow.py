@@ -36,6 +36,11 @@ def _standin() -> GatewayStandin:
         price_completion="8e-6", cost_factor=1.5)])], key=KEY)
 
 
+def _study(workdir: Path, config: dict) -> GatewayStudy:
+    workdir.mkdir()
+    return GatewayStudy(workdir, config, KEY)
+
+
 def _ledger(workdir: Path) -> dict:
     return json.loads((workdir / "results/spend/ledger.json").read_text())
 
@@ -50,7 +55,7 @@ def _stop_line(p, workdir: Path, budget: float) -> str:
 def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_path):
     with _standin() as gw:
         # the study's cost, measured: one uninterrupted run
-        full = GatewayStudy(tmp_path / "full", _config(gw.base_url), KEY)
+        full = _study(tmp_path / "full", _config(gw.base_url))
         p = full.snakemake(TARGET, cores=2)
         assert p.returncode == 0, p.stderr[-3000:]
         cost, bodies = sum(gw.state.billed_usd), Counter(map(canonical, gw.state.billed))
@@ -60,7 +65,7 @@ def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_pat
         # half of it stops the study before the call that would pass it
         gw.state.billed.clear()
         gw.state.billed_usd.clear()
-        study = GatewayStudy(tmp_path / "b", _config(gw.base_url, half), KEY)
+        study = _study(tmp_path / "b", _config(gw.base_url, half))
         p = study.snakemake(TARGET)
         assert p.returncode != 0
         line = _stop_line(p, study.workdir, half)
@@ -68,6 +73,10 @@ def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_pat
         assert 0 < sum(gw.state.billed_usd) <= half
         assert _ledger(study.workdir)["spent_usd"] <= half
         assert not (study.workdir / TARGET).exists()
+        # the job that stopped wrote no record: it runs again once the budget is raised
+        done = {p.relative_to(study.workdir).as_posix()
+                for p in (study.workdir / "results/runs").rglob("*.json")}
+        assert 0 < len(done) < 4
 
         # a second stop at the same budget sends nothing
         calls = len(gw.state.calls)
@@ -92,11 +101,11 @@ def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_pat
 def test_the_budget_holds_at_four_jobs(tmp_path):
     """Four blocks fold at once: two jobs must never both spend the last dollar."""
     with _standin() as gw:
-        full = GatewayStudy(tmp_path / "full", _config(gw.base_url, repeats=4), KEY)
+        full = _study(tmp_path / "full", _config(gw.base_url, repeats=4))
         assert full.snakemake(TARGET, cores=4).returncode == 0
         half = sum(gw.state.billed_usd) / 2
         gw.state.billed_usd.clear()
-        study = GatewayStudy(tmp_path / "c4", _config(gw.base_url, half, repeats=4), KEY)
+        study = _study(tmp_path / "c4", _config(gw.base_url, half, repeats=4))
         p = study.snakemake("--keep-going", TARGET, cores=4)
         assert p.returncode != 0
         _stop_line(p, study.workdir, half)
