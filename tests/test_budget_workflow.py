@@ -7,11 +7,14 @@ ledger must settle to the reported cost, not the listing."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from .conftest import ROOT
 from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, canonical
 from .support.gateway_standin import rows_by_id as rows
 from .support.gateway_study import GatewayStudy, gateway_model
@@ -111,3 +114,34 @@ def test_the_budget_holds_at_four_jobs(tmp_path):
         _stop_line(p, study.workdir, half)
         assert 0 < sum(gw.state.billed_usd) <= half
         assert _ledger(study.workdir)["reserved"] == {}  # every call in flight settled
+
+
+def _dry(tmp_path: Path, *args: str):
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
+         str(tmp_path), "-n", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_the_documented_commands_plan_before_any_call(tmp_path):
+    """docs/budget-and-power.md's commands, dry: the budget line, and the plan's rules."""
+    p = _dry(tmp_path, "--config", "budget_usd=25")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "budget_usd 25: spent $0.0000 so far" in p.stdout + p.stderr
+    p = _dry(tmp_path, "results/audit/power.tsv", "results/audit/plan.tsv",
+             "--configfile", str(ROOT / "config/study-paper.yaml"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "rule power:" in p.stdout and "rule audit:" in p.stdout
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(("flag", "named"), [
+    ("budget_usd=0", "config.budget_usd: 0 is less than or equal to the minimum of 0"),
+    ("budget_usd=-3", "config.budget_usd: -3 is less than or equal"),
+    ("budget_usd=lots", "config.budget_usd: 'lots' is not of type"),
+    ("power={target_difference: 1.5}", "config.power.target_difference: 1.5 is greater"),
+    ("power={pilot: nowhere}", "config.power.pilot: 'nowhere' is not a directory"),
+])
+def test_bad_budget_or_plan_input_is_refused_by_name_before_any_job(tmp_path, flag, named):
+    p = _dry(tmp_path, "--config", flag)
+    assert p.returncode != 0 and named in p.stdout + p.stderr
+    assert not (tmp_path / "results").exists()

@@ -206,7 +206,7 @@ def write_power(prompts: dict[str, str], fixture_paths: dict[str, str],
                        model_prices(backends[model], probe))
 
     icc = (pilot_icc(power_cfg["pilot"], an) if power_cfg["pilot"]
-           else IccSource(PAPER_ICC, "paper §4 (0.750)"))
+           else IccSource(PAPER_ICC, "paper §4"))
     target = {k: float(power_cfg[k]) for k in ("target_difference", "alpha", "power")}
     rows = power_rows(sweeps, contrasts(an, extra_pairs), graded, icc, target, cost)
     write_tsv(rows, POWER_COLUMNS, out_tsv)

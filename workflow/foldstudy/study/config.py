@@ -438,11 +438,25 @@ def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
     schema declares (in place, before any check), as a user typing it means."""
     for key, prop in schema["properties"].items():
         value = config.get(key)
+        if key == "power" and isinstance(value, dict):
+            # `--config "power={target_difference: 0.3}"` arrives with string values
+            _numbers_from_strings(value, prop.get("properties", {}))
         if prop.get("type") == "boolean" and isinstance(value, str):
             if value.lower() in ("true", "yes", "1"):
                 config[key] = True
             elif value.lower() in ("false", "no", "0"):
                 config[key] = False
+
+
+def _numbers_from_strings(section: dict[str, Any], props: dict[str, Any]) -> None:
+    """A number typed on the command line inside an object, read as the number it is
+    (a value that is not one stays a string, and the schema names it)."""
+    for k, p in props.items():
+        if p.get("type") == "number" and isinstance(section.get(k), str):
+            try:
+                section[k] = float(section[k])
+            except ValueError:
+                pass
 
 
 def load_study(
