@@ -170,3 +170,21 @@ def test_four_processes_never_spend_past_the_budget(tmp_path):
     assert state["calls"] == sent and state["spent_usd"] == pytest.approx(billed)
     assert billed <= budget and state["reserved"] == {}
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
+
+
+def test_the_lock_pins_the_ledger_and_not_the_budget(tmp_path):
+    from foldstudy.release.lock import private_inputs
+
+    ledger, backend = Ledger(tmp_path / "l.json", None), Paid()
+    ledger.settle(ledger.reserve(backend, REQ, "a"), backend.complete(REQ))
+    res = tmp_path / "res"
+    res.mkdir()
+    cfg = {"study": "x", "budget_usd": 5}
+    pinned = private_inputs(None, None, None, str(res), cfg, str(ledger.path))
+    assert "ledger" in pinned
+    raised = private_inputs(None, None, None, str(res), {**cfg, "budget_usd": 50},
+                            str(ledger.path))
+    assert raised["config"] == pinned["config"]  # raising the budget is not a new study
+    ledger.settle(ledger.reserve(backend, REQ, "b"), backend.complete(REQ))
+    later = private_inputs(None, None, None, str(res), cfg, str(ledger.path))
+    assert later["ledger"]["sha256"] != pinned["ledger"]["sha256"]
