@@ -87,3 +87,20 @@ def test_the_budget_line_counts_the_runs_its_worst_case_covers(arms):
     assert rows[-2]["model"] == "TOTAL"
     assert plan_rows(runs, arms, {"hosted": "openrouter"}, probes, SIZES, 400)[-1]["model"] \
         == "TOTAL"  # no budget, no line
+
+
+def test_the_dry_run_line_says_the_spend_and_the_last_plan_against_this_budget(arms, tmp_path):
+    from foldstudy.io import write_tsv
+    from foldstudy.run.audit import PLAN_COLUMNS, budget_note
+
+    ledger, plan = str(tmp_path / "ledger.json"), str(tmp_path / "plan.tsv")
+    assert budget_note(None, ledger, plan) is None
+    assert "projects the cost" in budget_note(5.0, ledger, plan)
+    runs = [PlannedRun("s", "hosted", "m")]
+    probes = {"hosted": {"price_prompt_usd_per_token": 1e-6,
+                         "price_completion_usd_per_token": 2e-6}}
+    write_tsv(plan_rows(runs, arms, {"hosted": "openrouter"}, probes, SIZES, 400, 5.0),
+              PLAN_COLUMNS, plan)
+    note = budget_note(5.0, ledger, plan)
+    assert note.startswith("budget_usd 5: spent $0.0000") and "covers 1 of 1 runs" in note
+    assert "rerun it for the runs budget_usd 0.01 covers" in budget_note(0.01, ledger, plan)

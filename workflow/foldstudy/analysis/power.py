@@ -45,8 +45,6 @@ PAPER_ICC = 0.750
 POWER_COLUMNS = ["sweep", "contrast", "model", "icc", "icc_source", "k", "design_effect",
                  "repeats", "mde", "target_difference", "repeats_needed", "calls", "cost_usd"]
 POOLED = "pooled"
-# The largest repeat count the plan searches (past it a contrast is "not reachable").
-MAX_REPEATS = 100_000
 
 
 def diff_variance(d: float, icc: float, k: float, baseline: float = 0.5) -> float:
@@ -71,19 +69,14 @@ def repeats_needed(d: float, icc: float, k: float, alpha: float = 0.05, power: f
     return max(1, math.ceil(z * z * diff_variance(d, icc, k) / (d * d) - 1e-9))
 
 
-def mde(n: float, icc: float, k: float, alpha: float = 0.05, power: float = 0.8
-        ) -> float | None:
-    """The smallest difference n pairs detect with the given power (None: none up to a
-    difference of 1, so n pairs cannot separate two arms at all)."""
-    if n <= 0:
-        return None
+def mde(n: float, icc: float, k: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest difference n pairs (n > 0) detect with the given power. It always
+    exists below 1: at a difference of 1 the rows' variance is 0."""
     z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
 
     def gap(d: float) -> float:
         return d - z * math.sqrt(diff_variance(d, icc, k) / n)
 
-    if gap(1.0) < 0:
-        return None
     return float(optimize.brentq(gap, 1e-9, 1.0))
 
 
@@ -136,7 +129,7 @@ def plan_line(sweep: str, pair: tuple[str, str], model: str, n_models: int, icc:
     return {"sweep": sweep, "contrast": pair_label(*pair), "model": model,
             "icc": f"{icc.value:.3f}", "icc_source": icc.source, "k": k,
             "design_effect": f"{stats.design_effect(icc.value, k):.2f}", "repeats": repeats,
-            "mde": "> 1" if found is None else f"{found:.3f}", "target_difference": d,
+            "mde": f"{found:.3f}", "target_difference": d,
             "repeats_needed": need, "calls": calls * need,
             "cost_usd": "" if usd is None else f"{usd * need:.2f}"}
 

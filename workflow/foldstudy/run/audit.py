@@ -173,7 +173,8 @@ def budget_row(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str,
                                     budget_usd)
     return {**dict.fromkeys(PLAN_COLUMNS, ""), "model": "BUDGET", "runs": covered,
             "est_usd_max": f"{budget_usd:.2f}",
-            "price_source": f"budget_usd covers {covered} of {len(runs)} runs at their "
+            "price_source": f"budget_usd {budget_usd:g} covers {covered} of {len(runs)} runs at "
+                            "their "
                             "worst case" + ("; runs of unknown price counted as free"
                                             if unknown else "")}
 
@@ -256,6 +257,7 @@ def budget_note(budget_usd: float | None, ledger: str, plan: str) -> str | None:
     with open(plan, newline="", encoding="utf-8") as f:
         rows = {r["model"]: r for r in csv.DictReader(f, delimiter="\t")}
     total, cover = rows.get("TOTAL") or {}, rows.get("BUDGET") or {}
+    same = cover.get("est_usd_max") == f"{budget_usd:.2f}"
     return (note + f"; the audit ({plan}) projects <= ${total.get('est_usd_max', '?')}"
-            + (f"; {cover['price_source']}" if cover.get("price_source") else
+            + (f"; {cover['price_source']}" if same else
                f" (rerun it for the runs budget_usd {budget_usd:g} covers)"))
