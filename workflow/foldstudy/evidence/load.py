@@ -53,6 +53,36 @@ def evidence_dir_problem(value: str, checkout: str | Path) -> str | None:
     return None
 
 
+def pilot_problem(pilot: str | None) -> str | None:
+    """Why `power.pilot` (the repeat plan's pilot, issue 26) is not an evidence package,
+    before any job (None: it is, or none is set)."""
+    if not pilot:
+        return None
+    p = Path(pilot)
+    if not p.is_dir():
+        return (f"config.power.pilot: {pilot!r} is not a directory; point it at an evidence "
+                "package (the folder holding rows.csv and checks.csv, e.g. results/evidence "
+                "of a pilot study)")
+    for name, required in (("rows.csv", columns.ROWS_REQUIRED),
+                           ("checks.csv", columns.CHECKS_REQUIRED)):
+        f = p / name
+        if not f.is_file():
+            return (f"config.power.pilot: {pilot!r} has no {name}, so it is not an evidence "
+                    "package (rows.csv and checks.csv, DESIGN §8)")
+        missing = [c for c in required if c not in _header(f)]
+        if missing:
+            return (f"config.power.pilot: {f} lacks the column(s) {', '.join(missing)} "
+                    "(DESIGN §8), so it is not an evidence package")
+    return None
+
+
+def _header(path: Path) -> list[str]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return next(csv.reader(f), [])
+
+
 def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
     missing = [c for c in required if c not in df.columns]
     if missing:

@@ -19,6 +19,7 @@ import pandas as pd
 from ..analysis import analysis as A
 from ..analysis import compare as C
 from ..analysis.analysis import Analysis
+from ..backends.ledger import read_ledger, spent_line
 from ..evidence import columns
 from ..evidence.load import read_artifact, read_table
 from ..evidence.provenance import check_same_study
@@ -94,9 +95,21 @@ def survival_summary(end: pd.DataFrame, first_page: str | None) -> list[str]:
     return lines
 
 
+def spend_line(ledger: str | None, budget_usd: float | None) -> str | None:
+    """What the study spent on paid calls, from the ledger (DESIGN §6); None where no paid
+    call was ever made."""
+    if not ledger or not Path(ledger).is_file():
+        return None
+    state = read_ledger(ledger)
+    unknown = (f", ${state['unknown_usd']:.4f} of it at the worst case of calls that "
+               "brought no reply" if state["unknown_usd"] else "")
+    return f"Spend: {spent_line(state, budget_usd)} (`{ledger}`{unknown})."
+
+
 def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: str,
                   viewer: bool, out: str, checks_csv: str | None = None,
-                  trace_csv: str | None = None, first_block: str | None = None) -> str:
+                  trace_csv: str | None = None, first_block: str | None = None,
+                  spend: str | None = None) -> str:
     """results/summary.md; with the fact trace it ends with each arm's share of graded
     facts carried from planting through the final fold (issue 21) and the first block's
     comparison page."""
@@ -108,6 +121,8 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
                            read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED), rows)
         survival = C.carried_to_end(grid, an)
     text = summary_text(rows, losses, an, study, viewer, survival, first_block)
+    if spend:
+        text += f"\n{spend}\n"
     write_text(text, out)
     return text
 
@@ -118,5 +133,6 @@ def summary_stage(input: Any, output: Any, params: Any) -> str:
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_summary(input.rows, input.losses, Analysis.load(input.analysis, input.arms),
                          params.study, params.viewer, output.summary, input.checks,
-                         input.get("trace"), params.first_block)
+                         input.get("trace"), params.first_block,
+                         spend_line(params.ledger, params.budget_usd))
 
