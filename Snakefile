@@ -34,6 +34,7 @@ include: "workflow/rules/tokens.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/release.smk"
+include: "workflow/rules/docs.smk"
 
 
 onsuccess:

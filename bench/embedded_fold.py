@@ -9,7 +9,7 @@ warmed once, then timed over three calls (median). Prints the ratio last. Goal: 
 
 from __future__ import annotations
 
-from common import median_wall  # (also puts the checkout on sys.path)
+from common import cli, median_wall  # (also puts the checkout on sys.path)
 
 from foldstudy.backends.base import ChatRequest
 from foldstudy.backends.embedded import EmbeddedBackend, packaged_weights
@@ -40,4 +40,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    cli(__doc__).parse_args()
     main()

@@ -26,7 +26,7 @@ from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 
-from common import KEY, snakemake, standin_gateway, standin_study
+from common import KEY, cli, snakemake, standin_gateway, standin_study
 
 LATENCY_S = 1.0
 ARMS, REPEATS, CALLS_PER_RUN = ["j", "q", "m", "o"], 4, 6
@@ -152,4 +152,5 @@ def chain_gaps(work: Path) -> tuple[list[float], float, float]:
 
 
 if __name__ == "__main__":
+    cli(__doc__).parse_args()
     main()

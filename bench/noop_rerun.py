@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from common import KEY, snakemake, standin_gateway, standin_study
+from common import KEY, cli, snakemake, standin_gateway, standin_study
 
 
 def main() -> None:
@@ -30,4 +30,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    cli(__doc__).parse_args()
     main()

@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests/support builds the synthetic packages
 
+from common import cli  # noqa: E402
+
 from foldstudy.evidence.load import write_table  # noqa: E402
 from tests.support.synthetic import synthetic_package  # noqa: E402
 
@@ -73,4 +75,7 @@ def main(sizes: list[int]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main([int(a) for a in sys.argv[1:]] or list(TARGETS)))
+    parser = cli(__doc__)
+    parser.add_argument("rows", nargs="*", type=int, help="package sizes (default: %(default)s)",
+                        default=list(TARGETS))
+    sys.exit(main(parser.parse_args().rows or list(TARGETS)))

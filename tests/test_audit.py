@@ -69,3 +69,38 @@ def test_audit_rule_calls_no_model(tmp_path):
     assert m["runs"] == str(runs) and int(m["calls"]) == runs * (int(m["folds"]) // runs + 1)
     assert m["est_usd_max"] == "0.00"
     assert not (tmp_path / "results/probe").exists() and not (tmp_path / "results/runs").exists()
+
+
+def test_the_budget_line_counts_the_runs_its_worst_case_covers(arms):
+    from foldstudy.run.audit import run_usd
+
+    runs = [PlannedRun("s", "hosted", a) for a in "jqmjqm"]
+    probes = {"hosted": {"price_prompt_usd_per_token": 1e-6,
+                         "price_completion_usd_per_token": 2e-6}}
+    each = [run_usd(arms[r.arm], SIZES.chunk_chars["s"], SIZES, 400,
+                    (1e-6, 2e-6, "probe pin"))[1] for r in runs]
+    budget = sum(each[:4]) + each[4] / 2  # four runs and half of the fifth
+    rows = plan_rows(runs, arms, {"hosted": "openrouter"}, probes, SIZES, 400, budget)
+    line = rows[-1]
+    assert line["model"] == "BUDGET" and line["runs"] == 4
+    assert line["est_usd_max"] == f"{budget:.2f}" and "covers 4 of 6 runs" in line["price_source"]
+    assert rows[-2]["model"] == "TOTAL"
+    assert plan_rows(runs, arms, {"hosted": "openrouter"}, probes, SIZES, 400)[-1]["model"] \
+        == "TOTAL"  # no budget, no line
+
+
+def test_the_dry_run_line_says_the_spend_and_the_last_plan_against_this_budget(arms, tmp_path):
+    from foldstudy.io import write_tsv
+    from foldstudy.run.audit import PLAN_COLUMNS, budget_note
+
+    ledger, plan = str(tmp_path / "ledger.json"), str(tmp_path / "plan.tsv")
+    assert budget_note(None, ledger, plan) is None
+    assert "projects the cost" in budget_note(5.0, ledger, plan)
+    runs = [PlannedRun("s", "hosted", "m")]
+    probes = {"hosted": {"price_prompt_usd_per_token": 1e-6,
+                         "price_completion_usd_per_token": 2e-6}}
+    write_tsv(plan_rows(runs, arms, {"hosted": "openrouter"}, probes, SIZES, 400, 5.0),
+              PLAN_COLUMNS, plan)
+    note = budget_note(5.0, ledger, plan)
+    assert note.startswith("budget_usd 5: spent $0.0000") and "covers 1 of 1 runs" in note
+    assert "rerun it for the runs budget_usd 0.01 covers" in budget_note(0.01, ledger, plan)

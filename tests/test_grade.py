@@ -234,3 +234,36 @@ def test_fill_and_clipping_measure_the_models_text_not_the_carrys_labels(
     old = {k: v for k, v in ft.items() if k not in ("model_chars", "model_clipped")}
     row, _, _ = grade_record(R.record([], arm="t", folds=[old], arm_spec=t.to_dict()), *args)
     assert (row["carried_chars"], row["fill"]) == (4808, 4808 / 4800)
+
+
+FILLED = "\n".join(f"{i}. {f.label}: 8443" for i, f in enumerate(FACTS, start=1))
+
+
+@pytest.mark.parametrize("answer, anywhere, prefix", [
+    # a preamble that abstains, then every line filled with a stand-in value
+    ("I do not know most of these values; the summary does not hold them.\n" + FILLED,
+     True, True),
+    (FILLED + "\nThe rest is not in the summary.", True, True),  # a closing line
+    ("1. primary ingress port: unknown\n" + FILLED[FILLED.index("\n") + 1:], True, True),
+    ("x" * 400 + "\nI do not know the others.\n" + FILLED, True, False),  # past char 400
+    (FILLED, False, False),
+])
+def test_a_row_abstains_when_its_answer_holds_a_marker_anywhere(
+        answer, anywhere, prefix, markers, stock):
+    """Paper §4.11: failing rows classified "by whether its answer contains any
+    abstention marker at all", and its counts "computed on that prefix" (400 chars).
+    rows.csv's abstained reads the whole answer, abstained_prefix400 its first 400
+    characters; checks.csv's abstained stays per label line."""
+    from foldstudy.grade.rows import grade_record
+
+    from .support import records as R
+
+    fixture = R.fixture(1, facts=tuple(FACTS))
+    row, checks, _ = grade_record(R.record(["no identifiers"], answer=answer), fixture,
+                                  markers, stock, [])
+    assert (row["abstained"], row["abstained_prefix400"]) == (anywhere, prefix)
+    by_label = {c["label"]: c["abstained"] for c in checks}
+    on_a_line = answer.startswith("1. primary ingress port: unknown")
+    assert by_label["primary ingress port"] is on_a_line
+    assert not any(v for k, v in by_label.items() if k != "primary ingress port")
+    assert row["n_correct"] == 0

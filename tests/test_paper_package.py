@@ -73,12 +73,17 @@ def test_columns_and_consistency(package, tmp_path) -> None:
     k = rows["scenario"].map(pp.K)
     assert (rows["n_graded"] == k).all()
     assert np.allclose(rows["recall"], rows["n_correct"] / rows["n_graded"])
-    # in_carrier agrees with carrier_present where the carrier was recorded
-    per = checks.groupby("row_id")["in_carrier"].sum()
+    # in_carrier agrees with carrier_present where the carrier was recorded, and both
+    # are empty together where it was not (DESIGN §8)
+    held = checks["in_carrier"].map({True: 1.0, False: 0.0})
+    per = held.groupby(checks["row_id"]).agg(["sum", "count"])
     rec = rows[rows["carrier_present"].notna()]
-    assert (per[rec["row_id"]].to_numpy() == rec["carrier_present"].to_numpy()).all()
+    assert (per.loc[rec["row_id"], "sum"].to_numpy() == rec["carrier_present"].to_numpy()).all()
+    unrec = rows.loc[rows["carrier_present"].isna(), "row_id"]
+    assert (per.reindex(unrec)["count"].fillna(0) == 0).all()
     ab = checks.groupby("row_id")["abstained"].any()
     assert (ab[rows["row_id"]].to_numpy() == rows["abstained"].to_numpy()).all()
+    assert rows["abstained_prefix400"].equals(rows["abstained"])  # the paper kept 400
     d = pp.paper_package_dir(tmp_path / "pkg")
     r2, c2 = load_evidence(d, list(pp.SPECS))
     assert len(r2) == len(rows) and len(c2) == len(checks)
@@ -173,8 +178,11 @@ def test_capacity_and_ceiling(rows) -> None:
     good = pd.concat([cell(rows, sweeps, pp.QWEN, a) for a in "mu"])
     assert (ge(bad), len(bad), ge(good), len(good)) == (4, 23, 8, 8)
     j = cell(rows, sweeps, pp.QWEN, "j")
-    assert int((j["parse_failures"] + j["schema_invalid_folds"]).sum()) == 4
     assert int(j["folds"].sum()) == 55
+    # §4.5: "fails to produce a conforming fold on 4 of 60 folds": every j row, valid or not
+    jall = rows[rows["sweep"].isin(sweeps) & rows["model"].eq(pp.QWEN) & rows["arm"].eq("j")]
+    assert (int((jall["parse_failures"] + jall["schema_invalid_folds"]).sum()),
+            int(jall["folds"].sum())) == pp.CAPACITY_NONCONFORMING
     u = cell(rows, sweeps, pp.QWEN, "u")
     assert (int(u["folds_clipped"].sum()), int(u["folds"].sum())) == (13, 20)
     # §4.6: qwen j from the anchor, t from the ceiling sweeps; glm from the ceiling sweep
@@ -350,11 +358,13 @@ def test_carrier(dist, checks) -> None:
     assert len(rec) == 215
     assert rec["arm"].value_counts().to_dict() == {a: n for a, (n, _) in pp.CARRIER.items()}
     c = checks.merge(rec[["row_id", "arm"]], on="row_id")
-    missed = (c["in_carrier"] & ~c["correct"]).groupby([c["arm"], c["row_id"]]).any()
+    missed = (c["in_carrier"].eq(True) & ~c["correct"]).groupby([c["arm"], c["row_id"]]).any()
     per_arm = missed.groupby(level="arm").sum().to_dict()
     assert per_arm == {a: m for a, (_, m) in pp.CARRIER.items()}
     assert round(100 * per_arm["q"] / 88, 1) == 35.2 and round(100 * 13 / 103, 1) == 12.6
-    assert not (checks["correct"] & ~checks["in_carrier"]).any()  # never the reverse
+    # never the reverse, and nothing recorded beyond the 215 rows
+    assert not (checks["correct"] & checks["in_carrier"].eq(False)).any()
+    assert checks["in_carrier"].notna().sum() == 14 * 215
 
 
 def test_icc(dist, checks) -> None:

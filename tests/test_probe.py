@@ -264,20 +264,17 @@ def snakemake_paper(workdir, *args, env=None):
 
 
 @pytest.mark.workflow
-def test_paper_dry_run_shows_every_run_job_quickly(tmp_path, config_schema, resources):
-    import time
-
+def test_paper_dry_run_shows_every_run_job(tmp_path, config_schema, resources):
+    """Every run job is in the plan (no checkpoint hides one). How fast the plan is made
+    is a measurement, not a test: bench/dry_run.py times it against its 15 s goal."""
     cfg = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text())
     study = load_study(cfg, config_schema, load_arm_table(resources), resources)
-    t0 = time.monotonic()
     p = snakemake_paper(tmp_path, "-n", "--quiet", "rules")
-    elapsed = time.monotonic() - t0
     assert p.returncode == 0, p.stderr[-2000:]
     counts = dict(line.split()[:2] for line in (p.stdout + p.stderr).splitlines()
                   if len(line.split()) == 2 and line.split()[1].isdigit())
     assert int(counts["fold"]) == len(study.runs) > 500
     assert int(counts["probe_model"]) == len(cfg["models"])
-    assert elapsed < 15
 
 
 @pytest.mark.workflow

@@ -51,6 +51,13 @@ def paper_shaped_evidence() -> list[dict]:
     # The depth re-run: glm-5.2 with the opposite behaviour, at three times the depth.
     rows += arm_rows("depth", "glm-5.2", "j", [0.0] * 12, fill=0.3)
     rows += arm_rows("depth", "glm-5.2", "q", [0.0] * 12)
+    # The fill table's (§4.6) undivided rows with no divided partner, and p.
+    for sweep in ("decomposition_a", "decomposition_b"):
+        rows += arm_rows(sweep, QWEN, "p", [0.0], fill=0.94)
+    rows += arm_rows("partition", "deepseek-v4-pro", "j", [1.0], fill=0.49)
+    for sweep in ("partition", "depth"):
+        rows += arm_rows(sweep, "granite-4.1-8b", "j", [0.3, 0.2], fill=0.34)
+    rows += arm_rows("depth", "ling-2.6-flash", "j", [0.0], fill=0.06)
     return rows
 
 
@@ -65,7 +72,7 @@ def paper_run():
 
 def test_partition_takes_each_models_pair_from_one_sweep_by_precedence(paper_run):
     rows, n, tables = paper_run
-    in_sweep = rows.loc[rows["sweep"] == "partition", "model"].nunique()
+    in_sweep = rows.loc[(rows["sweep"] == "partition") & (rows["arm"] == "q"), "model"].nunique()
     assert n["partition.n_models"] == in_sweep == 3
     # Issue 19 §1: glm-5.2 was re-run at depth, so its pair is the depth sweep's (fails),
     # not the partition sweep's (works), and never the two pooled.
@@ -77,7 +84,7 @@ def test_partition_takes_each_models_pair_from_one_sweep_by_precedence(paper_run
     # Paper §4.6: fill against recall over every measured model ("twenty-five"), more
     # than the partition's twenty: the fill scope reads each model with undivided rows
     # anywhere (decomp-only and qwen too), one point per model.
-    assert n["fill.n_models"] == 5
+    assert n["fill.n_models"] == 7
     j = rows[(rows["arm"] == "j") & (rows["scenario"] == "distributed")]
     per_model = j.groupby("model")[["fill", "recall"]].mean()
     assert n["fill.r"] == pytest.approx(per_model["fill"].corr(per_model["recall"]))
@@ -107,6 +114,19 @@ def test_each_paper_scope_reads_its_sweeps(paper_run):
     assert n["ladder.n[j]"] == 4 and n["ladder.effect.n_pairs[q/j]"] == 4
     # Iteration: the decomposition sweeps against the single-chunk sweep.
     assert n["iteration.n[single/j]"] == 2 and n["iteration.n[distributed/j]"] == 4
+
+
+def test_the_fill_table_pools_each_models_named_sweeps(paper_run):
+    """§4.6: granite's rows are its partition and depth rows together; qwen's p line is
+    its decomposition rows; a model or arm the scope does not name is not a line."""
+    _, n, tables = paper_run
+    ft = tables["fill-by-model-arm"].frame().set_index(["model", "arm"])
+    assert set(ft.index) == {(QWEN, "p"), (QWEN, "j"), ("deepseek-v4-pro", "j"),
+                             ("granite-4.1-8b", "j"), ("ling-2.6-flash", "j")}
+    assert ft.loc[("granite-4.1-8b", "j"), "rows"] == 4
+    assert ft.loc[(QWEN, "j"), "rows"] == 3 and ft.loc[(QWEN, "p"), "rows"] == 2
+    assert ft.loc[("ling-2.6-flash", "j"), "rows"] == 5  # partition 4 + depth 1
+    assert n["fill_table.fill[granite-4.1-8b/j]"] == pytest.approx(0.34)
 
 
 def test_nothing_is_pooled_by_default():

@@ -145,7 +145,18 @@ def test_tost_matches_two_one_sided_t_tests():
 def test_tost_does_not_pass_a_difference_outside_the_margin():
     rng = np.random.default_rng(9)
     x = rng.normal(0.9, 0.05, 20)
-    assert stats.tost_paired(x, x - 0.2 + rng.normal(0, 0.02, 20), 0.10).p > 0.5
+    r = stats.tost_paired(x, x - 0.2 + rng.normal(0, 0.02, 20), 0.10)
+    assert r.p > 0.5 and not r.equivalent
+
+
+@pytest.mark.parametrize("gap, equivalent", [(0.0, True), (0.05, True), (0.2, False),
+                                             (-0.2, False)])
+def test_tost_without_variance_still_gives_a_verdict(gap, equivalent):
+    """Every paired difference the same (every row of both arms at 1.000, or one fixed
+    gap): no t statistic, but the difference is inside the margin or it is not."""
+    x = np.full(6, 0.9)
+    r = stats.tost_paired(x, x - gap, 0.10)
+    assert r is not None and r.p is None and r.equivalent is equivalent and r.n_pairs == 6
 
 
 # ---------------------------------------------------------------- Pearson, weight, means

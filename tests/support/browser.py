@@ -24,13 +24,13 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 
 def chromium() -> str:
-    """The chromium binary; in CI a missing one fails (.ci/install-chromium installs it)."""
+    """The chromium binary; in CI a missing one fails (.ci/install-debian installs it)."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe:
         return exe
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail("chromium is missing in CI: .ci/install-chromium should have installed it")
-    pytest.skip("chromium is not installed (apt-get install chromium; .ci/install-chromium)")
+        pytest.fail("chromium is missing in CI: .ci/install-debian should have installed it")
+    pytest.skip("chromium is not installed (apt-get install chromium; .ci/install-debian)")
 
 
 @contextlib.contextmanager

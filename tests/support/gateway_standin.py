@@ -20,7 +20,9 @@ faults however the dice fall. `injected` counts what was served, by class.
 
 What is billed. The stand-in bills a call when it generated a completion: `complete()`
 created a generation id and answered 200. `billed` keeps the body of every such call,
-whatever the client did with the reply afterwards. The reference (A4, A6) is silent on
+whatever the client did with the reply afterwards, and `billed_usd` what each cost: the
+listed price times the endpoint's `cost_factor` (1 unless a test misprices it), reported
+as usage.cost. The reference (A4, A6) is silent on
 whether a provider failure inside HTTP 200 (finish_reason "error") or a body cut off in
 transit costs credits, so the stand-in takes the reading its code path gives: those
 faults, like the 429/5xx statuses and the malformed body, answer before `complete()`
@@ -112,6 +114,9 @@ class Endpoint:
     omits_required: bool = False
     # Reasoning that runs whatever the request says (the message carries `reasoning`).
     returns_reasoning: bool = False
+    # What a call really costs against its listed price (usage.cost = listed x this):
+    # a mispriced endpoint, whose ledger must learn the ratio (DESIGN §6).
+    cost_factor: float = 1.0
 
     def listing(self, model_id: str) -> dict[str, Any]:
         return {
@@ -155,6 +160,8 @@ class Standin:
     call_times: list[float] = field(default_factory=list)
     # The body of every call a completion was generated for (see the module docstring).
     billed: list[dict[str, Any]] = field(default_factory=list)
+    # ... and what each cost (usage.cost), parallel to `billed`
+    billed_usd: list[float] = field(default_factory=list)
     # Faults served, queued or drawn, by fault_class name; and (time, class, body) each.
     injected: Counter[str] = field(default_factory=Counter)
     fault_log: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
@@ -308,12 +315,13 @@ def complete(state: Standin, body: dict[str, Any], ep: Endpoint) -> tuple[int, d
     completion_tokens = min(len(content) // 4 + 1, int(body.get("max_tokens", 10**6)))
     finish = "stop" if completion_tokens < int(body.get("max_tokens", 10**6)) else "length"
     cost = (prompt_tokens * float(ep.price_prompt)
-            + completion_tokens * float(ep.price_completion))
+            + completion_tokens * float(ep.price_completion)) * ep.cost_factor
     with state.lock:
         gen_id = f"gen-{len(state.generations) + 1:06d}"
         state.generations[gen_id] = {"id": gen_id, "provider_name": ep.provider_name,
                                      "model": body["model"], "total_cost": cost}
         state.billed.append(body)
+        state.billed_usd.append(cost)
     out: dict[str, Any] = {
         "id": gen_id,
         "object": "chat.completion",

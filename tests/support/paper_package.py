@@ -57,13 +57,17 @@ Reproduced exactly (tests/test_paper_package.py asserts each on the frames):
   recorded 4 of 5); t lands within 0.5% of its ceiling on 14 of 16 rows;
 - envelope (§5): json_envelope_carried on 45 valid rows, all f;
 - parse failures (§6): 23 single-field rows carry one, 18 valid at mean 0.560; over all
-  arms 63 rows, 57 valid at mean 0.476; j's capacity rows 4 nonconforming folds;
+  arms 63 rows, 57 valid at mean 0.476; §4.5's "4 of 60 folds": j's 12 capacity rows
+  (11 valid and its catch-up row, whose parse failure is one of the 4) hold 4
+  non-conforming folds of 60;
 - catch-up (§6): 6 invalid rows, catchup_fired, j 4 / p 1 / q 1, recalls 1, 1, 0, 0, 0, 0;
-- carrier (§4.10): recorded (carrier_present non-empty) on 215 valid rows, q 88, j 103,
-  m 4, t 16, u 4; carrier had it and the answer missed it on q 31 (35.2%) and j 13
-  (12.6%) rows, so 171 agree; no check is correct with the value absent from the
-  carrier. Rows with no carrier recorded have in_carrier = correct in checks.csv (the
-  column cannot be empty), so a cross-tab must select rows by carrier_present;
+- carrier (§4.10): recorded on 215 valid rows only, q 88, j 103, m 4, t 16, u 4: there
+  carrier_present and checks.csv in_carrier are filled, on every other row both are
+  empty (DESIGN §8), so a cross-tab that read unrecorded rows would fail, not drift;
+  carrier had it and the answer missed it on q 31 (35.2%) and j 13 (12.6%) rows, so 171
+  agree; no check is correct with the value absent from the carrier;
+- abstention on the answer's first 400 characters (rows.csv abstained_prefix400) equals
+  abstained: the paper kept only that prefix, and its §4.11 counts were computed on it;
 - ICC (§4 opening) 0.750 and design effect 10.745 over the package's valid distributed
   rows (the row counts are tuned, the row set is the package's);
 - prompt tokens (§1, §4.3): q - j is -2,319 in decomposition_a, -3,089 in
@@ -292,6 +296,9 @@ HEADINGS_FIVE = {"q": 134, "k": 39}
 HEADINGS_RECORDED = 570
 # §4.11: arm -> (fabricates with no abstention, abstains somewhere), rows recall < 0.5.
 ABSTENTION = {"j": (23, 64), "q": (4, 48), "n": (12, 20), "t": (8, 5), "f": (1, 44)}
+# §4.5: "j fails to produce a conforming fold on 4 of 60 folds", over every j row of the
+# capacity cells (11 valid + 1 catch-up, five folds each).
+CAPACITY_NONCONFORMING = (4, 60)
 # §4.9: arm -> (stop, length) folds.
 FINISH = {"t": (80, 0), "j": (694, 20)}
 AT_CEILING = {"t": (14, 16)}
@@ -924,11 +931,15 @@ def _nonconforming(df: pd.DataFrame, rng: np.random.Generator) -> None:
     df.loc[df.index[df["scenario"].eq("single_chunk") & df["arm"].eq("j")][:2],
            "parse_failures"] = 1
     j = dv & df["arm"].eq("j")
+    # §4.5's "4 of 60 folds" counts j's 12 capacity rows, the catch-up row (its parse
+    # failure above) among them: 3 schema-invalid folds on the valid rows make it 4.
     cap = df.index[j & capacity & df["model"].eq(QWEN)]
-    df.loc[cap[:4], "schema_invalid_folds"] = 1
+    cap_bad = CAPACITY_NONCONFORMING[0] - int(
+        (~df["valid"] & capacity & df["arm"].eq("j")).sum())
+    df.loc[cap[:cap_bad], "schema_invalid_folds"] = 1
     stop, length = FINISH["j"]
     others_j = df.index[j & df["sweep"].eq("partition")]
-    df.loc[rng.choice(others_j, length - 4, replace=False), "schema_invalid_folds"] = 1
+    df.loc[rng.choice(others_j, length - cap_bad, replace=False), "schema_invalid_folds"] = 1
     df["finish_length"] = np.where(df["arm"].eq("j"), df["schema_invalid_folds"], 0)
     df["finish_stop"] = df["folds"] - df["finish_length"]
     other = 5 * int(j.sum()) - stop - length  # j folds beyond the paper's 714
@@ -1001,8 +1012,8 @@ def _checks(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
             lenient[unit[:1]] = True
         for x in range(k):
             out.append((r["row_id"], LABELS[x][0], LABELS[x][1], f"v{x:02d}",
-                        in_carrier[x], correct[x], lenient[x], abstained[x], not abstained[x],
-                        fabricated[x], stock[x], ""))
+                        in_carrier[x] if recorded[i] else None, correct[x], lenient[x],
+                        abstained[x], not abstained[x], fabricated[x], stock[x], ""))
         df.at[i, "carrier_present"] = int(in_carrier.sum()) if recorded[i] else np.nan
         df.at[i, "abstained"] = bool(abstained.any())
         df.at[i, "n_fabricated"] = int(fabricated.sum())
@@ -1064,6 +1075,9 @@ def paper_package(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
         df[c] = np.nan
     df["abstained"] = False
     checks = _checks(df, rng)
+    # The paper kept each answer's first 400 characters and counted §4.11 on them: its
+    # whole-answer test and its prefix test are one test here.
+    df["abstained_prefix400"] = df["abstained"]
     rows = df[columns.ROWS].copy()
     rows["headings_carried"] = rows["headings_carried"].astype(float)
     return rows.reset_index(drop=True), checks

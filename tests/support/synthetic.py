@@ -195,6 +195,8 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         "completion_tokens": completion_tokens,
         "carrier_present": np.bincount(row_idx, weights=in_carrier, minlength=n).astype(int),
         "abstained": np.bincount(row_idx, weights=abstained, minlength=n) > 0,
+        # short answers: the first 400 characters are the whole answer
+        "abstained_prefix400": np.bincount(row_idx, weights=abstained, minlength=n) > 0,
         "catchup_fired": catchup,
         "system_prompt_sha256": [_sha(PROMPT[a]) for a in arm],
         "n_correct_unit_lenient": n_correct,

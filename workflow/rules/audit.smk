@@ -23,5 +23,43 @@ rule audit:
         backends=audit_backends(),
         probe_dir="results/probe",
         recall_max_tokens=STUDY.config["recall_max_tokens"],
+        # the plan against the budget, and what the ledger has spent so far (DESIGN §6)
+        budget_usd=STUDY.config["budget_usd"],
+        ledger=LEDGER,
     script:
         "../scripts/audit.py"
+
+
+# The repeat plan (issue 26; DESIGN §6, Power): per contrast, the repeats it needs at the
+# pilot's ICC (power.pilot) or the paper's 0.750, and what they cost at the audit's
+# prices. Before any call, like the audit. Logic: foldstudy/analysis/power.py.
+
+
+rule power:
+    input:
+        **audit_fixtures(),
+        **PROMPT_FILES,
+        **power_pilot(),
+        analysis=ANALYSIS_YAML,
+        arms_yaml=ARMS_YAML,
+    output:
+        tsv=report(
+            "results/audit/power.tsv",
+            caption="../report/power.rst",
+            category="Audit",
+        ),
+        md="results/audit/power.md",
+    log:
+        "results/logs/power.log",
+    conda:
+        ENV
+    params:
+        sweeps=power_sweeps(),
+        arms=audit_arms(),
+        backends=audit_backends(),
+        probe_dir="results/probe",
+        recall_max_tokens=STUDY.config["recall_max_tokens"],
+        power=STUDY.config["power"],
+        compare_pairs=STUDY.config["compare_pairs"],
+    script:
+        "../scripts/power.py"

@@ -12,9 +12,14 @@ from foldstudy.analysis.analysis import Analysis
 from foldstudy.backends import backend_classes
 from foldstudy.backends.store import store_dir_problem
 from foldstudy.errors import StudyError
-from foldstudy.evidence.load import evidence_dir_problem, evidence_package_problem
+from foldstudy.evidence.load import (
+    evidence_dir_problem,
+    evidence_package_problem,
+    pilot_problem,
+)
 from foldstudy.io import load_yaml, print_if_written
 from foldstudy.report.paths import block_path
+from foldstudy.run.audit import budget_note
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import (
@@ -197,6 +202,9 @@ if STUDY.config["replay"] and not EVIDENCE_MODE and not Path(LOCK).is_file():
         f"replay: the response store {STUDY.config['store']}/ is unverified: no lock at "
         f"{LOCK}, so every entry is served as it stands (replay against the study's lock)"
     )
+# The repeat plan's pilot (issue 26) is an evidence package, refused by name if not.
+if _problem := pilot_problem(STUDY.config["power"]["pilot"]):
+    raise WorkflowError(_problem)
 CLAIMS = res("claims", f"{STUDY.config['study']}.yaml")
 NUMBERS = "results/stats/numbers.json"
 
@@ -213,11 +221,12 @@ def generate_inputs(wildcards):
 def private_dirs():
     # A reviewer's evidence-only package has none of these; verify skips what is absent.
     if EVIDENCE_MODE:
-        return {"store": None, "runs": None, "fixtures": None}
+        return {"store": None, "runs": None, "fixtures": None, "ledger": None}
     return {
         "store": STUDY.config["store"],
         "runs": "results/runs",
         "fixtures": "results/fixtures",
+        "ledger": LEDGER,
     }
 
 
@@ -231,6 +240,11 @@ def release_lock(wildcards):
 
 
 # --- probe and backends (rules/probe.smk, rules/fold.smk) ---
+
+# The spend ledger every paid call of the study is held to (DESIGN §6; backends/ledger.py).
+LEDGER = "results/spend/ledger.json"
+if _note := budget_note(STUDY.config["budget_usd"], LEDGER, "results/audit/plan.tsv"):
+    logger.info(_note)  # in the -n output too: the plan against the budget
 
 # Every model some sweep runs (one verdict before any of its folds), and the probe-only.
 PROBED_MODELS = STUDY.probed_models
@@ -336,6 +350,21 @@ def audit_arms():
 
 def audit_backends():
     return {m: STUDY.model_config(m)["backend"] for m in PROBED_MODELS}
+
+
+def power_sweeps():
+    return {
+        s: {k: sw[k] for k in ("arms", "models", "repeats")}
+        for s, sw in STUDY.config["sweeps"].items()
+    }
+
+
+def power_pilot():
+    """A pilot's rows and checks, as inputs: a changed pilot replans."""
+    pilot = STUDY.config["power"]["pilot"]
+    if not pilot:
+        return {}
+    return {f"pilot_{n}": str(Path(pilot) / f"{n}.csv") for n in ("rows", "checks")}
 
 
 # --- fact trace, viewer and summary (rules/trace.smk, viewer.smk, summary.smk) ---

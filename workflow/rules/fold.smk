@@ -30,6 +30,10 @@ rule fold:
         # The lock whose store pins every entry read is checked against: a path, not an
         # input, so rewriting the lock reruns no fold (the job reads the pins at start).
         lock=LOCK,
+        # The spend ledger every job shares (DESIGN §6): a path, not an output, since
+        # every job writes it. The budget is not a param: raising it would rerun every
+        # finished job (params are a rerun trigger); the script reads it from the config.
+        ledger=LEDGER,
         # > 1 only when --config retry_infrastructure=true finds this run's record
         # invalid for a retryable reason: the changed param reruns exactly that job
         # (from the wildcards, not `output`: Snakemake ignores params derived from files)

@@ -26,6 +26,10 @@ rule probe_model:
         store=STUDY.config["store"],
         replay=STUDY.config["replay"],
         lock=LOCK,  # a path, not an input: see rule fold
+        # The spend ledger every job shares (DESIGN §6): a path, not an output, since
+        # every job writes it. The budget is not a param: raising it would rerun every
+        # finished job (params are a rerun trigger); the script reads it from the config.
+        ledger=LEDGER,
         pin_rule=STUDY.config["probe"],
         probe_only=lambda wc: wc.model in STUDY.config["probe_only"],
     script:

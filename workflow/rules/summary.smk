@@ -21,6 +21,10 @@ rule summary:
         study=STUDY.config["study"],
         viewer=not EVIDENCE_MODE,
         first_block=first_block_page(),
+        # what the paid calls cost (DESIGN §6): the ledger is read, not an input, so a
+        # call settled later reruns no summary
+        ledger=None if EVIDENCE_MODE else LEDGER,
+        budget_usd=STUDY.config["budget_usd"],
         config=STUDY.config,  # evidence of another study is refused before any write
     script:
         "../scripts/summary.py"

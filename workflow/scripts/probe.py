@@ -3,4 +3,5 @@ from foldstudy.run.probe import probe_model_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):
-    probe_model_stage(sm.input, sm.output, sm.params, sm.threads)
+    # budget_usd from the config, not a param: raising it must rerun no finished job
+    probe_model_stage(sm.input, sm.output, sm.params, sm.threads, sm.config.get("budget_usd"))

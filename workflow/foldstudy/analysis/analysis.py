@@ -262,20 +262,33 @@ def capacity_rows(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
     return v[v["arm"].isin(an.capacity)].merge(cells, on=["sweep", "model"])
 
 
-def capacity(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
-    """j t m u: n, rows recalled, mean, carried chars, folds clipped (paper §4.5)."""
+def capacity(v: pd.DataFrame, an: Analysis, every: pd.DataFrame | None = None
+             ) -> pd.DataFrame:
+    """j t m u: n, rows recalled, mean, carried chars, folds clipped (paper §4.5), over
+    the valid rows; and the non-conforming folds over every row of the arm, valid or not
+    (`every`: the scope's rows before the validity rule; default v), of `folds_all`.
+
+    Paper §4.5: "j fails to produce a conforming fold on 4 of 60 folds (6.7%)": 60 is
+    twelve rows of five folds, j's 11 valid rows and its catch-up row; "clipped on 17 of
+    about 53 folds" is the valid rows'.
+    """
     cr = capacity_rows(v, an)
+    cells = cr[["sweep", "model"]].drop_duplicates()
+    er = (every if every is not None else v).merge(cells, on=["sweep", "model"])
     out = []
     for arm in an.capacity:
-        g = cr[cr["arm"] == arm]
+        g, ge = cr[cr["arm"] == arm], er[er["arm"] == arm]
         s = cell_summary(g, an.row_recalled)
+        bad = ge["parse_failures"].fillna(0)
+        if "schema_invalid_folds" in ge:
+            bad = bad + ge["schema_invalid_folds"].fillna(0)
         out.append({
             "arm": arm, "n": s["n"], "rows_recalled": s["rows_ge_half"], "mean": s["mean"],
             "declared_ceiling_chars": mean(g["declared_ceiling_chars"]),
             "carried_chars": mean(g["carried_chars"]),
             "folds_clipped": int(g["folds_clipped"].sum()), "folds": int(g["folds"].sum()),
-            "nonconforming_folds": int((g["parse_failures"] + g["schema_invalid_folds"]).sum())
-            if "schema_invalid_folds" in g else int(g["parse_failures"].sum()),
+            "nonconforming_folds": int(bad.sum()), "folds_all": int(ge["folds"].sum()),
+            "rows_all": int(len(ge)),
         })
     return pd.DataFrame(out)
 
@@ -379,7 +392,8 @@ def headings_distribution(h: pd.Series) -> str:
     counts = h.dropna().astype(int).value_counts().sort_index()
     if len(counts) == 1:
         return f"{counts.index[0]} on all {int(counts.iloc[0])}"
-    return ", ".join(f"{k} on {int(c)}" for k, c in counts.items())
+    parts = [f"{k} on {int(c)}" for k, c in counts.items()]
+    return ", ".join([parts[0] + " rows", *parts[1:]])  # the paper's §4.7 depth table
 
 
 def fill_by_model(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
@@ -400,6 +414,32 @@ def fill_by_model(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
             "j_fill": mean(g["fill"]), "j_mean": mean(g["recall"])}
            for m, g in j.groupby("model", sort=True)]
     return pd.DataFrame(out, columns=["model", "sweeps", "n", "j_fill", "j_mean"])
+
+
+def fill_table(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """Per (model, arm) with a declared ceiling, over the rows given pooled across the
+    model's sweeps: rows, mean carried chars, mean fill, mean recall; fullest first.
+
+    Paper §4.6: "there are at least two ways to lose the facts, and they sit at opposite
+    ends of the fill scale" (p 9 rows 94%; qwen3.6-35b-a3b 28 rows 8,501 chars 89%;
+    deepseek-v4-pro 4 rows 49%; granite-4.1-8b 16 rows 3,238 34%; ling-2.6-flash 16 rows
+    621 6%). The table's row counts pool each model's sweeps (granite's 16 = its 4-row
+    partition cell + 12 depth rows), so the caller passes the `fill_table` scope.
+    """
+    g = v[pd.to_numeric(v["declared_ceiling_chars"], errors="coerce") > 0]
+    out = []
+    for (model, arm), gm in g.groupby(["model", "arm"], sort=True):
+        s = cell_summary(gm, an.row_recalled)
+        out.append({"model": model, "arm": arm, "sweeps": "+".join(sorted(gm["sweep"].unique())),
+                    "rows": s["n"], "carried_chars": mean(gm["carried_chars"]),
+                    "declared_ceiling_chars": mean(gm["declared_ceiling_chars"]),
+                    "fill": mean(gm["fill"]), "mean": s["mean"]})
+    df = pd.DataFrame(out, columns=FILL_TABLE_COLUMNS)
+    return df.sort_values("fill", ascending=False, kind="stable").reset_index(drop=True)
+
+
+FILL_TABLE_COLUMNS = ["model", "arm", "sweeps", "rows", "carried_chars",
+                      "declared_ceiling_chars", "fill", "mean"]
 
 
 def partition_class(r: dict[str, Any] | pd.Series) -> str:
@@ -502,42 +542,69 @@ def headings_by_arm(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
     return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
 
 
+def carrier_recorded(v: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose carrier was recorded (carrier_present not empty): the only rows the
+    cross-tab can read. Paper §4.10: "Over 215 valid rows the two agree on 171", of its
+    620; a package leaves carrier_present and in_carrier empty on the others (DESIGN §8)."""
+    return v[pd.to_numeric(v["carrier_present"], errors="coerce").notna()]
+
+
 def carrier_crosstab(v: pd.DataFrame, checks: pd.DataFrame, an: Analysis) -> pd.DataFrame:
-    """Per arm: rows where the carrier held a graded value and the answer missed it, and
-    the reverse (answer right about a value the carrier lacked), paper §4.10."""
-    c = checks[checks["row_id"].isin(v["row_id"])]
-    c = c.merge(v[["row_id", "arm"]], on="row_id")
-    c_in = c["in_carrier"].astype(bool)
+    """Per arm, over the rows whose carrier was recorded: rows where the carrier held a
+    graded value and the answer missed it, and the reverse (the answer right about a
+    value the carrier lacked; the loader refuses such a check, so 0), paper §4.10: "All
+    44 disagreements run the same way ... There is not a single row in which the answer
+    was right about a fact the carrier did not contain"."""
+    rec = carrier_recorded(v)
+    c = checks[checks["row_id"].isin(rec["row_id"])]
+    c = c.merge(rec[["row_id", "arm"]], on="row_id")
+    c_in = c["in_carrier"].fillna(False).astype(bool)
     c_ok = c["correct"].astype(bool)
     per_row = pd.DataFrame({
         "row_id": c["row_id"], "arm": c["arm"],
-        "missed": c_in & ~c_ok, "reverse": c_ok & ~c_in,
-    }).groupby(["row_id", "arm"], as_index=False)[["missed", "reverse"]].sum()
+        "missed": c_in & ~c_ok, "beyond": c_ok & ~c_in,
+    }).groupby(["row_id", "arm"], as_index=False)[["missed", "beyond"]].sum()
     out = []
     for arm, g in per_row.groupby("arm"):
         out.append({"arm": arm, "rows": int(len(g)),
-                    "missed_rows": int((g["missed"] > 0).sum()),
+                    "missed": int((g["missed"] > 0).sum()),
                     "missed_checks": int(g["missed"].sum()),
-                    "reverse_rows": int((g["reverse"] > 0).sum()),
-                    "agree_rows": int(((g["missed"] == 0) & (g["reverse"] == 0)).sum())})
-    df = pd.DataFrame(out, columns=["arm", "rows", "missed_rows", "missed_checks",
-                                    "reverse_rows", "agree_rows"])
+                    "answer_beyond_carrier": int((g["beyond"] > 0).sum()),
+                    "agree": int(((g["missed"] == 0) & (g["beyond"] == 0)).sum())})
+    df = pd.DataFrame(out, columns=CARRIER_COLUMNS)
     return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+# carrier_crosstab's columns: each is also a carrier.* number, per arm and summed.
+CARRIER_COLUMNS = ["arm", "rows", "missed", "missed_checks", "answer_beyond_carrier", "agree"]
 
 
 def abstention(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
-    """Failing rows by whether the answer abstains anywhere or fabricates silently (§4.11)."""
+    """Failing rows by whether the answer abstains anywhere or fabricates silently, and
+    the same on the answer's first 400 characters (paper §4.11: "Classifying every
+    failing row (recall < 0.5) by whether its answer contains any abstention marker at
+    all"; "The counts above are likewise computed on that prefix"). The prefix columns
+    are NaN for a package without rows.csv's abstained_prefix400."""
     f = v[v["recall"] < an.failing_recall]
     out = []
     for arm, g in f.groupby("arm"):
-        ab = g["abstained"].astype(bool)
+        ab = g["abstained"].fillna(False).astype(bool)
         stock = (g["n_stock_signature"] > 0) if "n_stock_signature" in g else None
-        out.append({"arm": arm, "failing_rows": int(len(g)),
-                    "fabricates": int((~ab).sum()), "abstains": int(ab.sum()),
-                    "stock_rows": int(stock.sum()) if stock is not None else np.nan})
-    df = pd.DataFrame(out, columns=["arm", "failing_rows", "fabricates", "abstains",
-                                    "stock_rows"])
+        rec = {"arm": arm, "failing_rows": int(len(g)),
+               "fabricates": int((~ab).sum()), "abstains": int(ab.sum()),
+               "stock_rows": int(stock.sum()) if stock is not None else np.nan,
+               "fabricates_prefix400": np.nan, "abstains_prefix400": np.nan}
+        if "abstained_prefix400" in g and g["abstained_prefix400"].notna().all():
+            ap = g["abstained_prefix400"].astype(bool)
+            rec.update(fabricates_prefix400=int((~ap).sum()), abstains_prefix400=int(ap.sum()))
+        out.append(rec)
+    df = pd.DataFrame(out, columns=ABSTENTION_COLUMNS)
     return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+# abstention's columns: each but the arm is also an abstention.* number per arm.
+ABSTENTION_COLUMNS = ["arm", "failing_rows", "fabricates", "abstains", "stock_rows",
+                      "fabricates_prefix400", "abstains_prefix400"]
 
 
 def finish_reasons(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
@@ -577,22 +644,33 @@ def parse_failures(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
     return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
 
 
-def single_field_parse(rows: pd.DataFrame, an: Analysis) -> dict[str, Any] | None:
-    """Parse failures over the single-field-schema arms, every row valid or not (paper
-    §6: "of the 23 single-field-schema rows carrying a parse failure, 18 are valid ...
-    they average 0.560 recall against 0.399 for the 175 clean rows of the same arms"):
-    rows with a failure (valid or not), the valid ones and their mean, the valid clean
-    rows and theirs. None when no row is of those arms."""
-    g = rows[rows["arm"].isin(an.single_field_schema)]
+def parse_line(rows: pd.DataFrame, an: Analysis, arms: tuple[str, ...] | None = None,
+               label: str | None = None) -> dict[str, Any] | None:
+    """Parse failures over these arms (None: every arm), every row valid or not: rows with
+    a failure (valid or not), the valid ones and their mean, the valid clean rows and
+    theirs; `arm` is the line's label (the arms joined by '+', or `label`). None when no
+    row is of those arms.
+
+    Paper §6: "of the 23 single-field-schema rows carrying a parse failure, 18 are valid
+    ... they average 0.560 recall against 0.399 for the 175 clean rows of the same arms"
+    (arms: an.single_field_schema), and "Over all arms the counts are 63 rows carrying a
+    parse failure, 57 valid, averaging 0.476 against 0.553 for the 563 clean rows"
+    (every arm): both count invalid rows among those with a failure.
+    """
+    g = rows[rows["arm"].isin(arms)] if arms is not None else rows
     if g.empty:
         return None
     valid = valid_rows(g)
     pf_all = g["parse_failures"].fillna(0) > 0
     pf = valid["parse_failures"].fillna(0) > 0
-    return {"arm": "+".join(an.single_field_schema), "rows_with_failure": int(pf_all.sum()),
+    return {"arm": label or "+".join(arms or ()), "rows_with_failure": int(pf_all.sum()),
             "valid_with_failure": int(pf.sum()), "mean_with_failure": mean(
                 valid.loc[pf, "recall"]),
             "rows_clean": int((~pf).sum()), "mean_clean": mean(valid.loc[~pf, "recall"])}
+
+
+# The all-arm line's label in parse-failures.csv (DESIGN §8 names the j+p+t one).
+ALL_ARMS = "all arms"
 
 
 def envelope(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:

@@ -221,7 +221,10 @@ def _ladder(ev: Evidence, out: _Numbers) -> None:
 
 @section("equivalence")
 def _equivalence(ev: Evidence, out: _Numbers) -> None:
-    """Equivalence (paper §4.1): paired difference, interval and TOST at the margin."""
+    """Equivalence (paper §4.1: "k nonetheless trails m by 0.066 with a bootstrap interval
+    excluding zero, and an equivalence test at a margin of 0.10 in either direction does
+    not pass"): paired difference, its interval and whether it excludes zero, and TOST at
+    the margin with its verdict (a verdict even where every difference is the same)."""
     an = ev.an
     a, b = an.equivalence
     for g, prim in ev.groups("equivalence", primary=True):
@@ -229,11 +232,15 @@ def _equivalence(ev: Evidence, out: _Numbers) -> None:
         cell = g.cell(a, b)
         _put_paired(out, "equivalence", cell, pe, an, len(pe) * 2)
         t = stats.tost_paired(pe["recall_first"].to_numpy(), pe["recall_second"].to_numpy(),
-                              an.equivalence_margin)
+                              an.equivalence_margin, an.alpha)
         if t is not None:
-            out.put(keys.at("equivalence.tost_p", cell), t.p)
-            out.put(keys.at("equivalence.equivalent", cell), t.p < an.alpha)
+            out.put(keys.at("equivalence.tost_p", cell), t.p)  # none without variance
+            out.put(keys.at("equivalence.equivalent", cell), t.equivalent)
             out.put(keys.at("equivalence.margin", cell), t.margin)
+        lo, hi = (out.values.get(keys.paired("equivalence", p, cell))
+                  for p in ("ci_low", "ci_high"))
+        if lo is not None and hi is not None:  # §4.1: "a bootstrap interval excluding zero"
+            out.put(keys.at("equivalence.excludes_zero", cell), lo > 0 or hi < 0)
 
 
 @section("iteration")
@@ -248,16 +255,19 @@ def _iteration(ev: Evidence, out: _Numbers) -> None:
 
 @section("capacity")
 def _capacity(ev: Evidence, out: _Numbers) -> None:
-    """Capacity (paper §4.5) and its Fisher contrasts on rows recalled."""
+    """Capacity (paper §4.5) and its Fisher contrasts on rows recalled; non-conforming
+    folds over every row of the arm, of `folds_all` ("4 of 60 folds")."""
     an = ev.an
     ca, cb = an.ceiling_pair
+    every = ev.every_row("capacity")
     for g, v in ev.groups("capacity"):
-        cap = A.capacity(v, an)
+        cap = A.capacity(v, an, every.get(g.label))
         cr = A.capacity_rows(v, an)
         for _, r in cap.iterrows():
             arm = g.cell(r["arm"])
             for col in ("n", "rows_recalled", "folds_clipped", "folds", "nonconforming_folds",
-                        "mean", "carried_chars", "declared_ceiling_chars"):
+                        "folds_all", "rows_all", "mean", "carried_chars",
+                        "declared_ceiling_chars"):
                 out.put(keys.at(f"capacity.{col}", arm), r[col], rows=len(cr))
         both = set(cr[cr["arm"] == ca]["model"]) & set(cr[cr["arm"] == cb]["model"])
         ra = _rows_recalled(cr[(cr["arm"] == ca) & cr["model"].isin(both)], an)
@@ -360,6 +370,17 @@ def _fill(ev: Evidence, out: _Numbers) -> None:
             out.put(g.key("fill.n_models"), fr.n, rows=rows)
 
 
+@section("fill_table")
+def _fill_table(ev: Evidence, out: _Numbers) -> None:
+    """§4.6's fill table: rows, carried chars, fill and recall per (model, arm), each
+    pooled over the model's sweeps of the `fill_table` scope (A.fill_table)."""
+    for g, v in ev.groups("fill_table"):
+        for _, r in A.fill_table(v, ev.an).iterrows():
+            cell = g.cell(r["model"], r["arm"])
+            for col in ("rows", "carried_chars", "fill", "mean"):
+                out.put(keys.at(f"fill_table.{col}", cell), r[col], rows=int(r["rows"]))
+
+
 @section("depth")
 def _depth(ev: Evidence, out: _Numbers) -> None:
     """The depth re-run (paper §4.7): both arms of each model of its scope, in full."""
@@ -372,18 +393,24 @@ def _depth(ev: Evidence, out: _Numbers) -> None:
 
 @section("carrier")
 def _carrier(ev: Evidence, out: _Numbers) -> None:
-    """The carrier cross-tab (paper §4.10: "Over 215 valid rows the two agree on 171")."""
+    """The carrier cross-tab over the rows whose carrier was recorded (paper §4.10: "Over
+    215 valid rows the two agree on 171"; q 88 rows, 31 missed; j 103, 13): per arm and
+    summed, `carrier.rows` the rows read, `carrier.agree`, `carrier.missed` (rows where
+    the carrier held a value the answer missed) and `carrier.answer_beyond_carrier` (the
+    reverse: the paper's zero)."""
     checks, an = ev.checks, ev.an
     for g, v in ev.groups("carrier"):
         cc = A.carrier_crosstab(v, checks, an)
+        n = int(cc["rows"].sum())
         for _, r in cc.iterrows():
-            for col in ("rows", "missed_rows", "missed_checks", "reverse_rows", "agree_rows"):
+            for col in A.CARRIER_COLUMNS[1:]:
                 out.put(g.at(f"carrier.{col}", r["arm"]), r[col],
-                        source="rows.csv+checks.csv")
+                        source="rows.csv+checks.csv", rows=n)
         if len(cc):
-            for col in ("rows", "missed_rows", "reverse_rows", "agree_rows"):
+            for col in A.CARRIER_COLUMNS[1:]:
                 out.put(g.key(f"carrier.{col}"), int(cc[col].sum()),
-                        source="rows.csv+checks.csv")
+                        source="rows.csv+checks.csv", rows=n)
+            out.put(g.key("carrier.valid_rows"), len(v), source="rows.csv", rows=n)
 
 
 @section("grader")
@@ -409,10 +436,11 @@ def _grader(ev: Evidence, out: _Numbers) -> None:
 
 @section("abstention")
 def _abstention(ev: Evidence, out: _Numbers) -> None:
-    """Abstention vs fabrication among failing rows (paper §4.11)."""
+    """Abstention vs fabrication among failing rows (paper §4.11), on the whole answer
+    and on its first 400 characters (the paper's counts compare with the second)."""
     for g, v in ev.groups("abstention"):
         for _, r in A.abstention(v, ev.an).iterrows():
-            for col in ("failing_rows", "fabricates", "abstains", "stock_rows"):
+            for col in A.ABSTENTION_COLUMNS[1:]:
                 out.put(g.at(f"abstention.{col}", r["arm"]), r[col])
 
 
@@ -433,17 +461,15 @@ def _instruments(ev: Evidence, out: _Numbers) -> None:
             for col in ("parse_failures", "schema_invalid_folds", "rate", "rows_with_failure",
                         "mean_with_failure", "rows_clean", "mean_clean"):
                 out.put(g.at(f"parse.{col}", r["arm"]), r[col])
-        pf = v["parse_failures"].fillna(0) > 0
-        out.put(g.key("parse.rows_with_failure"), int(pf.sum()))
-        out.put(g.key("parse.mean_with_failure"), A.mean(v.loc[pf, "recall"]))
-        out.put(g.key("parse.mean_clean"), A.mean(v.loc[~pf, "recall"]))
-    # §6 over the single-field arms, every row valid or not ("of the 23 single-field-
-    # schema rows carrying a parse failure, 18 are valid"), per group and pooled.
+    # §6 over the single-field arms and over all arms, every row valid or not ("of the
+    # 23 single-field-schema rows carrying a parse failure, 18 are valid"; "Over all
+    # arms the counts are 63 rows carrying a parse failure, 57 valid"), per group and
+    # pooled.
     for g, every in ev.groups("parse", every_row=True):
-        _put_single_field(out, g.key, every, an)
+        _put_parse_lines(out, g.key, every, an)
     pooled = ev.pooled("parse", every_row=True)
     if pooled is not None:
-        _put_single_field(out, lambda k: keys.at(k, pooled[0]), pooled[1], an)
+        _put_parse_lines(out, lambda k: keys.at(k, pooled[0]), pooled[1], an)
     for g, v in ev.groups("envelope"):
         env = v["json_envelope_carried"].fillna(False).astype(bool)
         out.put(g.key("envelope.rows_carried"), int(env.sum()))
@@ -468,15 +494,15 @@ def _instruments(ev: Evidence, out: _Numbers) -> None:
                 out.put(keys.at(f"tokens.{key}", cell), d[name], rows=2 * d["n_pairs"])
 
 
-def _put_single_field(out: _Numbers, key: Callable[[str], str], rows: pd.DataFrame,
-                      an: Analysis) -> None:
-    """The single-field arms' parse-failure line (A.single_field_parse), under `key`."""
-    s = A.single_field_parse(rows, an)
-    if s is None:
-        return
-    for col, val in s.items():
-        if col != "arm":
-            out.put(key(f"parse.single_field.{col}"), val)
+def _put_parse_lines(out: _Numbers, key: Callable[[str], str], rows: pd.DataFrame,
+                     an: Analysis) -> None:
+    """The parse-failure lines over every row, valid or not (A.parse_line), under `key`:
+    `parse.single_field.*` (the single-field arms) and `parse.all_arms.*`."""
+    for name, arms in (("single_field", an.single_field_schema), ("all_arms", None)):
+        s = A.parse_line(rows, an, arms)
+        for col, val in (s or {}).items():
+            if col != "arm":
+                out.put(key(f"parse.{name}.{col}"), val)
 
 
 def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,

@@ -216,20 +216,33 @@ def block_bootstrap_share(carried: np.ndarray, facts: np.ndarray,
 
 @dataclass(frozen=True)
 class TOST:
-    """Two one-sided paired t tests against +-margin: equivalent when p < alpha."""
+    """Two one-sided paired t tests against +-margin, and the verdict: equivalent when
+    p < alpha. p is None when every paired difference is the same: the t statistics are
+    undefined, and the verdict is then whether that one difference lies inside the
+    margin (the limit of both tests as the variance goes to zero)."""
 
-    p: float
+    p: float | None
     margin: float
     n_pairs: int
+    equivalent: bool
 
 
-def tost_paired(first: np.ndarray, second: np.ndarray, margin: float) -> TOST | None:
-    """statsmodels' paired TOST: is mean(first - second) inside (-margin, +margin)?"""
+def tost_paired(first: np.ndarray, second: np.ndarray, margin: float, alpha: float = 0.05
+                ) -> TOST | None:
+    """statsmodels' paired TOST: is mean(first - second) inside (-margin, +margin)?
+
+    Paper §4.1: "an equivalence test at a margin of 0.10 in either direction does not
+    pass". None with fewer than two pairs; with no variance in the differences (every
+    block the same, e.g. every row of both arms at 1.000), the verdict without a p.
+    """
     first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    if len(first) < 2 or np.ptp(first - second) == 0:
-        return None  # no variance: the t statistics are undefined
+    if len(first) < 2:
+        return None
+    d = first - second
+    if np.ptp(d) == 0:
+        return TOST(None, margin, len(first), bool(abs(d[0]) < margin))
     p, _, _ = ttost_paired(first, second, -margin, margin)
-    return TOST(float(p), margin, len(first))
+    return TOST(float(p), margin, len(first), bool(p < alpha))
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,11 @@ class Evidence:
             out.append((g, vg))
         return out
 
+    def every_row(self, analysis: str) -> dict[str, pd.DataFrame]:
+        """Group label -> the group's rows valid or not: beside `groups`' valid rows, for a
+        count the paper makes over every row (§4.5: "4 of 60 folds")."""
+        return {g.label: vg for g, vg in self.groups(analysis, every_row=True)}
+
     def pooled(self, analysis: str, every_row: bool = False
                ) -> tuple[str, pd.DataFrame] | None:
         """The rows of every group of the analysis' scope as one, with the label of a line

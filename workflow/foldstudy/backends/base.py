@@ -241,6 +241,9 @@ class Backend(ABC):
     #: the request's seed goes on the wire (recorded per fold; DESIGN §3: send a seed
     #: where the endpoint supports one and record it)
     seed_sent: bool = True
+    #: every call is billed (DESIGN §6, Spend): each one is reserved in the study's
+    #: ledger before it is sent and settled after (backends/ledger.py)
+    paid: bool = False
 
     @classmethod
     def resolve_config(cls, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -301,6 +304,12 @@ class Backend(ABC):
         if self.count_tokens(text) <= max_tokens:
             return text
         return text[: int(max_tokens * CHARS_PER_TOKEN_ESTIMATE)]
+
+    def listed_prices(self) -> tuple[float, float] | None:
+        """(USD per prompt token, per completion token) the endpoint lists, which a paid
+        call's reservation is priced at; None: not listed (a paid backend's ledger then
+        refuses the call, naming the model)."""
+        return None
 
     def missing_key(self) -> str | None:
         """Why no call can be authorised (no key in the environment), or None."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from .base import Backend, ChatRequest, ReplayMiss, Reply
 from .retry import complete_with_retries
-from .store import ResponseStore, cache_key
+from .store import ResponseStore, cache_key, entry_run
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +22,10 @@ def cached_complete(
     A miss is sent with bounded retries (the backend's retry_policy)
     and stored only once it succeeded, so a killed run resumes without re-sending any call
     that completed, and a failed call is tried again next time.
+
+    A paid backend's call is held to the study's budget (store.ledger, DESIGN §6):
+    reserved before it is sent, settled after; past the budget BudgetExhausted stops
+    the job before the call, so nothing partial is stored.
 
     recheck (a retried row, paper §3.3): a stored reply is served only as
     backend.recheck passes it. One whose endpoint was unknown is completed by a lookup and
@@ -48,6 +52,9 @@ def cached_complete(
             f"request {key[:16]} (sample {sample}, model {backend.identity.get('model')}) "
             f"is not in the response store {store.root}/; replay never calls a model",
             detail={"key": key, "sample": sample})
-    reply = complete_with_retries(backend, request, backend.retry_policy)
+    # Only a call about to be sent reaches the ledger: a store hit costs nothing.
+    ledger = store.ledger if backend.paid else None
+    reply = complete_with_retries(backend, request, backend.retry_policy, ledger,
+                                  what=entry_run({"sample": sample}))
     store.put(key, request, sample, reply, backend.identity)
     return reply, False, key

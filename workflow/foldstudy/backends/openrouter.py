@@ -85,6 +85,7 @@ class OpenRouterBackend(OpenAICompatBackend):
     required_keys = ("model_id",)
     slot_resource = "api_openrouter"
     lists_endpoints = True
+    paid = True
 
     def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None):
         cfg = self.resolve_config(cfg)
@@ -127,6 +128,10 @@ class OpenRouterBackend(OpenAICompatBackend):
     @classmethod
     def endpoint_pin(cls, endpoint: dict[str, Any]) -> dict[str, Any]:
         return endpoint_pin(endpoint)
+
+    def listed_prices(self) -> tuple[float, float] | None:
+        pp, pc, _ = pinned_prices(self.pin or {})
+        return None if pp is None or pc is None else (pp, pc)
 
     def missing_key(self) -> str | None:
         if self._key:

@@ -13,12 +13,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
 from .base import Backend, BackendError, ChatRequest, Reply, RetryPolicy
+
+if TYPE_CHECKING:
+    from .ledger import Ledger
 
 T = TypeVar("T")
 
@@ -52,20 +55,28 @@ def read_with_retries(read: Callable[[], T], policy: RetryPolicy) -> T:
     return _retrying(policy)(read)
 
 
-def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryPolicy) -> Reply:
+def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryPolicy,
+                          ledger: Ledger | None = None, what: str = "a call") -> Reply:
     """backend.complete(request) with bounded retries; the reply carries every attempt.
 
     A call that still fails raises its last BackendError with detail["attempts"] set, so
     the run record keeps what was tried even when no reply came back.
+
+    ledger (a paid backend's, DESIGN §6): every attempt, retries included, is reserved
+    before it is sent and settled after, so a retry storm is held to the budget too; a
+    reservation the budget refuses raises BudgetExhausted before anything is sent.
     """
     attempts: list[dict[str, Any]] = []
 
     def once() -> Reply:
+        hold = ledger.reserve(backend, request, what) if ledger is not None else None
         started = datetime.now(UTC).isoformat(timespec="seconds")
         t0 = time.monotonic()
         try:
             reply = backend.complete(request)
         except BackendError as e:
+            if ledger is not None and hold is not None:
+                ledger.fail(hold, e)
             attempts.append({
                 "attempt": len(attempts) + 1, "started": started,
                 "latency_s": round(time.monotonic() - t0, 3), "outcome": e.kind,
@@ -75,6 +86,8 @@ def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryP
                    if "retry_after_s" in e.detail else {}),
             })
             raise
+        if ledger is not None and hold is not None:
+            ledger.settle(hold, reply)
         attempts.append({"attempt": len(attempts) + 1, "started": started,
                          "latency_s": round(time.monotonic() - t0, 3), "outcome": "ok",
                          "served_by": reply.served_by})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import StudyError
 from ..io import (
@@ -22,6 +22,9 @@ from ..io import (
     write_text,
 )
 from .base import ChatRequest, Reply
+
+if TYPE_CHECKING:
+    from .ledger import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -115,20 +118,25 @@ class ResponseStore:
     pins: the lock's digest of each entry (lock_pins). Every pinned entry read must match
     its pin; pinned_only (a replay of a locked study) also refuses an entry the lock does
     not pin, since the locked study never made that call.
+
+    ledger: the study's spend ledger, which every call this store does not answer is
+    held to (call.cached_complete); None: a replay, which sends nothing.
     """
 
     def __init__(self, root: str | Path, pins: dict[str, str] | None = None,
-                 pinned_only: bool = False, lock: str | Path | None = None) -> None:
+                 pinned_only: bool = False, lock: str | Path | None = None,
+                 ledger: Ledger | None = None) -> None:
         self.root = Path(root)
         self.hits = 0
         self.misses = 0
         self.pins = pins
         self.pinned_only = pinned_only
         self.lock = lock
+        self.ledger = ledger
 
     @classmethod
-    def for_job(cls, root: str | Path, lock: str | Path | None, replay: bool
-                ) -> ResponseStore:
+    def for_job(cls, root: str | Path, lock: str | Path | None, replay: bool,
+                ledger: Ledger | None = None) -> ResponseStore:
         """The store a fold or probe job reads: checked against the study's lock where
         one pins the store entry by entry; a replay without one says it is unverified."""
         pins = lock_pins(lock)
@@ -138,7 +146,8 @@ class ResponseStore:
                         "and replay against its lock)", root,
                         f"no lock at {lock}" if not lock or not Path(lock).is_file() else
                         f"the lock {lock} pins no store entry by digest (an older lock)")
-        return cls(root, pins, pinned_only=replay, lock=lock)
+        return cls(root, pins, pinned_only=replay, lock=lock,
+                   ledger=None if replay else ledger)
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"

@@ -24,6 +24,10 @@ ROWS = [
     # the attempt that made this row (> 1: earlier attempts failed on infrastructure and
     # were retried, paper §3.3; they are kept in the run record)
     "attempt",
+    # `abstained` on the answer's first 400 characters (DESIGN §8): the paper kept only
+    # those, and its §4.11 counts compare with this one. An addition, so a package made
+    # before it is still read (the abstention table then shows the whole-answer test only).
+    "abstained_prefix400",
 ]
 # Not in rows.csv: how many calls came from the response store. That depends on the
 # execution history (a resumed or replayed run hits the store), not on the study, and a
@@ -61,7 +65,8 @@ ALIASES = {
 }
 
 BOOLEAN = {
-    "valid", "json_envelope_carried", "carried_json_envelope", "abstained", "catchup_fired",
+    "valid", "json_envelope_carried", "carried_json_envelope", "abstained",
+    "abstained_prefix400", "catchup_fired",
     "in_carrier", "correct",
     "correct_unit_lenient", "answered", "fabricated", "stock_signature", "parse_ok",
     "schema_valid", "clipped", "store_hit",
@@ -94,8 +99,10 @@ MAX_COUNT = 2**53
 # fill as written (write_csv's %.6g; a package rounded to four decimals, as the
 # synthetic test packages are, is off by up to 5e-5) against carried_chars / declared_ceiling_chars.
 FILL_TOLERANCE = 1e-4
-# Boolean columns a row cannot leave empty.
-BOOLEAN_REQUIRED = {"valid", "correct", "in_carrier"}
+# Boolean columns a row cannot leave empty. in_carrier may be: it is empty exactly where
+# the row's carrier_present is, on rows whose carrier was not recorded (DESIGN §8; the
+# paper's §4.10 recorded it on 215 rows), and load.py checks the two together.
+BOOLEAN_REQUIRED = {"valid", "correct"}
 # Optional files of a package, checked when present: the fold columns the design's
 # "each fold records" names, and one verdict per probed model (DESIGN §3, §5).
 FOLDS_REQUIRED = ["row_id", "fold", "prompt_tokens", "completion_tokens", "finish_reason",

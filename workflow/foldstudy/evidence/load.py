@@ -77,6 +77,36 @@ def evidence_package_problem(directory: str | Path, arms: Collection[str],
     return None
 
 
+def pilot_problem(pilot: str | None) -> str | None:
+    """Why `power.pilot` (the repeat plan's pilot, issue 26) is not an evidence package,
+    before any job (None: it is, or none is set)."""
+    if not pilot:
+        return None
+    p = Path(pilot)
+    if not p.is_dir():
+        return (f"config.power.pilot: {pilot!r} is not a directory; point it at an evidence "
+                "package (the folder holding rows.csv and checks.csv, e.g. results/evidence "
+                "of a pilot study)")
+    for name, required in (("rows.csv", columns.ROWS_REQUIRED),
+                           ("checks.csv", columns.CHECKS_REQUIRED)):
+        f = p / name
+        if not f.is_file():
+            return (f"config.power.pilot: {pilot!r} has no {name}, so it is not an evidence "
+                    "package (rows.csv and checks.csv, DESIGN §8)")
+        missing = [c for c in required if c not in _header(f)]
+        if missing:
+            return (f"config.power.pilot: {f} lacks the column(s) {', '.join(missing)} "
+                    "(DESIGN §8), so it is not an evidence package")
+    return None
+
+
+def _header(path: Path) -> list[str]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return next(csv.reader(f), [])
+
+
 def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
     missing = [c for c in required if c not in df.columns]
     if missing:
@@ -372,8 +402,8 @@ def check_consistency(rows: pd.DataFrame, checks: pd.DataFrame, arms: Collection
 def check_rows_agree(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
     """A row's numbers against its own cells and its checks, each refused by file, column
     and line: fill is carried_chars / declared_ceiling_chars, a valid row had no catch-up
-    (grade/validity.py: a catch-up fold invalidates its row), carrier_present counts the
-    row's in_carrier checks, a row checks each label once, and a scenario grades one set
+    (grade/validity.py: a catch-up fold invalidates its row), the carrier rules
+    (_check_carrier), a row checks each label once, and a scenario grades one set
     of labels (no more distinct labels than its rows grade facts)."""
     declared, carried = rows["declared_ceiling_chars"], rows["carried_chars"]
     quotient = carried / declared.where(declared > 0)
@@ -395,18 +425,58 @@ def check_rows_agree(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
         raise EvidenceError(f"checks.csv: column label is malformed: {c['label']!r} on line "
                             f"{line} is checked twice for row {c['row_id']!r}; one check per "
                             "graded fact")
-    carrier = checks.groupby("row_id", sort=False)["in_carrier"].sum()
-    joined = rows.join(carrier.rename("_in_carrier"), on="row_id")
-    # An empty carrier_present is "not recorded" (a package may hold carriers for some
-    # rows only, as the paper's §4.10 does for 215): nothing to contradict.
-    if (hit := _first(joined, joined["_in_carrier"].notna()
-                      & joined["carrier_present"].notna()
-                      & (joined["carrier_present"] != joined["_in_carrier"]))) is not None:
+    _check_carrier(rows, checks)
+    _check_labels(rows, checks)
+
+
+def _check_carrier(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
+    """The carrier rules (paper §4.10, DESIGN §8), each refused naming the row.
+
+    A row's carrier is recorded or not as a whole: carrier_present and its checks'
+    in_carrier are empty together (a package may record carriers on some rows only, as
+    the paper's 215 of 620). Where recorded, carrier_present counts the in_carrier
+    checks. And no answer is right about a fact its recorded carrier lacks: for a
+    non-derivable value that cannot happen ("There is not a single row in which the
+    answer was right about a fact the carrier did not contain"), so such a check is
+    forged or misgraded, and would publish recall the carrier never held.
+    """
+    held = checks["in_carrier"].map({True: 1.0, False: 0.0})  # empty: NaN
+    per = held.groupby(checks["row_id"], sort=False).agg(["count", "size", "sum"])
+    joined = rows.join(per, on="row_id")
+    has = joined["size"].notna()
+    part = has & (joined["count"] > 0) & (joined["count"] < joined["size"])
+    if (hit := _first(joined, part)) is not None:
+        r, line = hit
+        raise EvidenceError(f"checks.csv: column in_carrier is empty on "
+                            f"{int(r['size'] - r['count'])} of the {int(r['size'])} checks of "
+                            f"row {r['row_id']!r} (rows.csv line {line}); a row's carrier is "
+                            "recorded on every check or on none")
+    for empty_here, there, which in (
+            (joined["carrier_present"].isna(), has & (joined["count"] > 0), "in_carrier set"),
+            (has & (joined["count"] == 0), joined["carrier_present"].notna(),
+             "in_carrier empty")):
+        if (hit := _first(joined, empty_here & there)) is not None:
+            r, line = hit
+            state = "empty" if pd.isna(r["carrier_present"]) else int(r["carrier_present"])
+            raise EvidenceError(f"rows.csv: column carrier_present is {state} on line {line} "
+                                f"(row {r['row_id']!r}), but checks.csv has {which} on its "
+                                "checks; carrier_present and in_carrier are empty together "
+                                "(carrier not recorded) or filled together")
+    if (hit := _first(joined, joined["carrier_present"].notna() & (joined["count"] > 0)
+                      & (joined["carrier_present"] != joined["sum"]))) is not None:
         r, line = hit
         raise EvidenceError(f"rows.csv: column carrier_present is malformed: "
                             f"{r['carrier_present']} on line {line}, but checks.csv marks "
-                            f"{int(r['_in_carrier'])} checks of row {r['row_id']!r} in_carrier")
-    _check_labels(rows, checks)
+                            f"{int(r['sum'])} checks of row {r['row_id']!r} in_carrier")
+    beyond = checks["correct"].fillna(False).astype(bool) & held.eq(0.0)
+    if (hit := _first(checks, beyond)) is not None:
+        c, line = hit
+        raise EvidenceError(f"checks.csv: line {line}, row {c['row_id']!r}, label "
+                            f"{c['label']!r}: correct is true but in_carrier is false; an "
+                            "answer cannot be right about a value its carrier did not hold "
+                            "(paper §4.10: not a single such row). Grade the row again, or "
+                            "leave in_carrier and carrier_present empty if the carrier was "
+                            "not recorded")
 
 
 def _check_labels(rows: pd.DataFrame, checks: pd.DataFrame) -> None:

@@ -66,6 +66,24 @@ def abstention_in(text: str, markers: list[str]) -> bool:
     return any(re.search(rf"(?<!\w){re.escape(m.casefold())}(?!\w)", t) for m in markers)
 
 
+# Paper §4.11: "only the first 400 characters of each answer were retained ... The counts
+# above are likewise computed on that prefix".
+PAPER_ANSWER_PREFIX = 400
+
+
+def answer_abstains(answer: str, markers: list[str]) -> tuple[bool, bool]:
+    """Whether the answer holds an abstention marker anywhere, and within its first 400
+    characters (the paper's counts compare with the second).
+
+    Paper §4.11: "Classifying every failing row (recall < 0.5) by whether its answer
+    contains any abstention marker at all". A row that says "I do not know" in a preamble
+    and then fills every line abstains, though no label line holds a marker (checks.csv's
+    `abstained` is the per-line test).
+    """
+    return (abstention_in(answer, markers),
+            abstention_in(answer[:PAPER_ANSWER_PREFIX], markers))
+
+
 @dataclass(frozen=True)
 class StockSignature:
     """High-frequency instances of each value type (paper §4.11's greppable signature)."""

@@ -16,7 +16,13 @@ from ..evidence.load import write_table
 from ..io import load_yaml, read_json
 from ..study.config import run_of_path
 from ..study.spec import Fixture
-from .grader import StockSignature, grade_answer, headings_carried, json_envelope_carried
+from .grader import (
+    StockSignature,
+    answer_abstains,
+    grade_answer,
+    headings_carried,
+    json_envelope_carried,
+)
 from .trace import fact_trace
 from .validity import validity
 
@@ -71,6 +77,7 @@ def grade_record(
     carried = _mean([fold_carried_chars(f) for f in folds])
     replies = [f["reply"] for f in folds]
     recall_reply = (record.get("recall") or {}).get("reply") or {}
+    abstained, abstained_prefix = answer_abstains(answer, markers)
     row = {
         "row_id": record["row_id"],
         "sweep": record["sweep"],
@@ -98,7 +105,7 @@ def grade_record(
         "prompt_tokens": sum(r["prompt_tokens"] for r in replies),
         "completion_tokens": sum(r["completion_tokens"] for r in replies),
         "carrier_present": sum(c["in_carrier"] for c in checks),
-        "abstained": any(c["abstained"] for c in checks),
+        "abstained": abstained,
         "catchup_fired": bool(record.get("catchup_fired")),
         "system_prompt_sha256": arm["system_prompt_sha256"],
         "n_correct_unit_lenient": sum(c["correct_unit_lenient"] for c in checks),
@@ -113,6 +120,7 @@ def grade_record(
         "answer": answer,
         "ceiling_delivery": record.get("ceiling_delivery") or "",
         "attempt": record.get("attempt", 1),
+        "abstained_prefix400": abstained_prefix,
     }
     fold_rows = [
         {

@@ -241,10 +241,13 @@ def flat_numbers(numbers_json: dict[str, Any]) -> dict[str, Any]:
 
 
 def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
-                   resources: str, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Digests of the private inputs; a directory that is absent here is left out."""
-    # `evidence` only says where this build reads its rows from; it is not the study.
-    study_config = {k: v for k, v in config.items() if k != "evidence"}
+                   resources: str, config: dict[str, Any], ledger: str | None = None
+                   ) -> dict[str, dict[str, Any]]:
+    """Digests of the private inputs; a directory that is absent here is left out.
+    ledger: the spend ledger (DESIGN §6), pinned like the store whose calls it paid."""
+    # `evidence` only says where this build reads its rows from, and `budget_usd` how much
+    # it may spend (raised to finish it): neither is the study.
+    study_config = {k: v for k, v in config.items() if k not in ("evidence", "budget_usd")}
     out: dict[str, dict[str, Any]] = {
         "resources": tree_digest(resources, listing=True),
         "config": {"sha256": canonical_sha256(study_config),
@@ -255,6 +258,8 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
             # The store too, entry by entry: a replay, a retry and verify check each
             # entry they read against its pin (a forger recomputes reply_sha256, not this).
             out[name] = tree_digest(d, listing=True)
+    if ledger and Path(ledger).is_file():
+        out["ledger"] = {"sha256": sha256_file(ledger), "files": 1}
     return out
 
 
@@ -291,7 +296,7 @@ def require_built(evidence_dir: str | Path, numbers: str | Path) -> None:
 
 def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
                store: str | None, runs: str | None, fixtures: str | None, resources: str,
-               analysis: str, config: dict[str, Any]) -> None:
+               analysis: str, config: dict[str, Any], ledger: str | None = None) -> None:
     """Pin the study: only `snakemake -c1 lock` calls this."""
     require_built(evidence_dir, numbers)
     recomputed = recompute_numbers(evidence_dir, analysis, config.get("scopes"))
@@ -300,7 +305,7 @@ def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
     if drift:
         raise VerifyFailed("numbers.json is stale; rebuild it before locking:\n"
                            + "\n".join(m.line() for m in drift))
-    lock = build_lock(study, private_inputs(store, runs, fixtures, resources, config),
+    lock = build_lock(study, private_inputs(store, runs, fixtures, resources, config, ledger),
                          public_artifacts(evidence_dir, numbers), recomputed)
     write_json(lock, lock_out)
     log.info("wrote %s: %d private inputs, %d public artifacts, %d numbers", lock_out,
@@ -309,7 +314,8 @@ def write_lock(evidence_dir: str, numbers: str, lock_out: str, study: str,
 
 def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: str | None,
                  report_out: str, store: str | None, runs: str | None, fixtures: str | None,
-                 resources: str, analysis: str, config: dict[str, Any]) -> list[Mismatch]:
+                 resources: str, analysis: str, config: dict[str, Any],
+                 ledger: str | None = None) -> list[Mismatch]:
     """Recompute every number and name everything that drifted; raise if anything did."""
     require_built(evidence_dir, numbers)
     d = Path(evidence_dir)
@@ -339,7 +345,7 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
             if lock_file.is_file() else None)
     if lock is not None:
         mismatches += check_lock(
-            lock, private_inputs(store, runs, fixtures, resources, config),
+            lock, private_inputs(store, runs, fixtures, resources, config, ledger),
             public_artifacts(d, numbers), recomputed if recomputed is not None
             else lock.get("numbers", {}), study=config.get("study"),
             describe=store_describer(store))
@@ -409,7 +415,7 @@ def _json_or_mismatch(path: Path, name: str, mismatches: list[Mismatch],
 
 
 def _dirs(params: Any) -> dict[str, str | None]:
-    return {k: params.dirs[k] for k in ("store", "runs", "fixtures")}
+    return {k: params.dirs.get(k) for k in ("store", "runs", "fixtures", "ledger")}
 
 
 class LockRefused(StudyError, RuntimeError):

@@ -4,7 +4,9 @@ the facts were lost, and where everything is (results/summary.md, printed at the
 Every figure here is a count with its denominator, read from rows.csv and the fact
 losses (report/trace.py), never recomputed another way: recall is the summed n_correct
 over the summed n_graded of the valid rows, carrier presence the summed carrier_present
-over the same denominator.
+over the summed n_graded of the valid rows whose carrier was recorded (paper §4.10's
+cross-tab reads those only; a package may leave it empty on the others), naming how many
+rows that is where it is not all of them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pandas as pd
 from ..analysis import analysis as A
 from ..analysis import compare as C
 from ..analysis.analysis import Analysis
+from ..backends.ledger import read_ledger, spent_line
 from ..evidence import columns
 from ..evidence.load import read_artifact, read_table
 from ..evidence.provenance import check_same_study
@@ -31,6 +34,13 @@ WHERE = [("tables", "results/tables/index.md"), ("figures", "results/figures/"),
 
 def _share(a: int, b: int) -> str:
     return f"{a}/{b} = {a / b:.3f}" if b else "—"
+
+
+def _carried(g: pd.DataFrame) -> str:
+    """Graded values in the final carry over the rows whose carrier was recorded."""
+    rec = A.carrier_recorded(g)
+    text = _share(int(rec["carrier_present"].sum()), int(rec["n_graded"].sum()))
+    return text if len(rec) == len(g) else f"{text} ({len(rec)} of {len(g)} rows recorded)"
 
 
 def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
@@ -51,8 +61,7 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
                                   key=lambda kv: (kv[0][0], order(pd.Series([kv[0][1]]))[0])):
         graded = int(g["n_graded"].sum())
         lines.append(f"| {sweep} | {arm} {an.arm_title(arm)} | {len(g)} | "
-                     f"{_share(int(g['n_correct'].sum()), graded)} | "
-                     f"{_share(int(g['carrier_present'].sum()), graded)} | "
+                     f"{_share(int(g['n_correct'].sum()), graded)} | {_carried(g)} | "
                      f"{int((g['recall'] >= an.row_recalled).sum())} |")
     if losses is not None and len(losses):
         lines += ["", "Where the graded facts were lost (valid rows; paper §4.10):", "",
@@ -86,9 +95,21 @@ def survival_summary(end: pd.DataFrame, first_page: str | None) -> list[str]:
     return lines
 
 
+def spend_line(ledger: str | None, budget_usd: float | None) -> str | None:
+    """What the study spent on paid calls, from the ledger (DESIGN §6); None where no paid
+    call was ever made."""
+    if not ledger or not Path(ledger).is_file():
+        return None
+    state = read_ledger(ledger)
+    unknown = (f", ${state['unknown_usd']:.4f} of it at the worst case of calls that "
+               "brought no reply" if state["unknown_usd"] else "")
+    return f"Spend: {spent_line(state, budget_usd)} (`{ledger}`{unknown})."
+
+
 def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: str,
                   viewer: bool, out: str, checks_csv: str | None = None,
-                  trace_csv: str | None = None, first_block: str | None = None) -> str:
+                  trace_csv: str | None = None, first_block: str | None = None,
+                  spend: str | None = None) -> str:
     """results/summary.md; with the fact trace it ends with each arm's share of graded
     facts carried from planting through the final fold (issue 21) and the first block's
     comparison page."""
@@ -100,6 +121,8 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
                            read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED), rows)
         survival = C.carried_to_end(grid, an)
     text = summary_text(rows, losses, an, study, viewer, survival, first_block)
+    if spend:
+        text += f"\n{spend}\n"
     write_text(text, out)
     return text
 
@@ -110,5 +133,6 @@ def summary_stage(input: Any, output: Any, params: Any) -> str:
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_summary(input.rows, input.losses, Analysis.load(input.analysis, input.arms),
                          params.study, params.viewer, output.summary, input.checks,
-                         input.get("trace"), params.first_block)
+                         input.get("trace"), params.first_block,
+                         spend_line(params.ledger, params.budget_usd))
 

@@ -46,6 +46,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "p3": lambda x: f"{float(x):.3f}",
     "signed3": lambda x: f"{float(x):+.3f}",
     "pct": lambda x: f"{100 * float(x):.0f}%",
+    "pct1": lambda x: f"{100 * float(x):.1f}%",  # the paper's "31 (35.2%)"
     "signed_pct": lambda x: f"{100 * float(x):+.0f}%",
     "pts": lambda x: f"{100 * float(x):.0f} pts",
     "pval": _pval,

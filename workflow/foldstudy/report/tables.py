@@ -233,11 +233,16 @@ def t_capacity(c: Evidence) -> Body:
     an, nb = c.an, c.numbers
     a, b = an.ceiling_pair
     cap, notes = [], []
-    for g, recs in by_group(c, "capacity", lambda v: A.capacity(v, an)):
+    every = c.every_row("capacity")
+    for g, vg in c.groups("capacity"):
+        recs = A.capacity(vg, an, every.get(g.label)).to_dict("records")
         for r in recs:
+            r["sweep"] = g.label
             r["clipped"] = f"{r['folds_clipped']} of {r['folds']}" if r["folds"] else None
+            r["nonconforming"] = (f"{r['nonconforming_folds']} of {r['folds_all']}"
+                                  if r["folds_all"] else None)
             if not r["n"]:  # a count over no rows is not a zero
-                r["rows_recalled"] = r["nonconforming_folds"] = None
+                r["rows_recalled"] = None
             r["title"] = an.arm_title(r["arm"])
             cap.append(r)
         t = _fisher_reading(nb, g.at("capacity.fisher_recalled", a, b), a, b, an.alpha)
@@ -255,14 +260,15 @@ def t_capacity(c: Evidence) -> Body:
         "The capacity channel manipulated directly, in the (sweep, model) cells that ran a "
         "manipulation: declared ceiling halved (t) and carry cap reduced (u). Rows "
         f"recalled: recall ≥ {an.row_recalled}. Carried chars: mean over rows of the mean "
-        "carry per fold. Non-conforming: folds that failed to parse or broke the schema."
-        + reads(c, "capacity"),
+        "carry per fold. Non-conforming: folds that failed to parse or broke the schema, "
+        "over every row of the arm, valid or not (§4.5: \"4 of 60 folds\"); the other "
+        "columns read the valid rows." + reads(c, "capacity"),
         [SWEEP, Col("arm", "arm"), Col("title", "change"), Col("n", "n", "int"),
          Col("rows_recalled", "rows recalled", "int"),
          Col("mean", "mean", "p3", "not run"),
          Col("carried_chars", "carried chars", "chars", "not run"),
          Col("clipped", "folds clipped at cap", "str", "not run"),
-         Col("nonconforming_folds", "non-conforming folds", "int")], cap, notes)
+         Col("nonconforming", "non-conforming folds", "str", "no fold")], cap, notes)
 
 
 def _ran_both(c: Evidence, g: Group, a: str, b: str) -> list[str]:
@@ -298,6 +304,28 @@ def t_ceiling_replication(c: Evidence) -> Body:
         [SWEEP, Col("model", "model"), Col("a", f"{a} ceiling"), Col("b", f"{b} halved ceiling"),
          Col("a_fill", f"{a} fill", "pct", "no ceiling declared"),
          Col("b_fill", f"{b} fill", "pct", "no ceiling declared")], df, notes)
+
+
+@builder
+def t_fill_by_model_arm(c: Evidence) -> Body:
+    """Paper §4.6: "One failure writes prose until the slot is full ... The other writes a
+    short gist"; its table's rows pool each model's sweeps (granite 16 = 4 + 12)."""
+    ft = lines(c, "fill_table", lambda v: A.fill_table(v, c.an))
+    for r in ft:
+        r["title"] = c.an.arm_title(r["arm"])
+    if not ft:
+        ft = [{"_why_row": "no valid row of an arm with a declared ceiling"}]
+    return Body(
+        "Per model and arm with a declared ceiling: valid rows, pooled over the model's "
+        "sweeps in the scope (the sweeps column names them), the mean characters the model "
+        "carried per fold, their share of the declared ceiling (fill), and mean recall; "
+        "fullest first." + reads(c, "fill_table"),
+        [SWEEP, Col("model", "model"), Col("arm", "arm"), Col("title", "representation"),
+         Col("sweeps", "sweeps read"), Col("rows", "rows", "int"),
+         Col("carried_chars", "carried chars", "chars", "not recorded"),
+         Col("declared_ceiling_chars", "declared ceiling", "chars"),
+         Col("fill", "fill of ceiling", "pct", "not recorded"),
+         Col("mean", "recall", "p3")], ft)
 
 
 def _partition_of(c: Evidence, then: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
@@ -511,28 +539,32 @@ def t_carrier_crosstab(c: Evidence) -> Body:
     cc, notes = [], []
     for g, recs in by_group(c, "carrier", lambda v: A.carrier_crosstab(v, c.checks, c.an)):
         for r in recs:
-            r["missed"] = f"{r['missed_rows']} ({r['missed_rows'] / r['rows']:.1%})"
+            r["missed_share"] = r["missed"] / r["rows"]
             r["title"] = c.an.arm_title(r["arm"])
             cc.append(r)
         if g.key("carrier.rows") in nb:
             notes.append(_note(g, (
-                f"Carrier and answer agree on {nb[g.key('carrier.agree_rows')]} of "
-                f"{nb[g.key('carrier.rows')]} valid rows; the carrier held a value the answer "
-                f"missed on {nb[g.key('carrier.missed_rows')]} rows, and the answer was right "
-                f"about a value the carrier lacked on {nb[g.key('carrier.reverse_rows')]}.")))
+                f"Read the {nb[g.key('carrier.rows')]} of {nb[g.key('carrier.valid_rows')]} "
+                f"valid rows whose carrier was recorded. Carrier and answer agree on "
+                f"{nb[g.key('carrier.agree')]} of them; the carrier held a value the answer "
+                f"missed on {nb[g.key('carrier.missed')]} rows, and the answer was right "
+                f"about a value the carrier lacked on "
+                f"{nb[g.key('carrier.answer_beyond_carrier')]}.")))
         if g.key("grader.rows") in nb:
             notes.append(_note(g, (
                 f"Label-bound and presence grading of the answer agree on "
                 f"{nb[g.key('grader.agree_rows')]} of {nb[g.key('grader.rows')]} valid "
                 f"{c.an.primary_scenario} rows.")))
     return Body(
-        "Per arm, valid rows in which the final carry held a graded value and the answer "
-        "missed it (label-bound grader), and the reverse (answer right, carrier without it)."
+        "Per arm, over the valid rows whose carrier was recorded (carrier_present not "
+        "empty): rows in which the final carry held a graded value and the answer missed it "
+        "(label-bound grader), and the reverse (answer right, carrier without it)."
         + reads(c, "carrier"),
         [SWEEP, Col("arm", "arm"), Col("title", "representation"), Col("rows", "rows", "int"),
-         Col("missed", "carrier had it, answer missed it"),
+         Col("missed", "carrier had it, answer missed it", "int"),
+         Col("missed_share", "of rows", "pct1"),
          Col("missed_checks", "such checks", "int"),
-         Col("reverse_rows", "answer right, carrier lacked it", "int")], cc, notes)
+         Col("answer_beyond_carrier", "answer right, carrier lacked it", "int")], cc, notes)
 
 
 def _compare(c: Evidence) -> tuple[pd.DataFrame, pd.DataFrame] | str:
@@ -622,21 +654,25 @@ def t_fact_survival(c: Evidence) -> Body:
 def t_abstention_vs_fabrication(c: Evidence) -> Body:
     ab, notes = [], []
     make = lambda v: A.abstention(v, c.an)  # noqa: E731
+    why = {"_why_stock_rows": "not recorded",
+           "_why_fabricates_prefix400": "no abstained_prefix400 in rows.csv",
+           "_why_abstains_prefix400": "no abstained_prefix400 in rows.csv"}
     for g, recs in by_group(c, "abstention", make):
         for r in recs:
             r["title"] = c.an.arm_title(r["arm"])
-            r["_why_stock_rows"] = "not recorded"
-            ab.append(r)
+            ab.append({**r, **why})
         if recs:
             fab = sum(r["fabricates"] for r in recs)
             tot = sum(r["failing_rows"] for r in recs)
             notes.append(_note(g, f"{fab} of {tot} failing rows hold no abstention marker "
                                   f"anywhere in the answer; {tot - fab} hold one."))
     for r in pooled_lines(c, "abstention", make):
-        ab.append({**r, "title": c.an.arm_title(r["arm"]), "_why_stock_rows": "not recorded"})
+        ab.append({**r, "title": c.an.arm_title(r["arm"]), **why})
     return Body(
         f"Failing rows (recall < {c.an.failing_recall}) by whether the answer holds any "
-        "abstention marker, or fabricates with none; stock-signature rows gave at least one "
+        "abstention marker anywhere, or fabricates with none; then the same test on the "
+        "answer's first 400 characters, the only part the paper kept: its §4.11 counts "
+        "compare with those two columns. Stock-signature rows gave at least one "
         "high-frequency stand-in value (stock port, placeholder host, example UUID, round "
         "time). Where the scope reads several groups, the last lines pool them, one per "
         "arm." + reads(c, "abstention"),
@@ -644,6 +680,8 @@ def t_abstention_vs_fabrication(c: Evidence) -> Body:
          Col("failing_rows", "failing rows", "int"),
          Col("fabricates", "fabricates, no abstention", "int"),
          Col("abstains", "abstains somewhere", "int"),
+         Col("fabricates_prefix400", "first 400 chars: no abstention", "int"),
+         Col("abstains_prefix400", "first 400 chars: abstains", "int"),
          Col("stock_rows", "stock-signature rows", "int")], ab, notes)
 
 
@@ -672,19 +710,22 @@ def t_parse_failures(c: Evidence) -> Body:
     pooled = c.pooled("parse", every_row=True)
     label, every = pooled if pooled is not None else (
         (groups[0][0].label, groups[0][1]) if groups else (None, None))
-    sf = A.single_field_parse(every, c.an) if every is not None else None
-    if sf is not None:  # §6: over the single-field arms, every row valid or not
-        pf.append({**sf, "sweep": label, "_why_mean_with_failure": "no such row",
-                   "_why_mean_clean": "no such row", "_why_folds": "pooled line",
-                   "_why_parse_failures": "pooled line",
-                   "_why_schema_invalid_folds": "pooled line", "_why_rate": "pooled line"})
+    for arms in (c.an.single_field_schema, None):  # §6: every row, valid or not
+        line = A.parse_line(every, c.an, arms, None if arms else A.ALL_ARMS) if (
+            every is not None) else None
+        if line is not None:
+            pf.append({**line, "sweep": label, "_why_mean_with_failure": "no such row",
+                       "_why_mean_clean": "no such row", "_why_folds": "pooled line",
+                       "_why_parse_failures": "pooled line",
+                       "_why_schema_invalid_folds": "pooled line", "_why_rate": "pooled line"})
     return Body(
         "Per arm: folds whose reply did not parse, folds that parsed but broke the schema, "
         "the parse-failure rate per fold, and the recall of rows that carry a parse failure "
         "against clean rows of the same arm. Such rows are the arm's own behaviour: valid, "
-        "and in the means. The last line pools the single-field-schema arms "
-        f"({'+'.join(c.an.single_field_schema)}) over every group: its rows with one count "
-        "every row, valid or not, and the valid ones are beside them; recalls are of valid "
+        "and in the means. The last two lines pool the single-field-schema arms "
+        f"({'+'.join(c.an.single_field_schema)}) and then {A.ALL_ARMS} over every group: "
+        "their rows with one count every row, valid or not (§6: \"63 rows carrying a parse "
+        "failure, 57 valid\"), and the valid ones are beside them; recalls are of valid "
         "rows." + reads(c, "parse"),
         [SWEEP, Col("arm", "arm"), Col("folds", "folds", "int"),
          Col("parse_failures", "parse failures", "int"),
@@ -750,14 +791,17 @@ def t_prompt_token_deltas(c: Evidence) -> Body:
 
 @builder
 def t_invalid_rows(c: Evidence) -> Body:
-    inv = A.invalid_reasons(c.rows).to_dict("records")
+    """Paper §6: "That happened on 6 rows, every one of them a schema arm (j four times,
+    p once, q once) ... Their recalls were 1.000, 1.000, 0.000, 0.000, 0.000 and 0.000"."""
+    inv = [{**r, "sweep": g.label} for g, rows in c.groups("invalid", every_row=True)
+           for r in A.invalid_reasons(rows).to_dict("records")]
     if not inv:
-        inv = [{"_why_row": "every row is valid"}]
+        inv = [{"_why_row": "every row of the scope is valid"}]
     return Body(
         "Invalid rows by arm and reason (the one validity rule, recorded in rows.csv). "
         "Catch-up is not retried and can correlate with arm: reported, not hidden. Recalls: "
-        "each row's recall, in rows.csv order.",
-        [Col("arm", "arm"), Col("reason", "reason"), Col("rows", "rows", "int"),
+        "each row's recall, in rows.csv order." + reads(c, "invalid"),
+        [SWEEP, Col("arm", "arm"), Col("reason", "reason"), Col("rows", "rows", "int"),
          Col("recalls", "recalls", "p3", "no recall recorded")], inv)
 
 
@@ -804,12 +848,14 @@ def t_inference(c: Evidence) -> Body:
                     "value": fmt(nb.get(diff), "signed3"),
                     "n": f"{nb.get(keys.paired('equivalence', 'n_pairs', eq))} blocks",
                     "_why_value": f"no block ran both {a} and {b}"})
+        verdict = nb.get(keys.at("equivalence.equivalent", eq))
+        p = fmt(nb.get(keys.at("equivalence.tost_p", eq)), "pval")
+        if p is None and verdict is not None:  # every paired difference the same
+            p = "none (every paired difference the same)"
         out.append({"sweep": g.label, "what": f"{a} − {b}, TOST p at ±{an.equivalence_margin}",
-                    "key": keys.at("equivalence.tost_p", eq),
-                    "value": fmt(nb.get(keys.at("equivalence.tost_p", eq)), "pval"),
-                    "n": "equivalent" if nb.get(keys.at("equivalence.equivalent", eq))
-                    else "not shown equivalent",
-                    "_why_value": "fewer than 2 pairs, or no variation"})
+                    "key": keys.at("equivalence.tost_p", eq), "value": p,
+                    "n": "equivalent" if verdict else "not shown equivalent",
+                    "_why_value": "fewer than 2 pairs"})
     for g, _ in c.groups("partition"):
         k, nk = (g.at(f"separation.{x}", "all") for x in ("weight", "n_failing"))
         out.append({"sweep": g.label, "what": "separation weight 1/C(n,k), all failing models",

@@ -7,7 +7,9 @@ can bring in (its carry cap, or its output budget when that is smaller), with th
 fixtures' chars-per-token ratio; completion tokens are the ceiling each call may spend
 (its max_tokens), so the dollar column is an upper bound. Prices come from the probe's
 pinned endpoint when a probe record exists; the audit itself never calls a model, and
-runs a probe has forbidden are counted as making no call.
+runs a probe has forbidden are counted as making no call. With `budget_usd` set, a
+BUDGET line says how many runs, in the study's order, the budget covers at their worst
+case (DESIGN §6), and the log says what the ledger has spent so far.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..backends.ledger import read_ledger
 from ..backends.registry import backend_class
 from ..io import read_json, write_tsv
 from ..study.spec import Arm
@@ -67,17 +71,38 @@ def run_tokens(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int
     return len(chunks) + 1, round(prompt), completion
 
 
+def forbidden(probe: dict[str, Any], arm: str) -> bool:
+    """Does the model's probe forbid this arm for a reason about the request (such a run
+    makes no call)?"""
+    perm = (probe or {}).get("permissions", {}).get(arm)
+    return perm is not None and not perm.get("allowed") and \
+        perm.get("verdict") not in NOT_ABOUT_THE_REQUEST
+
+
+def model_prices(backend: str, probe: dict[str, Any]) -> tuple[float | None, float | None, str]:
+    """The audit's prices of one model: its backend says where they come from."""
+    return backend_class(backend).audit_prices(probe or {})
+
+
+def run_usd(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int,
+            prices: tuple[float | None, float | None, str]) -> tuple[int, float | None]:
+    """(calls, worst-case dollars) of one run of this arm; dollars None where a price is
+    unknown."""
+    calls, prompt, completion = run_tokens(arm, chunks, sizes, recall_max_tokens)
+    pp, pc, _ = prices
+    return calls, None if pp is None or pc is None else prompt * pp + completion * pc
+
+
 def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, str],
-              probes: dict[str, dict[str, Any]], sizes: Sizes, recall_max_tokens: int
-              ) -> list[dict[str, Any]]:
-    """One row per model, then a TOTAL row."""
+              probes: dict[str, dict[str, Any]], sizes: Sizes, recall_max_tokens: int,
+              budget_usd: float | None = None) -> list[dict[str, Any]]:
+    """One row per model, then a TOTAL row, and with a budget a BUDGET row: how many of
+    the runs, in the study's order, its worst case covers (DESIGN §6)."""
     acc: dict[str, dict[str, Any]] = defaultdict(lambda: defaultdict(int))
     for r in runs:
         a = acc[r.model]
         a["runs"] += 1
-        perm = (probes.get(r.model) or {}).get("permissions", {}).get(r.arm)
-        if perm is not None and not perm.get("allowed") and \
-                perm.get("verdict") not in NOT_ABOUT_THE_REQUEST:
+        if forbidden(probes.get(r.model) or {}, r.arm):
             a["runs_forbidden"] += 1
             continue
         chunks = sizes.chunk_chars[r.sweep]
@@ -115,14 +140,47 @@ def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, 
                  "usd_per_mtok_prompt": "", "usd_per_mtok_completion": "",
                  "est_usd_max": f"{total['usd']:.2f}" + ("+" if unknown_price else ""),
                  "price_source": "lower bound: some prices unknown" if unknown_price else ""})
+    if budget_usd is not None:
+        rows.append(budget_row(runs, arms, backends, probes, sizes, recall_max_tokens,
+                               budget_usd))
     return rows
 
 
-def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
-               runs: list[dict[str, str]], arms: dict[str, dict[str, Any]],
-               backends: dict[str, str], probe_dir: str, recall_max_tokens: int, out: str
-               ) -> list[dict[str, Any]]:
-    """results/audit/plan.tsv from the config's runs, the fixtures and any probe records.
+def runs_covered(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, str],
+                 probes: dict[str, dict[str, Any]], sizes: Sizes, recall_max_tokens: int,
+                 budget_usd: float) -> tuple[int, bool]:
+    """(how many runs, in the study's order, fit the budget at their worst case; whether
+    a run of unknown price was counted as free)."""
+    spent, covered, unknown = 0.0, 0, False
+    for r in runs:
+        if not forbidden(probes.get(r.model) or {}, r.arm):
+            _, usd = run_usd(arms[r.arm], sizes.chunk_chars[r.sweep], sizes,
+                             recall_max_tokens,
+                             model_prices(backends[r.model], probes.get(r.model) or {}))
+            unknown |= usd is None
+            if spent + (usd or 0.0) > budget_usd:
+                break
+            spent += usd or 0.0
+        covered += 1
+    return covered, unknown
+
+
+def budget_row(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, str],
+               probes: dict[str, dict[str, Any]], sizes: Sizes, recall_max_tokens: int,
+               budget_usd: float) -> dict[str, Any]:
+    """The plan's BUDGET line: runs = the runs the budget covers at their worst case."""
+    covered, unknown = runs_covered(runs, arms, backends, probes, sizes, recall_max_tokens,
+                                    budget_usd)
+    return {**dict.fromkeys(PLAN_COLUMNS, ""), "model": "BUDGET", "runs": covered,
+            "est_usd_max": f"{budget_usd:.2f}",
+            "price_source": f"budget_usd {budget_usd:g} covers {covered} of {len(runs)} runs at "
+                            "their "
+                            "worst case" + ("; runs of unknown price counted as free"
+                                            if unknown else "")}
+
+
+def plan_sizes(prompts: dict[str, str], fixture_paths: dict[str, str]) -> Sizes:
+    """What the estimate needs, from the fixtures and the turn templates.
 
     prompts: the fold_user, recall_system and recall_user template files.
     """
@@ -134,25 +192,45 @@ def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
     chunk_chars = {s: [len(c) for c in read_json(p)["chunks"]] for s, p in fixture_paths.items()}
     labels = max((sum(len(f["label"]) + 6 for f in read_json(p)["facts"] if f["graded"])
                   for p in fixture_paths.values()), default=0)
-    sizes = Sizes(
+    return Sizes(
         chunk_chars=chunk_chars,
         fold_template_chars=chars("fold_user"),
         recall_chars=chars("recall_system") + chars("recall_user") + labels,
         chars_per_token=CHARS_PER_TOKEN,
     )
+
+
+def probe_records(probe_dir: str, models: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The probe records that exist (read when present; the audit never runs a probe)."""
     probes = {}
-    for model in backends:
+    for model in models:
         p = Path(probe_dir) / f"{model}.json"
-        if p.is_file():  # read when present; the audit never runs a probe itself
+        if p.is_file():
             probes[model] = read_json(p)
+    return probes
+
+
+def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
+               runs: list[dict[str, str]], arms: dict[str, dict[str, Any]],
+               backends: dict[str, str], probe_dir: str, recall_max_tokens: int, out: str,
+               budget_usd: float | None = None, ledger: str | None = None
+               ) -> list[dict[str, Any]]:
+    """results/audit/plan.tsv from the config's runs, the fixtures and any probe records;
+    with a budget, its BUDGET line and the spend the ledger holds so far."""
+    sizes = plan_sizes(prompts, fixture_paths)
+    probes = probe_records(probe_dir, backends)
     rows = plan_rows([PlannedRun(**r) for r in runs],
                      {a: Arm.from_dict(d) for a, d in arms.items()}, backends, probes, sizes,
-                     recall_max_tokens)
+                     recall_max_tokens, budget_usd)
     write_tsv(rows, PLAN_COLUMNS, out)
-    t = rows[-1]
+    t = next(r for r in rows if r["model"] == "TOTAL")
     log.info("%d runs, %d calls, ~%d prompt and <= %d completion tokens, <= $%s; probe "
              "records used for %d of %d models", t["runs"], t["calls"], t["est_prompt_tokens"],
              t["max_completion_tokens"], t["est_usd_max"], len(probes), len(backends))
+    if budget_usd is not None:
+        spent = read_ledger(ledger)["spent_usd"] if ledger else 0.0
+        log.info("projected <= $%s against budget_usd %g: %s; spent $%.4f so far",
+                 t["est_usd_max"], budget_usd, rows[-1]["price_source"], spent)
     return rows
 
 
@@ -161,4 +239,25 @@ def audit_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
     prompts = {k: input[k] for k in ("fold_user", "recall_system", "recall_user")}
     fixtures = {k[len("fixture_"):]: v for k, v in input.items() if k.startswith("fixture_")}
     return write_plan(prompts, fixtures, params.runs, params.arms, params.backends,
-                      params.probe_dir, params.recall_max_tokens, output.plan)
+                      params.probe_dir, params.recall_max_tokens, output.plan,
+                      params.budget_usd, params.ledger)
+
+
+def budget_note(budget_usd: float | None, ledger: str, plan: str) -> str | None:
+    """The line `snakemake -n` prints under a budget (DESIGN §6): what the ledger has
+    spent, and what the last audit projected against the budget (None: no budget)."""
+    if budget_usd is None:
+        return None
+    spent = read_ledger(ledger)["spent_usd"]
+    note = f"budget_usd {budget_usd:g}: spent ${spent:.4f} so far ({ledger})"
+    if not Path(plan).is_file():
+        return note + f"; `snakemake -c1 {plan}` projects the cost and the runs it covers"
+    import csv
+
+    with open(plan, newline="", encoding="utf-8") as f:
+        rows = {r["model"]: r for r in csv.DictReader(f, delimiter="\t")}
+    total, cover = rows.get("TOTAL") or {}, rows.get("BUDGET") or {}
+    same = cover.get("est_usd_max") == f"{budget_usd:.2f}"
+    return (note + f"; the audit ({plan}) projects <= ${total.get('est_usd_max', '?')}"
+            + (f"; {cover['price_source']}" if same else
+               f" (rerun it for the runs budget_usd {budget_usd:g} covers)"))

@@ -29,6 +29,7 @@ from ..backends.base import (
     Reply,
 )
 from ..backends.call import cached_complete
+from ..backends.ledger import job_ledger
 from ..backends.store import ResponseStore
 from ..grade.validity import attempts_dir, retryable, validity
 from ..io import read_json, write_json
@@ -527,11 +528,17 @@ def run_fold(
     probe_path: str | None = None,
     replay: bool = False,
     lock: str | None = None,
+    ledger: str | None = None,
+    budget_usd: float | None = None,
 ) -> RunRecord:
     """One run job: every fold of one (sweep, model, arm, repeat), then recall.
 
     The model's probe verdict decides first: an arm it forbids makes no call and writes
     a record saying why (DESIGN §9: no checkpoints, so the job exists either way).
+
+    ledger, budget_usd (DESIGN §6): every paid call is held to the study's budget; past
+    it BudgetExhausted ends the job before the call and no record is written, so a rerun
+    with a higher budget runs it again from the store.
     """
     fixture = Fixture.from_dict(read_json(fixture_path))
     arm_spec = Arm.from_dict(arm)
@@ -549,7 +556,8 @@ def run_fold(
     t0 = time.monotonic()
     backend = make_backend(model_name, model, pin=probe.get("pin"), replay=replay)
     # Every entry read is checked against the study's lock, where one pins the store.
-    store = ResponseStore.for_job(store_dir, lock, replay)
+    store = ResponseStore.for_job(store_dir, lock, replay,
+                                  job_ledger(ledger, budget_usd, replay))
     # Earlier attempts were kept only for an infrastructure-invalid row: this is its retry.
     earlier = _earlier_attempts(out)
     try:
@@ -599,10 +607,13 @@ def _keep_attempt(record: RunRecord, record_path: str | Path) -> None:
     write_json(summary, attempts_dir(record_path) / f"attempt-{record.attempt}.json")
 
 
-def fold_stage(input: Any, output: Any, params: Any, threads: int) -> RunRecord:
+def fold_stage(input: Any, output: Any, params: Any, threads: int,
+               budget_usd: float | None = None) -> RunRecord:
     """Rule fold: one run record, on the threads Snakemake granted (`threads:`, capped by
     --cores). They come from the script, not a `params` lambda: a callable param costs
-    Snakemake an inspection per job, a third of the paper study's dry run."""
+    Snakemake an inspection per job, a third of the paper study's dry run. budget_usd
+    comes from the script's config too (checked when the workflow loaded): as a param,
+    raising it would rerun every finished run."""
     run = params.run
     return run_fold(
         input.fixture, arm=run["arm"], model_name=run["sample"]["model"],
@@ -611,4 +622,5 @@ def fold_stage(input: Any, output: Any, params: Any, threads: int) -> RunRecord:
         temperature=params.temperature,
         recall_max_tokens=params.recall_max_tokens, store_dir=params.store,
         out=output.record, probe_path=input.probe, replay=params.replay, lock=params.lock,
+        ledger=params.ledger, budget_usd=budget_usd,
     )

@@ -33,6 +33,7 @@ import jsonschema
 
 from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow, grammar_schema
 from ..backends.call import cached_complete
+from ..backends.ledger import job_ledger
 from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
 from ..io import canonical_json, read_json, write_json, write_tsv
@@ -503,8 +504,13 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
               arm_dicts: list[dict[str, Any]], temperature: float, store_dir: str,
               replay: bool, out: str, rule: PinRule = PinRule(),
               probe_only: bool = False, lock: str | None = None,
-              probe_arm_dicts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+              probe_arm_dicts: list[dict[str, Any]] | None = None,
+              ledger: str | None = None, budget_usd: float | None = None
+              ) -> dict[str, Any]:
     """One probe job: results/probe/{model}.json.
+
+    ledger, budget_usd: the probe's calls are paid like the folds' and held to the same
+    budget (DESIGN §6); past it the job stops before the call and writes no verdict.
 
     probe_only: the model is in no sweep (paper §4.2's re-probe): a verdict and no row.
     probe_arm_dicts: the model's probe_arms, probed and never folded; the context a fold
@@ -517,7 +523,8 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     extra = [Arm.from_dict(d) for d in probe_arm_dicts or []]
     chunk_chars = max(len(c) for p in fixture_paths for c in read_json(p)["chunks"])
     required = required_context_tokens(chunk_chars, arms, CHARS_PER_TOKEN)
-    store = ResponseStore.for_job(store_dir, lock, replay)
+    store = ResponseStore.for_job(store_dir, lock, replay,
+                                  job_ledger(ledger, budget_usd, replay))
     pin = None
     if replay and pins_path(store_dir, model).is_file():
         pin = read_json(pins_path(store_dir, model))
@@ -553,15 +560,17 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     return record
 
 
-def probe_model_stage(input: Any, output: Any, params: Any, threads: int
-                      ) -> dict[str, Any]:
-    """Rule probe_model: one model's verdicts, on the threads Snakemake granted."""
+def probe_model_stage(input: Any, output: Any, params: Any, threads: int,
+                      budget_usd: float | None = None) -> dict[str, Any]:
+    """Rule probe_model: one model's verdicts, on the threads Snakemake granted; every
+    call held to budget_usd (from the script's config, as in rule fold)."""
     return run_probe(list(input.fixtures), params.name,
                      {**params.model, "threads": threads}, params.arms,
                      temperature=params.temperature, store_dir=params.store,
                      replay=params.replay, out=output.verdicts,
                      rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only,
-                     lock=params.lock, probe_arm_dicts=params.probe_arms)
+                     lock=params.lock, probe_arm_dicts=params.probe_arms,
+                     ledger=params.ledger, budget_usd=budget_usd)
 
 
 def write_summary(probe_paths: list[str], out: str) -> None:

@@ -233,12 +233,15 @@ def fixed_field_problems(config: dict[str, Any]) -> list[str]:
 
 
 def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Fill schema defaults (top level, models, sweeps) into a copy of the config."""
+    """Fill schema defaults (top level, power, models, sweeps) into a copy of the config."""
     cfg = copy.deepcopy(config)
     props = schema["properties"]
     for k, p in props.items():
         if k not in cfg and "default" in p:
             cfg[k] = copy.deepcopy(p["default"])
+    for k, p in props["power"]["properties"].items():  # the repeat plan's (issue 26)
+        if k not in cfg["power"] and "default" in p:
+            cfg["power"][k] = copy.deepcopy(p["default"])
     for section in ("models", "sweeps"):
         item = props[section]["additionalProperties"]["properties"]
         for entry in cfg.get(section, {}).values():
@@ -522,11 +525,25 @@ def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
     schema declares (in place, before any check), as a user typing it means."""
     for key, prop in schema["properties"].items():
         value = config.get(key)
+        if key == "power" and isinstance(value, dict):
+            # `--config "power={target_difference: 0.3}"` arrives with string values
+            _numbers_from_strings(value, prop.get("properties", {}))
         if prop.get("type") == "boolean" and isinstance(value, str):
             if value.lower() in ("true", "yes", "1"):
                 config[key] = True
             elif value.lower() in ("false", "no", "0"):
                 config[key] = False
+
+
+def _numbers_from_strings(section: dict[str, Any], props: dict[str, Any]) -> None:
+    """A number typed on the command line inside an object, read as the number it is
+    (a value that is not one stays a string, and the schema names it)."""
+    for k, p in props.items():
+        if p.get("type") == "number" and isinstance(section.get(k), str):
+            try:
+                section[k] = float(section[k])
+            except ValueError:
+                pass
 
 
 def load_study(

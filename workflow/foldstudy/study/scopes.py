@@ -28,6 +28,8 @@ ANALYSES: dict[str, str] = {
                  "separation, carried text q vs j (§4.7, §8)",
     "fill": "fill against recall of the undivided arm, one point per measured model "
             "(§4.6; the paper's 25 models are more than the partition's 20)",
+    "fill_table": "carried chars, fill and recall per model and arm, pooled over the "
+                  "model's sweeps (§4.6's fill table)",
     "depth": "the depth re-run, both arms in full (§4.7)",
     "headings": "headings that arrived vs recall, and the within-model split (§4.7, §4.8)",
     "carrier": "carrier against answer (§4.10)",
@@ -38,6 +40,7 @@ ANALYSES: dict[str, str] = {
     "parse": "parse failures and the recall of rows carrying one (§6)",
     "envelope": "raw JSON envelopes carried, per arm (§5)",
     "icc": "ICC(1) of the binary checks and the design effect (§4 opening)",
+    "invalid": "the rows the validity rule kept out, with their recalls (§6)",
     "compare": "arm against arm within a block, fact by fact, and fact survival per arm "
                "(§4.4, §4.9)",
 }
@@ -48,7 +51,7 @@ ANALYSES: dict[str, str] = {
 # single-chunk sweep is never a group of these, and one group left keeps plain keys.
 PRIMARY_SCENARIO_ANALYSES = frozenset({
     "icc", "headings", "carrier", "grader", "abstention", "finish", "parse", "envelope",
-    "tokens", "fill"})
+    "tokens", "fill", "fill_table"})
 
 SCOPE_KEYS = ("sweeps", "models", "pool", "scenario", "prefer", "arms", "sources")
 # Keys whose value is a list of sweep names, and of model or arm names.

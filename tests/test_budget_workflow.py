@@ -1,0 +1,147 @@
+"""budget_usd through the real workflow on the gateway stand-in (issue 26): half the
+study's cost stops it, the stand-in never bills past the budget (at -c4 too), raising
+the budget finishes it with every row valid and no body bought twice, and a second stop
+at the same budget sends nothing. The stand-in bills 1.5 times its listed price, so the
+ledger must settle to the reported cost, not the listing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, canonical
+from .support.gateway_standin import rows_by_id as rows
+from .support.gateway_study import GatewayStudy, gateway_model
+
+pytestmark = pytest.mark.workflow
+KEY = "sk-or-v1-budget-test"
+TARGET = "results/evidence/rows.csv"
+
+
+def _config(base_url: str, budget: float | None = None, repeats: int = 2) -> dict:
+    cfg = {"study": "budget", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 64,
+           "models": {"dear": gateway_model("acme/dear", base_url, timeout_s=10,
+                                            max_attempts=2, retry_initial_wait_s=0.05)},
+           "sweeps": {"s": {"scenario": "distributed", "seed": 3, "arms": ["j", "m"],
+                            "models": ["dear"], "repeats": repeats}}}
+    return cfg if budget is None else {**cfg, "budget_usd": budget}
+
+
+def _standin() -> GatewayStandin:
+    return GatewayStandin([Model("acme/dear", [Endpoint(
+        "Dear", "dear", "fp8", supported_parameters=ALL_PARAMETERS, price_prompt="2e-6",
+        price_completion="8e-6", cost_factor=1.5)])], key=KEY)
+
+
+def _study(workdir: Path, config: dict) -> GatewayStudy:
+    workdir.mkdir()
+    return GatewayStudy(workdir, config, KEY)
+
+
+def _ledger(workdir: Path) -> dict:
+    return json.loads((workdir / "results/spend/ledger.json").read_text())
+
+
+def _stop_line(p, workdir: Path, budget: float) -> str:
+    logs = "".join(f.read_text() for f in (workdir / "results/logs").rglob("*.log"))
+    lines = [x for x in (p.stderr + logs).splitlines() if f"budget_usd {budget:g} reached" in x]
+    assert lines, p.stderr[-3000:]
+    return lines[0]
+
+
+def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_path):
+    with _standin() as gw:
+        # the study's cost, measured: one uninterrupted run
+        full = _study(tmp_path / "full", _config(gw.base_url))
+        p = full.snakemake(TARGET, cores=2)
+        assert p.returncode == 0, p.stderr[-3000:]
+        cost, bodies = sum(gw.state.billed_usd), Counter(map(canonical, gw.state.billed))
+        assert _ledger(full.workdir)["spent_usd"] == pytest.approx(cost)
+        half = cost / 2
+
+        # half of it stops the study before the call that would pass it
+        gw.state.billed.clear()
+        gw.state.billed_usd.clear()
+        study = _study(tmp_path / "b", _config(gw.base_url, half))
+        p = study.snakemake(TARGET)
+        assert p.returncode != 0
+        line = _stop_line(p, study.workdir, half)
+        assert "spent $" in line and "remains" in line and "--config budget_usd=" in line
+        assert 0 < sum(gw.state.billed_usd) <= half
+        assert _ledger(study.workdir)["spent_usd"] <= half
+        assert not (study.workdir / TARGET).exists()
+        # the job that stopped wrote no record: it runs again once the budget is raised
+        done = {p.relative_to(study.workdir).as_posix()
+                for p in (study.workdir / "results/runs").rglob("*.json")}
+        assert 0 < len(done) < 4
+
+        # a second stop at the same budget sends nothing
+        calls = len(gw.state.calls)
+        p = study.snakemake(TARGET)
+        assert p.returncode != 0 and len(gw.state.calls) == calls
+        _stop_line(p, study.workdir, half)
+
+        # raised, it finishes from the store: every row valid, every body bought once
+        study.configfile.write_text(json.dumps(_config(gw.base_url, cost * 20)))
+        p = study.snakemake(TARGET, "results/summary.md")
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert Counter(map(canonical, gw.state.billed)) == bodies
+        assert all(r["valid"] == "true" for r in rows(study.workdir / TARGET).values())
+        spent = _ledger(study.workdir)["spent_usd"]
+        assert spent == pytest.approx(sum(gw.state.billed_usd))
+        logs = "".join(f.read_text() for f in (study.workdir / "results/logs").rglob("*.log"))
+        assert f"of ${cost * 20:.4f}" in logs  # "spent $X of $Y" as it goes
+        assert f"Spend: spent ${spent:.4f} of ${cost * 20:.4f}" in (
+            study.workdir / "results/summary.md").read_text()
+
+
+def test_the_budget_holds_at_four_jobs(tmp_path):
+    """Four blocks fold at once: two jobs must never both spend the last dollar."""
+    with _standin() as gw:
+        full = _study(tmp_path / "full", _config(gw.base_url, repeats=4))
+        assert full.snakemake(TARGET, cores=4).returncode == 0
+        half = sum(gw.state.billed_usd) / 2
+        gw.state.billed_usd.clear()
+        study = _study(tmp_path / "c4", _config(gw.base_url, half, repeats=4))
+        p = study.snakemake("--keep-going", TARGET, cores=4)
+        assert p.returncode != 0
+        _stop_line(p, study.workdir, half)
+        assert 0 < sum(gw.state.billed_usd) <= half
+        assert _ledger(study.workdir)["reserved"] == {}  # every call in flight settled
+
+
+def _dry(tmp_path: Path, *args: str):
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
+         str(tmp_path), "-n", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_the_documented_commands_plan_before_any_call(tmp_path):
+    """docs/budget-and-power.md's commands, dry: the budget line, and the plan's rules."""
+    p = _dry(tmp_path, "--config", "budget_usd=25")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "budget_usd 25: spent $0.0000 so far" in p.stdout + p.stderr
+    p = _dry(tmp_path, "results/audit/power.tsv", "results/audit/plan.tsv",
+             "--configfile", str(ROOT / "config/study-paper.yaml"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "rule power:" in p.stdout and "rule audit:" in p.stdout
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(("flag", "named"), [
+    ("budget_usd=0", "config.budget_usd: 0 is less than or equal to the minimum of 0"),
+    ("budget_usd=-3", "config.budget_usd: -3 is less than or equal"),
+    ("budget_usd=lots", "config.budget_usd: 'lots' is not of type"),
+    ("power={target_difference: 1.5}", "config.power.target_difference: 1.5 is greater"),
+    ("power={pilot: nowhere}", "config.power.pilot: 'nowhere' is not a directory"),
+])
+def test_bad_budget_or_plan_input_is_refused_by_name_before_any_job(tmp_path, flag, named):
+    p = _dry(tmp_path, "--config", flag)
+    assert p.returncode != 0 and named in p.stdout + p.stderr
+    assert not (tmp_path / "results").exists()

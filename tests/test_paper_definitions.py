@@ -1,0 +1,150 @@
+"""The paper's definitions of the carrier cross-tab, abstention, the fill table, the
+all-arm parse line and §4.5's fold count (issue 24 §1-3), on small hand-built evidence.
+
+Each population is the paper's: the cross-tab reads only rows whose carrier was recorded
+(§4.10), a row abstains when its answer holds a marker anywhere (§4.11), the fill table
+pools a model's sweeps (§4.6), and the parse and non-conforming counts include invalid
+rows (§6, §4.5). A carrier that cannot exist (an answer right about a value the recorded
+carrier lacks) is refused by row and label.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from foldstudy.analysis import analysis as A
+from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.analysis.scopes import Scopes
+from foldstudy.evidence.load import EvidenceError, load_evidence, write_table
+
+from .support.evidence_rows import arm_rows, frames, row
+
+AN = Analysis.load()
+POOLED = Scopes.from_config({a: {"pool": True} for a in (
+    "carrier", "abstention", "parse", "capacity", "fill_table", "invalid")})
+
+
+def _package(tmp_path, rows, checks):
+    write_table(rows, tmp_path / "rows.csv")
+    write_table(checks, tmp_path / "checks.csv")
+    return tmp_path
+
+
+def _unrecord(rows: pd.DataFrame, checks: pd.DataFrame, row_ids) -> None:
+    """The carrier of these rows was not recorded: both columns empty (DESIGN §8)."""
+    rows.loc[rows["row_id"].isin(row_ids), "carrier_present"] = None
+    checks["in_carrier"] = checks["in_carrier"].astype(object)
+    checks.loc[checks["row_id"].isin(row_ids), "in_carrier"] = None
+
+
+@pytest.fixture
+def carrier_evidence():
+    """Two arms over two sweeps; the carrier recorded on the s1 rows only. On one q row
+    the carrier held a value the answer missed."""
+    recs = (arm_rows("s1", "m1", "q", [0.5, 1.0, 0.8]) + arm_rows("s1", "m1", "j", [0.2, 0.6])
+            + arm_rows("s2", "m1", "q", [0.0, 0.3]) + arm_rows("s2", "m1", "j", [0.1]))
+    rows, checks = frames(recs)
+    first = checks.index[(checks["row_id"] == "s1/m1/r0/q") & ~checks["correct"]][0]
+    checks.loc[first, "in_carrier"] = True
+    rows.loc[rows["row_id"] == "s1/m1/r0/q", "carrier_present"] += 1
+    _unrecord(rows, checks, rows.loc[rows["sweep"] == "s2", "row_id"])
+    return rows, checks
+
+
+def test_a_package_with_unrecorded_carriers_is_read_and_only_recorded_rows_cross(
+        carrier_evidence, tmp_path):
+    rows, checks = load_evidence(_package(tmp_path, *carrier_evidence), AN.arm_order)
+    cc = A.carrier_crosstab(A.valid_rows(rows), checks, AN).set_index("arm")
+    assert cc.loc["q", "rows"] == 3 and cc.loc["j", "rows"] == 2  # s1's rows only
+    assert (cc.loc["q", "missed"], cc.loc["q", "missed_checks"]) == (1, 1)
+    n = compute_numbers(rows, checks, AN, POOLED)
+    assert (n["carrier.rows"], n["carrier.valid_rows"]) == (5, 8)
+    assert (n["carrier.agree"], n["carrier.missed"], n["carrier.answer_beyond_carrier"]) == (
+        4, 1, 0)
+    assert (n["carrier.missed[q]"], n["carrier.missed[j]"]) == (1, 0)
+
+
+@pytest.mark.parametrize("break_it, words", [
+    (lambda r, c: r.__setitem__("carrier_present", r["carrier_present"].where(
+        r["row_id"] != "s1/m1/r1/q")), ["carrier_present is empty", "s1/m1/r1/q"]),
+    (lambda r, c: c.__setitem__("in_carrier", c["in_carrier"].where(
+        c["row_id"] != "s1/m1/r1/j")), ["in_carrier empty", "s1/m1/r1/j"]),
+    (lambda r, c: c.__setitem__("in_carrier", c["in_carrier"].mask(
+        c.index.isin(c.index[c["row_id"] == "s1/m1/r2/q"][:3]))),
+     ["in_carrier is empty on 3 of the 10 checks", "s1/m1/r2/q"]),
+])
+def test_carrier_present_and_in_carrier_are_empty_together(carrier_evidence, tmp_path,
+                                                           break_it, words):
+    rows, checks = (f.copy() for f in carrier_evidence)
+    break_it(rows, checks)
+    with pytest.raises(EvidenceError) as e:
+        load_evidence(_package(tmp_path, rows, checks), AN.arm_order)
+    assert all(w in str(e.value) for w in words), str(e.value)
+
+
+def test_an_answer_right_about_a_value_its_carrier_lacked_is_refused_by_row_and_label(
+        carrier_evidence, tmp_path):
+    """Paper §4.10: "There is not a single row in which the answer was right about a fact
+    the carrier did not contain". A forged recall with carrier_present kept consistent
+    (14 of 28 right, none carried) must not load."""
+    rows, checks = (f.copy() for f in carrier_evidence)
+    i = checks.index[(checks["row_id"] == "s1/m1/r1/q") & checks["correct"]][2]
+    checks.loc[i, "in_carrier"] = False
+    rows.loc[rows["row_id"] == "s1/m1/r1/q", "carrier_present"] -= 1
+    with pytest.raises(EvidenceError, match="correct is true but in_carrier is false") as e:
+        load_evidence(_package(tmp_path, rows, checks), AN.arm_order)
+    assert "'s1/m1/r1/q'" in str(e.value) and f"'{checks.loc[i, 'label']}'" in str(e.value)
+    assert f"line {i + 2}" in str(e.value)
+
+
+def test_abstention_table_counts_the_whole_answer_and_its_prefix():
+    """Two failing rows abstain in the answer, one only past character 400: the whole-
+    answer count holds both, the prefix count (the paper's) one."""
+    recs = [row("s", "m", "j", i, 2, abstained=a, abstained_prefix400=p)
+            for i, (a, p) in enumerate([(True, True), (True, False), (False, False)])]
+    recs.append(row("s", "m", "j", 3, 12, abstained=False, abstained_prefix400=False))
+    rows, _ = frames(recs)
+    ab = A.abstention(A.valid_rows(rows), AN).set_index("arm").loc["j"]
+    assert (ab["failing_rows"], ab["abstains"], ab["fabricates"]) == (3, 2, 1)
+    assert (ab["abstains_prefix400"], ab["fabricates_prefix400"]) == (1, 2)
+    old = rows.drop(columns="abstained_prefix400")  # a package from before the column
+    assert pd.isna(A.abstention(A.valid_rows(old), AN).loc[0, "abstains_prefix400"])
+
+
+def test_fill_table_pools_each_models_sweeps():
+    """Paper §4.6: granite-4.1-8b's 16 rows are its 4 partition rows and 12 depth rows."""
+    recs = (arm_rows("partition", "g", "j", [0.1] * 4, fill=0.2)
+            + arm_rows("depth", "g", "j", [0.4] * 12, fill=0.4)
+            + arm_rows("depth", "g", "o", [1.0] * 3))  # no ceiling: not a line
+    rows, checks = frames(recs)
+    sc = Scopes.from_config({"fill_table": {"sources": {"g": {"j": ["partition", "depth"]}}}})
+    n = compute_numbers(rows, checks, AN, sc)
+    assert n["fill_table.rows[g/j]"] == 16
+    assert n["fill_table.fill[g/j]"] == pytest.approx((4 * 0.2 + 12 * 0.4) / 16)
+    assert n["fill_table.mean[g/j]"] == pytest.approx((4 * 0.1 + 12 * 0.4) / 16)
+    assert not any(k.startswith("fill_table.") and "/o]" in k for k in n)
+
+
+def test_parse_lines_and_nonconforming_folds_count_invalid_rows():
+    """Paper §6: "Over all arms the counts are 63 rows carrying a parse failure, 57
+    valid"; §4.5: "j fails to produce a conforming fold on 4 of 60 folds" (its catch-up
+    row among the 60)."""
+    recs = (arm_rows("c", "m", "j", [0.2, 0.3, 1.0])
+            + arm_rows("c", "m", "t", [0.1, 0.2]) + arm_rows("c", "m", "m", [1.0, 1.0]))
+    recs[0]["schema_invalid_folds"] = 1
+    recs[1]["parse_failures"] = 1
+    recs.append(row("c", "m", "j", 3, 0, k=10, valid=False, catchup_fired=True,
+                    invalid_reason="catchup_fired", parse_failures=1))
+    recs[5]["parse_failures"] = 1  # an m row
+    rows, checks = frames(recs)
+    n = compute_numbers(rows, checks, AN, POOLED)
+    assert (n["capacity.nonconforming_folds[j]"], n["capacity.folds_all[j]"]) == (3, 20)
+    assert (n["capacity.n[j]"], n["capacity.folds[j]"]) == (3, 15)
+    assert (n["parse.all_arms.rows_with_failure"], n["parse.all_arms.valid_with_failure"]) == (
+        3, 2)
+    assert n["parse.all_arms.mean_with_failure"] == pytest.approx((0.3 + 1.0) / 2)
+    assert n["parse.all_arms.rows_clean"] == 5
+    assert (n["parse.single_field.rows_with_failure"],
+            n["parse.single_field.valid_with_failure"]) == (2, 1)
