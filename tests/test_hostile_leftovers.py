@@ -427,3 +427,36 @@ def test_snakemake_refuses_an_impossible_package_before_any_job_naming_it(tmp_pa
     assert f"config.evidence: the package {bad} is refused: rows.csv: column model" in out, \
         out[-2000:]
     assert "Traceback" not in out and "Building DAG" not in out
+
+
+@pytest.mark.workflow
+def test_lock_refuses_what_grade_refused_in_a_real_run(tmp_path):
+    """The issue's case end to end: a run record replaced by a link to a system file is
+    refused by grade in one line, and `lock` then refuses too, naming the link and the
+    job that failed, instead of pinning that file's digest."""
+    from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+    from .support.gateway_study import GatewayStudy, gateway_model
+
+    key = "sk-or-v1-standin-lock"
+    models = [Model("acme/w", [Endpoint("W", "w", supported_parameters=ALL_PARAMETERS)])]
+    with GatewayStandin(models, key=key) as gw:
+        cfg = {"study": "linked", "scale": 0.01, "recall_max_tokens": 32,
+               "models": {"w": gateway_model("acme/w", gw.base_url, timeout_s=10)},
+               "sweeps": {"s": {"scenario": "distributed", "seed": 5, "repeats": 1,
+                                "models": ["w"], "arms": ["j", "m"]}}}
+        s = GatewayStudy(tmp_path, cfg, key)
+        p = s.snakemake("results/stats/numbers.json")
+        assert p.returncode == 0, p.stderr[-3000:]
+        record = tmp_path / "results/runs/s/w/r0/m.json"
+        record.unlink()
+        os.symlink("/etc/hostname", record)
+        p = s.snakemake("results/stats/numbers.json", "--forcerun", "grade")
+        out = p.stdout + p.stderr
+        assert p.returncode != 0 and "job failed: RunRecordError: " in out, out[-3000:]
+        assert "Traceback" not in out
+        p = s.snakemake("lock")
+        out = p.stdout + p.stderr
+    assert p.returncode != 0 and "job failed: LockRefused: not locking" in out, out[-3000:]
+    assert "a job refused its input: results/logs/grade/s.log: RunRecordError" in out, out
+    assert "results/runs/s/w/r0/m.json -> /etc/hostname: a symbolic link" in out, out
+    assert "Traceback" not in out and not (tmp_path / "config/linked.lock.json").exists()
