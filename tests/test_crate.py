@@ -288,3 +288,73 @@ def test_the_scanner_reads_the_crate(study, tmp_path):  # noqa: F811
     write_crate(package, RunFacts(name="pkg", config=authors, released=datetime.now(UTC)))
     findings = scan_tree(package, live_secrets(), set(), local_markers(tmp_path))
     assert {(f.path, f.kind) for f in findings} == {(CRATE_FILE, "private endpoint URL")}
+
+
+# ------------------------------------------------------------------ through Snakemake
+
+
+@pytest.mark.workflow
+def test_snakemake_release_writes_a_crate_the_validator_passes_and_verify_reads(
+        tmp_path, monkeypatch):
+    """The rules as a user runs them, on a reviewer's package (no model): tables, lock,
+    release; then verify where the released package lies, as its README says."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from foldstudy.evidence.provenance import build_manifest
+    from foldstudy.study.config import load_study
+    from foldstudy.study.spec import load_arm_table
+
+    from .support.synthetic import synthetic_package_dir
+
+    work = tmp_path / "work"
+    # inside the working directory: the config the package carries names it relatively;
+    # with the manifest the default study's evidence rule would have written
+    given = synthetic_package_dir(work / "given", 120, seed=4)
+    config = load_study(yaml.safe_load((ROOT / "config/config.yaml").read_text()),
+                        yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text()),
+                        load_arm_table(RESOURCES), RESOURCES).config
+    manifest = build_manifest({n: given / n for n in ("rows.csv", "checks.csv")}, config)
+    # the default study by name and digest; its sweeps left out, as the synthetic rows
+    # are the paper's shape, not the default study's one sweep
+    manifest["config"] = {"study": config["study"]}
+    (given / "manifest.json").write_text(json.dumps(manifest))
+
+    def snakemake(*args: str) -> None:
+        p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+                            "--directory", str(work), *args], capture_output=True, text=True,
+                           timeout=900)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+
+    package_args = ("--config", "evidence=given")
+    snakemake("-c2", "results/tables", *package_args)
+    snakemake("-c1", "lock", *package_args)
+    snakemake("-c1", "results/release/pkg.tar.gz", *package_args)
+    package = work / "results/release/pkg"
+    g = graph(package)
+    run = next(e for e in g.values() if "CreateAction" in types(e))
+    # the rules' own jobs, as Snakemake recorded them, start the run
+    assert run["startTime"] < run["endTime"] and "jobs that made" in run["description"]
+    assert not list(package.glob("*/.snakemake_timestamp"))
+    cache = serve_ro_crate_context_locally(monkeypatch, tmp_path / "http-cache")
+    assert violations(package, "workflow-run-crate-0.5", cache) == []
+    verify = ("--configfile", str(package / "config.yaml"), "--config",
+              "evidence=results/release/pkg/evidence")
+    snakemake("-c1", "verify", *verify)
+    assert CRATE_FILE in (work / "results/verify/report.md").read_text()
+    # a table: no lock pins it, only the crate
+    flip(next(package.glob("tables/*.csv")))
+    with pytest.raises(AssertionError, match=f"vs {CRATE_FILE}"):
+        snakemake("-c1", "verify", *verify)
+
+
+def test_an_svgs_embedded_image_is_not_read_as_paths_and_what_follows_still_is(tmp_path):
+    """The release carries figures/*.svg; the heatmap embeds a PNG as base64, whose text
+    holds "+/a7LnLU/t2es"-like runs the path rule would refuse."""
+    svg = tmp_path / "fig.svg"
+    svg.write_text('<svg>\n<image xlink:href="data:image/png;base64,\niVBOR+/a7LnLU/t2es+x/9v\n'
+                   'AAAA/bb/cc==\n"/>\n<text>/home/alice/x</text>\n</svg>\n')
+    found = scan_tree(tmp_path, {}, set(), [])
+    assert [(f.path, f.line, f.excerpt) for f in found] == [("fig.svg", 6, "/home/alice/x")]

@@ -85,7 +85,7 @@ class RunFacts:
     config: Mapping[str, Any]
     released: datetime
     started: datetime | None = None  # the earliest job Snakemake recorded, if any
-    jobs_timed: int = 0
+    outputs_timed: int = 0
     versions: Mapping[str, str] = field(default_factory=dict)  # snakemake, foldstudy, workflow
     descriptions: Mapping[str, str] = field(default_factory=dict)  # config key -> schema's
     pins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # model -> probe's
@@ -111,10 +111,14 @@ def workflow_sources(root: str | Path) -> dict[str, Path]:
             for pattern in WORKFLOW_GLOBS for p in sorted(root.glob(pattern)) if p.is_file()}
 
 
+# Snakemake's mark on a directory output (the package, results/tables): not a file of it.
+SNAKEMAKE_MARK = ".snakemake_timestamp"
+
+
 def package_files(package: Path) -> list[str]:
     """Every file of the package but the crate itself, by package path, sorted."""
     return sorted(p.relative_to(package).as_posix() for p in package.rglob("*")
-                  if p.is_file() and p.name != CRATE_FILE)
+                  if p.is_file() and p.name not in (CRATE_FILE, SNAKEMAKE_MARK))
 
 
 def file_digests(package: Path, pinned: Mapping[str, str]) -> dict[str, str]:
@@ -154,15 +158,23 @@ def build_crate(package: Path, facts: RunFacts) -> Any:
         object=([config_file] if config_file is not None else []) + inputs, result=results,
         properties={"name": f"Run of the compaction-carrier study that made {facts.name}",
                     "description": _run_description(facts),
-                    "endTime": _iso(facts.released),
-                    "actionStatus": {"@id": "http://schema.org/CompletedActionStatus"}})
+                    "endTime": _iso(facts.released)})
     if facts.started is not None:
         action["startTime"] = _iso(facts.started)
     crate.root_dataset.append_to("mentions", action)
     models = _models(crate, facts)
     if models:
         crate.root_dataset["about"] = models
+    _single_values(crate)
     return crate
+
+
+def _single_values(crate: Any) -> None:
+    """A one-item list as the item itself, as RO-Crate 1.1's JSON-LD recommends."""
+    for entity in crate.get_entities():
+        for key, value in list(entity.properties().items()):
+            if isinstance(value, list) and len(value) == 1 and key != "@type":
+                entity[key] = value[0]
 
 
 def write_crate(package: str | Path, facts: RunFacts) -> Path:
@@ -268,6 +280,8 @@ def _workflow(crate: Any, facts: RunFacts, entities: Mapping[str, Any]) -> Any:
     workflow = crate.add(ComputationalWorkflow(crate, None, "Snakefile", properties={
         **snakefile.properties(),
         "@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow"],
+        "conformsTo": {
+            "@id": "https://bioschemas.org/profiles/ComputationalWorkflow/1.0-RELEASE"},
         "name": "Two Ways to Lose a Fact: the compaction-carrier study",
         "version": versions.get("workflow", "unknown"),
         "hasPart": [{"@id": rel} for rel in sorted(workflow_parts(entities)) if rel != "Snakefile"],
@@ -349,10 +363,11 @@ def _models(crate: Any, facts: RunFacts) -> list[Any]:
 
 
 def _run_description(facts: RunFacts) -> str:
-    when = (f"startTime is the earliest start Snakemake recorded (.snakemake/metadata) among "
-            f"the {facts.jobs_timed} jobs that made the package's artifacts and run records; "
+    when = (f"Its startTime is the earliest start Snakemake recorded (.snakemake/metadata) for "
+            f"the jobs that made the package's artifacts and run records ({facts.outputs_timed} "
+            "of their files recorded); "
             if facts.started is not None else
-            "no job start was recorded by Snakemake here, so no startTime; ")
+            "No job start was recorded by Snakemake here, so no startTime; ")
     return ("The workflow run that made this package: object is its config (config.yaml "
             "and each value), result the package's files. " + when
             + "endTime is when the release assembled the package. " + NOT_PROVENANCE)
@@ -385,11 +400,10 @@ def snakemake_times(metadata_dir: str | Path, outputs: Iterable[str]) -> list[fl
 
 
 def _split_name(name: str, limit: int = 255) -> str:
-    """Snakemake splits a record name longer than a file name may be into folders."""
-    if len(name) <= limit:
-        return name
-    parts = [name[i:i + limit - 1] for i in range(0, len(name), limit - 1)]
-    return "/".join(p + "@" for p in parts[:-1]) + "/" + parts[-1]
+    """Snakemake's file persistence (the default backend) cuts a record name into pieces
+    one shorter than a file name may be, each but the last a folder named `@<piece>`."""
+    pieces = [name[i:i + limit - 1] for i in range(0, len(name), limit - 1)]
+    return "/".join(["@" + p for p in pieces[:-1]] + pieces[-1:])
 
 
 def workflow_version(root: str | Path, foldstudy: str) -> str:
@@ -441,7 +455,7 @@ def run_facts(name: str, config: Mapping[str, Any], package: Path, lock: Mapping
     return RunFacts(
         name=name, config=config, released=datetime.now(UTC),
         started=datetime.fromtimestamp(min(starts), UTC) if starts else None,
-        jobs_timed=len(starts), versions=versions(workflow_root),
+        outputs_timed=len(starts), versions=versions(workflow_root),
         descriptions=schema_descriptions(schema),
         pins=probe_pins(package / "evidence/probes.csv"),
         lock_sha256={k: v["sha256"] for k, v in lock.get("public", {}).items()})

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..io import load_yaml, read_json, write_yaml
-from .crate import run_facts, workflow_sources, write_crate
+from .crate import SNAKEMAKE_MARK, run_facts, workflow_sources, write_crate
 from .lock import EVIDENCE_FILES, verify_study
 from .scan import (
     ABSOLUTE_PATH,
@@ -171,7 +171,7 @@ def assemble(files: Mapping[str, Path], dest: Path) -> None:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
-            shutil.copytree(src, target)
+            shutil.copytree(src, target, ignore=shutil.ignore_patterns(SNAKEMAKE_MARK))
         else:
             shutil.copy2(src, target)
 

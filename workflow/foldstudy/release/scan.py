@@ -38,6 +38,10 @@ ABSOLUTE_PATH = re.compile(
 TEXT_SUFFIXES = {".csv", ".json", ".md", ".tex", ".txt", ".yaml", ".yml", ".svg", ".py",
                  ".tsv", ".html", ".smk"}
 TEXT_NAMES = {"Snakefile"}  # the workflow definition the package carries (release/crate.py)
+# An image embedded in an SVG (matplotlib's heatmap: data:image/png;base64,...) is binary
+# data, like the .png beside it, which is not read either; its base64 text reads as paths
+# ("+/a7LnLU/t2es") and refused every release with a heatmap.
+EMBEDDED_IMAGE = re.compile(r"(data:image/[\w.+-]+;base64,)[A-Za-z0-9+/=\s]*")
 
 
 @dataclass(frozen=True)
@@ -128,9 +132,15 @@ def scan_tree(root: Path, secrets: Mapping[str, str], allowed: set[str],
     markers = list(markers)
     for p in sorted(root.rglob("*")):
         if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES):
-            text = p.read_text(encoding="utf-8", errors="replace")
+            text = without_embedded_images(p.read_text(encoding="utf-8", errors="replace"))
             out += scan_text(p.relative_to(root).as_posix(), text, secrets, allowed, markers)
     return out
+
+
+def without_embedded_images(text: str) -> str:
+    """The text with each embedded image's base64 payload left out, its lines kept (so a
+    finding after it keeps its line number)."""
+    return EMBEDDED_IMAGE.sub(lambda m: m.group(1) + "\n" * m.group(0).count("\n"), text)
 
 
 class ReleaseRefused(RuntimeError):
