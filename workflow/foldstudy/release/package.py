@@ -22,6 +22,7 @@ from .crate import SNAKEMAKE_MARK, run_facts, workflow_sources, write_crate
 from .lock import EVIDENCE_FILES, verify_study
 from .scan import (
     ABSOLUTE_PATH,
+    Finding,
     ReleaseRefused,
     live_secrets,
     local_markers,
@@ -111,16 +112,23 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     (dest / "README.md").write_text(
         Path(readme_template).read_text(encoding="utf-8").replace("{{ name }}", name),
         encoding="utf-8")
-    lock_json = read_json(lock)
-    write_crate(dest, run_facts(name, config, dest, lock_json, workflow_root, schema,
-                                metadata_dir, job_outputs(files, lock_json, verify)))
     values, hosts = planted_values(ev, fixtures)
-    findings = scan_tree(dest, live_secrets(), values | model_written_paths(ev),
-                         local_markers(project_root))
-    findings = [f for f in findings if not (f.kind == "private endpoint URL"
-                                            and _host_allowed(f.excerpt, hosts))]
-    if findings:
-        raise ReleaseRefused(findings)
+    allowed, markers = values | model_written_paths(ev), local_markers(project_root)
+
+    def refuse(findings: list[Finding]) -> None:
+        findings = [f for f in findings if not (f.kind == "private endpoint URL"
+                                                and _host_allowed(f.excerpt, hosts))]
+        if findings:
+            raise ReleaseRefused(findings)
+
+    # Every file, then the crate that describes them: a leak is named before anything
+    # the crate would say of the files; and what the crate says is scanned as they are.
+    refuse(scan_tree(dest, live_secrets(), allowed, markers))
+    lock_json = read_json(lock)
+    crate = write_crate(dest, run_facts(name, config, dest, lock_json, workflow_root, schema,
+                                        metadata_dir, job_outputs(files, lock_json, verify)))
+    refuse(scan_text(crate.name, crate.read_text(encoding="utf-8"), live_secrets(), allowed,
+                     markers))
     tarball(dest, Path(tar_out))
     log.info("release %s: %d files, scanned clean; %s", name,
              sum(1 for p in dest.rglob("*") if p.is_file()), tar_out)
