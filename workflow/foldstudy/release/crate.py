@@ -1,11 +1,15 @@
 """The release package as a Workflow Run RO-Crate (paper §7; DESIGN §7).
 
-Paper §7 asks for numbers that "cannot drift from the evidence they came from"; the
-lock says so in this workflow's own terms. `ro-crate-metadata.json` says it in the
-terms research repositories read (WorkflowHub, Zenodo): which workflow (the Snakefile,
-its version, the language Snakemake) made which files (each with its sha256) from which
-inputs (the config's values, each a PropertyValue of a FormalParameter of the workflow),
-on which models and pinned endpoints, with which engine, under which licence, by whom.
+Paper §7 distributes "the sanitized evidence package: aggregate and row-level CSV files,
+the evidence manifest, the study configuration, a provenance lock pinning the retained
+private inputs by hash"; the lock says what made what in this workflow's own terms.
+`ro-crate-metadata.json` says it in the terms research repositories read (WorkflowHub,
+Zenodo): which workflow (the Snakefile, its version, the language Snakemake) made which
+files (each with its sha256) from which inputs (the config's values, each a PropertyValue
+of a FormalParameter of the workflow), on which models and pinned endpoints, with which
+engine, under which licence, by whom. The Snakefile and its rule files travel with the
+package because a crate's main workflow must be one of its files (Workflow RO-Crate);
+the harness's code (foldstudy) and the fixtures stay out, as §7 keeps them out.
 
 It conforms to Workflow Run Crate 0.5 (and so to Process Run Crate 0.5, Workflow
 RO-Crate 1.0 and RO-Crate 1.1). Not to Provenance Run Crate: see `NOT_PROVENANCE`.
