@@ -4,7 +4,13 @@
 from foldstudy.release.crate import workflow_sources
 
 
+# `snakemake -c1 release`: the study's own package (results/release/<study>.tar.gz).
 rule release:
+    input:
+        f"results/release/{STUDY.config['study']}.tar.gz",
+
+
+rule release_package:
     input:
         unpack(generate_inputs),
         lock=release_lock,
