@@ -64,6 +64,8 @@ def _argv(command: str) -> list[str]:
             return [sys.executable, "-m", "pytest", "--help"]
         if rest and rest[0].endswith(".py"):
             return [sys.executable, str(ROOT / rest[0]), "--help"]
+    if head.startswith(".venv/bin/") and "/" not in head[len(".venv/bin/"):]:
+        return [str(Path(sys.executable).parent / head[len(".venv/bin/"):]), "--help"]
     raise AssertionError(f"a command this test does not know how to check: {command!r}; "
                          "teach _argv its dry form, or show it outside a ```sh block")
 

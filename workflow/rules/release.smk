@@ -1,13 +1,26 @@
-# The sanitized package (paper §7). Logic: foldstudy/release/package.py.
+# The sanitized package (paper §7), a Workflow Run RO-Crate (ro-crate-metadata.json).
+# Logic: foldstudy/release/package.py and foldstudy/release/crate.py.
+
+from foldstudy.release.crate import workflow_sources
 
 
+# `snakemake -c1 release`: the study's own package (results/release/<study>.tar.gz).
 rule release:
+    input:
+        f"results/release/{STUDY.config['study']}.tar.gz",
+
+
+rule release_package:
     input:
         unpack(generate_inputs),
         lock=release_lock,
         tables="results/tables",
         analysis=ANALYSIS_YAML,
         readme=res("templates", "release-README.md"),
+        # the crate describes each config key by the schema's words
+        schema=os.path.relpath(ROOT / "config/schema/config.schema.yaml"),
+        # the workflow definition the package carries: an edit to it is a new release
+        workflow=[os.path.relpath(p) for p in workflow_sources(ROOT).values()],
     output:
         package=directory("results/release/{name}"),
         tarball="results/release/{name}.tar.gz",
@@ -21,6 +34,7 @@ rule release:
         figures="results/figures",
         fixtures=None if EVIDENCE_MODE else "results/fixtures",
         config=STUDY.config,
+        workflow_root=os.path.relpath(ROOT),
         verify={
             "claims_path": CLAIMS,
             "report_out": "results/verify/report.md",

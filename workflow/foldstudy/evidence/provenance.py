@@ -41,8 +41,9 @@ def package_version() -> str:
 
 
 # Config keys that say how this build runs, not what the study is: a replay, a retry or
-# a reviewer's rebuild from a package is the same study.
-EXECUTION_KEYS = ("evidence", "replay", "retry_infrastructure", "limits", "store")
+# a reviewer's rebuild from a package is the same study. So is one whose release names
+# its licence and authors (`release`, for the package's RO-Crate).
+EXECUTION_KEYS = ("evidence", "replay", "retry_infrastructure", "limits", "store", "release")
 
 
 def study_digest(config: dict[str, Any]) -> str:

@@ -43,6 +43,7 @@ from ..io import (
     write_json,
 )
 from .claims import claim_mismatches, claims_report, judge_claims
+from .crate import CRATE_FILE, crate_mismatches
 
 log = logging.getLogger(__name__)
 
@@ -354,6 +355,7 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
     elif not lock_file.is_file():
         mismatches.append(Mismatch(lock_file.name, "lock",
                                       "no lock for this study; pin it with `snakemake -c1 lock`"))
+    check_crate(d.parent, mismatches, checked)
     claims_text = _claims(claims_path, recomputed, bool(config.get("evidence")), mismatches,
                           checked)
     text = verify_report(mismatches, checked, claims_text)
@@ -365,6 +367,17 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
         raise VerifyFailed(f"verify failed: {len(mismatches)} mismatch(es); see {report_out}")
     log.info("verify: OK (%s)", "; ".join(checked))
     return mismatches
+
+
+def check_crate(package: Path, mismatches: list[Mismatch], checked: list[str]) -> None:
+    """A released package verified where it lies (its evidence/ beside its crate): every
+    file's sha256 in ro-crate-metadata.json against the file (release/crate.py)."""
+    if not (package / CRATE_FILE).is_file():
+        return
+    found = crate_mismatches(package)
+    mismatches += found
+    checked.append(f"{CRATE_FILE}: every file's sha256 against the file"
+                   + (f" ({len(found)} mismatch(es))" if found else ""))
 
 
 def _claims(claims_path: str | None, recomputed: dict[str, Any] | None, package: bool,

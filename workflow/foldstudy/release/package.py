@@ -17,10 +17,12 @@ from urllib.parse import urlparse
 
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
-from ..io import read_json, write_yaml
+from ..io import load_yaml, read_json, write_yaml
+from .crate import SNAKEMAKE_MARK, run_facts, workflow_sources, write_crate
 from .lock import EVIDENCE_FILES, verify_study
 from .scan import (
     ABSOLUTE_PATH,
+    Finding,
     ReleaseRefused,
     live_secrets,
     local_markers,
@@ -78,11 +80,17 @@ def model_written_paths(evidence_dir: str | Path) -> set[str]:
 def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: dict[str, Any],
                  tables: str, figures: str | None, fixtures: str | None, project_root: Path,
                  out_dir: str, tar_out: str, readme_template: str,
-                 verify: dict[str, Any] | None = None) -> None:
-    """Verify against the lock, assemble results/release/<name>/, scan it, and pack it.
+                 verify: dict[str, Any] | None = None, *,
+                 workflow_root: str | Path = PROJECT_ROOT,
+                 schema: dict[str, Any] | None = None,
+                 metadata_dir: str = ".snakemake/metadata") -> None:
+    """Verify against the lock, assemble results/release/<name>/ with its RO-Crate
+    (release/crate.py), scan it, crate included, and pack it.
 
     A package whose artifacts drifted from its own lock, or that holds anything the
-    scanner refuses, is never written.
+    scanner refuses, is never written. workflow_root: the checkout whose Snakefile, rule
+    files and scripts the package carries as the crate's workflow; metadata_dir:
+    Snakemake's job records, read for the run's start time only.
     """
     ev = Path(evidence_dir)
     # The config first: a local path or a secret in it is named by the scanner, by key
@@ -97,6 +105,7 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     files["tables"] = Path(tables)
     if figures and Path(figures).is_dir():
         files["figures"] = Path(figures)
+    files.update(workflow_sources(workflow_root))
     dest = Path(out_dir)
     assemble(files, dest)
     write_yaml(config, dest / "config.yaml")
@@ -104,15 +113,41 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
         Path(readme_template).read_text(encoding="utf-8").replace("{{ name }}", name),
         encoding="utf-8")
     values, hosts = planted_values(ev, fixtures)
-    findings = scan_tree(dest, live_secrets(), values | model_written_paths(ev),
-                         local_markers(project_root))
-    findings = [f for f in findings if not (f.kind == "private endpoint URL"
-                                            and _host_allowed(f.excerpt, hosts))]
-    if findings:
-        raise ReleaseRefused(findings)
+    allowed, markers = values | model_written_paths(ev), local_markers(project_root)
+
+    def refuse(findings: list[Finding]) -> None:
+        findings = [f for f in findings if not (f.kind == "private endpoint URL"
+                                                and _host_allowed(f.excerpt, hosts))]
+        if findings:
+            raise ReleaseRefused(findings)
+
+    # Every file, then the crate that describes them: a leak is named before anything
+    # the crate would say of the files; and what the crate says is scanned as they are.
+    refuse(scan_tree(dest, live_secrets(), allowed, markers))
+    lock_json = read_json(lock)
+    crate = write_crate(dest, run_facts(name, config, dest, lock_json, workflow_root, schema,
+                                        metadata_dir, job_outputs(files, lock_json, verify)))
+    refuse(scan_text(crate.name, crate.read_text(encoding="utf-8"), live_secrets(), allowed,
+                     markers))
     tarball(dest, Path(tar_out))
     log.info("release %s: %d files, scanned clean; %s", name,
              sum(1 for p in dest.rglob("*") if p.is_file()), tar_out)
+
+
+def job_outputs(files: Mapping[str, Path], lock: dict[str, Any],
+                verify: dict[str, Any] | None) -> list[str]:
+    """The paths, as the rules wrote them, of the package's artifacts and of the run
+    records the lock pins: the jobs whose start Snakemake recorded begin the run."""
+    out = []
+    for src in files.values():
+        out.append(str(src))
+        if src.is_dir():
+            out += [str(p) for p in sorted(src.rglob("*")) if p.is_file()]
+    runs = (verify or {}).get("runs")
+    listing = lock.get("private", {}).get("runs", {}).get("listing", {})
+    if runs:
+        out += [str(Path(runs) / rel) for rel in listing]
+    return out
 
 
 def scan_config(config: dict[str, Any], evidence_dir: Path, fixtures: str | None,
@@ -144,7 +179,7 @@ def assemble(files: Mapping[str, Path], dest: Path) -> None:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
-            shutil.copytree(src, target)
+            shutil.copytree(src, target, ignore=shutil.ignore_patterns(SNAKEMAKE_MARK))
         else:
             shutil.copy2(src, target)
 
@@ -174,4 +209,5 @@ def release_stage(input: Any, output: Any, params: Any) -> None:
     make_release(params.name, params.evidence, input.numbers, input.lock, params.config,
                  input.tables, params.figures, params.fixtures, PROJECT_ROOT,
                  output.package, output.tarball, input.readme,
-                 verify={**params.verify, "analysis": input.analysis})
+                 verify={**params.verify, "analysis": input.analysis},
+                 workflow_root=params.workflow_root, schema=load_yaml(input.schema))

@@ -27,15 +27,22 @@ PRIVATE_SUFFIXES = (".internal", ".local", ".lan", ".corp", ".home", ".localdoma
 # Any absolute path: a package is relative to itself, so an absolute path names a
 # directory of the machine that built it (a model under /scratch/..., a store on /data).
 # Not a path: the path part of a URL (preceded by its host or by "//"), "j/q", row ids
-# ("main/m/r0/j"), dates; a file:// URL is one. Windows drive paths and ~/ count too.
+# ("main/m/r0/j"), dates, a path under a placeholder ("{workflow.basedir}/config/x" in
+# the Snakefile the package carries); a file:// URL is one. Windows drive paths and ~/
+# count too.
 _SEG = r"[\w.@+~-]+"
 ABSOLUTE_PATH = re.compile(
-    rf"(?<![\w.:/~\\-])/(?:{_SEG}/)+(?:{_SEG})?"  # /scratch/models/x.gguf, /data/
+    rf"(?<![\w.:/~\\}}-])/(?:{_SEG}/)+(?:{_SEG})?"  # /scratch/models/x.gguf, /data/
     rf"|(?<![\w.])~/(?:{_SEG}/?)+"  # ~/models/x.gguf
     r"|file:///?[^\s\"'<>]+"
     r"|\b[A-Za-z]:(?:\\{1,2}|/)[^\s\"'<>]+")  # C:\Users\alice, D:/models
 TEXT_SUFFIXES = {".csv", ".json", ".md", ".tex", ".txt", ".yaml", ".yml", ".svg", ".py",
-                 ".tsv", ".html"}
+                 ".tsv", ".html", ".smk"}
+TEXT_NAMES = {"Snakefile"}  # the workflow definition the package carries (release/crate.py)
+# An image embedded in an SVG (matplotlib's heatmap: data:image/png;base64,...) is binary
+# data, like the .png beside it, which is not read either; its base64 text reads as paths
+# ("+/a7LnLU/t2es") and refused every release with a heatmap.
+EMBEDDED_IMAGE = re.compile(r"(data:image/[\w.+-]+;base64,)[A-Za-z0-9+/=\s]*")
 
 
 @dataclass(frozen=True)
@@ -125,10 +132,16 @@ def scan_tree(root: Path, secrets: Mapping[str, str], allowed: set[str],
     out = []
     markers = list(markers)
     for p in sorted(root.rglob("*")):
-        if p.is_file() and p.suffix in TEXT_SUFFIXES:
-            text = p.read_text(encoding="utf-8", errors="replace")
+        if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES):
+            text = without_embedded_images(p.read_text(encoding="utf-8", errors="replace"))
             out += scan_text(p.relative_to(root).as_posix(), text, secrets, allowed, markers)
     return out
+
+
+def without_embedded_images(text: str) -> str:
+    """The text with each embedded image's base64 payload left out, its lines kept (so a
+    finding after it keeps its line number)."""
+    return EMBEDDED_IMAGE.sub(lambda m: m.group(1) + "\n" * m.group(0).count("\n"), text)
 
 
 class ReleaseRefused(StudyError, RuntimeError):

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import StudyError
 from ..io import write_text
 
-TARGETS = ("all", "results/audit/plan.tsv", "verify", "results/release/{study}.tar.gz")
+TARGETS = ("all", "results/audit/plan.tsv", "results/audit/power.tsv", "verify", "release")
 
 
 class RulegraphFailed(StudyError):
@@ -39,7 +39,7 @@ def rulegraph_dot(snakefile: str | Path, study: str = "default") -> str:
         lock.write_text("{}\n", encoding="utf-8")
         cmd = [sys.executable, "-m", "snakemake", "-s", str(Path(snakefile).resolve()),
                "--directory", work, "--nolock", "--rulegraph", "dot",
-               *(t.format(study=study) for t in TARGETS)]
+               *TARGETS]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if p.returncode != 0 or "digraph" not in p.stdout:
         last = (p.stderr.strip().splitlines() or ["no output"])[-1]
