@@ -565,6 +565,8 @@ def test_snakemake_refuses_an_impossible_package_and_writes_nothing(tmp_path, pa
     out = p.stdout + p.stderr
     assert p.returncode != 0
     assert "rows.csv: column n_correct is malformed: 15 on line" in out
+    # refused at DAG time, naming the package, in one line (issue 24 §5)
+    assert f"the package {bad} is refused" in out and "Traceback" not in out
     res = work / "results"
     made = [x for x in res.rglob("*") if x.is_file() and "logs" not in x.parts] \
         if res.exists() else []

@@ -359,6 +359,7 @@ def test_a_forged_entry_is_published_by_neither_replay_nor_retry(tmp_path):
         p = s.snakemake("results/stats/numbers.json", "--config", "retry_infrastructure=true")
         out = p.stdout + p.stderr
         assert p.returncode != 0 and all(n in out for n in named), out[-3000:]
+        assert "StoreUnpinned: " in out and "Traceback" not in out  # one line (issue 24 §5)
         assert {d: tree(results / d) for d in published} == published
 
     p = s.snakemake("verify")
@@ -369,6 +370,7 @@ def test_a_forged_entry_is_published_by_neither_replay_nor_retry(tmp_path):
     p = s.snakemake("results/stats/numbers.json", "--config", "replay=true")
     out = p.stdout + p.stderr
     assert p.returncode != 0 and all(n in out for n in named), out[-3000:]
+    assert "Traceback" not in out
     assert {d: tree(results / d) for d in published} == published
 
 

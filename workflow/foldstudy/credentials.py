@@ -25,8 +25,10 @@ SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "autho
 
 # A name that says its value is a credential, anywhere in it (x_auth, X-Api-Key,
 # refresh_token, client_secret, db_password): refused under the config keys whose
-# contents go to a server as written (a model's extra_body and headers).
-CREDENTIAL_NAME = re.compile(r"(?i)(auth|key|token|secret|password)")
+# contents go to a server as written (a model's extra_body and headers). "tokens" as a
+# word's end is a count, not a credential (max_tokens, min_tokens, vLLM's
+# skip_special_tokens): the server's ordinary parameters pass.
+CREDENTIAL_NAME = re.compile(r"(?i)(auth|key|token(?!s(?![a-z]))|secret|password)")
 
 
 def credential_name(name: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import hashlib
 import io
 import json
@@ -22,12 +23,20 @@ from typing import Any
 
 import yaml
 
+from .errors import StudyError
+
 log = logging.getLogger("foldstudy")
 
 
 @contextlib.contextmanager
 def logged(path: str | None) -> Iterator[None]:
-    """Log to the rule's log file (and stderr), and record any failure there too."""
+    """Log to the rule's log file (and stderr), and end a failed job with exit status 1.
+
+    A refusal (a StudyError) is the package doing its job: it is logged as one line,
+    `<ErrorClass>: <message>`, with no traceback, since its message already names what
+    is wrong, where and what would be right. Any other exception is a bug: its traceback
+    is logged once (log file and stderr), and nothing prints it a second time.
+    """
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -36,9 +45,36 @@ def logged(path: str | None) -> Iterator[None]:
                         format="%(asctime)s %(levelname)s %(message)s")
     try:
         yield
+    except StudyError as e:
+        log.error("%s%s", JOB_FAILED, refusal_line(e))
+        raise SystemExit(1) from None
+    except OSError as e:
+        if e.errno not in _DISK_FULL:
+            log.exception("%san unexpected error (a bug: please report it)", JOB_FAILED)
+            raise SystemExit(1) from None
+        # Not a bug: the disk under results/ (or the store) is full.
+        log.error("%sDiskFull: no space left writing %s (%s); free space on that disk "
+                  "and run the same command again", JOB_FAILED, e.filename or "a file",
+                  os.strerror(e.errno))
+        raise SystemExit(1) from None
     except Exception:
-        log.exception("failed")
-        raise
+        log.exception("%san unexpected error (a bug: please report it)", JOB_FAILED)
+        raise SystemExit(1) from None
+
+
+# What every failed job's log says before its reason: `lock` refuses to pin a study
+# while any job's log still says it (release/lock.py).
+JOB_FAILED = "job failed: "
+_DISK_FULL = {errno.ENOSPC, errno.EDQUOT}
+
+
+def refusal_line(e: StudyError) -> str:
+    """A refusal as the one line a job prints: its class (what kind of refusal) and its
+    message (what, where, what would be right); a message listing several problems
+    (ConfigError's, one per line) has them joined by "; "."""
+    lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+    text = (lines[0] + " " + "; ".join(lines[1:])).strip() if lines else ""
+    return f"{type(e).__name__}: {text}"
 
 
 # ---------------------------------------------------------------- atomic writes
@@ -79,19 +115,99 @@ def read_json(path: str | Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+class MalformedFile(StudyError, ValueError):
+    """A JSON file the workflow writes (a lock, a manifest) that is not of its shape: an
+    edit or a truncation, named by file and key rather than met as an AttributeError."""
+
+
+def read_json_object(path: str | Path, what: str, mappings: Sequence[str] = (),
+                     entries: Sequence[str] = ()) -> dict[str, Any]:
+    """A JSON object as a file of `what` (a lock, a manifest) must be: an object whose
+    keys `mappings` (where present) are objects, and whose `entries` keys map each name to
+    an object. Anything else is refused by file and key, saying what it should be."""
+    p = Path(path)
+    try:
+        obj = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise MalformedFile(f"{p}: not readable as {what} (JSON: {e}); rebuild it") from None
+    except OSError as e:
+        raise MalformedFile(f"{p}: cannot be read as {what} ({e.strerror or e})") from None
+    if not isinstance(obj, dict):
+        raise MalformedFile(f"{p}: {what} is a JSON object, not a {type(obj).__name__}; "
+                            "rebuild it")
+    for key in (*mappings, *entries):
+        if key in obj and not isinstance(obj[key], dict):
+            raise MalformedFile(f"{p}: key {key!r} of {what} is an object (name -> entry), "
+                                f"not a {type(obj[key]).__name__}; rebuild it")
+    for key in entries:
+        for name, entry in (obj.get(key) or {}).items():
+            if not isinstance(entry, dict):
+                raise MalformedFile(f"{p}: {key}.{name} of {what} is an object, not a "
+                                    f"{type(entry).__name__}; rebuild it")
+    return obj
+
+
 # libyaml's loader where PyYAML was built with it (the PyPI wheels are): the same safe
 # constructors, ten times faster. A fold job read arms.yaml in 56 ms with the pure-Python
 # one, most of its own work before the first call.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class DuplicateKey(ValueError):
+class DuplicateKey(StudyError, ValueError):
     """A YAML mapping that names one key twice: YAML keeps the last silently, so
     `temperature:` given twice would run with a value the reader did not see first."""
 
 
+class YamlRefused(StudyError, ValueError):
+    """A YAML file whose aliases expand past any config's size, or refer to themselves:
+    a few lines of `&a [*a, *a, ...]` become billions of items (an "alias bomb") that
+    hang every check walking them."""
+
+
+# A config, an arm table or a schema is at most a few thousand nodes once every alias is
+# expanded (the paper config: its `<<: *gateway` merges included, under 2,000).
+MAX_YAML_NODES = 100_000
+
+
+def _expanded_nodes(root: yaml.Node) -> int:
+    """The nodes a document holds with every alias expanded, counted without expanding
+    (each node's count is kept by identity); an alias inside its own anchor is refused."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in open_:
+            raise YamlRefused(f"line {node.start_mark.line + 1}: an alias refers to a node "
+                              "that contains it (a structure without end); write it out")
+        if key not in sizes:
+            open_.add(key)
+            children: list = []
+            if isinstance(node, yaml.MappingNode):
+                children = [n for pair in node.value for n in pair]
+            elif isinstance(node, yaml.SequenceNode):
+                children = list(node.value)
+            sizes[key] = 1 + sum(size(c) for c in children)
+            open_.discard(key)
+        return sizes[key]
+
+    return size(root)
+
+
 class _UniqueKeyLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
-    """The safe loader (libyaml's parser where present) refusing a key given twice."""
+    """The safe loader (libyaml's parser where present) refusing a key given twice, and
+    aliases that expand past MAX_YAML_NODES."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        try:
+            n = _expanded_nodes(node)
+        except RecursionError:
+            raise YamlRefused("nested deeper than any config; write it flatter") from None
+        if n > MAX_YAML_NODES:
+            raise YamlRefused(f"its aliases (*name) expand to {n:,} items, more than any "
+                              f"config holds ({MAX_YAML_NODES:,}); write the repeated "
+                              "parts out, or use fewer aliases")
+        return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: dict[Any, int] = {}
@@ -113,12 +229,15 @@ class _UniqueKeyLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
 
 
 def load_yaml(path: str | Path) -> Any:
-    """A YAML file through the safe loader: plain data, never Python objects, and a key
-    given twice in one mapping refused by file, line and key."""
+    """A YAML file through the safe loader: plain data, never Python objects, a key
+    given twice in one mapping refused by file, line and key, and an alias bomb refused
+    before anything walks it."""
     try:
         return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except DuplicateKey as e:
         raise DuplicateKey(f"{path}: {e}") from None
+    except YamlRefused as e:
+        raise YamlRefused(f"{path}: {e}") from None
 
 
 def write_yaml(obj: Any, path: str | Path) -> None:

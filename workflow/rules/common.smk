@@ -8,9 +8,16 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
+from foldstudy.analysis.analysis import Analysis
 from foldstudy.backends import backend_classes
-from foldstudy.evidence.load import evidence_dir_problem, pilot_problem
-from foldstudy.io import DuplicateKey, load_yaml, print_if_written
+from foldstudy.backends.store import store_dir_problem
+from foldstudy.errors import StudyError
+from foldstudy.evidence.load import (
+    evidence_dir_problem,
+    evidence_package_problem,
+    pilot_problem,
+)
+from foldstudy.io import load_yaml, print_if_written
 from foldstudy.report.paths import block_path
 from foldstudy.run.audit import budget_note
 from foldstudy.report.titles import FIGURES, table_titles
@@ -18,6 +25,7 @@ from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import (
     ConfigError,
     command_line_flags,
+    empty_flag_problems,
     load_study,
     name_wildcard,
     run_path,
@@ -49,14 +57,17 @@ ARMS = arm_ids(ARM_TABLE)
 # and resolved copy, never the raw `config`.
 CONFIG_SCHEMA = load_yaml(ROOT / "config/schema/config.schema.yaml")
 # Snakemake read the config files with a loader that keeps a key given twice silently
-# (the last one wins): read each again with ours, which refuses it by file, line and key.
+# (the last one wins) and expands any alias: read each again with ours, which refuses
+# both by file and line before the config check walks them.
 for _configfile in dict.fromkeys(
     [*workflow.configfiles, *(workflow.overwrite_configfiles or [])]
 ):
     try:
         load_yaml(_configfile)
-    except DuplicateKey as e:
+    except StudyError as e:
         raise WorkflowError(f"config file {e}")
+if _empty := empty_flag_problems(workflow.config_settings.config):
+    raise WorkflowError("\n".join(_empty))
 command_line_flags(config, CONFIG_SCHEMA)
 try:
     STUDY = load_study(
@@ -67,6 +78,8 @@ try:
     )
 except ConfigError as e:
     raise WorkflowError(str(e))
+if _size := STUDY.plan_size():
+    logger.warning(_size)
 for _warning in STUDY.warnings:
     logger.warning(f"config: {_warning}")
 
@@ -162,6 +175,15 @@ def graded_parts(name):
 EVIDENCE_MODE = bool(STUDY.config["evidence"])
 if EVIDENCE_MODE and (_problem := evidence_dir_problem(STUDY.config["evidence"], ".")):
     raise WorkflowError(_problem)
+# The package's identity and bounds, checked once here (as the config is), so an
+# impossible package is refused by name before any job; each stage still checks what
+# it reads.
+if EVIDENCE_MODE:
+    _plan = Analysis.load(ANALYSIS_YAML, ARMS_YAML)
+    if _problem := evidence_package_problem(
+        STUDY.config["evidence"], _plan.arm_order, _plan.scenarios, STUDY.config
+    ):
+        raise WorkflowError(_problem)
 GEN_EVIDENCE = STUDY.config["evidence"] or "results/evidence"
 # A released package carries its lock beside its evidence/ folder.
 _PACKAGE_LOCK = Path(GEN_EVIDENCE).parent / "lock.json"
@@ -170,6 +192,10 @@ LOCK = (
     if EVIDENCE_MODE and _PACKAGE_LOCK.is_file()
     else f"config/{STUDY.config['study']}.lock.json"
 )
+if not EVIDENCE_MODE and (
+    _problem := store_dir_problem(STUDY.config["store"], STUDY.config["replay"])
+):
+    raise WorkflowError(_problem)
 if STUDY.config["replay"] and not EVIDENCE_MODE and not Path(LOCK).is_file():
     # Said first: a forged entry passes its own digest; only a lock's pins catch it.
     logger.warning(

@@ -23,6 +23,9 @@ rule lock:
         # the folder whose every file the lock pins (one digest over the tree)
         resources=lambda wildcards, input: str(Path(input.analysis).parent),
         config=STUDY.config,
+        # what a lock refuses to pin beside: failed jobs' logs, symlinks, a running build
+        results="results",
+        build_locks=".snakemake/locks",
     script:
         "../scripts/lock.py"
 

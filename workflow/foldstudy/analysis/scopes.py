@@ -38,13 +38,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import StudyError
 from ..study.scopes import ANALYSES, PRIMARY_SCENARIO_ANALYSES, problems_in, source_triples
 from . import keys
 
 if TYPE_CHECKING:
     import pandas as pd
 
-class ScopeError(ValueError):
+class ScopeError(StudyError, ValueError):
     """A scope that names a sweep or model the evidence does not hold: names each one."""
 
 

@@ -15,6 +15,8 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from ..errors import StudyError
+
 CHARS_PER_TOKEN_ESTIMATE = 4.0
 
 # Retry keys every HTTP backend's defaults carry (RetryPolicy.from_model reads them).
@@ -94,6 +96,14 @@ def response_format(request: ChatRequest, style: str, strict: bool,
     return {"type": "json_object"}
 
 
+# The request fields the study fixes (chat_body's and the providers' routing): a model's
+# extra_body may add a server's own parameters, never one of these, or what is sent
+# would differ from what the store entry and the run record say was sent (issue 24 §6).
+STUDY_FIXED_FIELDS = ("model", "messages", "temperature", "seed", "max_tokens",
+                      "max_completion_tokens", "response_format", "provider", "reasoning",
+                      "tools", "tool_choice", "plugins", "stream", "n")
+
+
 def chat_body(request: ChatRequest, style: str, strict: bool = True,
               ceilings_on_wire: bool = True) -> dict[str, Any]:
     """The one builder of a chat-completion body: messages, budget, sampling, schema.
@@ -150,7 +160,7 @@ def pinned_prices(probe: dict[str, Any]) -> tuple[float | None, float | None, st
     return pp, pc, "unknown: run the probe"
 
 
-class BackendError(Exception):
+class BackendError(StudyError):
     """A call that produced no usable reply.
 
     kind names the class of failure (transport, rate_limited, server, auth, ...);

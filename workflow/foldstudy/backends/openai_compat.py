@@ -91,8 +91,10 @@ class OpenAICompatBackend(Backend):
     # -- the request ---------------------------------------------------------------
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
-        body = {"model": self.model_id, **chat_body(request, self.style, self.strict),
-                **self.extra_body}
+        # extra_body first: the study's own fields always win (the config check refuses
+        # an extra_body naming one, STUDY_FIXED_FIELDS), so what is sent is what is keyed.
+        body = {**self.extra_body, "model": self.model_id,
+                **chat_body(request, self.style, self.strict)}
         return {k: v for k, v in body.items() if k not in self.omit}
 
     def wire_body(self, request: ChatRequest) -> dict[str, Any] | None:

@@ -12,7 +12,15 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..io import canonical_json, read_json, sha256_file, sha256_text, write_text
+from ..errors import StudyError
+from ..io import (
+    canonical_json,
+    read_json,
+    read_json_object,
+    sha256_file,
+    sha256_text,
+    write_text,
+)
 from .base import ChatRequest, Reply
 
 if TYPE_CHECKING:
@@ -36,7 +44,7 @@ def cache_key(request: ChatRequest, endpoint: dict[str, Any], sample: dict[str, 
     return sha256_text(canonical_json(payload))
 
 
-class StoreCorrupt(RuntimeError):
+class StoreCorrupt(StudyError, RuntimeError):
     """A stored entry that is not what its key says: never served, and named by file."""
 
     def __init__(self, path: Path, why: str) -> None:
@@ -65,6 +73,24 @@ def describe_entry(path: Path) -> str:
     return f"{path} ({entry_run(entry) if isinstance(entry, dict) else 'not a store entry'})"
 
 
+def store_dir_problem(value: str, replay: bool) -> str | None:
+    """Why `store=VALUE` cannot be the response store, before any job: a file, or (for a
+    replay, which only reads) a folder that does not exist; said as what the path is,
+    not as a call missing from the store."""
+    p = Path(value)
+    if p.is_symlink() and not p.exists():
+        return (f"config.store: {value!r} is a symbolic link that leads nowhere (a loop, "
+                "or a missing path); name the response store's folder itself")
+    if p.exists() and not p.is_dir():
+        return (f"config.store: {value!r} is a file, not a directory; the response store "
+                "is a folder of entries (default results/store)")
+    if replay and not p.exists():
+        return (f"config.store: {value!r} does not exist, and a replay answers every call "
+                "from the response store; name the folder the study stored its calls in "
+                "(default results/store), or run without replay=true")
+    return None
+
+
 def lock_pins(lock_path: str | Path | None) -> dict[str, str] | None:
     """The store entries a study's lock pins (relative path -> sha256), or None where
     there is no lock, or the lock pins the store by one digest only (an older lock:
@@ -72,12 +98,13 @@ def lock_pins(lock_path: str | Path | None) -> dict[str, str] | None:
     passes as a plain param, so rewriting the lock reruns no job."""
     if not lock_path or not Path(lock_path).is_file():
         return None
-    store = (read_json(lock_path).get("private") or {}).get("store") or {}
+    lock = read_json_object(lock_path, "a study lock", entries=("private", "public"))
+    store = (lock.get("private") or {}).get("store") or {}
     listing = store.get("listing")
     return dict(listing) if isinstance(listing, dict) else None
 
 
-class StoreUnpinned(RuntimeError):
+class StoreUnpinned(StudyError, RuntimeError):
     """An entry that differs from the digest the study's lock pins, or that a replay
     under a lock finds unpinned: a forged reply passes the per-entry check (anyone can
     recompute reply_sha256), not the lock."""

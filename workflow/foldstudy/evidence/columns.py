@@ -137,3 +137,14 @@ FACT_SURVIVAL_TABLE = ["sweep", "arm", "k", "facts", "carried", "share", "share_
                        # with runs' ends as censoring (product-limit), and its band
                        "rows", "blocks", "taken_in", "share_of_taken_in", "survival",
                        "survival_low", "survival_high"]
+
+# Cells that name something (a run, a sweep, a model, a label): a table prints them as
+# row headings and a path may be built from them. Each is at most this many characters
+# (a config name is at most 100: study/config.py's name rule), and holds no control or
+# invisible formatting character (zero-width, a right-to-left override), which would
+# make two names look alike or a heading read backwards.
+NAME_MAX_CHARS = {"row_id": 400, "sweep": 100, "model": 100, "scenario": 100, "arm": 100,
+                  "label": 100}
+# Cells a table may print as written: one beginning like a spreadsheet formula (= + - @)
+# would run as one when a reader opens the table CSV, so the loader refuses it.
+PRINTED = set(NAME_MAX_CHARS) | {"fact_class", "served_by", "invalid_reason"}

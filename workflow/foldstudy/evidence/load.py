@@ -7,7 +7,8 @@ Every stage that reads evidence reads it here: statistics, tables, figures, veri
 from __future__ import annotations
 
 import csv
-import json
+import os
+import re
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import read_csv, write_csv
+from ..errors import StudyError
+from ..io import read_csv, read_json_object, write_csv
 from . import columns
 
 
@@ -29,7 +31,7 @@ def write_table(df: pd.DataFrame, path: str | Path) -> None:
     write_csv(df, path, columns.BOOLEAN)
 
 
-class EvidenceError(ValueError):
+class EvidenceError(StudyError, ValueError):
     """An evidence package that cannot be read as the contract says: names the column."""
 
 
@@ -40,6 +42,10 @@ def evidence_dir_problem(value: str, checkout: str | Path) -> str | None:
     directory (a file ends in NotADirectoryError deep in a job), or this checkout's own
     results/evidence, which the rules that read a package would rewrite (its manifest)."""
     p = Path(value)
+    if p.is_symlink() and not p.exists():
+        return (f"config.evidence: {value!r} is a symbolic link to {_link_target(p)!r}, which "
+                "leads nowhere (a loop, or a missing path); point evidence= at the package's "
+                "evidence/ folder itself")
     if not p.exists():
         return f"config.evidence: {value!r} does not exist (a released package's evidence/ folder)"
     if not p.is_dir():
@@ -50,6 +56,24 @@ def evidence_dir_problem(value: str, checkout: str | Path) -> str | None:
         return (f"config.evidence: {value!r} is this checkout's own results/evidence, which "
                 "this run would rewrite; copy the package elsewhere first (cp -r "
                 "results/evidence /tmp/package) and point evidence= at the copy")
+    return None
+
+
+def evidence_package_problem(directory: str | Path, arms: Collection[str],
+                             scenarios: Collection[str], config: dict[str, Any]
+                             ) -> str | None:
+    """Why the package at `directory` cannot be read for the study `config` asks for
+    (another study's evidence, said first since it explains every other difference; then
+    load_evidence's every check: identity, bounds, agreement with its manifest), said
+    once before any job and naming the package, as the config is checked; None when it
+    loads. The stages still check what they read."""
+    from .provenance import check_same_study
+
+    try:
+        check_same_study(Path(directory) / "manifest.json", config)
+        load_evidence(directory, arms, scenarios)
+    except StudyError as e:
+        return f"config.evidence: the package {directory} is refused: {e}"
     return None
 
 
@@ -174,7 +198,19 @@ def _check_shape(path: Path) -> None:
                             "an evidence cell is never that long)") from e
 
 
+def _link_target(p: Path) -> str:
+    try:
+        return os.readlink(p)
+    except OSError:
+        return "?"
+
+
 def read_artifact(path: Path, required: list[str]) -> pd.DataFrame:
+    if path.is_symlink():
+        # A package holds its files: a link reads whatever it points at today (a system
+        # file, or itself in a loop), and the file's cell count would be the only clue.
+        raise EvidenceError(f"{path}: a symbolic link to {_link_target(path)!r}, not an "
+                            "evidence file; copy the file itself into the package")
     if not path.is_file():
         raise EvidenceError(f"{path}: no such evidence file")
     _check_shape(path)
@@ -185,7 +221,50 @@ def read_artifact(path: Path, required: list[str]) -> pd.DataFrame:
     df.attrs["path"] = str(path)
     df = _with_project_names(df, path.name)
     _check_columns(df, required, path.name)
+    _check_text(df, path.name)
     return df
+
+
+# NUL and the bidirectional embeddings, overrides and isolates: invisible, and each
+# reorders or cuts what a reader sees; no cell of a package holds one.
+_HIDDEN = "\x00\u202a-\u202e\u2066-\u2069"
+# Control and invisible formatting characters (Unicode Cc and the Cf a name could hide):
+# never in a name.
+_CONTROL = ("\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+            "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f")
+_FORMULA = ("=", "+", "-", "@")
+
+
+def _check_text(df: pd.DataFrame, name: str) -> None:
+    """Text no package holds, refused by file, column and line: a hidden character in any
+    cell, a control character or an overlong value in a name (columns.NAME_MAX_CHARS),
+    and a printed cell beginning like a spreadsheet formula (columns.PRINTED), which a
+    table CSV would carry into a reader's spreadsheet as a live formula."""
+    for c in df.columns:
+        if df[c].dtype != object and not pd.api.types.is_string_dtype(df[c]):
+            continue
+        text = df[c].astype("string")
+        cell_rule = f"[{_HIDDEN}]" if c not in columns.NAME_MAX_CHARS else f"[{_CONTROL}]"
+        if (hit := _first(df, text.str.contains(cell_rule, regex=True))) is not None:
+            r, line = hit
+            ch = next(ch for ch in str(r[c]) if re.match(cell_rule, ch))
+            raise EvidenceError(f"{name}: column {c} is malformed: line {line} holds the "
+                                f"invisible character U+{ord(ch):04X}; a package's "
+                                f"{'names' if c in columns.NAME_MAX_CHARS else 'cells'} "
+                                "hold none (it would hide or reorder what a reader sees)")
+        limit = columns.NAME_MAX_CHARS.get(c)
+        if limit and (hit := _first(df, text.str.len() > limit)) is not None:
+            r, line = hit
+            raise EvidenceError(f"{name}: column {c} is malformed: line {line} holds a name of "
+                                f"{len(str(r[c])):,} characters; a {c} is at most {limit}")
+        if c in columns.PRINTED:
+            formula = text.str.startswith(_FORMULA)
+            if (hit := _first(df, formula)) is not None:
+                r, line = hit
+                raise EvidenceError(f"{name}: column {c} is malformed: {str(r[c])[:40]!r} on "
+                                    f"line {line} begins with {str(r[c])[0]!r}, as a "
+                                    "spreadsheet formula does; a table CSV would carry it "
+                                    "into a reader's spreadsheet as one")
 
 
 def _with_project_names(df: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -226,7 +305,8 @@ def load_evidence(directory: str | Path, arms: Collection[str],
     if (d / "manifest.json").is_file():
         from .provenance import check_manifest  # hashlib only when a manifest is there
 
-        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+        manifest = read_json_object(d / "manifest.json", "an evidence manifest",
+                                    mappings=("config",), entries=("artifacts",))
         files = {n: d / n for n in manifest.get("artifacts", {})}
         problems = check_manifest(manifest, files)
         if problems:

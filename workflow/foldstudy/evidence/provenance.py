@@ -13,7 +13,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..io import canonical_sha256, sha256_file
+from ..errors import StudyError
+from ..io import canonical_sha256, read_json_object, sha256_file
 from . import columns
 
 
@@ -50,7 +51,7 @@ def study_digest(config: dict[str, Any]) -> str:
     return canonical_sha256({k: v for k, v in config.items() if k not in EXECUTION_KEYS})
 
 
-class OtherStudy(ValueError):
+class OtherStudy(StudyError, ValueError):
     """Evidence made by another study or config than the one asking for it."""
 
 
@@ -65,19 +66,54 @@ def check_same_study(manifest_path: str | Path, config: dict[str, Any]) -> None:
     p = Path(manifest_path)
     if not p.is_file():
         return
-    import json
-
-    m = json.loads(p.read_text(encoding="utf-8"))
+    m = read_json_object(p, "an evidence manifest", mappings=("config",),
+                         entries=("artifacts",))
     made = m.get("config") or {}
     theirs = m.get("study_sha256") or study_digest(made)
     ours = study_digest(config)
     if made.get("study") != config.get("study") or theirs != ours:
+        keys = ""
+        if made.get("study") == config.get("study") and made:
+            changed = config_changes(config_keys(_study_part(made)),
+                                     config_keys(_study_part(config)), "this evidence")
+            keys = (f" What changed: {'; '.join(changed[:10])}"
+                    + (f"; … and {len(changed) - 10} more." if len(changed) > 10 else ".")
+                    if changed else "")
         raise OtherStudy(
             f"{p}: this evidence was made by study {made.get('study')!r} (config "
             f"{theirs[:12]}…), not by study {config.get('study')!r} (config {ours[:12]}…) "
-            "that asks for it now. Rebuild it for this study (snakemake -c8 results/tables "
-            "--configfile <this study's config>, which reruns its folds from the response "
-            "store), or point --config evidence= at this study's own package.")
+            f"that asks for it now.{keys} Rebuild it for this study (snakemake -c8 "
+            "results/tables --configfile <this study's config>, which reruns its folds from "
+            "the response store), or point --config evidence= at this study's own package.")
+
+
+def _study_part(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k not in EXECUTION_KEYS}
+
+
+def config_keys(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Each leaf of the config by dotted key (models.alpha.temperature) -> its sha256:
+    what the lock keeps beside the config's digest, so verify names the keys that
+    changed, not only that the config did."""
+    out: dict[str, str] = {}
+    for k, v in config.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out.update(config_keys(v, key + "."))
+        else:
+            out[key] = canonical_sha256(v)
+    return out
+
+
+def config_changes(was: dict[str, str], now: dict[str, str], since: str = "the lock"
+                   ) -> list[str]:
+    """The config keys that differ from the lock's (or the manifest's): changed, added
+    and removed, by key."""
+    out = [f"config key {k}: changed since {since}" for k in sorted(set(was) & set(now))
+           if was[k] != now[k]]
+    out += [f"config key {k}: added since {since}" for k in sorted(set(now) - set(was))]
+    out += [f"config key {k}: removed since {since}" for k in sorted(set(was) - set(now))]
+    return out
 
 
 def build_manifest(artifacts: dict[str, str | Path], config: dict[str, Any]) -> dict[str, Any]:
@@ -121,9 +157,10 @@ def check_manifest(manifest: dict[str, Any], files: dict[str, Path]) -> list[Mis
             out.append(Mismatch(name, "manifest", "listed but missing"))
             continue
         digest = sha256_file(p)
-        if digest != entry["sha256"]:
+        if digest != entry.get("sha256"):
             out.append(Mismatch(name, "manifest",
-                                f"sha256 {digest[:12]}… differs from {entry['sha256'][:12]}…"))
+                                f"sha256 {digest[:12]}… differs from "
+                                f"{str(entry.get('sha256'))[:12]}…"))
         if "rows" in entry and csv_rows(p) != entry["rows"]:
             out.append(Mismatch(name, "manifest",
                                 f"{csv_rows(p)} rows, manifest says {entry['rows']}"))

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import StudyError
 from ..io import write_json
 from . import provenance as pv
 
@@ -25,7 +26,7 @@ def merge_evidence(parts: dict[str, list[str]], outs: dict[str, str]) -> None:
         log.info("%s: %d lines from %d sweeps", outs[name], len(df), len(paths))
 
 
-class NothingRan(RuntimeError):
+class NothingRan(StudyError, RuntimeError):
     """Every run of the study was refused before any call: there is no evidence."""
 
 
@@ -49,7 +50,7 @@ def refuse_a_study_that_never_ran(rows_parts: list[str], probe_summary: str | No
                      f"({probe_summary}):\n" + "\n".join(why))
 
 
-class RowIdCollision(ValueError):
+class RowIdCollision(StudyError, ValueError):
     """Two sweeps' graded rows holding one row_id: refused before evidence is written."""
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import StudyError
 from ..evidence import columns
 from ..evidence.load import write_table
 from ..io import load_yaml, read_json
@@ -154,7 +155,7 @@ def grade_record(
     return row, checks, fold_rows
 
 
-class RunRecordError(ValueError):
+class RunRecordError(StudyError, ValueError):
     """A run record that cannot be graded: names the file and how to remake it."""
 
 

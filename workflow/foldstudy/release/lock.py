@@ -15,15 +15,33 @@ import hashlib
 import json
 import logging
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..backends.store import entry_run
+from ..errors import StudyError
 from ..evidence import columns
 from ..evidence.load import load_evidence
-from ..evidence.provenance import Mismatch, check_manifest, check_same_study, csv_header
-from ..io import canonical_sha256, load_yaml, read_json, sha256_file, write_json
+from ..evidence.provenance import (
+    Mismatch,
+    check_manifest,
+    check_same_study,
+    config_changes,
+    config_keys,
+    csv_header,
+)
+from ..io import (
+    JOB_FAILED,
+    MalformedFile,
+    canonical_sha256,
+    load_yaml,
+    read_json,
+    read_json_object,
+    sha256_file,
+    write_json,
+)
 from .claims import claim_mismatches, claims_report, judge_claims
 from .crate import CRATE_FILE, crate_mismatches
 
@@ -85,29 +103,6 @@ def tree_changes(name: str, pinned: dict[str, Any], now: dict[str, Any],
             for rel in sorted(set(got) - set(was))]
     out += [f"{name}/{rel}{what(rel)}: sha256 {got[rel][:12]}… differs from the pinned "
             f"{was[rel][:12]}…" for rel in sorted(set(was) & set(got)) if was[rel] != got[rel]]
-    return out
-
-
-def config_keys(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
-    """Each leaf of the config by dotted key (models.alpha.temperature) -> its sha256:
-    what the lock keeps beside the config's digest, so verify names the keys that
-    changed, not only that the config did."""
-    out: dict[str, str] = {}
-    for k, v in config.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict) and v:
-            out.update(config_keys(v, key + "."))
-        else:
-            out[key] = canonical_sha256(v)
-    return out
-
-
-def config_changes(was: dict[str, str], now: dict[str, str]) -> list[str]:
-    """The config keys that differ from the lock's: changed, added and removed, by key."""
-    out = [f"config key {k}: changed since the lock" for k in sorted(set(was) & set(now))
-           if was[k] != now[k]]
-    out += [f"config key {k}: added since the lock" for k in sorted(set(now) - set(was))]
-    out += [f"config key {k}: removed since the lock" for k in sorted(set(was) - set(now))]
     return out
 
 
@@ -221,7 +216,7 @@ def verify_report(mismatches: list[Mismatch], checked: list[str], claims: str = 
 # -- the stages (I/O at the edge) ----------------------------------------------------
 
 
-class VerifyFailed(RuntimeError):
+class VerifyFailed(StudyError, RuntimeError):
     pass
 
 
@@ -329,7 +324,8 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
     checked = []
     mismatches: list[Mismatch] = []
     manifest_path = d / "manifest.json"
-    manifest = _json_or_mismatch(manifest_path, "evidence/manifest.json", mismatches)
+    manifest = _json_or_mismatch(manifest_path, "evidence/manifest.json", mismatches,
+                                 "manifest")
     if manifest is not None:
         mismatches += check_manifest(manifest, files)
         checked.append(f"{len(files)} evidence artifacts against {manifest_path.name}")
@@ -346,7 +342,8 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
     if recomputed is not None:
         checked.append(f"{len(recomputed)} numbers recomputed from rows.csv and checks.csv")
     lock_file = Path(lock_path)
-    lock = _json_or_mismatch(lock_file, lock_file.name, mismatches) if lock_file.is_file() else None
+    lock = (_json_or_mismatch(lock_file, lock_file.name, mismatches, "lock")
+            if lock_file.is_file() else None)
     if lock is not None:
         mismatches += check_lock(
             lock, private_inputs(store, runs, fixtures, resources, config, ledger),
@@ -406,14 +403,26 @@ def _claims(claims_path: str | None, recomputed: dict[str, Any] | None, package:
     return claims_report(str(claims_path), None, why)
 
 
-def _json_or_mismatch(path: Path, name: str, mismatches: list[Mismatch]) -> Any:
-    """The parsed file, or None with a mismatch saying why it could not be read."""
+# What each JSON file verify reads must be: its object-valued keys, and those whose every
+# value is an entry object (io.read_json_object).
+_SHAPES: dict[str, dict[str, tuple[str, ...]]] = {
+    "manifest": {"mappings": ("config",), "entries": ("artifacts",)},
+    "lock": {"mappings": ("numbers",), "entries": ("private", "public")},
+    "numbers": {},
+}
+
+
+def _json_or_mismatch(path: Path, name: str, mismatches: list[Mismatch],
+                      kind: str = "numbers") -> Any:
+    """The parsed file, or None with a mismatch saying why it could not be read (not
+    JSON, or not of its kind's shape: a lock that is `[]`, a manifest whose artifacts
+    are a list)."""
     if not path.is_file():
         mismatches.append(Mismatch(name, "evidence", "missing"))
         return None
     try:
-        return read_json(path)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        return read_json_object(path, f"a {kind} file", **_SHAPES[kind])
+    except MalformedFile as e:
         mismatches.append(Mismatch(name, "JSON", f"not readable: {e}"))
         return None
 
@@ -422,8 +431,83 @@ def _dirs(params: Any) -> dict[str, str | None]:
     return {k: params.dirs.get(k) for k in ("store", "runs", "fixtures", "ledger")}
 
 
+class LockRefused(StudyError, RuntimeError):
+    """A lock that would vouch for a build that is not whole: a job refused, a build
+    still running, or a symlink standing in for a file the lock would pin."""
+
+
+# The logs of the rules that read the study without building it: their failures are
+# no part of the build the lock pins (a verify against an old lock fails, by design).
+_NOT_THE_BUILD = ("lock.log", "verify.log")
+
+
+def failed_jobs(logs: Path) -> list[str]:
+    """Logs under results/logs whose job failed (io.logged's JOB_FAILED line), each with
+    its reason: a stage that refused an input left its previous outputs in place."""
+    out = []
+    for p in sorted(logs.rglob("*.log")) if logs.is_dir() else ():
+        if p.name in _NOT_THE_BUILD or p.is_symlink():
+            continue
+        text = p.read_text(encoding="utf-8", errors="replace")
+        if JOB_FAILED in text:
+            reason = text[text.index(JOB_FAILED) + len(JOB_FAILED):].split("\n", 1)[0]
+            out.append(f"{p}: {reason[:300]}")
+    return out
+
+
+def symlinks_under(*roots: str | Path | None) -> list[str]:
+    """Every symbolic link under these folders (files and folders alike, never followed):
+    a lock pins the bytes a link points at today, not the study's own file."""
+    out = []
+    for root in roots:
+        if not root or not Path(root).exists():
+            continue
+        if Path(root).is_symlink():
+            out.append(f"{root} -> {os.readlink(root)}")
+            continue
+        for folder, dirs, files in os.walk(root):
+            for name in (*dirs, *files):
+                p = Path(folder, name)
+                if p.is_symlink():
+                    out.append(f"{p} -> {os.readlink(p)}")
+    return out
+
+
+def running_builds(locks: str | Path, results: str | Path) -> list[str]:
+    """Snakemake's own locks (`.snakemake/locks/<n>.output.lock`, each listing the files a
+    running build will write) that name a file under results/: a build of this
+    directory is running, and a lock written now would pin half-written tables."""
+    out = []
+    own = (Path(results) / "logs" / "lock.log").resolve()
+    top = Path(results).resolve()
+    for lockfile in sorted(Path(locks).glob("*.output.lock")) if Path(locks).is_dir() else ():
+        for line in lockfile.read_text(encoding="utf-8", errors="replace").splitlines():
+            p = Path(line.strip()).resolve() if line.strip() else None
+            if p is not None and p != own and top in p.parents:
+                out.append(f"{lockfile} (writes {line.strip()})")
+                break
+    return out
+
+
+def lock_refusals(results: str | Path, store: str | None, build_locks: str | Path
+                  ) -> list[str]:
+    """Why the study in results/ cannot be pinned now, each naming what and where."""
+    out = [f"a build of this directory is running: {b}; wait for it to finish, then lock "
+           "(after a crash: snakemake --unlock)" for b in running_builds(build_locks, results)]
+    out += [f"a job refused its input: {f}; fix that input and rebuild (snakemake -c8 "
+            "results/tables) before locking" for f in failed_jobs(Path(results) / "logs")]
+    out += [f"{s}: a symbolic link; the lock pins the study's own files, so replace it "
+            "with the file itself (or remove it) and rebuild"
+            for s in symlinks_under(results, store)]
+    return out
+
+
 def lock_stage(input: Any, output: Any, params: Any) -> None:
-    """Rule lock: config/<study>.lock.json."""
+    """Rule lock: config/<study>.lock.json, refused while the build is not whole."""
+    refusals = lock_refusals(params.results, params.dirs["store"], params.build_locks)
+    if refusals:
+        raise LockRefused(f"not locking {params.lock}: " + " | ".join(refusals[:5]) + (
+            f" | … and {len(refusals) - 5} more" if len(refusals) > 5 else ""))
     check_same_study(Path(params.evidence) / "manifest.json", params.config)
     write_lock(params.evidence, params.numbers, params.lock, params.study,
                resources=params.resources, analysis=input.analysis, config=params.config,

@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ..credentials import KEY_PATTERNS, SECRET_ENV
+from ..errors import StudyError
 
 # A bracketed IPv6 host ("http://[::1]:8000/v1") is part of the URL, brackets and all.
 URL = re.compile(r"\bhttps?://(?:\[[0-9A-Za-z:.%]*\]?)?[^\s\"'<>)\]]*")
@@ -143,7 +144,7 @@ def without_embedded_images(text: str) -> str:
     return EMBEDDED_IMAGE.sub(lambda m: m.group(1) + "\n" * m.group(0).count("\n"), text)
 
 
-class ReleaseRefused(RuntimeError):
+class ReleaseRefused(StudyError, RuntimeError):
     def __init__(self, findings: list[Finding]):
         self.findings = findings
         shown = "\n  ".join(map(str, findings[:50]))

@@ -20,7 +20,14 @@ import jinja2
 import jsonschema
 
 from ..backends import make_backend
-from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow, Reply
+from ..backends.base import (
+    Backend,
+    BackendError,
+    ChatRequest,
+    ContextOverflow,
+    ReplayMiss,
+    Reply,
+)
 from ..backends.call import cached_complete
 from ..backends.ledger import job_ledger
 from ..backends.store import ResponseStore
@@ -564,7 +571,7 @@ def run_fold(
     err = record.infra_error or {}
     if replay and err.get("kind") == "replay_miss":
         # A replay that cannot answer a call must fail, not record a different study.
-        raise RuntimeError(f"{record.row_id}: {err['message']}")
+        raise ReplayMiss(f"{record.row_id}: {err['message']}")
     record.wall_s = round(time.monotonic() - t0, 2)
     # The attempt count is what was kept of earlier, infrastructure-invalid attempts: the
     # rule's `attempt` param only decides that the job runs again (Snakemake deletes the

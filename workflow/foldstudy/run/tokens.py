@@ -26,6 +26,7 @@ from typing import Any
 
 from ..backends import backend_class, resolve_model_config
 from ..backends.base import CHARS_PER_TOKEN_ESTIMATE, Tokenizer
+from ..errors import StudyError
 from ..io import read_json, write_csv
 from ..study.spec import Fixture
 
@@ -75,7 +76,7 @@ def measure(texts: dict[str, list[str]], tokenizer: Tokenizer, model: str
     return rows
 
 
-class ModelUnusable(RuntimeError):
+class ModelUnusable(StudyError, RuntimeError):
     """A model the probe could not load (a GGUF missing or not the pinned one): its
     tokenizer is never opened, so the study stops on the probe's own words."""
 

@@ -99,13 +99,19 @@ def capacity_problems(arms: dict[str, Arm], paper: dict[str, Arm], load: FactLoa
     return out
 
 
-def chunk_problems(arms: dict[str, Arm], chunk_chars: int, where: str) -> list[str]:
-    """Arms whose fold budget could carry a whole chunk (nothing left to compress)."""
-    chunk_tokens = int(chunk_chars / TEXT_CHARS_PER_TOKEN)
+def chunk_problems(arms: dict[str, Arm], chunk_chars: list[int], where: str) -> list[str]:
+    """Arms whose fold budget could carry a whole chunk (nothing left to compress).
+
+    chunk_chars: the sizes of the chunks the fixture holds at this scale (at a tiny scale
+    a chunk is its planted turn, far above the generator's target), so the figure said
+    is the one the folds will see."""
+    chunk_tokens = int(max(chunk_chars) / TEXT_CHARS_PER_TOKEN)
+    lo, hi = min(chunk_chars), max(chunk_chars)
+    sizes = f"{hi:,}" if lo == hi else f"{lo:,}-{hi:,}"
     return [f"{where}: arm {a.arm}'s fold budget {a.fold_budget_tokens} tokens is over half "
-            f"a chunk (~{chunk_tokens} tokens); the fold barely needs to compress. Raise "
-            "scale for a larger session" for a in arms.values()
-            if 2 * a.fold_budget_tokens > chunk_tokens]
+            f"a chunk (~{chunk_tokens:,} tokens: chunks of {sizes} characters); the fold "
+            "barely needs to compress. Raise scale for a larger session"
+            for a in arms.values() if 2 * a.fold_budget_tokens > chunk_tokens]
 
 
 def auto_capacity_scale(resolve: Any, arm_ids: list[str], loads: list[FactLoad],

@@ -15,8 +15,10 @@ from typing import Any
 
 import jsonschema
 
+from ..backends.base import STUDY_FIXED_FIELDS
 from ..backends.registry import resolve_model_config
 from ..credentials import SECRET_KEYS, credential_name, looks_like_a_key
+from ..errors import StudyError
 from ..io import load_yaml
 from .backend_schema import with_backends
 from .design import block_order
@@ -25,7 +27,7 @@ from .scopes import config_problems as scope_problems
 from .spec import Arm, SpecError, arm_ids, resolve_arm
 
 
-class ConfigError(ValueError):
+class ConfigError(StudyError, ValueError):
     """A config that would fail or mislead the study; the message lists every problem."""
 
     def __init__(self, problems: list[str]):
@@ -101,7 +103,8 @@ def schema_problems(config: dict[str, Any], schema: dict[str, Any],
     return out
 
 
-NAME_RULE = "letters, digits and ._-, not starting with a dot"
+NAME_RULE = ("letters, digits and ._-, starting with a letter, digit or _, at most 100 "
+             "characters")
 
 
 def name_pattern(schema: dict[str, Any]) -> str:
@@ -210,6 +213,23 @@ def secret_problems(config: dict[str, Any]) -> list[str]:
 
 # A model's keys whose contents go to the server as written (and into the manifest).
 SENT_AS_WRITTEN = ("extra_body", "headers")
+
+
+def fixed_field_problems(config: dict[str, Any]) -> list[str]:
+    """An extra_body naming a field the study fixes (temperature, seed, the model, the
+    output budget, the schema, the routing) would send a request other than the one its
+    store entry and run record describe, and the probe would judge an arm on it."""
+    out = []
+    for name, m in (config.get("models") or {}).items():
+        for where in SENT_AS_WRITTEN:
+            sent = m.get(where) if isinstance(m, dict) else None
+            for key in sent if isinstance(sent, dict) else ():
+                if str(key).lower() in STUDY_FIXED_FIELDS:
+                    out.append(f"config.models.{name}.{where}.{key}: the study sets {key} "
+                               f"itself (fixed: {', '.join(STUDY_FIXED_FIELDS)}); {where} "
+                               "adds only a server's own parameters, so remove it (set "
+                               "temperature and the like in the config's own keys)")
+    return out
 
 
 def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -348,6 +368,10 @@ def run_of_path(path: str) -> dict[str, Any]:
             "arm": parts[-1].removesuffix(".json")}
 
 
+# A plan larger than this says its size first thing (Study.plan_size).
+PLAN_SAID_ABOVE_JOBS = 2_000
+
+
 class Study:
     """A validated config resolved into arms and the full list of runs."""
 
@@ -377,6 +401,30 @@ class Study:
 
     def run(self, sweep: str, model: str, repeat: int | str, arm: str) -> Run:
         return self._index[(sweep, model, int(repeat), arm)]
+
+    def plan_size(self) -> str | None:
+        """The plan's size as the first line a large plan prints (jobs, model calls, and
+        what they cost where a backend knows its price before any probe), or None for a
+        plan under PLAN_SAID_ABOVE_JOBS jobs. A typo in `repeats` otherwise plans twenty
+        thousand jobs in silence."""
+        from ..backends.registry import backend_class
+        from .fixtures import PAPER_CHUNK_TOKENS, PAPER_SESSION_TOKENS
+
+        # one fold job per run; a fixture and a grade per sweep; a probe per model; and
+        # the ten of results/tables (probe summary, token classes, evidence, compare,
+        # stats, trace, viewer, figures, summary, tables): 2,013 for 1,000 repeats of j, m
+        jobs = len(self.runs) + 2 * len(self.config["sweeps"]) + len(self.probed_models) + 10
+        if jobs <= PLAN_SAID_ABOVE_JOBS:
+            return None
+        per_run = PAPER_SESSION_TOKENS // PAPER_CHUNK_TOKENS + 1  # a fold per chunk, a recall
+        calls = len(self.runs) * per_run
+        unpriced = sorted(m for m in self.folded_models if backend_class(
+            self.model_config(m)["backend"]).audit_prices({})[0] is None)
+        cost = ("$0 (local backends)" if not unpriced else
+                f"unknown until the probe pins {', '.join(unpriced)}'s price (snakemake -c1 "
+                "audit writes results/audit/plan.tsv)")
+        return (f"plan: about {jobs:,} jobs ({len(self.runs):,} runs), {calls:,} model calls "
+                f"at most, estimated cost {cost}")
 
     def sweep_runs(self, sweep: str) -> list[Run]:
         return [r for r in self.runs if r.sweep == sweep]
@@ -419,6 +467,35 @@ def sweeps_of(cfg: dict[str, Any], model: str) -> list[str]:
     return mine or list(cfg["sweeps"])
 
 
+def meaningless_problems(cfg: dict[str, Any]) -> list[str]:
+    """Keys that would be accepted and change nothing, while their reader believes they
+    did: an empty `evidence=` (which would run the live study), a pair comparing an arm
+    with itself."""
+    out = []
+    if isinstance(cfg.get("evidence"), str) and not cfg["evidence"].strip():
+        out.append("config.evidence: empty; name a released package's evidence/ folder "
+                   "(--config evidence=/path/to/package/evidence), or leave evidence unset "
+                   "to run the study itself")
+    for i, pair in enumerate(cfg.get("compare_pairs") or []):
+        if len(pair) == 2 and pair[0] == pair[1]:
+            out.append(f"config.compare_pairs[{i}]: [{pair[0]}, {pair[1]}] compares arm "
+                       f"{pair[0]!r} with itself; a pair names two different arms")
+    return out
+
+
+def unused_override_warnings(cfg: dict[str, Any]) -> list[str]:
+    """An override of an arm no sweep runs and no model probes changes no run. Said, not
+    refused: the capacity-match checks still read it (an override that breaks j's match
+    with q is wrong whether or not q runs), and a study config may write out the paper's
+    values for every arm it documents."""
+    used = {a for sw in cfg["sweeps"].values() for a in sw["arms"]}
+    used |= {a for m in cfg["models"].values() for a in m.get("probe_arms") or []}
+    return [f"config.arm_overrides.{arm}: no sweep runs arm {arm!r} and no model probes "
+            f"it, so this override changes no run (arms run: {' '.join(sorted(used))}); "
+            "remove it, or add the arm to a sweep" for arm in cfg.get("arm_overrides") or {}
+            if arm not in used]
+
+
 def probe_arm_problems(cfg: dict[str, Any]) -> list[str]:
     """A model's `probe_arms` must be arms its sweeps do not run: a folded arm's verdict
     is its permission, and an arm named in both would be probed under two roles."""
@@ -431,6 +508,16 @@ def probe_arm_problems(cfg: dict[str, Any]) -> list[str]:
                     f"config.models.{name}.probe_arms[{i}]: {a!r} is folded on this model "
                     f"already (sweep {runs[0]}); probe_arms are probed and never folded")
     return problems
+
+
+def empty_flag_problems(flags: Any) -> list[str]:
+    """`--config evidence=` arrives as no value at all (Snakemake reads an empty value as
+    null), so the study would silently run as if the flag were absent: live, for
+    evidence=. A key given empty on the command line is refused by name."""
+    why = {"evidence": " (so this would run the live study, not rebuild from a package)"}
+    return [f"config.{k}: `--config {k}=` is empty, which Snakemake reads as unset"
+            f"{why.get(k, '')}; give it a value (evidence=/path/to/package/evidence), or "
+            "drop the flag" for k, v in dict(flags or {}).items() if v is None]
 
 
 def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
@@ -464,6 +551,7 @@ def load_study(
 ) -> Study:
     """Check the config (every problem at once), fill defaults, resolve the plan."""
     problems = nonfinite_problems(config) + secret_problems(config)
+    problems += fixed_field_problems(config)
     problems += schema_problems(config, schema, arm_ids(arm_table)) + url_problems(config)
     if problems:
         raise ConfigError(problems)
@@ -482,7 +570,7 @@ def load_study(
         elif m in in_sweeps:
             problems.append(f"config.probe_only[{i}]: {m!r} also runs in a sweep; a probe-only "
                             "model gets a verdict and no rows")
-    problems += probe_arm_problems(cfg)
+    problems += probe_arm_problems(cfg) + meaningless_problems(cfg)
     problems += scope_problems(cfg.get("scopes"), cfg["sweeps"], ANALYSES)
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
@@ -495,8 +583,12 @@ def load_study(
         study = Study(cfg, table, resources)
     except SpecError as e:
         raise ConfigError([str(e)]) from e
-    study.warnings = warnings
+    study.warnings = warnings + unused_override_warnings(cfg)
     return study
+
+
+# A chunk target under this many characters is measured on the generated fixture.
+SMALL_CHUNK_CHARS = 4_000
 
 
 def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path,
@@ -508,7 +600,7 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
     overrides moved is a warning (said first thing at DAG time), since it resizes
     every arm, not only the overridden ones."""
     from . import capacity as cap
-    from .fixtures import chunk_chars_at, graded_facts
+    from .fixtures import build_fixture, chunk_chars_at, graded_facts
 
     def read(name: str) -> Any:
         return load_yaml(resources / name)
@@ -521,6 +613,19 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
 
     def resolve(a: str, s: float) -> Arm:
         return resolve_arm(a, table, resources, s)
+
+    target = chunk_chars_at(float(cfg["scale"]))
+
+    def chunk_sizes(sw: dict[str, Any], arms: dict[str, Arm]) -> list[int]:
+        # Below a few planted turns' size the generator's target is not what a chunk
+        # holds (each chunk keeps its planted turn whole, so it only grows): measure the
+        # fixture, a few thousand characters made in milliseconds, where the target
+        # would warn.
+        if target >= SMALL_CHUNK_CHARS or not cap.chunk_problems(arms, [target], ""):
+            return [target]
+        fx = build_fixture(sw["scenario"], sw["seed"], float(cfg["scale"]), facts_spec,
+                           read("scenario/filler.yaml"), stock)
+        return [len(c) for c in fx.chunks]
 
     problems, warnings = [], []
     if cfg.get("capacity_scale") is None:
@@ -543,7 +648,7 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
         where = f"config.sweeps.{name} (capacity_scale {s:g})"
         problems += cap.capacity_problems(arms, {a: paper[a] for a in arms}, loads[name],
                                           where)
-        warnings += cap.chunk_problems(arms, chunk_chars_at(float(cfg["scale"])), where)
+        warnings += cap.chunk_problems(arms, chunk_sizes(sw, arms), where)
     if problems:
         raise ConfigError(problems)
     return warnings

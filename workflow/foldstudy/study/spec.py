@@ -11,12 +11,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StudyError
 from ..io import load_yaml, sha256_text
 
 CARRY_RULES = ("text", "rendered", "under_headings", "raw_json")  # plus "field:NAME"
 
 
-class SpecError(ValueError):
+class SpecError(StudyError, ValueError):
     """A resource or config value that would break the study's design."""
 
 
