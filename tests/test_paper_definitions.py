@@ -17,7 +17,12 @@ from foldstudy.analysis import analysis as A
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import compute_numbers
 from foldstudy.analysis.scopes import Scopes
-from foldstudy.evidence.load import EvidenceError, load_evidence, write_table
+from foldstudy.evidence.load import (
+    EvidenceError,
+    evidence_package_problem,
+    load_evidence,
+    write_table,
+)
 
 from .support.evidence_rows import arm_rows, frames, row
 
@@ -93,10 +98,25 @@ def test_an_answer_right_about_a_value_its_carrier_lacked_is_refused_by_row_and_
     i = checks.index[(checks["row_id"] == "s1/m1/r1/q") & checks["correct"]][2]
     checks.loc[i, "in_carrier"] = False
     rows.loc[rows["row_id"] == "s1/m1/r1/q", "carrier_present"] -= 1
+    d = _package(tmp_path, rows, checks)
     with pytest.raises(EvidenceError, match="correct is true but in_carrier is false") as e:
-        load_evidence(_package(tmp_path, rows, checks), AN.arm_order)
+        load_evidence(d, AN.arm_order, package=True)
     assert "'s1/m1/r1/q'" in str(e.value) and f"'{checks.loc[i, 'label']}'" in str(e.value)
     assert f"line {i + 2}" in str(e.value)
+    problem = evidence_package_problem(d, AN.arm_order, AN.scenarios, {})
+    assert problem and "correct is true but in_carrier is false" in problem
+
+
+def test_evidence_graded_here_counts_an_answer_beyond_its_carrier(carrier_evidence, tmp_path):
+    """The same row in this checkout's own evidence is the grader's finding, not a forgery:
+    it loads, and `carrier.answer_beyond_carrier` says it (else that number could never
+    be anything but the paper's zero)."""
+    rows, checks = (f.copy() for f in carrier_evidence)
+    i = checks.index[(checks["row_id"] == "s1/m1/r1/q") & checks["correct"]][2]
+    checks.loc[i, "in_carrier"] = False
+    rows.loc[rows["row_id"] == "s1/m1/r1/q", "carrier_present"] -= 1
+    rows, checks = load_evidence(_package(tmp_path, rows, checks), AN.arm_order)
+    assert compute_numbers(rows, checks, AN, POOLED)["carrier.answer_beyond_carrier"] == 1
 
 
 def test_abstention_table_counts_the_whole_answer_and_its_prefix():
