@@ -206,6 +206,9 @@ def load_evidence(directory: str | Path, arms: Collection[str],
     check_rows_agree(rows, checks)
     if made and isinstance(made.get("sweeps"), dict):
         check_against_config(rows, made["sweeps"])
+    if scenarios is not None and made and isinstance(made.get("scenarios"), dict):
+        # a study's own session scenarios (issue 25), as the config that made it names them
+        scenarios = (*scenarios, *made["scenarios"])
     if scenarios is not None:
         if (hit := _first(rows, ~rows["scenario"].astype(str).isin(set(scenarios)))):
             r, line = hit

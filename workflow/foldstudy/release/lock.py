@@ -260,6 +260,12 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
             # The store too, entry by entry: a replay, a retry and verify check each
             # entry they read against its pin (a forger recomputes reply_sha256, not this).
             out[name] = tree_digest(d, listing=True)
+    # A user's own session transcript is a private input like the store (issue 25): pinned
+    # by its sha256 where it is present, never released.
+    for name, entry in (config.get("scenarios") or {}).items():
+        path = Path(entry["transcript"]).expanduser()
+        if path.is_file():
+            out[f"transcript:{name}"] = {"sha256": sha256_file(path), "files": 1}
     return out
 
 

@@ -1,0 +1,89 @@
+"""A user's own session through the real workflow, on the gateway stand-in (issue 25): the
+same session written by Claude Code and as chat messages gives the same chunks and the
+same planted folds, and everything downstream (folds, grader, trace, viewer, comparison
+pages, tables, summary) reads the session fixture unchanged."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from .support.gateway_study import GatewayStudy, gateway_model
+
+pytestmark = pytest.mark.workflow
+
+DATA = Path(__file__).parent / "data" / "sessions"
+KEY = "sk-or-v1-standin-sessions"
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
+    models = [Model("acme/m", [Endpoint("A", "a", supported_parameters=ALL_PARAMETERS)])]
+    with GatewayStandin(models, key=KEY) as gw:
+        cfg = {"study": "sessions", "recall_max_tokens": 64,
+               "models": {"gw": gateway_model("acme/m", gw.base_url, timeout_s=10)},
+               "scenarios": {
+                   "atlas-cc": {"transcript": str(DATA / "atlas.claude-code.jsonl"),
+                                "facts": str(DATA / "atlas-facts.yaml")},
+                   "atlas-msg": {"transcript": str(DATA / "atlas.messages.jsonl"),
+                                 "facts": str(DATA / "atlas-facts.yaml"),
+                                 "format": "messages"}},
+               "sweeps": {s: {"scenario": f"atlas-{s}", "models": ["gw"], "arms": ["j", "m"],
+                              "repeats": 1} for s in ("cc", "msg")},
+               "compare_pairs": [["j", "m"]]}
+        study = GatewayStudy(tmp_path, cfg, KEY)
+        p = study.snakemake("results/tables", "results/sessions/atlas-cc/candidates.tsv")
+        assert p.returncode == 0, p.stderr[-4000:]
+
+    res = tmp_path / "results"
+    fx = {s: json.loads((res / f"fixtures/{s}/fixture.json").read_text()) for s in ("cc", "msg")}
+    assert fx["cc"]["chunks"] == fx["msg"]["chunks"]
+    planted = {s: {f["label"]: f["chunk"] for f in fx[s]["facts"]} for s in fx}
+    assert planted["cc"] == planted["msg"] and len(planted["cc"]) == 6
+    # every run folded the session's five chunks, and the trace dates each fact by them
+    rows = read_csv(res / "evidence/rows.csv")
+    assert {r["scenario"] for r in rows} == {"atlas-cc", "atlas-msg"}
+    assert all(r["folds"] == "5" and r["n_graded"] == "6" for r in rows)
+    trace = read_csv(res / "evidence/trace.csv")
+    for t in trace:
+        sweep = t["row_id"].split("/")[0]
+        assert int(t["planted_fold"]) == planted[sweep][t["label"]] + 1
+    # the reader's pages
+    assert (res / "compare/cc/gw/r0.html").is_file() and (res / "viewer/index.html").is_file()
+    # the summary: per arm, each of the user's facts; the tool's own compaction beside
+    summary = (res / "summary.md").read_text(encoding="utf-8")
+    assert "Your facts in session `atlas-cc` (sweep cc" in summary
+    assert "| the primary ingress port | 1 | held |" in summary
+    assert "| the release tag | 5 | lost |" in summary
+    assert "Baseline: the session's own compaction (1 summary" in summary
+    assert "| the release tag | 5 | no compaction in the file |" in summary  # chat format
+    head = next(line for line in summary.splitlines() if line.startswith("| fact |"))
+    assert "j carried | j right | m carried | m right" in head
+    # candidates: the columns of DESIGN §8, no model
+    cand = (res / "sessions/atlas-cc/candidates.tsv").read_text(encoding="utf-8").splitlines()
+    assert cand[0].split("\t") == ["token", "class", "first_turn", "count", "context"]
+    assert any(line.startswith("@mirela.dobrev\thandle\t") for line in cand)
+    assert (res / "sessions/atlas-cc/candidates.md").is_file()
+
+
+def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path):
+    facts = tmp_path / "facts.yaml"
+    facts.write_text("facts:\n  - {label: the signing key, value: kid-77ac1e-sorel}\n")
+    cfg = {"models": {"s": {"backend": "embedded"}},
+           "scenarios": {"atlas": {"transcript": str(DATA / "atlas.claude-code.jsonl"),
+                                   "facts": str(facts)}},
+           "sweeps": {"mine": {"scenario": "atlas", "models": ["s"], "arms": ["m"],
+                               "repeats": 1}}}
+    p = GatewayStudy(tmp_path, cfg, KEY).snakemake("-n", "results/tables")
+    assert p.returncode != 0
+    said = p.stdout + p.stderr
+    assert "the signing key" in said and "only on a side branch" in said
+    assert not (tmp_path / "results").exists()
