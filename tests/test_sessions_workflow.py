@@ -39,6 +39,13 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
                "sweeps": {s: {"scenario": f"atlas-{s}", "models": ["gw"], "arms": ["j", "m"],
                               "repeats": 1} for s in ("cc", "msg")},
                "compare_pairs": [["j", "m"]]}
+        # the user's own compaction prompt as an arm beside the paper's (arms_file)
+        (tmp_path / "mine.md").write_text("Summarise the session; keep every identifier.\n")
+        (tmp_path / "arms.yaml").write_text(json.dumps({"arms": {"mine": {
+            "title": "my agent's compaction", "twin": "m", "system_prompt": "mine.md",
+            "fold_budget_tokens": 2400, "carry_cap_tokens": 2400, "carry": "text"}}}))
+        cfg["arms_file"] = str(tmp_path / "arms.yaml")
+        cfg["sweeps"]["cc"]["arms"] = ["j", "m", "mine"]
         study = GatewayStudy(tmp_path, cfg, KEY)
         p = study.snakemake("results/tables", "results/sessions/atlas-cc/candidates.tsv")
         assert p.returncode == 0, p.stderr[-4000:]
@@ -51,6 +58,11 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
     # every run folded the session's five chunks, and the trace dates each fact by them
     rows = read_csv(res / "evidence/rows.csv")
     assert {r["scenario"] for r in rows} == {"atlas-cc", "atlas-msg"}
+    mine = next(r for r in rows if r["arm"] == "mine")
+    assert mine["valid"] == "true" and mine["sweep"] == "cc"
+    sent = json.loads((res / "runs/cc/gw/r0/mine.json").read_text())
+    assert sent["arm_spec"]["system_prompt"].startswith("Summarise the session")
+    assert sent["arm_spec"]["system_prompt_sha256"] == mine["system_prompt_sha256"]
     assert all(r["folds"] == "5" and r["n_graded"] == "6" for r in rows)
     trace = read_csv(res / "evidence/trace.csv")
     for t in trace:
@@ -66,7 +78,7 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
     assert "Baseline: the session's own compaction (1 summary" in summary
     assert "| the release tag | 5 | no compaction in the file |" in summary  # chat format
     head = next(line for line in summary.splitlines() if line.startswith("| fact |"))
-    assert "j carried | j right | m carried | m right" in head
+    assert "j carried | j right | m carried | m right | mine carried | mine right" in head
     # candidates: the columns of DESIGN §8, no model
     cand = (res / "sessions/atlas-cc/candidates.tsv").read_text(encoding="utf-8").splitlines()
     assert cand[0].split("\t") == ["token", "class", "first_turn", "count", "context"]

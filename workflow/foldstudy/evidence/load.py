@@ -202,6 +202,11 @@ def load_evidence(directory: str | Path, arms: Collection[str],
         if problems:
             raise EvidenceError("manifest.json: " + "; ".join(str(p) for p in problems))
         made = manifest.get("config") if isinstance(manifest.get("config"), dict) else None
+    if made and made.get("arms_file") and isinstance(made.get("sweeps"), dict):
+        # a study's own arms (issue 25, config arms_file), checked when that config was
+        # loaded, as the sweeps that ran them name them
+        arms = [*arms, *sorted({a for sw in made["sweeps"].values()
+                                for a in sw.get("arms") or [] if a not in set(arms)})]
     check_consistency(rows, checks, arms)
     check_rows_agree(rows, checks)
     if made and isinstance(made.get("sweeps"), dict):
