@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_study import GatewayStudy, gateway_model
+from .support.gateway_study import ROOT, GatewayStudy, gateway_model
 
 pytestmark = pytest.mark.workflow
 
@@ -99,3 +101,45 @@ def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path
     said = p.stdout + p.stderr
     assert "the signing key" in said and "only on a side branch" in said
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.model
+def test_the_embedded_model_folds_a_sample_session_under_two_arms(tmp_path):
+    """The real model (SmolLM2-135M, no key, no network) on the sample Claude Code
+    session, three folds under j and m: the trace and the comparison page come out.
+    Three of the six facts, so the capacity chosen for them (and each fold) stays small."""
+    facts = tmp_path / "facts.yaml"
+    facts.write_text("facts:\n"
+                     "  - {label: the primary ingress port, value: '47213', class: port}\n"
+                     "  - {label: the release tag, value: v7.41.3-kestrel}\n"
+                     "  - {label: the department that owns the routes, "
+                     "value: Отдел Маршрутизации}\n", encoding="utf-8")
+    cfg = {"study": "own-session", "recall_max_tokens": 64,
+           "models": {"smollm2-135m": {"backend": "embedded", "n_ctx": 4096, "threads": 2}},
+           "scenarios": {"atlas": {"transcript": str(DATA / "atlas.claude-code.jsonl"),
+                                   "facts": str(facts), "folds": 3}},
+           "sweeps": {"mine": {"scenario": "atlas", "models": ["smollm2-135m"],
+                               "arms": ["j", "m"], "repeats": 1}},
+           "compare_pairs": [["j", "m"]]}
+    study = GatewayStudy(tmp_path, cfg, KEY)
+    # alone a minute; a model process sharing the two cores slows it 10-40x
+    p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+                        "--directory", str(tmp_path), "--configfile", str(study.configfile),
+                        "-c2", "results/evidence/trace.csv", "results/compare"],
+                       capture_output=True, text=True, timeout=2400, env=study.env)
+    assert p.returncode == 0, p.stderr[-4000:]
+    res = tmp_path / "results"
+    trace = read_csv(res / "evidence/trace.csv")
+    fx = json.loads((res / "fixtures/mine/fixture.json").read_text())
+    assert len(fx["chunks"]) == 3
+    # one line per (run, fact, fold): 2 runs x 3 facts x 3 folds, dated by the session
+    assert len(trace) == 2 * 3 * 3
+    assert {t["fold"] for t in trace} == {"1", "2", "3"}
+    planted = {f["label"]: f["chunk"] + 1 for f in fx["facts"]}
+    assert all(int(t["planted_fold"]) == planted[t["label"]] for t in trace)
+    page = (res / "compare/mine/smollm2-135m/r0.html").read_text(encoding="utf-8")
+    assert "the primary ingress port" in page and "Отдел Маршрутизации" in page
+    for arm in ("j", "m"):  # the model's own carries, fold by fold
+        record = json.loads((res / f"runs/mine/smollm2-135m/r0/{arm}.json").read_text())
+        assert record["status"] == "run" and len(record["folds"]) == 3
+        assert all(isinstance(f["carry"], str) for f in record["folds"])
