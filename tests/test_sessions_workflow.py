@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,18 @@ def test_the_embedded_model_folds_a_sample_session_under_two_arms(tmp_path):
         record = json.loads((res / f"runs/mine/smollm2-135m/r0/{arm}.json").read_text())
         assert record["status"] == "run" and len(record["folds"]) == 3
         assert all(isinstance(f["carry"], str) for f in record["folds"])
+
+
+def test_the_commands_of_docs_own_sessions_plan(tmp_path):
+    """docs/own-sessions.md's two commands, planned (-n) on config/own-session.yaml, from
+    a directory holding the sample session where the config names it."""
+    shutil.copytree(DATA, tmp_path / "tests/data/sessions")
+    doc = (ROOT / "docs/own-sessions.md").read_text(encoding="utf-8")
+    for target in ("results/sessions/atlas/candidates.md", "results/tables"):
+        assert f"{target} --configfile config/own-session.yaml" in doc
+        p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+                            "--directory", str(tmp_path), "--configfile",
+                            str(ROOT / "config/own-session.yaml"), "-n", target],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert not (tmp_path / "results").exists()
