@@ -82,6 +82,8 @@ if _size := STUDY.plan_size():
     logger.warning(_size)
 for _warning in STUDY.warnings:
     logger.warning(f"config: {_warning}")
+# The arms a run may name: the paper's and the config's own (arms_file).
+ARMS = arm_ids(STUDY.arm_table)
 
 
 # Sweep and model names follow the schema's one name rule (no `.` or `..`).
@@ -93,6 +95,8 @@ wildcard_constraints:
     model=NAME,
     arm="|".join(re.escape(a) for a in ARMS),
     repeat=r"\d+",
+    # the config's own session scenarios (results/sessions/<scenario>/), none else
+    scenario="|".join(re.escape(n) for n in STUDY.config["scenarios"]) or "(?!)",
 
 
 # Resource files each stage reads, declared as inputs: editing one reruns exactly the
@@ -115,9 +119,35 @@ SCHEMA_FILES = sorted(
 )
 
 
+def own_session(sweep):
+    """The config's own session scenario this sweep runs (issue 25), or None."""
+    return STUDY.config["scenarios"].get(STUDY.config["sweeps"][sweep]["scenario"])
+
+
 def fixture_params(wildcards):
     sw = STUDY.config["sweeps"][wildcards.sweep]
+    own = own_session(wildcards.sweep)
+    if own is not None:  # scale does not apply: the session's size is the transcript's
+        return {"seed": sw["seed"], "session": {"name": sw["scenario"], **own}}
     return {"scenario": sw["scenario"], "seed": sw["seed"], "scale": STUDY.scale}
+
+
+def fixture_session_inputs(wildcards):
+    """A session sweep's transcript and facts file, declared so editing either reruns
+    its fixture and everything after it."""
+    own = own_session(wildcards.sweep)
+    if own is None:
+        return {}
+    return {
+        "transcript": os.path.expanduser(own["transcript"]),
+        "own_facts": os.path.expanduser(own["facts"]),
+    }
+
+
+def session_transcript(wildcards):
+    return os.path.expanduser(
+        STUDY.config["scenarios"][wildcards.scenario]["transcript"]
+    )
 
 
 def previous_run(wildcards):
@@ -405,6 +435,19 @@ def trace_table(wildcards):
     or a package's when it has one (without it those tables say why)."""
     trace = trace_inputs(wildcards).get("trace")
     return [trace] if trace else []
+
+
+def session_manifests():
+    """The manifests of the sweeps that fold a session of the config's own: the summary
+    reports each fact's fate and the session's own compaction as a baseline (issue 25).
+    """
+    if EVIDENCE_MODE:
+        return []
+    return [
+        f"results/fixtures/{s}/manifest.json"
+        for s in STUDY.config["sweeps"]
+        if own_session(s) is not None
+    ]
 
 
 def first_block_page():

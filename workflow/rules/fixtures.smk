@@ -4,6 +4,8 @@
 
 rule fixture:
     input:
+        # a session sweep's transcript and facts file (docs/own-sessions.md)
+        unpack(fixture_session_inputs),
         facts=res("facts.yaml"),
         filler=res("scenario", "filler.yaml"),
         grading=GRADING_YAML,
@@ -18,3 +20,23 @@ rule fixture:
         fx=fixture_params,
     script:
         "../scripts/fixture.py"
+
+
+# Help writing a session's facts file (issue 25): the identifier-shaped tokens of its main
+# thread, with class, first turn, count and context. No model. Logic:
+# foldstudy/study/sessions.py.
+rule candidates:
+    input:
+        transcript=session_transcript,
+    output:
+        tsv="results/sessions/{scenario}/candidates.tsv",
+        md="results/sessions/{scenario}/candidates.md",
+    log:
+        "results/logs/candidates/{scenario}.log",
+    conda:
+        ENV
+    params:
+        name=lambda wildcards: wildcards.scenario,
+        scenario=lambda wildcards: STUDY.config["scenarios"][wildcards.scenario],
+    script:
+        "../scripts/candidates.py"

@@ -313,12 +313,20 @@ def load_evidence(directory: str | Path, arms: Collection[str],
         if problems:
             raise EvidenceError("manifest.json: " + "; ".join(str(p) for p in problems))
         made = manifest.get("config") if isinstance(manifest.get("config"), dict) else None
+    if made and made.get("arms_file") and isinstance(made.get("sweeps"), dict):
+        # a study's own arms (issue 25, config arms_file), checked when that config was
+        # loaded, as the sweeps that ran them name them
+        arms = [*arms, *sorted({a for sw in made["sweeps"].values()
+                                for a in sw.get("arms") or [] if a not in set(arms)})]
     check_consistency(rows, checks, arms)
     check_rows_agree(rows, checks)
     if package:
         check_answers_within_carrier(rows, checks)
     if made and isinstance(made.get("sweeps"), dict):
         check_against_config(rows, made["sweeps"])
+    if scenarios is not None and made and isinstance(made.get("scenarios"), dict):
+        # a study's own session scenarios (issue 25), as the config that made it names them
+        scenarios = (*scenarios, *made["scenarios"])
     if scenarios is not None:
         if (hit := _first(rows, ~rows["scenario"].astype(str).isin(set(scenarios)))):
             r, line = hit

@@ -13,21 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+# The boundary rule is the study's, written once (study/boundary.py): a user's session
+# plants its facts with the same rule that grades them.
+from ..study.boundary import has_whole_token, whole_token_pattern  # noqa: F401
 from ..study.spec import Fact
-
-# A value is a whole token when no word character touches it, and no joiner (- . / @,
-# and : on the right) sits between it and a word character: "52677" is not in "152677",
-# "52677.5" or "x-52677", but is in "port: 52677." and "(52677)".
-_LEFT = r"(?<!\w)(?<!\w[-./@])"
-_RIGHT = r"(?!\w)(?![-./:@]\w)"
-
-
-def whole_token_pattern(value: str) -> re.Pattern[str]:
-    return re.compile(_LEFT + re.escape(value) + _RIGHT)
-
-
-def has_whole_token(value: str, text: str) -> bool:
-    return bool(value) and whole_token_pattern(value).search(text) is not None
 
 
 def _norm(s: str) -> str:

@@ -261,6 +261,12 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
             out[name] = tree_digest(d, listing=True)
     if ledger and Path(ledger).is_file():
         out["ledger"] = {"sha256": sha256_file(ledger), "files": 1}
+    # A user's own session transcript is a private input like the store (issue 25): pinned
+    # by its sha256 where it is present, never released.
+    for name, entry in (config.get("scenarios") or {}).items():
+        path = Path(entry["transcript"]).expanduser()
+        if path.is_file():
+            out[f"transcript:{name}"] = {"sha256": sha256_file(path), "files": 1}
     return out
 
 

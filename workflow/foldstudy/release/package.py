@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ..credentials import KEY_PATTERNS
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..io import load_yaml, read_json, write_yaml
@@ -96,6 +97,7 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     # The config first: a local path or a secret in it is named by the scanner, by key
     # and line, rather than hidden behind the lock's digest of the config.
     scan_config(config, ev, fixtures, project_root)
+    scan_session_pages(config, fixtures)
     if verify is not None:
         verify_study(evidence_dir, numbers, lock, config=config, **verify)
     files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
@@ -162,6 +164,30 @@ def scan_config(config: dict[str, Any], evidence_dir: Path, fixtures: str | None
     findings = [f for f in scan_text("config.yaml", text, live_secrets(), values,
                                      local_markers(project_root))
                 if not (f.kind == "private endpoint URL" and _host_allowed(f.excerpt, hosts))]
+    if findings:
+        raise ReleaseRefused(findings)
+
+
+def scan_session_pages(config: dict[str, Any], fixtures: str | None) -> None:
+    """A sweep on the user's own session (issue 25) puts transcript text into its fixture,
+    fold viewer and comparison pages: none of them is released, but a credential there is
+    refused before a release, by file and line, never echoed (its paths and hosts are the
+    user's own data, so only credentials are looked for)."""
+    own = set(config.get("scenarios") or {})
+    sweeps = [s for s, sw in config.get("sweeps", {}).items() if sw.get("scenario") in own]
+    if not sweeps or not fixtures:
+        return
+    results = Path(fixtures).parent
+    secrets = live_secrets()
+    findings = []
+    for sweep in sweeps:
+        for d in ("fixtures", "viewer", "compare"):
+            root = results / d / sweep
+            for p in sorted(root.rglob("*")) if root.is_dir() else []:
+                if p.is_file() and p.suffix in (".json", ".html"):
+                    text = p.read_text(encoding="utf-8", errors="replace")
+                    findings += [f for f in scan_text(str(p), text, secrets, set())
+                                 if f.kind in KEY_PATTERNS or f.kind.startswith("value of $")]
     if findings:
         raise ReleaseRefused(findings)
 

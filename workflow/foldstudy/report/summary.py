@@ -23,7 +23,7 @@ from ..backends.ledger import read_ledger, spent_line
 from ..evidence import columns
 from ..evidence.load import read_artifact, read_table
 from ..evidence.provenance import check_same_study
-from ..io import write_text
+from ..io import read_json, write_text
 from .trace import DROPPED, MISSED_IN_ANSWER, NEVER_CARRIED, RECALLED
 
 WHERE = [("tables", "results/tables/index.md"), ("figures", "results/figures/"),
@@ -45,7 +45,8 @@ def _carried(g: pd.DataFrame) -> str:
 
 def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
                  study: str, viewer: bool, survival: pd.DataFrame | None = None,
-                 first_block: str | None = None) -> str:
+                 first_block: str | None = None, sessions: dict[str, Any] | None = None,
+                 checks: pd.DataFrame | None = None) -> str:
     v = A.valid_rows(rows)
     lines = [f"# Study `{study}`: what ran and where the facts went", "",
              f"Runs: {len(rows)}, valid: {len(v)}."]
@@ -77,7 +78,56 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
               if viewer or what not in ("fold viewer", "arm against arm")]
     if survival is not None and len(survival):
         lines += ["", *survival_summary(survival, first_block if viewer else None)]
+    if sessions and checks is not None:
+        lines += session_lines(rows, checks, sessions, an)
     return "\n".join(lines) + "\n"
+
+
+def _rows_share(flags: pd.Series) -> str:
+    """k/n rows, over the rows where the flag was recorded (an empty in_carrier is not)."""
+    known = flags[flags.astype(str) != ""]
+    return f"{int(known.astype(str).str.lower().eq('true').sum())}/{len(known)}"
+
+
+def session_lines(rows: pd.DataFrame, checks: pd.DataFrame, manifests: dict[str, Any],
+                  an: Analysis) -> list[str]:
+    """Per sweep on one of the user's own sessions: for each of their facts, the fold that
+    planted it, whether the session's own compaction summary held it (the presence
+    grader's rule: the tool's carry as a baseline), and per arm over its valid rows how
+    often it reached the final carry and how often the answer got it right (paper §4.10:
+    "how many graded values are present in the carrier and how many the answer then gets
+    right")."""
+    v = A.valid_rows(rows)
+    out: list[str] = []
+    order = A.arm_sort_key(an.arm_order)
+    for sweep, m in sorted(manifests.items()):
+        mine = v[v["sweep"] == sweep]
+        ran = pd.Series(sorted(mine["arm"].unique()), dtype=str)
+        arms = list(ran.iloc[order(ran).argsort(kind="stable")])
+        c = checks[checks["row_id"].isin(mine["row_id"])].merge(
+            mine[["row_id", "arm"]], on="row_id")
+        own = m.get("own_compaction") or {}
+        held = set(own.get("held", []))
+        n_summaries = own.get("summaries", 0)
+        out += ["", f"Your facts in session `{m['scenario']}` (sweep {sweep}; valid rows per "
+                "arm: reached the final carry, answered right):", ""]
+        head = ["fact", "planted in fold", "the session's own compaction"]
+        head += [f"{a} {what}" for a in arms for what in ("carried", "right")]
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for f in [f for f in m["facts"] if f["graded"]]:
+            base = ("no compaction in the file" if not n_summaries
+                    else "held" if f["label"] in held else "lost")
+            cells = [f["label"], str(f["chunk"] + 1), base]
+            for a in arms:
+                g = c[(c["arm"] == a) & (c["label"] == f["label"])]
+                cells += [_rows_share(g["in_carrier"]), _rows_share(g["correct"])]
+            out.append("| " + " | ".join(cells) + " |")
+        if n_summaries:
+            out += ["", f"Baseline: the session's own compaction ({n_summaries} "
+                    f"summar{'y' if n_summaries == 1 else 'ies'}, {own.get('summary_chars', 0)} "
+                    f"characters) held {len(held)} of {len(m['facts'])} facts"
+                    + (f": {', '.join(sorted(held))}." if held else ".")]
+    return out
 
 
 def survival_summary(end: pd.DataFrame, first_page: str | None) -> list[str]:
@@ -109,7 +159,8 @@ def spend_line(ledger: str | None, budget_usd: float | None) -> str | None:
 def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: str,
                   viewer: bool, out: str, checks_csv: str | None = None,
                   trace_csv: str | None = None, first_block: str | None = None,
-                  spend: str | None = None) -> str:
+                  spend: str | None = None,
+                  session_manifests: list[str] | None = None) -> str:
     """results/summary.md; with the fact trace it ends with each arm's share of graded
     facts carried from planting through the final fold (issue 21) and the first block's
     comparison page."""
@@ -120,7 +171,11 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
         grid = C.fact_grid(read_artifact(Path(trace_csv), columns.TRACE_REQUIRED),
                            read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED), rows)
         survival = C.carried_to_end(grid, an)
-    text = summary_text(rows, losses, an, study, viewer, survival, first_block)
+    sessions = {Path(p).parent.name: read_json(p) for p in session_manifests or []}
+    checks = (pd.read_csv(checks_csv, dtype=str, keep_default_na=False)
+              if sessions and checks_csv else None)
+    text = summary_text(rows, losses, an, study, viewer, survival, first_block, sessions,
+                        checks)
     if spend:
         text += f"\n{spend}\n"
     write_text(text, out)
@@ -134,5 +189,6 @@ def summary_stage(input: Any, output: Any, params: Any) -> str:
     return write_summary(input.rows, input.losses, Analysis.load(input.analysis, input.arms),
                          params.study, params.viewer, output.summary, input.checks,
                          input.get("trace"), params.first_block,
-                         spend_line(params.ledger, params.budget_usd))
+                         spend_line(params.ledger, params.budget_usd),
+                         list(input.sessions))
 

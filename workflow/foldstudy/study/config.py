@@ -24,7 +24,7 @@ from .backend_schema import with_backends
 from .design import block_order
 from .scopes import ANALYSES
 from .scopes import config_problems as scope_problems
-from .spec import Arm, SpecError, arm_ids, resolve_arm
+from .spec import Arm, Fact, Fixture, SpecError, arm_ids, merge_own_arms, resolve_arm
 
 
 class ConfigError(StudyError, ValueError):
@@ -83,9 +83,28 @@ def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, A
     return out
 
 
+def builtin_scenarios(schema: dict[str, Any]) -> list[str]:
+    """The generated scenarios (paper §3.1), as the schema lists them."""
+    return list(schema["properties"]["sweeps"]["additionalProperties"]["properties"]
+                ["scenario"]["enum"])
+
+
+def with_scenarios(schema: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """The schema with the config's own session scenarios added to what a sweep may name
+    (issue 25: "the sweep names it like a built-in one")."""
+    own = config.get("scenarios")
+    if not isinstance(own, dict) or not own:
+        return schema
+    out = copy.deepcopy(schema)
+    sweep = out["properties"]["sweeps"]["additionalProperties"]["properties"]
+    sweep["scenario"]["enum"] = builtin_scenarios(schema) + [
+        n for n in own if n not in builtin_scenarios(schema)]
+    return out
+
+
 def schema_problems(config: dict[str, Any], schema: dict[str, Any],
                     arms: tuple[str, ...] = ()) -> list[str]:
-    schema = with_backends(schema)
+    schema = with_scenarios(with_backends(schema), config)
     if arms:
         schema = with_arm_enums(schema, arms)
     validator = jsonschema.Draft202012Validator(schema)
@@ -242,7 +261,7 @@ def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     for k, p in props["power"]["properties"].items():  # the repeat plan's (issue 26)
         if k not in cfg["power"] and "default" in p:
             cfg["power"][k] = copy.deepcopy(p["default"])
-    for section in ("models", "sweeps"):
+    for section in ("models", "sweeps", "scenarios"):
         item = props[section]["additionalProperties"]["properties"]
         for entry in cfg.get(section, {}).values():
             for k, p in item.items():
@@ -383,6 +402,8 @@ class Study:
         # capacity: ceilings, budgets, caps (study/capacity.py; set by load_study)
         self.capacity_scale = float(config.get("capacity_scale") or self.scale)
         self.warnings: list[str] = []
+        # the fixtures of the config's own session scenarios, built by load_study
+        self.sessions: dict[str, Fixture] = {}
         self.arms: dict[str, Arm] = {
             a: resolve_arm(a, arm_table, resources, self.capacity_scale)
             for a in arm_ids(arm_table)
@@ -552,6 +573,9 @@ def load_study(
     """Check the config (every problem at once), fill defaults, resolve the plan."""
     problems = nonfinite_problems(config) + secret_problems(config)
     problems += fixed_field_problems(config)
+    if isinstance(config.get("arms_file"), str):  # the user's own arms join the table
+        arm_table, own_arm_problems = merge_own_arms(arm_table, config["arms_file"], resources)
+        problems += own_arm_problems
     problems += schema_problems(config, schema, arm_ids(arm_table)) + url_problems(config)
     if problems:
         raise ConfigError(problems)
@@ -576,14 +600,18 @@ def load_study(
     problems += override_problems
     problems += _per_field_problems(table, cfg["arm_overrides"], resources)
     problems += _match_problems(arm_table, table, cfg["arm_overrides"])
+    sessions, session_problems, session_warnings = session_fixtures(cfg, schema)
+    problems += session_problems
     if problems:
         raise ConfigError(problems)
     try:
-        warnings = resolve_capacity(cfg, table, resources, arm_table)
+        warnings = session_warnings + resolve_capacity(cfg, table, resources, arm_table,
+                                                       sessions)
         study = Study(cfg, table, resources)
     except SpecError as e:
         raise ConfigError([str(e)]) from e
     study.warnings = warnings + unused_override_warnings(cfg)
+    study.sessions = sessions
     return study
 
 
@@ -591,14 +619,57 @@ def load_study(
 SMALL_CHUNK_CHARS = 4_000
 
 
+def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
+                     ) -> tuple[dict[str, Fixture], list[str], list[str]]:
+    """Every session scenario read and, where a sweep runs it, built into its fixture,
+    before any job (issue 25: every bad input refused by name, nothing written).
+
+    Returns (scenario -> fixture, problems, warnings); a credential-shaped string in a
+    transcript is a warning by file and line, never its value.
+    """
+    from .sessions import SessionSpec, build_session_fixture, check_path, credential_lines
+    from .transcripts import SessionError, read_transcript
+
+    builtin = builtin_scenarios(schema)
+    used = {sw["scenario"]: sw["seed"] for sw in cfg["sweeps"].values()}
+    out: dict[str, Fixture] = {}
+    problems, warnings = [], []
+    for name, entry in (cfg.get("scenarios") or {}).items():
+        where = f"config.scenarios.{name}"
+        if name in builtin:
+            problems.append(f"{where}: {name!r} is a built-in scenario; name your session "
+                            "otherwise (e.g. its project)")
+            continue
+        spec = SessionSpec.of(name, entry)
+        try:
+            if name in used:
+                fx = build_session_fixture(spec, used[name], where)
+                out[name] = fx
+                lines = [(c["line"], c["kind"]) for c in fx.meta["credential_lines"]]
+            else:  # read, so a broken transcript is named before its candidates rule
+                tr = read_transcript(check_path(spec.transcript, f"{where}.transcript"),
+                                     spec.format, spec.include_thinking)
+                lines = credential_lines(tr)
+        except SessionError as e:
+            problems.append(f"{where}: {e}")
+            continue
+        warnings += [f"{where}.transcript: {spec.transcript}:{n}: a credential-shaped string "
+                     f"({kind}; not shown); it would reach the model in a chunk"
+                     for n, kind in lines]
+    return out, problems, warnings
+
+
 def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path,
-                     paper_table: dict[str, Any] | None = None) -> list[str]:
+                     paper_table: dict[str, Any] | None = None,
+                     sessions: dict[str, Fixture] | None = None) -> list[str]:
     """Set cfg["capacity_scale"] (chosen when unset) and check every sweep's arms hold
     its fact load; raise ConfigError naming the numbers, return the warnings.
 
     paper_table: the arm table before the config's overrides; an automatic scale the
     overrides moved is a warning (said first thing at DAG time), since it resizes
-    every arm, not only the overridden ones."""
+    every arm, not only the overridden ones. sessions: the fixtures of the config's own
+    session scenarios, whose facts and chunks are the transcript's (`scale` does not
+    apply to them)."""
     from . import capacity as cap
     from .fixtures import build_fixture, chunk_chars_at, graded_facts
 
@@ -607,8 +678,15 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
 
     facts_spec = read("facts.yaml")
     stock = {int(p) for p in read("grading.yaml")["stock_signature"]["ports"]}
-    loads = {name: cap.FactLoad.of(sw["scenario"], graded_facts(
-        sw["scenario"], sw["seed"], facts_spec, stock)) for name, sw in cfg["sweeps"].items()}
+    sessions = sessions or {}
+
+    def graded(sw: dict[str, Any]) -> list[Fact]:
+        if sw["scenario"] in sessions:
+            return sessions[sw["scenario"]].graded
+        return graded_facts(sw["scenario"], sw["seed"], facts_spec, stock)
+
+    loads = {name: cap.FactLoad.of(sw["scenario"], graded(sw))
+             for name, sw in cfg["sweeps"].items()}
     used = sorted({a for sw in cfg["sweeps"].values() for a in sw["arms"]})
 
     def resolve(a: str, s: float) -> Arm:
@@ -620,7 +698,9 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
         # Below a few planted turns' size the generator's target is not what a chunk
         # holds (each chunk keeps its planted turn whole, so it only grows): measure the
         # fixture, a few thousand characters made in milliseconds, where the target
-        # would warn.
+        # would warn. A session's chunks are the transcript's own (scale does not apply).
+        if (fx := sessions.get(sw["scenario"])) is not None:
+            return [len(c) for c in fx.chunks]
         if target >= SMALL_CHUNK_CHARS or not cap.chunk_problems(arms, [target], ""):
             return [target]
         fx = build_fixture(sw["scenario"], sw["seed"], float(cfg["scale"]), facts_spec,

@@ -61,16 +61,23 @@ def model_defaults() -> dict[str, str]:
     return {k: "; ".join(v) for k, v in keys.items()}
 
 
+# The two transcript formats a session scenario reads (study/transcripts.py), each with a
+# ten-line example cut from the sample sessions of tests/data/sessions/: prose kept beside
+# the schema, rendered into the page under `scenarios.<name>`.
+SESSION_FORMATS = SCHEMA.parent / "session-formats.md"
+
+
 def render(schema: dict[str, Any]) -> str:
     schema = with_backends(schema)
     props = schema["properties"]
     head = "| key | type | default | what it sets |\n|---|---|---|---|"
     top = {k: p for k, p in props.items()
-           if k not in ("models", "sweeps", "arm_overrides", "scopes")}
+           if k not in ("models", "sweeps", "arm_overrides", "scopes", "scenarios")}
     model = props["models"]["additionalProperties"]["properties"]
     sweep = props["sweeps"]["additionalProperties"]["properties"]
     override = props["arm_overrides"]["additionalProperties"]["properties"]
     scope = props["scopes"]["additionalProperties"]["properties"]
+    scenario = props["scenarios"]["additionalProperties"]["properties"]
     return "\n".join([
         "# Configuration reference",
         "",
@@ -100,6 +107,14 @@ def render(schema: dict[str, Any]) -> str:
         "within a sweep (paper §3.3). Arms are the ids of `resources/arms.yaml`.",
         "",
         head, *_rows(sweep, "", {}),
+        "",
+        "## `scenarios.<name>`",
+        "",
+        _cell(props["scenarios"].get("description", "")),
+        "",
+        head, *_rows(scenario, "", {}),
+        "",
+        SESSION_FORMATS.read_text(encoding="utf-8").rstrip("\n"),
         "",
         "## `arm_overrides.<arm>`",
         "",

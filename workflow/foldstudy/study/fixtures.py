@@ -384,7 +384,14 @@ def make_fixture(scenario: str, seed: int, scale: float, facts_yaml: str, filler
 
 
 def fixture_stage(input: Any, output: Any, params: Any) -> Fixture:
-    """Rule fixture: one sweep's fixture and manifest."""
+    """Rule fixture: one sweep's fixture and manifest; a session sweep's from its
+    transcript (study/sessions.py), a built-in one's generated."""
+    if "session" in params.fx:
+        from .sessions import make_session_fixture
+
+        spec = {**params.fx["session"], "transcript": input.transcript,
+                "facts": input.own_facts}
+        return make_session_fixture(spec, params.fx["seed"], output.fixture, output.manifest)
     return make_fixture(**params.fx, facts_yaml=input.facts, filler_yaml=input.filler,
                         grading_yaml=input.grading, fixture_out=output.fixture,
                         manifest_out=output.manifest)

@@ -127,11 +127,17 @@ def resolve_arm(
     if arm_id not in table["arms"]:
         raise SpecError(f"{arm_id!r} is not an arm (known: {' '.join(sorted(table['arms']))})")
     a = table["arms"][arm_id]
-    prompt = (resources / "prompts" / f"{a['system_prompt']}.md").read_text(encoding="utf-8")
+    # a user's own arm (config arms_file) names its prompt and schema files by path
+    prompt_path = (Path(a["system_prompt_file"]) if a.get("system_prompt_file")
+                   else resources / "prompts" / f"{a['system_prompt']}.md")
+    prompt = prompt_path.read_text(encoding="utf-8")
     schema = None
     ceilings: dict[str, int] = {}
-    if a.get("schema"):
+    if a.get("schema_file"):
+        schema = json.loads(Path(a["schema_file"]).read_text(encoding="utf-8"))
+    elif a.get("schema"):
         schema = load_schema(resources, a["schema"])
+    if schema is not None:
         sections = [k for k in a["ceilings"]]
         for fname, value in a["ceilings"].items():
             if fname not in schema["properties"]:
@@ -154,7 +160,8 @@ def resolve_arm(
         system_prompt_name=a["system_prompt"],
         system_prompt=prompt,
         system_prompt_sha256=sha256_text(prompt),
-        schema_name=a.get("schema"),
+        schema_name=a.get("schema") or (Path(a["schema_file"]).stem if a.get("schema_file")
+                                         else None),
         schema=schema,
         ceilings=ceilings,
         fold_budget_tokens=scaled(a["fold_budget_tokens"], scale),
@@ -229,3 +236,92 @@ class Fixture:
             facts=tuple(Fact(**f) for f in d["facts"]),
             meta=d.get("meta", {}),
         )
+
+
+# What a user's own arm (config arms_file) must say; the rest is arms.yaml's shape.
+OWN_ARM_KEYS = ("title", "twin", "system_prompt", "fold_budget_tokens", "carry_cap_tokens",
+                "carry")
+OWN_ARM_OPTIONAL = ("description", "schema", "ceilings", "sections")
+
+
+def merge_own_arms(table: dict[str, Any], path: str, resources: Path
+                   ) -> tuple[dict[str, Any], list[str]]:
+    """The arm table with a user's own arms added (issue 25: "your own compaction prompt as
+    an arm"), and every problem with them, by file and key.
+
+    The file is arms.yaml's shape, with two differences: `system_prompt` and `schema` are
+    file paths (relative to the arms file), and each arm names a `twin`, one of the
+    paper's arms, whose capacity it must match exactly at paper scale: fold budget, carry
+    cap and declared ceiling (paper §3.2: "Prompt, input, fold protocol, and output
+    budget are held fixed within a comparison"). Its prompt is recorded by its sha256
+    digest on every row, as the paper's are.
+    """
+    import copy
+
+    where = f"config.arms_file ({path})"
+    src = Path(path).expanduser()
+    if not src.is_file():
+        return table, [f"{where}: no such file (a YAML in resources/arms.yaml's shape)"]
+    doc = load_yaml(src)
+    arms = doc.get("arms") if isinstance(doc, dict) else None
+    if not isinstance(arms, dict) or not arms:
+        return table, [f"{where}: needs `arms:`, a mapping of arm id -> its spec"]
+    out = copy.deepcopy(table)
+    problems: list[str] = []
+    for arm_id, a in arms.items():
+        problems += _own_arm(out, table, arm_id, a, f"{path}: arms.{arm_id}", src, resources)
+    return out, problems
+
+
+def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: Any, at: str,
+             src: Path, resources: Path) -> list[str]:
+    """Add one own arm to `out` (the merged table) and return its problems."""
+    problems: list[str] = []
+    if arm_id in table["arms"]:
+        problems.append(f"{at}: {arm_id!r} is one of the paper's arms; give yours "
+                        "another id")
+        return problems
+    if not isinstance(a, dict):
+        problems.append(f"{at}: must be a mapping (keys: {', '.join(OWN_ARM_KEYS)})")
+        return problems
+    missing = [k for k in OWN_ARM_KEYS if k not in a]
+    extra = sorted(set(a) - set(OWN_ARM_KEYS) - set(OWN_ARM_OPTIONAL))
+    if missing or extra:
+        problems.append(f"{at}: " + "; ".join(
+            ([f"missing {', '.join(missing)}"] if missing else [])
+            + ([f"unknown key {', '.join(extra)}"] if extra else [])))
+        return problems
+    if a["twin"] not in table["arms"]:
+        problems.append(f"{at}.twin: {a['twin']!r} is not one of the paper's arms "
+                        f"(known: {' '.join(sorted(table['arms']))})")
+        return problems
+    spec = {k: v for k, v in a.items() if k not in ("system_prompt", "schema", "twin")}
+    spec["system_prompt"] = f"own:{arm_id}"
+    spec["system_prompt_file"] = str(src.parent / a["system_prompt"])
+    if a.get("schema"):
+        spec["schema_file"] = str(src.parent / a["schema"])
+    spec.setdefault("ceilings", {})
+    spec.setdefault("description", a["title"])
+    for key in ("system_prompt_file", "schema_file"):
+        if key in spec and not Path(spec[key]).is_file():
+            problems.append(f"{at}.{key.removesuffix('_file')}: {spec[key]} does not "
+                            "exist (a path relative to the arms file)")
+    if problems:
+        return problems
+    out["arms"][arm_id] = spec
+    try:
+        mine, twin = (resolve_arm(arm_id, out, resources, 1.0),
+                      resolve_arm(a["twin"], table, resources, 1.0))
+    except (SpecError, ValueError) as e:
+        problems.append(f"{at}: {e}")
+        return problems
+    for what, have, want in (
+            ("fold_budget_tokens", mine.fold_budget_tokens, twin.fold_budget_tokens),
+            ("carry_cap_tokens", mine.carry_cap_tokens, twin.carry_cap_tokens),
+            ("ceilings (sum over fields)", mine.declared_ceiling_chars,
+             twin.declared_ceiling_chars)):
+        if have != want:
+            problems.append(f"{at}.{what.split(' ')[0]}: {have} breaks the capacity match "
+                            f"with its twin {a['twin']} ({want}); the arms compared keep "
+                            "the same capacity (paper §3.2)")
+    return problems

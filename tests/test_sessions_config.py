@@ -1,0 +1,158 @@
+"""A session scenario and the user's own arms in the config (issue 25): every bad input
+refused by name when the config is checked, before any job; capacity chosen for the
+session's own facts; `arms_file` arms checked by the paper's rules."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from foldstudy.study.config import ConfigError, load_study
+from foldstudy.study.spec import load_arm_table
+
+DATA = Path(__file__).parent / "data" / "sessions"
+CC = DATA / "atlas.claude-code.jsonl"
+FACTS = DATA / "atlas-facts.yaml"
+
+
+def config(scenario: dict | None = None, **top) -> dict:
+    entry = {"transcript": str(CC), "facts": str(FACTS), **(scenario or {})}
+    return {"models": {"s": {"backend": "embedded"}}, "scenarios": {"atlas": entry},
+            "sweeps": {"mine": {"scenario": "atlas", "models": ["s"], "arms": ["j", "m"],
+                                "repeats": 1}}, **top}
+
+
+def load(cfg: dict, config_schema, resources):
+    return load_study(cfg, config_schema, load_arm_table(resources), resources)
+
+
+def problems(cfg: dict, config_schema, resources) -> str:
+    with pytest.raises(ConfigError) as e:
+        load(cfg, config_schema, resources)
+    return str(e.value)
+
+
+def test_a_sweep_names_a_session_like_a_built_in_scenario(config_schema, resources):
+    study = load(config(), config_schema, resources)
+    fx = study.sessions["atlas"]
+    assert len(fx.chunks) == 5 and len(fx.graded) == 6
+    # no capacity key in the config: chosen so every arm holds the session's facts twice
+    lines = "\n".join(f"{f.label}: {f.value}" for f in fx.graded)
+    for a in ("j", "m"):
+        arm = study.arms[a]
+        assert arm.fold_budget_tokens >= 2 * len(lines) / 2.0
+    assert study.config["scenarios"]["atlas"]["folds"] == 5
+    assert study.config["scenarios"]["atlas"]["include_thinking"] is False
+
+
+def test_an_unknown_scenario_is_refused_naming_the_known_ones(config_schema, resources):
+    cfg = config()
+    cfg["sweeps"]["mine"]["scenario"] = "atlass"
+    msg = problems(cfg, config_schema, resources)
+    assert "config.sweeps.mine.scenario: 'atlass' is not allowed" in msg and "atlas" in msg
+
+
+def test_a_session_may_not_take_a_built_in_name(config_schema, resources):
+    cfg = config()
+    cfg["scenarios"]["distributed"] = cfg["scenarios"].pop("atlas")
+    cfg["sweeps"]["mine"]["scenario"] = "distributed"
+    assert "config.scenarios.distributed: 'distributed' is a built-in scenario" in problems(
+        cfg, config_schema, resources)
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"folds": 40}, "fewer than folds: 40"),
+    ({"format": "messages"}, "role None is not a chat role"),
+    ({"facts": str(DATA / "missing.yaml")}, "does not exist"),
+    ({"facts": None}, "needs a facts file"),
+])
+def test_each_bad_session_input_is_named_before_any_job(config_schema, resources, change,
+                                                         says, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    msg = problems(config(change), config_schema, resources)
+    assert msg.count("config.scenarios.atlas") >= 1 and says in msg
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_a_scenario_no_sweep_runs_needs_no_facts_but_a_readable_transcript(
+        config_schema, resources, tmp_path):
+    cfg = config({"facts": None})
+    cfg["sweeps"] = {"main": {"scenario": "distributed", "models": ["s"], "arms": ["m"],
+                              "repeats": 1}}
+    assert load(cfg, config_schema, resources).sessions == {}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": "hi"}\n{"role": \n', encoding="utf-8")
+    cfg["scenarios"]["atlas"]["transcript"] = str(bad)
+    assert f"{bad}:2: not a JSON object" in problems(cfg, config_schema, resources)
+
+
+def test_a_credential_in_the_transcript_is_a_warning_by_line(config_schema, resources,
+                                                             tmp_path):
+    key = "ghp_" + "A1b2C3d4E5" * 4
+    lines = CC.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace("check the gateway config first", f"token {key} first")
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    study = load(config({"transcript": str(p)}), config_schema, resources)
+    said = [w for w in study.warnings if "credential-shaped" in w]
+    assert said == [f"config.scenarios.atlas.transcript: {p}:2: a credential-shaped string "
+                    "(GitHub token; not shown); it would reach the model in a chunk"]
+    assert key not in "\n".join(study.warnings)
+
+
+def own_arms(tmp_path: Path, **mine) -> Path:
+    (tmp_path / "prompt.md").write_text("Summarise the session. Keep every identifier.\n")
+    arm = {"title": "my agent's compaction", "twin": "m", "system_prompt": "prompt.md",
+           "fold_budget_tokens": 2400, "carry_cap_tokens": 2400, "carry": "text", **mine}
+    import yaml
+
+    p = tmp_path / "arms.yaml"
+    p.write_text(yaml.safe_dump({"arms": {"mine": arm}}))
+    return p
+
+
+def test_own_arms_join_the_paper_arms(config_schema, resources, tmp_path):
+    cfg = config(arms_file=str(own_arms(tmp_path)))
+    cfg["sweeps"]["mine"]["arms"] = ["j", "m", "mine"]
+    study = load(cfg, config_schema, resources)
+    mine = study.arms["mine"]
+    assert mine.system_prompt.startswith("Summarise the session")
+    assert mine.fold_budget_tokens == study.arms["m"].fold_budget_tokens
+    assert mine.system_prompt_sha256 != study.arms["m"].system_prompt_sha256
+    assert {r.arm for r in study.runs} == {"j", "m", "mine"}
+
+
+def test_an_own_arm_off_its_twins_capacity_is_refused(config_schema, resources, tmp_path):
+    cfg = config(arms_file=str(own_arms(tmp_path, carry_cap_tokens=3000)))
+    msg = problems(cfg, config_schema, resources)
+    assert "arms.mine.carry_cap_tokens: 3000 breaks the capacity match with its twin m" in msg
+
+
+def test_an_own_arm_with_a_schema_matches_its_twins_ceiling(config_schema, resources,
+                                                           tmp_path):
+    shutil.copy(resources / "schemas" / "single.json", tmp_path / "mine.json")
+    ok = own_arms(tmp_path, twin="j", schema="mine.json", ceilings={"summary": 9600},
+                  carry="rendered")
+    cfg = config(arms_file=str(ok))
+    cfg["sweeps"]["mine"]["arms"] = ["j", "mine"]
+    assert load(cfg, config_schema, resources).arms["mine"].n_fields == 1
+    bad = own_arms(tmp_path, twin="j", schema="mine.json", ceilings={"summary": 9000},
+                   carry="rendered")
+    assert "arms.mine.ceilings: 9000 breaks the capacity match with its twin j (9600)" in (
+        problems(config(arms_file=str(bad)), config_schema, resources))
+
+
+def test_an_own_arm_may_not_take_a_paper_arms_id_or_a_missing_prompt(config_schema,
+                                                                     resources, tmp_path):
+    import yaml
+
+    p = tmp_path / "arms.yaml"
+    p.write_text(yaml.safe_dump({"arms": {
+        "m": {"title": "x"},
+        "mine": {"title": "x", "twin": "m", "system_prompt": "nope.md",
+                 "fold_budget_tokens": 2400, "carry_cap_tokens": 2400, "carry": "text"}}}))
+    msg = problems(config(arms_file=str(p)), config_schema, resources)
+    assert "arms.m: 'm' is one of the paper's arms" in msg
+    assert "arms.mine.system_prompt:" in msg and "nope.md does not exist" in msg

@@ -1,0 +1,53 @@
+"""A user's transcript is a private input (issue 25, DESIGN §3 "Own sessions"): the lock
+pins it by sha256, and a release is refused while a session sweep's fixture, fold viewer
+or comparison pages hold a credential (named by file and line, never echoed)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from foldstudy.release.lock import check_lock, private_inputs
+from foldstudy.release.package import scan_session_pages
+from foldstudy.release.scan import ReleaseRefused
+
+DATA = Path(__file__).parent / "data" / "sessions"
+
+
+def study_config(transcript: Path) -> dict:
+    return {"scenarios": {"atlas": {"transcript": str(transcript)}},
+            "sweeps": {"mine": {"scenario": "atlas"}, "main": {"scenario": "distributed"}}}
+
+
+def test_the_lock_pins_the_transcript_and_verify_names_an_edit(tmp_path):
+    t = tmp_path / "atlas.jsonl"
+    shutil.copy(DATA / "atlas.claude-code.jsonl", t)
+    cfg = study_config(t)
+    res = str(tmp_path / "res")
+    pinned = private_inputs(None, None, None, res, cfg)
+    assert "transcript:atlas" in pinned and pinned["transcript:atlas"]["files"] == 1
+    lock = {"private": pinned, "public": {}, "numbers": {}}
+    assert check_lock(lock, private_inputs(None, None, None, res, cfg), {}, {}) == []
+    t.write_text(t.read_text(encoding="utf-8").replace("47213", "47214"), encoding="utf-8")
+    drift = check_lock(lock, private_inputs(None, None, None, res, cfg), {}, {})
+    assert [m.what for m in drift] == ["transcript:atlas"]
+
+
+def test_a_credential_in_a_session_sweeps_pages_refuses_the_release(tmp_path):
+    key = "hf_" + "Zq8RtY2wXv" * 4
+    fixtures = tmp_path / "results/fixtures"
+    (fixtures / "mine").mkdir(parents=True)
+    (fixtures / "mine/fixture.json").write_text('{"chunks": ["[turn 0] user: hello"]}')
+    page = tmp_path / "results/compare/mine/m/r0.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(f"<p>/home/dev/atlas</p>\n<p>token {key}</p>\n")
+    cfg = study_config(tmp_path / "atlas.jsonl")
+    with pytest.raises(ReleaseRefused) as e:
+        scan_session_pages(cfg, str(fixtures))
+    said = str(e.value)
+    assert f"{page}:2: Hugging Face token" in said and key not in said
+    assert "/home/dev/atlas" not in said  # the user's own paths are their data, not a leak
+    page.write_text("<p>/home/dev/atlas</p>\n")
+    scan_session_pages(cfg, str(fixtures))  # clean: nothing raised

@@ -1,0 +1,161 @@
+"""A user's own session through the real workflow, on the gateway stand-in (issue 25): the
+same session written by Claude Code and as chat messages gives the same chunks and the
+same planted folds, and everything downstream (folds, grader, trace, viewer, comparison
+pages, tables, summary) reads the session fixture unchanged."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from .support.gateway_study import ROOT, GatewayStudy, gateway_model
+
+pytestmark = pytest.mark.workflow
+
+DATA = Path(__file__).parent / "data" / "sessions"
+KEY = "sk-or-v1-standin-sessions"
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
+    models = [Model("acme/m", [Endpoint("A", "a", supported_parameters=ALL_PARAMETERS)])]
+    with GatewayStandin(models, key=KEY) as gw:
+        cfg = {"study": "sessions", "recall_max_tokens": 64,
+               "models": {"gw": gateway_model("acme/m", gw.base_url, timeout_s=10)},
+               "scenarios": {
+                   "atlas-cc": {"transcript": str(DATA / "atlas.claude-code.jsonl"),
+                                "facts": str(DATA / "atlas-facts.yaml")},
+                   "atlas-msg": {"transcript": str(DATA / "atlas.messages.jsonl"),
+                                 "facts": str(DATA / "atlas-facts.yaml"),
+                                 "format": "messages"}},
+               "sweeps": {s: {"scenario": f"atlas-{s}", "models": ["gw"], "arms": ["j", "m"],
+                              "repeats": 1} for s in ("cc", "msg")},
+               "compare_pairs": [["j", "m"]]}
+        # the user's own compaction prompt as an arm beside the paper's (arms_file)
+        (tmp_path / "mine.md").write_text("Summarise the session; keep every identifier.\n")
+        (tmp_path / "arms.yaml").write_text(json.dumps({"arms": {"mine": {
+            "title": "my agent's compaction", "twin": "m", "system_prompt": "mine.md",
+            "fold_budget_tokens": 2400, "carry_cap_tokens": 2400, "carry": "text"}}}))
+        cfg["arms_file"] = str(tmp_path / "arms.yaml")
+        cfg["sweeps"]["cc"]["arms"] = ["j", "m", "mine"]
+        study = GatewayStudy(tmp_path, cfg, KEY)
+        p = study.snakemake("results/tables", "results/sessions/atlas-cc/candidates.tsv")
+        assert p.returncode == 0, p.stderr[-4000:]
+
+    res = tmp_path / "results"
+    fx = {s: json.loads((res / f"fixtures/{s}/fixture.json").read_text()) for s in ("cc", "msg")}
+    assert fx["cc"]["chunks"] == fx["msg"]["chunks"]
+    planted = {s: {f["label"]: f["chunk"] for f in fx[s]["facts"]} for s in fx}
+    assert planted["cc"] == planted["msg"] and len(planted["cc"]) == 6
+    # every run folded the session's five chunks, and the trace dates each fact by them
+    rows = read_csv(res / "evidence/rows.csv")
+    assert {r["scenario"] for r in rows} == {"atlas-cc", "atlas-msg"}
+    mine = next(r for r in rows if r["arm"] == "mine")
+    assert mine["valid"] == "true" and mine["sweep"] == "cc"
+    sent = json.loads((res / "runs/cc/gw/r0/mine.json").read_text())
+    assert sent["arm_spec"]["system_prompt"].startswith("Summarise the session")
+    assert sent["arm_spec"]["system_prompt_sha256"] == mine["system_prompt_sha256"]
+    assert all(r["folds"] == "5" and r["n_graded"] == "6" for r in rows)
+    trace = read_csv(res / "evidence/trace.csv")
+    for t in trace:
+        sweep = t["row_id"].split("/")[0]
+        assert int(t["planted_fold"]) == planted[sweep][t["label"]] + 1
+    # the reader's pages
+    assert (res / "compare/cc/gw/r0.html").is_file() and (res / "viewer/index.html").is_file()
+    # the summary: per arm, each of the user's facts; the tool's own compaction beside
+    summary = (res / "summary.md").read_text(encoding="utf-8")
+    assert "Your facts in session `atlas-cc` (sweep cc" in summary
+    assert "| the primary ingress port | 1 | held |" in summary
+    assert "| the release tag | 5 | lost |" in summary
+    assert "Baseline: the session's own compaction (1 summary" in summary
+    assert "| the release tag | 5 | no compaction in the file |" in summary  # chat format
+    head = next(line for line in summary.splitlines() if line.startswith("| fact |"))
+    assert "j carried | j right | m carried | m right | mine carried | mine right" in head
+    # candidates: the columns of DESIGN §8, no model
+    cand = (res / "sessions/atlas-cc/candidates.tsv").read_text(encoding="utf-8").splitlines()
+    assert cand[0].split("\t") == ["token", "class", "first_turn", "count", "context"]
+    assert any(line.startswith("@mirela.dobrev\thandle\t") for line in cand)
+    assert (res / "sessions/atlas-cc/candidates.md").is_file()
+
+
+def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path):
+    facts = tmp_path / "facts.yaml"
+    facts.write_text("facts:\n  - {label: the signing key, value: kid-77ac1e-sorel}\n")
+    cfg = {"models": {"s": {"backend": "embedded"}},
+           "scenarios": {"atlas": {"transcript": str(DATA / "atlas.claude-code.jsonl"),
+                                   "facts": str(facts)}},
+           "sweeps": {"mine": {"scenario": "atlas", "models": ["s"], "arms": ["m"],
+                               "repeats": 1}}}
+    p = GatewayStudy(tmp_path, cfg, KEY).snakemake("-n", "results/tables")
+    assert p.returncode != 0
+    said = p.stdout + p.stderr
+    assert "the signing key" in said and "only on a side branch" in said
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.model
+def test_the_embedded_model_folds_a_sample_session_under_two_arms(tmp_path):
+    """The real model (SmolLM2-135M, no key, no network) on the sample Claude Code
+    session, three folds under j and m: the trace and the comparison page come out.
+    Three of the six facts, so the capacity chosen for them (and each fold) stays small."""
+    facts = tmp_path / "facts.yaml"
+    facts.write_text("facts:\n"
+                     "  - {label: the primary ingress port, value: '47213', class: port}\n"
+                     "  - {label: the release tag, value: v7.41.3-kestrel}\n"
+                     "  - {label: the department that owns the routes, "
+                     "value: Отдел Маршрутизации}\n", encoding="utf-8")
+    cfg = {"study": "own-session", "recall_max_tokens": 64,
+           "models": {"smollm2-135m": {"backend": "embedded", "n_ctx": 4096, "threads": 2}},
+           "scenarios": {"atlas": {"transcript": str(DATA / "atlas.claude-code.jsonl"),
+                                   "facts": str(facts), "folds": 3}},
+           "sweeps": {"mine": {"scenario": "atlas", "models": ["smollm2-135m"],
+                               "arms": ["j", "m"], "repeats": 1}},
+           "compare_pairs": [["j", "m"]]}
+    study = GatewayStudy(tmp_path, cfg, KEY)
+    # alone a minute; a model process sharing the two cores slows it 10-40x
+    p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+                        "--directory", str(tmp_path), "--configfile", str(study.configfile),
+                        "-c2", "results/evidence/trace.csv", "results/compare"],
+                       capture_output=True, text=True, timeout=2400, env=study.env)
+    assert p.returncode == 0, p.stderr[-4000:]
+    res = tmp_path / "results"
+    trace = read_csv(res / "evidence/trace.csv")
+    fx = json.loads((res / "fixtures/mine/fixture.json").read_text())
+    assert len(fx["chunks"]) == 3
+    # one line per (run, fact, fold): 2 runs x 3 facts x 3 folds, dated by the session
+    assert len(trace) == 2 * 3 * 3
+    assert {t["fold"] for t in trace} == {"1", "2", "3"}
+    planted = {f["label"]: f["chunk"] + 1 for f in fx["facts"]}
+    assert all(int(t["planted_fold"]) == planted[t["label"]] for t in trace)
+    page = (res / "compare/mine/smollm2-135m/r0.html").read_text(encoding="utf-8")
+    assert "the primary ingress port" in page and "Отдел Маршрутизации" in page
+    for arm in ("j", "m"):  # the model's own carries, fold by fold
+        record = json.loads((res / f"runs/mine/smollm2-135m/r0/{arm}.json").read_text())
+        assert record["status"] == "run" and len(record["folds"]) == 3
+        assert all(isinstance(f["carry"], str) for f in record["folds"])
+
+
+def test_the_commands_of_docs_own_sessions_plan(tmp_path):
+    """docs/own-sessions.md's two commands, planned (-n) on config/own-session.yaml, from
+    a directory holding the sample session where the config names it."""
+    shutil.copytree(DATA, tmp_path / "tests/data/sessions")
+    doc = (ROOT / "docs/own-sessions.md").read_text(encoding="utf-8")
+    for target in ("results/sessions/atlas/candidates.md", "results/tables"):
+        assert f"{target} --configfile config/own-session.yaml" in doc
+        p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+                            "--directory", str(tmp_path), "--configfile",
+                            str(ROOT / "config/own-session.yaml"), "-n", target],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert not (tmp_path / "results").exists()

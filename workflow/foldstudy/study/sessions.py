@@ -1,0 +1,349 @@
+"""A user's own session as a scenario (issue 25; DESIGN §3 "Own sessions"): the main
+thread cut into `folds` chunks at message boundaries, each fact planted in the chunk
+holding its value's first whole-token occurrence, in a fixture of the same shape as a
+synthetic one, so folds, grader, trace, viewer, comparison pages and tables read it
+unchanged.
+
+Paper §3.1: "A synthetic session ... is divided into chunks and folded run by run ...
+After the final fold, a recall turn asks for ... planted facts by label, and the answer
+is graded against the recorded values." Here the session is the user's and the facts are
+theirs: the facts file names each value and the label the recall turn asks for it by.
+
+Every refusal is a SessionError raised while the config is checked (study/config.py),
+before any job, naming the file, line, fact or key and what would be right.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..credentials import KEY_PATTERNS
+from ..io import load_yaml, sha256_file, write_json
+from .boundary import has_whole_token, whole_token_pattern
+from .fixtures import CHARS_PER_TOKEN, manifest
+from .spec import Fact, Fixture
+from .transcripts import SessionError, Transcript, read_transcript, render_message
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OwnFact:
+    """One line of a user's facts file."""
+
+    label: str
+    value: str
+    fact_class: str = "own"
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """A `scenarios:` entry of the config, resolved (paths as written there)."""
+
+    name: str
+    transcript: str
+    facts: str | None
+    format: str | None = None
+    folds: int = 5
+    include_thinking: bool = False
+
+    @classmethod
+    def of(cls, name: str, entry: dict[str, Any]) -> SessionSpec:
+        return cls(name, entry["transcript"], entry.get("facts"), entry.get("format"),
+                   int(entry.get("folds", 5)), bool(entry.get("include_thinking", False)))
+
+
+def check_path(path: str, where: str) -> Path:
+    """A transcript or facts path that can be read as a file: a directory, a symlink loop
+    or a missing file is refused by name (a path outside the checkout is allowed: a
+    session lives under ~/.claude)."""
+    p = Path(path).expanduser()
+    try:
+        p.resolve(strict=True)
+    except RuntimeError as e:  # Python < 3.13 raises this on a loop
+        raise SessionError(f"{where}: {path} is a symlink loop ({e}); name the file itself"
+                           ) from e
+    except OSError as e:
+        if "loop" in str(e).lower() or getattr(e, "errno", None) == 40:
+            raise SessionError(f"{where}: {path} is a symlink loop; name the file itself"
+                               ) from e
+        raise SessionError(f"{where}: {path} does not exist (a path relative to the "
+                           "directory snakemake runs in, or absolute)") from e
+    if p.is_dir():
+        raise SessionError(f"{where}: {path} is a directory; name the session's .jsonl file")
+    return p
+
+
+def read_facts(path: str, where: str) -> list[OwnFact]:
+    """The facts file: `facts:` a list of {label, value, class}; labels and values unique."""
+    doc = load_yaml(check_path(path, where))
+    items = doc.get("facts") if isinstance(doc, dict) else None
+    if not isinstance(items, list) or not items:
+        raise SessionError(f"{path}: needs `facts:`, a list of {{label, value, class}} "
+                           "(at least one)")
+    out, problems = [], []
+    for i, f in enumerate(items):
+        at = f"{path}: facts[{i}]"
+        if not isinstance(f, dict) or not str(f.get("label") or "").strip() or (
+                f.get("value") is None or not str(f.get("value")).strip()):
+            problems.append(f"{at}: needs a label and a value (label: what the recall turn "
+                            "asks for; value: the identifier as the session writes it)")
+            continue
+        extra = sorted(set(f) - {"label", "value", "class"})
+        if extra:
+            problems.append(f"{at}: unknown key {', '.join(extra)} (allowed: label, value, "
+                            "class)")
+        out.append(OwnFact(str(f["label"]).strip(), str(f["value"]),
+                           str(f.get("class") or "own")))
+    for key in ("label", "value"):
+        seen: dict[str, int] = {}
+        for i, f in enumerate(out):
+            v = getattr(f, key)
+            norm = v.casefold() if key == "label" else v
+            if norm in seen:
+                problems.append(f"{path}: facts[{i}] has the same {key} as facts[{seen[norm]}] "
+                                f"({v!r}); each fact needs its own {key}")
+            seen.setdefault(norm, i)
+    if problems:
+        raise SessionError("; ".join(problems))
+    return out
+
+
+# -- chunking -----------------------------------------------------------------------------
+
+
+def turns(transcript: Transcript) -> list[str]:
+    """The main thread rendered as the synthetic fixtures' turns."""
+    return [render_message(m, i) for i, m in enumerate(transcript.messages)]
+
+
+def _split_lines(text: str, limit: int) -> list[str]:
+    """A turn longer than a chunk, cut at line boundaries into pieces of at most `limit`
+    characters (a single line longer than that stays whole: no line is cut)."""
+    pieces, cur = [], ""
+    for line in text.split("\n"):
+        if cur and len(cur) + 1 + len(line) > limit:
+            pieces.append(cur)
+            cur = line
+        else:
+            cur = f"{cur}\n{line}" if cur else line
+    pieces.append(cur)
+    return pieces
+
+
+def chunk_turns(units: list[str], folds: int) -> list[list[str]]:
+    """`folds` groups of consecutive turns of about equal size: each cut at the turn
+    boundary nearest its share of the whole, every group holding at least one turn."""
+    total = sum(len(u) + 1 for u in units)
+    ends, acc = [], 0
+    for u in units:
+        acc += len(u) + 1
+        ends.append(acc)
+    cuts, lo = [], 0
+    for k in range(1, folds):
+        target = total * k / folds
+        hi = len(units) - (folds - k)  # leave a turn for every later group
+        best = min(range(lo + 1, hi + 1), key=lambda i: abs(ends[i - 1] - target))
+        cuts.append(best)
+        lo = best
+    bounds = [0, *cuts, len(units)]
+    return [units[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def session_chunks(transcript: Transcript, folds: int) -> list[str]:
+    """The main thread as `folds` chunk texts, each with the synthetic chunks' header.
+
+    Paper §3.1: "A synthetic session ... is divided into chunks": here at message
+    boundaries, a message longer than a chunk split at line boundaries, so no fold ever
+    sees half a line.
+    """
+    rendered = turns(transcript)
+    limit = max(1, sum(len(t) + 1 for t in rendered) // folds)
+    units = [p for t in rendered for p in (_split_lines(t, limit) if len(t) > limit else [t])]
+    groups = chunk_turns(units, folds)
+    return [f"=== session chunk {c + 1} of {folds} ===\n" + "\n".join(g) + "\n"
+            for c, g in enumerate(groups)]
+
+
+# -- planting and its checks -----------------------------------------------------------------
+
+
+def _where_else(fact: OwnFact, transcript: Transcript) -> str:
+    """Where a value that is not on the main thread does occur, for the refusal."""
+    if any(has_whole_token(fact.value, t) for t in transcript.off_thread):
+        return " (only on a side branch, which is left out of the folds)"
+    if any(has_whole_token(fact.value, t) for t in transcript.compaction_summaries):
+        return " (only in the compaction summary, the tool's own carry, which is not folded)"
+    text = "\n".join(turns(transcript))
+    if fact.value in text:
+        return " (only inside a longer token; the grader needs it whole)"
+    return ""
+
+
+def plant(facts: list[OwnFact], chunks: list[str], transcript: Transcript, path: str
+          ) -> list[Fact]:
+    """Each fact planted in the chunk holding its value's first whole-token occurrence
+    (the grader's boundary rule, study/boundary.py)."""
+    out, problems = [], []
+    for i, f in enumerate(facts):
+        at = next(((c, m.start()) for c, text in enumerate(chunks)
+                   if (m := whole_token_pattern(f.value).search(text))), None)
+        if at is None:
+            problems.append(f"{path}: fact {f.label!r}: its value {f.value!r} never occurs "
+                            f"in the main thread as a whole token{_where_else(f, transcript)}")
+            continue
+        out.append(Fact(fact_id=f"own_{i:02d}", fact_class=f.fact_class, value=f.value,
+                        graded=True, label=f.label, segment=at[0], chunk=at[0],
+                        offset=at[1]))
+    if problems:
+        raise SessionError("; ".join(problems))
+    return out
+
+
+def credential_lines(transcript: Transcript) -> list[tuple[int, str]]:
+    """(line, kind) of every credential-shaped string in the transcript: reported by file
+    and line, never the value (a transcript is private; its chunks reach a model)."""
+    out = []
+    for i, line in enumerate(transcript.lines, start=1):
+        # one report a line, its most specific shape (KEY_PATTERNS' order)
+        kind = next((k for k, pat in KEY_PATTERNS.items() if pat.search(line)), None)
+        if kind:
+            out.append((i, kind))
+    return out
+
+
+def baseline(facts: list[Fact], transcript: Transcript) -> dict[str, Any]:
+    """The session's own compaction as a baseline beside the arms: which facts its
+    summaries held, by the presence grader's rule (paper §4.10: "how many graded values
+    are present in the carrier")."""
+    text = "\n".join(transcript.compaction_summaries)
+    return {"summaries": len(transcript.compaction_summaries),
+            "summary_chars": len(text),
+            "held": [f.label for f in facts if has_whole_token(f.value, text)]}
+
+
+def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
+    """The fixture of a session scenario; every refusal named (SessionError)."""
+    path = check_path(spec.transcript, f"{where}.transcript")
+    tr = read_transcript(path, spec.format, spec.include_thinking)
+    if spec.facts is None:
+        raise SessionError(f"{where}.facts: a sweep runs this scenario, so it needs a facts "
+                           f"file (results/sessions/{spec.name}/candidates.md lists the "
+                           "identifiers to pick from)")
+    facts_in = read_facts(spec.facts, f"{where}.facts")
+    if len(tr.messages) < spec.folds:
+        raise SessionError(f"{spec.transcript}: {len(tr.messages)} messages on the main "
+                           f"thread, fewer than folds: {spec.folds}; lower `folds` or use a "
+                           "longer session")
+    chunks = session_chunks(tr, spec.folds)
+    facts = plant(facts_in, chunks, tr, spec.facts)
+    meta = {
+        "n_chunks": spec.folds,
+        "chunk_chars_target": sum(len(c) for c in chunks) // spec.folds,
+        "chars_per_token_estimate": CHARS_PER_TOKEN,
+        "session_tokens_estimate": round(sum(len(c) for c in chunks) / CHARS_PER_TOKEN),
+        "session": {"format": tr.format, "transcript_sha256": sha256_file(path),
+                    "messages": len(tr.messages), "compactions": tr.compactions,
+                    "off_thread_records": len(tr.off_thread),
+                    "include_thinking": spec.include_thinking},
+        "own_compaction": baseline(facts, tr),
+        "credential_lines": [{"line": n, "kind": k} for n, k in credential_lines(tr)],
+    }
+    # scale does not apply: the session's size is the transcript's
+    return Fixture(spec.name, seed, 0.0, tuple(chunks), tuple(facts), meta)
+
+
+def make_session_fixture(spec: dict[str, Any], seed: int, fixture_out: str,
+                         manifest_out: str) -> Fixture:
+    """Rule fixture, for a session sweep: build, report credentials by line, write."""
+    s = SessionSpec.of(spec["name"], spec)
+    fx = build_session_fixture(s, seed, f"config.scenarios.{s.name}")
+    for c in fx.meta["credential_lines"]:
+        log.warning("%s:%d: a credential-shaped string (%s; not shown): it reaches the model "
+                    "in a chunk; remove it from the transcript", s.transcript, c["line"],
+                    c["kind"])
+    write_json(fx.to_dict(), fixture_out)
+    m = manifest(fx)
+    write_json(m, manifest_out)
+    log.info("%s: %s, %d messages, %d chunks (%s chars), %d facts in chunks %s",
+             s.name, fx.meta["session"]["format"], fx.meta["session"]["messages"],
+             len(fx.chunks), m["chunk_chars"], m["n_graded"], m["graded_chunks"])
+    return fx
+
+
+# -- candidates: help writing a facts file (no model) ------------------------------------------
+
+# Identifier shapes, most specific first; a token is given the first class it matches.
+CANDIDATE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("uuid", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                        r"[0-9a-fA-F]{12}\b")),
+    ("url", re.compile(r"\bhttps?://[^\s\"'<>()\]]+[^\s\"'<>()\].,;:]")),
+    ("timestamp", re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+                             r"(?:Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2} UTC\b")),
+    ("key_id", re.compile(r"\b(?:kid|key|akid)[-_][A-Za-z0-9-]{4,}\b")),
+    ("hash", re.compile(r"\b(?:sha256:)?[0-9a-f]{12,64}\b")),
+    ("release_tag", re.compile(r"(?<![\w.])v\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?\b")),
+    ("path", re.compile(r"(?<![\w:/])(?:~|\.{1,2})?/(?:[\w.@-]+/)*[\w.@-]+")),
+    ("handle", re.compile(r"(?<![\w.])@[A-Za-z][\w.-]*\w")),
+    ("hostname", re.compile(r"\b(?:[a-z0-9-]+\.)+(?:internal|local|lan|corp|zone|com|net|"
+                            r"org|io|dev|cloud)\b")),
+    ("port", re.compile(r"(?:(?<=[a-z]:)|(?<=[:=] )|(?<=port )|(?<=port: ))\d{4,5}(?![\w.])")),
+)
+CANDIDATE_COLUMNS = ("token", "class", "first_turn", "count", "context")
+
+
+def candidates(transcript: Transcript, context_chars: int = 60) -> list[dict[str, Any]]:
+    """The identifier-shaped tokens of the main thread: for each its proposed class, the
+    turn it first occurs in, how often it occurs, and a snippet around its first
+    occurrence; in order of first occurrence."""
+    found: dict[str, dict[str, Any]] = {}
+    for turn, text in enumerate(turns(transcript)):
+        taken: list[tuple[int, int]] = []
+        for cls, pat in CANDIDATE_CLASSES:
+            for m in pat.finditer(text):
+                if any(a < m.end() and m.start() < b for a, b in taken):
+                    continue  # inside a token a more specific class already took
+                token = m.group(0)
+                taken.append((m.start(), m.end()))
+                if token not in found:
+                    a, b = max(0, m.start() - context_chars), m.end() + context_chars
+                    snippet = " ".join(text[a:b].split())
+                    found[token] = {"token": token, "class": cls, "first_turn": turn,
+                                    "count": 0, "context": snippet}
+    whole = "\n".join(turns(transcript))
+    for row in found.values():
+        row["count"] = len(whole_token_pattern(row["token"]).findall(whole))
+    return [r for r in found.values() if r["count"]]
+
+
+def candidates_markdown(rows: list[dict[str, Any]], name: str, transcript: str) -> str:
+    lines = [f"# Candidate facts in session `{name}`", "",
+             f"Identifier-shaped tokens of the main thread of `{transcript}`, in order of "
+             "first occurrence. Pick the ones your agent must not lose and write them into "
+             "the facts file (`label`: what the recall turn asks for; `value`: the token as "
+             "written; `class`: optional). No model was used.", "",
+             "| token | class | first turn | count | context |", "|---|---|---|---|---|"]
+    for r in rows:
+        ctx = r["context"].replace("|", "\\|")
+        lines.append(f"| `{r['token']}` | {r['class']} | {r['first_turn']} | {r['count']} | "
+                     f"{ctx} |")
+    return "\n".join(lines) + "\n"
+
+
+def candidates_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
+    """Rule candidates: results/sessions/<scenario>/candidates.tsv and .md."""
+    from ..io import write_text, write_tsv
+
+    spec = params.scenario
+    tr = read_transcript(check_path(input.transcript, f"config.scenarios.{params.name}"
+                                    ".transcript"), spec.get("format"),
+                         bool(spec.get("include_thinking")))
+    rows = candidates(tr)
+    write_tsv(rows, CANDIDATE_COLUMNS, output.tsv)
+    write_text(candidates_markdown(rows, params.name, input.transcript), output.md)
+    log.info("%s: %d candidate tokens", params.name, len(rows))
+    return rows
