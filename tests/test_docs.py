@@ -24,7 +24,7 @@ from .conftest import ROOT
 from .support.paper_package import paper_package_dir
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "config/README.md"]
-FENCE = re.compile(r"^```(?:sh|bash)\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^[ \t]*```(?:sh|bash)\n(.*?)^[ \t]*```", re.S | re.M)
 README_LIMIT = 12 * 1024 + 512  # issue 27: "at most about 12 KB"
 
 

@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from foldstudy.release.lock import check_lock, private_inputs
-from foldstudy.release.package import scan_session_pages
+from foldstudy.release.package import (
+    SessionsUnpublished,
+    check_sessions_publishable,
+    scan_session_pages,
+)
 from foldstudy.release.scan import ReleaseRefused
 
 DATA = Path(__file__).parent / "data" / "sessions"
@@ -51,3 +55,17 @@ def test_a_credential_in_a_session_sweeps_pages_refuses_the_release(tmp_path):
     assert "/home/dev/atlas" not in said  # the user's own paths are their data, not a leak
     page.write_text("<p>/home/dev/atlas</p>\n")
     scan_session_pages(cfg, str(fixtures))  # clean: nothing raised
+
+
+def test_a_study_folding_your_sessions_is_released_only_when_the_config_says_so(tmp_path):
+    """DESIGN §3: "A transcript is a private input: pinned by the lock, never in a
+    release". The package leaves the transcript and its chunks out, yet its carries and
+    answers quote the session: without `release.publish_sessions` the release is refused
+    in one line naming the sweep and the key, and a synthetic study is never asked."""
+    cfg = study_config(tmp_path / "atlas.jsonl")
+    with pytest.raises(SessionsUnpublished, match="release.publish_sessions") as e:
+        check_sessions_publishable(cfg)
+    assert "\n" not in str(e.value) and "mine" in str(e.value)
+    check_sessions_publishable({**cfg, "release": {"publish_sessions": True}})
+    synthetic = {"sweeps": {"main": {"scenario": "distributed"}}}
+    check_sessions_publishable(synthetic)

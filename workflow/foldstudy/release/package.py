@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..credentials import KEY_PATTERNS
+from ..errors import StudyError
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..io import load_yaml, read_json, write_yaml
@@ -97,6 +98,7 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     # The config first: a local path or a secret in it is named by the scanner, by key
     # and line, rather than hidden behind the lock's digest of the config.
     scan_config(config, ev, fixtures, project_root)
+    check_sessions_publishable(config)
     scan_session_pages(config, fixtures)
     if verify is not None:
         verify_study(evidence_dir, numbers, lock, config=config, **verify)
@@ -168,13 +170,34 @@ def scan_config(config: dict[str, Any], evidence_dir: Path, fixtures: str | None
         raise ReleaseRefused(findings)
 
 
+class SessionsUnpublished(StudyError, RuntimeError):
+    """A release of a study that folds the user's own sessions, not opted into."""
+
+
+def own_session_sweeps(config: dict[str, Any]) -> list[str]:
+    """The sweeps that fold one of the user's own sessions (config `scenarios`)."""
+    own = set(config.get("scenarios") or {})
+    return [s for s, sw in config.get("sweeps", {}).items() if sw.get("scenario") in own]
+
+
+def check_sessions_publishable(config: dict[str, Any]) -> None:
+    """A transcript is a private input (DESIGN §3): the package leaves it and its chunks
+    out, but its folds.csv carries and its rows' answers quote the session's text, so a
+    study folding the user's own sessions is released only when the config says so."""
+    sweeps = own_session_sweeps(config)
+    if sweeps and not (config.get("release") or {}).get("publish_sessions"):
+        raise SessionsUnpublished(
+            f"release refused: sweep(s) {', '.join(sweeps)} fold your own session(s), and "
+            "the package's carries (evidence/folds.csv) and answers (rows.csv) quote their "
+            "text; set release.publish_sessions: true in the study config to publish them")
+
+
 def scan_session_pages(config: dict[str, Any], fixtures: str | None) -> None:
     """A sweep on the user's own session (issue 25) puts transcript text into its fixture,
     fold viewer and comparison pages: none of them is released, but a credential there is
     refused before a release, by file and line, never echoed (its paths and hosts are the
     user's own data, so only credentials are looked for)."""
-    own = set(config.get("scenarios") or {})
-    sweeps = [s for s, sw in config.get("sweeps", {}).items() if sw.get("scenario") in own]
+    sweeps = own_session_sweeps(config)
     if not sweeps or not fixtures:
         return
     results = Path(fixtures).parent
