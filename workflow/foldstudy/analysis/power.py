@@ -32,7 +32,14 @@ from scipy import stats as sps
 from ..errors import StudyError
 from ..evidence.load import load_evidence
 from ..io import read_json, write_text, write_tsv
-from ..run.audit import forbidden, model_prices, plan_sizes, probe_records, run_usd
+from ..run.audit import (
+    forbidden,
+    model_prices,
+    plan_inputs,
+    plan_sizes,
+    probe_records,
+    run_usd,
+)
 from ..study.spec import Arm
 from . import stats
 from .analysis import Analysis
@@ -210,8 +217,7 @@ def write_power(prompts: dict[str, str], fixture_paths: dict[str, str],
 
 def power_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
     """Rule power: results/audit/power.tsv and power.md."""
-    prompts = {k: input[k] for k in ("fold_user", "recall_system", "recall_user")}
-    fixtures = {k[len("fixture_"):]: v for k, v in input.items() if k.startswith("fixture_")}
+    prompts, fixtures = plan_inputs(input)
     return write_power(prompts, fixtures, params.sweeps, params.arms, params.backends,
                        params.probe_dir, params.recall_max_tokens, params.power,
                        params.compare_pairs, Analysis.load(input.analysis, input.arms_yaml),

@@ -234,10 +234,17 @@ def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
     return rows
 
 
-def audit_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
-    """Rule audit: results/audit/plan.tsv."""
+def plan_inputs(input: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """(prompts, sweep -> fixture) from the inputs of a rule that plans before any call
+    (audit, power): the prompts a call is priced from, and each sweep's fixture."""
     prompts = {k: input[k] for k in ("fold_user", "recall_system", "recall_user")}
     fixtures = {k[len("fixture_"):]: v for k, v in input.items() if k.startswith("fixture_")}
+    return prompts, fixtures
+
+
+def audit_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
+    """Rule audit: results/audit/plan.tsv."""
+    prompts, fixtures = plan_inputs(input)
     return write_plan(prompts, fixtures, params.runs, params.arms, params.backends,
                       params.probe_dir, params.recall_max_tokens, output.plan,
                       params.budget_usd, params.ledger)
