@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -206,6 +207,21 @@ def test_each_table_is_bound_to_its_builder_by_name():
         _bind((*TABLES, TableEntry("new-one", "A new table")), BUILDERS)
     with pytest.raises(LookupError, match="builder t_ladder has no entry"):
         _bind(tuple(e for e in TABLES if e.name != "ladder"), BUILDERS)
+
+
+def test_the_builders_live_in_their_sections_modules():
+    """Issue 27 §3: report/tables/ is a module per section of the paper; every builder
+    sits in one (never in the package's __init__ or its shared helpers), every section
+    module holds a builder, and none grows past about 300 lines."""
+    import foldstudy.report.tables as T
+
+    package = Path(T.__file__).parent
+    homes = {make.__module__ for _, make in T.BOUND}
+    sections = {f"{T.__name__}.{p.stem}" for p in package.glob("*.py")
+                if p.stem not in ("__init__", "common")}
+    assert homes == sections
+    for p in package.glob("*.py"):
+        assert len(p.read_text(encoding="utf-8").splitlines()) <= 300, p
 
 
 def test_a_table_declared_twice_or_reading_an_unknown_analysis_fails():

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from foldstudy.backends.embedded import GGUFTokenizer, packaged_weights
-from foldstudy.report.tables import t_chars_per_token
+from foldstudy.report.tables.probe import t_chars_per_token
 from foldstudy.run.tokens import PROSE, class_texts, measure, token_classes
 from foldstudy.study.spec import Fact, Fixture
 

@@ -1,6 +1,6 @@
 # Tables (DESIGN §6): every table of the paper in Markdown, LaTeX and CSV. The target
 # results/tables also brings the figures, so one command rebuilds everything a reader sees.
-# Logic: foldstudy/report/tables.py.
+# Logic: foldstudy/report/tables/ (one module per section of the paper).
 
 
 rule tables:

@@ -2,7 +2,7 @@
 
 The rows, their checks, the plan, the rows the one validity rule admitted, the study
 config's scopes and, for the tables, numbers.json. A reader (a section of numbers.py, a
-table of report/tables.py) declares the analyses it reads; `reading` gives it a view that
+table of report/tables/) declares the analyses it reads; `reading` gives it a view that
 refuses any other, so the analyses a config may name (study/scopes.py) are exactly those
 some reader declares, and a declaration cannot fall behind the code.
 """

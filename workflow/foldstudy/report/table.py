@@ -1,6 +1,6 @@
 """The table model: columns, cells and their formats, and the rendering of a table.
 
-A builder (report/tables.py, report/trace.py) says what a table holds as a `Body`: its
+A builder (report/tables/, report/trace.py) says what a table holds as a `Body`: its
 caption, columns, rows and notes. A `Table` is a body with its name and title, and is
 written three ways by jinja2 templates (resources/templates/table.{md,tex}.j2) and pandas
 (CSV). An empty cell says why it is empty ("— (not run)"), never 0; in the CSV it is an

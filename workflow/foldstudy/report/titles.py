@@ -2,9 +2,10 @@
 
 Each table is declared once, here: its name, its title, its place (this list's order is
 the reading order of results/tables/ and of the report), what its builder reads, and the
-analyses (study/scopes.py) whose scopes it reads. Its builder, in report/tables.py, is the
-function `t_<name>` (dashes as underscores), bound by that name at import: a table with no
-builder, or a builder with no entry, fails there.
+analyses (study/scopes.py) whose scopes it reads. Its builder, in the module of
+report/tables/ for its section of the paper, is the function `t_<name>` (dashes as
+underscores), bound by that name at import: a table with no builder, or a builder with no
+entry, fails there.
 
 Kept free of heavy imports so the Snakefile can read it at DAG time (the report's
 captions name each table by its title) without loading pandas or matplotlib. A title
@@ -46,7 +47,7 @@ class TableEntry:
 
     @property
     def builder(self) -> str:
-        """The name of its builder in report/tables.py."""
+        """The name of its builder in report/tables/."""
         return "t_" + self.name.replace("-", "_")
 
 
