@@ -1,4 +1,4 @@
-"""The workflow on a real SLURM cluster through profiles/slurm (README "On a cluster").
+"""The workflow on a real SLURM cluster through profiles/slurm (docs/cluster.md).
 
 A single-node SLURM (munged, slurmctld, slurmd on 127.0.0.1; tests/support/slurm_cluster.py) runs
 the tiny study in replay mode from the response store of the session's local run
@@ -29,7 +29,7 @@ from .support.slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster, mi
 
 pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
 
-# The README's commands, word for word (test_readme_names_these_commands).
+# The commands of docs/cluster.md, word for word (test_the_cluster_page_names_these_commands).
 COMMAND = ".venv/bin/snakemake --profile profiles/slurm --workflow-profile none results/tables"
 REPLAY = f"{COMMAND} --config replay=True"
 # What the replay must reproduce byte for byte.
@@ -100,9 +100,10 @@ def assert_same_bytes(local: Path, work: Path) -> None:
         assert (work / name).read_bytes() == (local / name).read_bytes(), name
 
 
-def test_readme_names_these_commands():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert COMMAND in readme and REPLAY in readme
+def test_the_cluster_page_names_these_commands():
+    """docs/cluster.md (linked from the README) shows the commands this file runs."""
+    page = (ROOT / "docs/cluster.md").read_text(encoding="utf-8")
+    assert COMMAND in page and REPLAY in page
 
 
 def test_replay_through_slurm_reproduces_the_local_run(slurm_available, cluster, tiny_study,
