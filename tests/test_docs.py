@@ -76,6 +76,7 @@ def scratch(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("docs")
     for name in ("config", "profiles", "resources", "workflow", "bench", "tests"):
         (work / name).symlink_to(ROOT / name)
+    (work / "results/store").mkdir(parents=True)  # a reviewer's replay: the store copied in
     package = work / "package"
     paper_package_dir(package / "evidence")
     shutil.copy(ROOT / "config/study-paper.yaml", package / "config.yaml")

@@ -85,6 +85,9 @@ def test_killed_run_resumes_from_the_store_and_replay_reproduces_it(tmp_path):
 
 
 def test_replay_miss_fails_naming_the_request(tmp_path):
+    # An empty store: the replay starts (a missing one is refused before any job) and its
+    # first call misses.
+    (tmp_path / "results/store").mkdir(parents=True)
     p = subprocess.run(cmd(tmp_path, "-c1", "results/runs/tiny/smollm2-135m/r0/q.json",
                            "--config", "replay=True"), capture_output=True, text=True,
                        timeout=600)

@@ -21,6 +21,8 @@ rule release_package:
         schema=os.path.relpath(ROOT / "config/schema/config.schema.yaml"),
         # the workflow definition the package carries: an edit to it is a new release
         workflow=[os.path.relpath(p) for p in workflow_sources(ROOT).values()],
+        # its root is where the package's workflow files are read from
+        snakefile=os.path.relpath(ROOT / "Snakefile"),
     output:
         package=directory("results/release/{name}"),
         tarball="results/release/{name}.tar.gz",
@@ -34,7 +36,6 @@ rule release_package:
         figures="results/figures",
         fixtures=None if EVIDENCE_MODE else "results/fixtures",
         config=STUDY.config,
-        workflow_root=os.path.relpath(ROOT),
         verify={
             "claims_path": CLAIMS,
             "report_out": "results/verify/report.md",

@@ -259,4 +259,4 @@ def release_stage(input: Any, output: Any, params: Any) -> None:
                  input.tables, params.figures, params.fixtures, PROJECT_ROOT,
                  output.package, output.tarball, input.readme,
                  verify={**params.verify, "analysis": input.analysis},
-                 workflow_root=params.workflow_root, schema=load_yaml(input.schema))
+                 workflow_root=Path(input.snakefile).parent, schema=load_yaml(input.schema))
