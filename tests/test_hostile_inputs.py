@@ -38,6 +38,7 @@ from .test_bad_inputs import (  # noqa: F401
     _valid_line,
     assert_evidence_refused,
     package,
+    set_cell,
     snakemake,
 )
 
@@ -243,14 +244,6 @@ def test_viewer_pages_are_placed_by_the_config_not_the_record(tmp_path):
 
 # ------------------------------------------------------------- evidence packages
 
-def _cell(column: str, value: str):
-    def edit(d: Path) -> None:
-        rows, _ = _frames(d)
-        rows.loc[_valid_line(rows), column] = value
-        _save(d, rows)
-    return edit
-
-
 def _duplicate_header(d: Path) -> None:
     lines = (d / "rows.csv").read_text().split("\n")
     lines[0] = lines[0].replace("folds_clipped", "fill")
@@ -265,7 +258,7 @@ def _fill_off(d: Path) -> None:
 
 
 def _valid_with_catchup(d: Path) -> None:
-    _cell("catchup_fired", "true")(d)
+    set_cell("catchup_fired", "true")(d)
 
 
 def _carrier_off(d: Path) -> None:
@@ -336,13 +329,13 @@ def _one_sweep(rows):
 
 
 EVIDENCE_CASES = [
-    ("inf where a count is meant", _cell("prompt_tokens", "inf"),
+    ("inf where a count is meant", set_cell("prompt_tokens", "inf"),
      ["rows.csv: column prompt_tokens is malformed: inf on line", "not a finite number"]),
-    ("1e308 tokens", _cell("completion_tokens", "1e308"),
+    ("1e308 tokens", set_cell("completion_tokens", "1e308"),
      ["rows.csv: column completion_tokens is malformed: 1e+308", "beyond any count"]),
-    ("inf carried_chars", _cell("carried_chars", "inf"),
+    ("inf carried_chars", set_cell("carried_chars", "inf"),
      ["rows.csv: column carried_chars is malformed: inf"]),
-    ("repeat 1.5", _cell("repeat", "1.5"),
+    ("repeat 1.5", set_cell("repeat", "1.5"),
      ["rows.csv: column repeat is malformed: 1.5 on line", "not a whole number"]),
     ("a header naming one column twice", _duplicate_header,
      ["rows.csv: the header on line 1 names column fill twice"]),

@@ -37,6 +37,7 @@ from .test_bad_inputs import (  # noqa: F401
     _valid_line,
     assert_evidence_refused,
     package,
+    set_cell,
     snakemake,
 )
 from .test_verify import study, verify  # noqa: F401 - the locked study fixture
@@ -205,28 +206,20 @@ def _checks_cell(column: str, value: str):
     return edit
 
 
-def _rows_cell(column: str, value: str):
-    def edit(d: Path) -> None:
-        rows, _ = _frames(d)
-        rows.loc[_valid_line(rows), column] = value
-        _save(d, rows)
-    return edit
-
-
 EVIDENCE_CASES = [
-    ("a 120,000-character model name", _rows_cell("model", "m" * 120_000),
+    ("a 120,000-character model name", set_cell("model", "m" * 120_000),
      ["rows.csv: column model is malformed: line", "holds a name of 120,000 characters; a "
       "model is at most 100"]),
-    ("a right-to-left override in a model name", _rows_cell("model", "qwen\u202eevil"),
+    ("a right-to-left override in a model name", set_cell("model", "qwen\u202eevil"),
      ["rows.csv: column model is malformed: line", "invisible character U+202E"]),
     ("a zero-width space in a label", _checks_cell("label", "primary\u200bingress port"),
      ["checks.csv: column label is malformed: line 2 holds the invisible character U+200B"]),
-    ("a NUL in an answer", _rows_cell("answer", "port 8443\x00"),
+    ("a NUL in an answer", set_cell("answer", "port 8443\x00"),
      ["rows.csv: column answer is malformed", "U+0000"]),
     ("a formula as a model name", _model_cell('=HYPERLINK("http://x.example","y")'),
      ["rows.csv: column model is malformed: '=HYPERLINK(", "begins with '='",
       "spreadsheet formula"]),
-    ("a formula in served_by", _rows_cell("served_by", "@SUM(1+1)"),
+    ("a formula in served_by", set_cell("served_by", "@SUM(1+1)"),
      ["rows.csv: column served_by is malformed: '@SUM(1+1)'"]),
 ]
 
@@ -241,7 +234,7 @@ def test_hostile_text_in_evidence_is_refused_by_file_column_and_line(
 def test_an_answer_in_another_script_still_loads(tmp_path, package):  # noqa: F811
     d = tmp_path / "evidence"
     shutil.copytree(package, d)
-    _rows_cell("answer", "- порт: 8443 \u200f(RLM kept)")(d)
+    set_cell("answer", "- порт: 8443 \u200f(RLM kept)")(d)
     from foldstudy.analysis.analysis import Analysis
 
     an = Analysis.load()
@@ -418,7 +411,7 @@ def test_snakemake_refuses_an_alias_bomb_config_in_one_line(tmp_path):
 def test_snakemake_refuses_an_impossible_package_before_any_job_naming_it(tmp_path, package):  # noqa: F811
     bad = tmp_path / "bad"
     shutil.copytree(package, bad)
-    _rows_cell("model", "qwen\u202eevil")(bad)
+    set_cell("model", "qwen\u202eevil")(bad)
     work = tmp_path / "work"
     work.mkdir()
     p = snakemake(work, "-c1", "results/tables", "--config", f"evidence={bad}")
