@@ -171,7 +171,7 @@ def test_both_formats_plant_every_fact_in_the_same_fold():
 
 @pytest.mark.parametrize(("value", "says"), [
     ("kid-77ac1e-sorel", "only on a side branch"),
-    ("/opt/sidecar/only.lock", "only on a side branch"),
+    ("/opt/sidecar/only.lock", "only in a subagent's own thread"),
     ("TN-KORVAX", "only in the compaction summary"),
     ("4721", "only inside a longer token"),
     ("nowhere-0x1f", "never occurs in the main thread as a whole token"),
