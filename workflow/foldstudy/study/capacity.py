@@ -142,7 +142,7 @@ def context_problems(arms: dict[str, Arm], chunk_chars: list[int],
             continue
         room = ctx - fixed
         fit = (f"no number of folds fits: the fold prompt, carry and output budget alone "
-               f"need ~{fixed:,}" if room <= 0 else
+               f"need ~{fixed:,} tokens" if room <= 0 else
                f"folds: {math.ceil(sum(chunk_chars) / (room * chars_per_token))} or more "
                f"would fit (chunks of at most ~{room:,} tokens)")
         out.append(f"{where}: the largest chunk (~{chunk_tokens:,} tokens, {max(chunk_chars):,} "
