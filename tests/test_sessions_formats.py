@@ -8,7 +8,6 @@ partial.claude-code.jsonl and new-root.claude-code.jsonl. No model, no workflow.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,8 @@ from foldstudy.study.sessions import (
 )
 from foldstudy.study.transcripts import SessionError, read_transcript
 
+from .test_sessions import records, write
+
 DATA = Path(__file__).parent / "data" / "sessions"
 HARBOR = {fmt: DATA / f"harbor.{fmt}.{'json' if fmt == 'gemini' else 'jsonl'}"
           for fmt in ("claude-code", "codex", "gemini", "messages")}
@@ -33,23 +34,6 @@ PARTIAL = DATA / "partial.claude-code.jsonl"
 NEW_ROOT = DATA / "new-root.claude-code.jsonl"
 FACTS = DATA / "harbor-facts.yaml"
 PORT_ONLY_IN_THE_FIRST_PARALLEL_RESULT = "51873"
-
-
-def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def write(tmp_path: Path, name: str, recs: list) -> Path:
-    p = tmp_path / name
-    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs),
-                 encoding="utf-8")
-    return p
-
-
-def facts(tmp_path: Path, value: str) -> Path:
-    p = tmp_path / "f.yaml"
-    p.write_text(f"facts:\n  - {{label: the thing, value: '{value}'}}\n", encoding="utf-8")
-    return p
 
 
 @pytest.mark.parametrize("fmt", sorted(HARBOR))
@@ -115,19 +99,6 @@ def test_a_task_subagent_stays_out_and_the_parent_sees_its_result():
     assert "/opt/harbor/agent-only.lock" not in text
     assert any("/opt/harbor/agent-only.lock" in t for t in tr.subagent)
     assert "Pushes fail with 413" in text  # the Task tool's result, on the main thread
-
-
-@pytest.mark.parametrize(("value", "says"), [
-    ("kid-5e2b9c-larch", "only on a side branch (an abandoned fork)"),
-    ("/opt/harbor/agent-only.lock", "only in a subagent's own thread"),
-    ("TN-VESPER", "only in the compaction summary"),
-])
-def test_a_value_off_the_main_thread_is_refused_saying_which_kind_of_place(tmp_path, value,
-                                                                          says):
-    with pytest.raises(SessionError) as e:
-        build_session_fixture(SessionSpec("harbor", str(CC), str(facts(tmp_path, value))),
-                              1, "t")
-    assert says in str(e.value) and "the thing" in str(e.value)
 
 
 def test_the_compaction_is_stitched_and_its_summary_is_the_baseline():

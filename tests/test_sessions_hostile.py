@@ -13,15 +13,13 @@ import pytest
 from foldstudy.study.sessions import read_facts
 from foldstudy.study.transcripts import SessionError, read_transcript
 
+from .test_sessions import records
+
 DATA = Path(__file__).parent / "data" / "sessions"
 CC = DATA / "harbor.claude-code.jsonl"
 MSG = DATA / "harbor.messages.jsonl"
 CODEX = DATA / "harbor.codex.jsonl"
 GEMINI = DATA / "harbor.gemini.json"
-
-
-def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def line_of(recs: list[dict], test) -> int:
