@@ -22,7 +22,7 @@ from foldstudy.study.sessions import (
     session_chunks,
     turns,
 )
-from foldstudy.study.transcripts import SessionError, read_transcript
+from foldstudy.study.transcripts import FORMATS, SessionError, read_transcript
 
 from .test_sessions import records, write
 
@@ -183,3 +183,16 @@ def test_chunks_of_the_new_samples_cut_at_message_boundaries():
     for p in HARBOR.values():
         chunks = session_chunks(read_transcript(p), 5)
         assert all(c.split("\n", 1)[1].startswith("[turn ") for c in chunks)
+
+
+def test_a_codex_compaction_without_a_message_takes_the_summary_from_its_history(tmp_path):
+    recs = records(HARBOR["codex"])
+    i = next(i for i, r in enumerate(recs) if r["type"] == "compacted")
+    recs[i]["payload"]["message"] = ""
+    tr = read_transcript(write(tmp_path, "c.jsonl", recs))
+    assert "TN-VESPER" in tr.compaction_summaries[0]
+
+
+def test_the_config_schema_offers_the_formats_the_reader_knows(config_schema):
+    entry = config_schema["properties"]["scenarios"]["additionalProperties"]["properties"]
+    assert [f for f in entry["format"]["enum"] if f] == list(FORMATS)

@@ -395,6 +395,15 @@ def _codex_item(path: Path, line: int, p: dict[str, Any], out: list[Message],
         left[kind] += 1  # ghost snapshots, web search calls: not what a fold reads
 
 
+def _replacement_summary(p: dict[str, Any], at: str) -> str:
+    """A `compacted` record without a message: the summary is the last message of the
+    history that replaced the old one (newer Codex versions)."""
+    items = [x for x in p.get("replacement_history") or []
+             if isinstance(x, dict) and x.get("type") == "message"]
+    return parts_text(items[-1].get("content"), at, "payload.replacement_history") if items \
+        else ""
+
+
 def read_codex(path: Path, records: list[Record], include_thinking: bool) -> Transcript:
     out: list[Message] = []
     summaries: list[str] = []
@@ -414,7 +423,7 @@ def read_codex(path: Path, records: list[Record], include_thinking: bool) -> Tra
                    "the CLI's compaction summary")
             expect(p.get("replacement_history"), (list, NULL), at,
                    "payload.replacement_history", "the history that replaced the old one")
-            summaries.append(p.get("message") or "")
+            summaries.append(p.get("message") or _replacement_summary(p, at))
         else:
             left[kind] += 1  # session_meta, turn_context; event_msg repeats the items
     return Transcript(str(path), "codex", tuple(out), tuple(summaries),
