@@ -68,15 +68,16 @@ class SessionSpec:
 
 
 def _value_nodes(path: Path) -> dict[int, yaml.Node]:
-    """facts[i] -> the YAML node of its value, for what the file says as written."""
+    """facts[i] -> the YAML node of its value, for what the file says as written (only
+    called on a file whose `facts:` was read as a list)."""
     doc = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    out: dict[int, yaml.Node] = {}
-    facts = next((v for k, v in getattr(doc, "value", []) if k.value == "facts"), None)
-    for i, item in enumerate(getattr(facts, "value", None) or []):
-        for k, v in item.value if isinstance(item, yaml.MappingNode) else []:
-            if k.value == "value":
-                out[i] = v
-    return out
+
+    def pairs(node: yaml.Node | None) -> list[tuple[yaml.Node, yaml.Node]]:
+        return node.value if isinstance(node, yaml.MappingNode) else []
+
+    facts = next((v for k, v in pairs(doc) if k.value == "facts"), None)
+    items = facts.value if isinstance(facts, yaml.SequenceNode) else []
+    return {i: v for i, item in enumerate(items) for k, v in pairs(item) if k.value == "value"}
 
 
 def _value_problem(value: Any, at: str, node: yaml.Node | None) -> str | None:
@@ -406,7 +407,7 @@ def read_note(tr: Transcript) -> list[str]:
 
 def candidates_markdown(rows: list[dict[str, Any]], name: str, transcript: str,
                         note: tuple[str, ...] | list[str] = ()) -> str:
-    lines = [f"# Candidate facts in session `{name}`", "", *note, "",
+    lines = [f"# Candidate facts in session `{name}`", "", *[x for n in note for x in (n, "")],
              f"Identifier-shaped tokens of the main thread of `{transcript}`, in order of "
              "first occurrence. Pick the ones your agent must not lose and write them into "
              "the facts file (`label`: what the recall turn asks for; `value`: the token as "

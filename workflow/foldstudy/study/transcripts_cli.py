@@ -226,11 +226,13 @@ def _second_root(path: Path, records: list[Record], by_uuid: dict[str, Record],
     since = max(new_roots, default=0)
     hanging = Counter(_root_of(r["uuid"], by_uuid) for line, r in records
                       if r.get("type") in CONVERSATION and not r.get("isSidechain")
-                      and r["uuid"] not in on and _first(by_uuid, r) and line > since)
+                      and not r.get("isCompactSummary") and r["uuid"] not in on
+                      and _first(by_uuid, r) and line > since)
     start = thread[0][0]
     for root, n in hanging.items():
         line, r = by_uuid[root]
-        if r.get("parentUuid") is None and root not in on and r.get("type") in CONVERSATION:
+        if (r.get("parentUuid") is None and root not in on
+                and r.get("subtype") != "compact_boundary"):
             raise SessionError(
                 f"{path}:{line}: a second root: this {r['type']} record's parentUuid is null "
                 f"and it is not on the main thread (followed back from line {thread[-1][0]}, "
