@@ -8,6 +8,7 @@ partial.claude-code.jsonl and new-root.claude-code.jsonl. No model, no workflow.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,16 @@ def test_a_codex_compaction_without_a_message_takes_the_summary_from_its_history
 def test_the_config_schema_offers_the_formats_the_reader_knows(config_schema):
     entry = config_schema["properties"]["scenarios"]["additionalProperties"]["properties"]
     assert [f for f in entry["format"]["enum"] if f] == list(FORMATS)
+
+
+def test_a_subagents_own_file_is_never_read_and_the_manifest_counts_it(tmp_path):
+    session = tmp_path / "3b8e41d2.jsonl"
+    session.write_text(CC.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "3b8e41d2/subagents").mkdir(parents=True)
+    (tmp_path / "3b8e41d2/subagents/agent-a3f9c1e.jsonl").write_text(json.dumps(
+        {"parentUuid": None, "isSidechain": True, "agentId": "a3f9c1e", "type": "assistant",
+         "uuid": "0f0e", "message": {"role": "assistant", "content": [
+             {"type": "text", "text": "sub-only /opt/harbor/agent-file.lock"}]}}) + "\n")
+    fx = build_session_fixture(SessionSpec("h", str(session), str(FACTS)), 1, "t")
+    assert fx.meta["session"]["subagent_files"] == 1
+    assert "agent-file.lock" not in "".join(fx.chunks)

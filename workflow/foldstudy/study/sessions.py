@@ -273,9 +273,18 @@ def session_meta(spec: SessionSpec, tr: Transcript, sha256: str) -> dict[str, An
     return {"format": tr.format, "transcript_sha256": sha256, "messages": len(tr.messages),
             "tool_results": tr.tool_results, "compactions": tr.compactions,
             "off_thread_records": len(tr.off_thread) + len(tr.subagent),
-            "left_out": dict(tr.left_out),
+            "left_out": dict(tr.left_out), "subagent_files": len(subagent_files(spec, tr)),
             "new_roots": [{"line": n, "note": NEW_ROOT_NOTE} for n in tr.new_roots],
             "include_thinking": spec.include_thinking}
+
+
+def subagent_files(spec: SessionSpec, tr: Transcript) -> list[Path]:
+    """Claude Code's subagents' own files beside a session (`<session>/subagents/
+    agent-<id>.jsonl`): never read (the main thread sees only the Task tool's result),
+    counted in the manifest."""
+    d = Path(spec.transcript).expanduser().with_suffix("") / "subagents"
+    return sorted(d.glob("agent-*.jsonl")) if tr.format == "claude-code" and d.is_dir() \
+        else []
 
 
 NEW_ROOT_NOTE = ("a compact_boundary whose logical parent is not in the file: the thread "
