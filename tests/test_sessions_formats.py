@@ -210,3 +210,11 @@ def test_a_subagents_own_file_is_never_read_and_the_manifest_counts_it(tmp_path)
     fx = build_session_fixture(SessionSpec("h", str(session), str(FACTS)), 1, "t")
     assert fx.meta["session"]["subagent_files"] == 1
     assert "agent-file.lock" not in "".join(fx.chunks)
+
+
+def test_a_json_key_makes_a_number_a_port_only_when_it_says_so(tmp_path):
+    out = '{"timeout": 30000, "listen_port": 47219, "retries": 52311}'
+    p = write(tmp_path, "j.jsonl", [{"role": "user", "content": "check the gateway"},
+                                    {"role": "tool", "content": out}])
+    rows = {r["token"]: r["class"] for r in candidates(read_transcript(p))}
+    assert rows == {"47219": "port"}
