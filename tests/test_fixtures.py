@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from foldstudy.study.fixtures import build_fixture, manifest
+from foldstudy.study.fixture_files import manifest
+from foldstudy.study.fixtures import build_fixture
 
 
 def make(scenario, seed, facts_spec, filler, grading, scale=0.03):

@@ -200,6 +200,20 @@ def _cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
     return out
 
 
+def module_imports() -> set[tuple[str, str]]:
+    """(importer, imported) of every import from one module of the package into another,
+    function-level ones included."""
+    out = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        me = _module(path)
+        out |= {(me, m) for m, _ in _imports(path) if m != me and m != "foldstudy"}
+    return out
+
+
+def package_modules() -> list[str]:
+    return sorted(_module(p) for p in PACKAGE.rglob("*.py"))
+
+
 def test_every_stage_package_and_top_module_has_a_layer():
     found = {p.name if p.is_dir() else p.stem for p in PACKAGE.iterdir()
              if (p.is_dir() and (p / "__init__.py").is_file())
@@ -211,6 +225,37 @@ def test_no_import_cycle_among_the_stage_packages():
     edges = {(_layer(a), _layer(b)) for a, b, _ in package_imports()
              if (a, b) not in ALLOWED_UPWARD}
     assert not _cycles(edges), f"import cycles among the layers: {_cycles(edges)}"
+
+
+def test_no_import_cycle_among_the_modules():
+    """Issue 34: study/fixtures.py and study/sessions.py imported each other (one import
+    hidden in a function, so nothing failed until the wrong one was imported first). A
+    cycle between two modules of one layer is one too: what both need goes below both."""
+    cycles = _cycles(module_imports())
+    assert not cycles, f"import cycles among the modules: {cycles}"
+
+
+# Each module imported first, with no foldstudy module loaded before it: a cycle that
+# only some import orders survive fails here, whichever module a rule's script names.
+FRESH_IMPORTS = """
+import importlib, sys, traceback
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m == "foldstudy" or m.startswith("foldstudy.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except Exception:
+        failed.append(name + ": " + traceback.format_exc().strip().splitlines()[-1])
+print("\\n".join(failed))
+sys.exit(1 if failed else 0)
+"""
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter():
+    p = subprocess.run([sys.executable, "-c", FRESH_IMPORTS, *package_modules()], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"modules that fail imported first:\n{p.stdout}{p.stderr}"
 
 
 def test_every_import_goes_down_the_layers():
@@ -243,3 +288,15 @@ def test_the_layer_check_sees_a_lazy_upward_import(tmp_path, monkeypatch):
     found = package_imports()
     assert ("foldstudy.evidence.load", "foldstudy.analysis.analysis", 2) in found
     assert _cycles({(_layer(a), _layer(b)) for a, b, _ in found}) == [["analysis", "evidence"]]
+
+
+def test_the_module_check_sees_a_lazy_cycle_inside_one_layer(tmp_path, monkeypatch):
+    """The check itself: two modules of one layer importing each other, one of them in a
+    function, as study/fixtures.py and study/sessions.py did, are named."""
+    src = tmp_path / "foldstudy"
+    (src / "study").mkdir(parents=True)
+    (src / "study/fixtures.py").write_text("def stage():\n    from .sessions import make\n")
+    (src / "study/sessions.py").write_text("from .fixtures import manifest\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", src)
+    assert _cycles(module_imports()) == [["foldstudy.study.fixtures",
+                                          "foldstudy.study.sessions"]]

@@ -169,18 +169,25 @@ def test_both_formats_plant_every_fact_in_the_same_fold():
         (f.label, f.chunk, f.offset) for f in b.facts]
 
 
-@pytest.mark.parametrize(("value", "says"), [
-    ("kid-77ac1e-sorel", "only on a side branch"),
-    ("/opt/sidecar/only.lock", "only on a side branch"),
-    ("TN-KORVAX", "only in the compaction summary"),
-    ("4721", "only inside a longer token"),
-    ("nowhere-0x1f", "never occurs in the main thread as a whole token"),
+HARBOR = DATA / "harbor.claude-code.jsonl"  # Claude Code 2.1: a Task subagent, a fork
+
+
+@pytest.mark.parametrize(("transcript", "value", "says"), [
+    (CC, "kid-77ac1e-sorel", "only on a side branch"),
+    (CC, "/opt/sidecar/only.lock", "only in a subagent's own thread"),  # isSidechain
+    (CC, "TN-KORVAX", "only in the compaction summary"),
+    (CC, "4721", "only inside a longer token"),
+    (CC, "nowhere-0x1f", "never occurs in the main thread as a whole token"),
+    (HARBOR, "kid-5e2b9c-larch", "only on a side branch (an abandoned fork)"),
+    (HARBOR, "/opt/harbor/agent-only.lock", "only in a subagent's own thread"),  # progress
+    (HARBOR, "TN-VESPER", "only in the compaction summary"),
 ])
-def test_a_value_not_on_the_main_thread_is_refused_saying_where_it_is(tmp_path, value, says):
+def test_a_value_not_on_the_main_thread_is_refused_saying_where_it_is(tmp_path, transcript,
+                                                                      value, says):
     facts = tmp_path / "f.yaml"
     facts.write_text(f"facts:\n  - {{label: the thing, value: '{value}'}}\n", encoding="utf-8")
     with pytest.raises(SessionError) as e:
-        build_session_fixture(SessionSpec("atlas", str(CC), str(facts)), 1, "t")
+        build_session_fixture(SessionSpec("s", str(transcript), str(facts)), 1, "t")
     assert says in str(e.value) and "the thing" in str(e.value)
 
 

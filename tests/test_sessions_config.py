@@ -4,6 +4,8 @@ session's own facts; `arms_file` arms checked by the paper's rules."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -67,6 +69,9 @@ def test_a_session_may_not_take_a_built_in_name(config_schema, resources):
     ({"format": "messages"}, "role None is not a chat role"),
     ({"facts": str(DATA / "missing.yaml")}, "does not exist"),
     ({"facts": None}, "needs a facts file"),
+    ({"transcript": "/dev/zero"}, "/dev/zero is a character device"),
+    ({"max_mb": 0.001}, "over the limit of 0.001 MB (max_mb)"),
+    ({"format": "codex"}, "payload is a JSON null, not object"),
 ])
 def test_each_bad_session_input_is_named_before_any_job(config_schema, resources, change,
                                                          says, tmp_path, monkeypatch):
@@ -156,3 +161,38 @@ def test_an_own_arm_may_not_take_a_paper_arms_id_or_a_missing_prompt(config_sche
     msg = problems(config(arms_file=str(p)), config_schema, resources)
     assert "arms.m: 'm' is one of the paper's arms" in msg
     assert "arms.mine.system_prompt:" in msg and "nope.md does not exist" in msg
+
+
+def long_session(tmp_path: Path, turns: int = 40) -> Path:
+    """A session of `turns` tool results of about a thousand characters each."""
+    lines = [{"role": "user", "content": "Scan the shard logs; the ingress port is 47213."}]
+    for i in range(turns):
+        lines += [{"role": "assistant", "content": f"Reading shard log {i}."},
+                  {"role": "tool", "content": "\n".join(
+                      f"shard {i:02d} line {j:02d}: served {i * j} requests in {j} ms"
+                      for j in range(24))}]
+    p = tmp_path / "long.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (tmp_path / "facts.yaml").write_text("facts:\n  - {label: the port, value: '47213'}\n",
+                                         encoding="utf-8")
+    return p
+
+
+def test_a_chunk_that_cannot_fit_a_folding_models_context_is_refused_before_any_job(
+        config_schema, resources, tmp_path):
+    """Issue 30: a chunk of ~26,000 tokens was accepted for a model of n_ctx 4096, and
+    only a fold would have found out. The refusal names the chunk's tokens, the model's
+    context and the `folds` that would fit; those folds pass the check."""
+    facts = str(tmp_path / "facts.yaml")
+    cfg = config({"transcript": str(long_session(tmp_path)), "folds": 2, "facts": facts})
+    cfg["models"]["s"]["n_ctx"] = 4096
+    msg = problems(cfg, config_schema, resources)
+    said = re.search(r"config\.sweeps\.mine \(scenario atlas, folds: 2\): the largest chunk "
+                     r"\(~([\d,]+) tokens, [\d,]+ characters\) .* over model s's context of "
+                     r"4,096 tokens; folds: (\d+) or more would fit", msg)
+    assert said, msg
+    assert int(said.group(1).replace(",", "")) > 4096
+    cfg = config({"transcript": str(long_session(tmp_path)), "folds": int(said.group(2)),
+                  "facts": facts})
+    cfg["models"]["s"]["n_ctx"] = 4096
+    assert load(cfg, config_schema, resources).sessions["atlas"]

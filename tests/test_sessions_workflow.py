@@ -104,29 +104,23 @@ def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path
     assert not (tmp_path / "results").exists()
 
 
-@pytest.mark.model
-def test_the_embedded_model_folds_a_sample_session_under_two_arms(tmp_path):
-    """The real model (SmolLM2-135M, no key, no network) on the sample Claude Code
-    session, three folds under j and m: the trace and the comparison page come out.
-    Three of the six facts, so the capacity chosen for them (and each fold) stays small."""
-    facts = tmp_path / "facts.yaml"
-    facts.write_text("facts:\n"
-                     "  - {label: the primary ingress port, value: '47213', class: port}\n"
-                     "  - {label: the release tag, value: v7.41.3-kestrel}\n"
-                     "  - {label: the department that owns the routes, "
-                     "value: Отдел Маршрутизации}\n", encoding="utf-8")
+def fold_with_the_embedded_model(tmp_path: Path, transcript: Path, facts: str,
+                                 cores: int) -> Path:
+    """The real model (SmolLM2-135M, no key, no network) folding a sample session in
+    three folds under j and m; the results directory, its trace and pages checked."""
+    (tmp_path / "facts.yaml").write_text(facts, encoding="utf-8")
     cfg = {"study": "own-session", "recall_max_tokens": 64,
            "models": {"smollm2-135m": {"backend": "embedded", "n_ctx": 4096, "threads": 2}},
-           "scenarios": {"atlas": {"transcript": str(DATA / "atlas.claude-code.jsonl"),
-                                   "facts": str(facts), "folds": 3}},
-           "sweeps": {"mine": {"scenario": "atlas", "models": ["smollm2-135m"],
+           "scenarios": {"mine": {"transcript": str(transcript),
+                                  "facts": str(tmp_path / "facts.yaml"), "folds": 3}},
+           "sweeps": {"mine": {"scenario": "mine", "models": ["smollm2-135m"],
                                "arms": ["j", "m"], "repeats": 1}},
            "compare_pairs": [["j", "m"]]}
     study = GatewayStudy(tmp_path, cfg, KEY)
     # alone a minute; a model process sharing the two cores slows it 10-40x
     p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
                         "--directory", str(tmp_path), "--configfile", str(study.configfile),
-                        "-c2", "results/evidence/trace.csv", "results/compare"],
+                        f"-c{cores}", "results/evidence/trace.csv", "results/compare"],
                        capture_output=True, text=True, timeout=2400, env=study.env)
     assert p.returncode == 0, p.stderr[-4000:]
     res = tmp_path / "results"
@@ -138,12 +132,42 @@ def test_the_embedded_model_folds_a_sample_session_under_two_arms(tmp_path):
     assert {t["fold"] for t in trace} == {"1", "2", "3"}
     planted = {f["label"]: f["chunk"] + 1 for f in fx["facts"]}
     assert all(int(t["planted_fold"]) == planted[t["label"]] for t in trace)
-    page = (res / "compare/mine/smollm2-135m/r0.html").read_text(encoding="utf-8")
-    assert "the primary ingress port" in page and "Отдел Маршрутизации" in page
     for arm in ("j", "m"):  # the model's own carries, fold by fold
         record = json.loads((res / f"runs/mine/smollm2-135m/r0/{arm}.json").read_text())
         assert record["status"] == "run" and len(record["folds"]) == 3
         assert all(isinstance(f["carry"], str) for f in record["folds"])
+    return res
+
+
+@pytest.mark.model
+def test_the_embedded_model_folds_a_sample_session_under_two_arms(tmp_path):
+    """The sample Claude Code session, three of its six facts (so the capacity chosen for
+    them, and each fold, stays small): the trace and the comparison page come out."""
+    res = fold_with_the_embedded_model(tmp_path, DATA / "atlas.claude-code.jsonl", (
+        "facts:\n"
+        "  - {label: the primary ingress port, value: '47213', class: port}\n"
+        "  - {label: the release tag, value: v7.41.3-kestrel}\n"
+        "  - {label: the department that owns the routes, value: Отдел Маршрутизации}\n"),
+        cores=2)
+    page = (res / "compare/mine/smollm2-135m/r0.html").read_text(encoding="utf-8")
+    assert "the primary ingress port" in page and "Отдел Маршрутизации" in page
+
+
+@pytest.mark.model
+def test_the_embedded_model_folds_the_codex_sample_under_j_and_m(tmp_path):
+    """Issue 30: a Codex CLI rollout folded end to end by the real model; its own
+    compaction (`compacted`) is the baseline beside the arms in the manifest."""
+    res = fold_with_the_embedded_model(tmp_path, DATA / "harbor.codex.jsonl", (
+        "facts:\n"
+        "  - {label: the upstream port of the mirror, value: '51873', class: port}\n"
+        "  - {label: the release tag, value: v3.18.2-moraine}\n"
+        "  - {label: the department that owns the mirror, value: Служба Причалов}\n"),
+        cores=1)
+    manifest = json.loads((res / "fixtures/mine/manifest.json").read_text())
+    assert manifest["session"]["format"] == "codex"
+    assert manifest["own_compaction"]["held"] == ["the upstream port of the mirror"]
+    page = (res / "compare/mine/smollm2-135m/r0.html").read_text(encoding="utf-8")
+    assert "the upstream port of the mirror" in page and "Служба Причалов" in page
 
 
 def test_the_commands_of_docs_own_sessions_plan(tmp_path):

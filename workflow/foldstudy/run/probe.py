@@ -37,6 +37,7 @@ from ..backends.ledger import job_ledger
 from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
 from ..io import canonical_json, read_json, write_json, write_tsv
+from ..study.capacity import required_context_tokens
 from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
@@ -99,15 +100,6 @@ def shapes_for(arms: list[Arm], prefix: str = "") -> list[Shape]:
                          max_tokens=first.fold_budget_tokens, schema=first.schema,
                          schema_name=f"arm_{first.arm}"))
     return out
-
-
-def required_context_tokens(chunk_chars: int, arms: list[Arm], chars_per_token: float) -> int:
-    """What the largest fold needs: system prompt + carried text + chunk + output budget."""
-    system = max(len(a.system_prompt) for a in arms) / chars_per_token
-    carry = max(a.carry_cap_tokens for a in arms)
-    budget = max(a.fold_budget_tokens for a in arms)
-    schema = max(len(json.dumps(a.schema)) if a.schema else 0 for a in arms) / chars_per_token
-    return int(chunk_chars / chars_per_token + system + schema + carry + budget + 256)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ compressing: a chunk under twice the fold budget could be carried whole.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -112,6 +113,43 @@ def chunk_problems(arms: dict[str, Arm], chunk_chars: list[int], where: str) -> 
             f"a chunk (~{chunk_tokens:,} tokens: chunks of {sizes} characters); the fold "
             "barely needs to compress. Raise scale for a larger session"
             for a in arms.values() if 2 * a.fold_budget_tokens > chunk_tokens]
+
+
+def required_context_tokens(chunk_chars: int, arms: list[Arm], chars_per_token: float) -> int:
+    """What the largest fold needs: system prompt + carried text + chunk + output budget."""
+    system = max(len(a.system_prompt) for a in arms) / chars_per_token
+    carry = max(a.carry_cap_tokens for a in arms)
+    budget = max(a.fold_budget_tokens for a in arms)
+    schema = max(len(json.dumps(a.schema)) if a.schema else 0 for a in arms) / chars_per_token
+    return int(chunk_chars / chars_per_token + system + schema + carry + budget + 256)
+
+
+
+def context_problems(arms: dict[str, Arm], chunk_chars: list[int],
+                     contexts: dict[str, int | None], where: str, chars_per_token: float
+                     ) -> list[str]:
+    """Every model whose context cannot hold a fold of the largest chunk: the chunk, the
+    fold prompt (system prompt and schema), the largest carry and the output budget
+    (paper §3.1: "Each fold receives the previous running summary and one chunk").
+    contexts: model -> its configured context in tokens (None: known only to its probe)."""
+    arm_list = list(arms.values())
+    need = required_context_tokens(max(chunk_chars), arm_list, chars_per_token)
+    fixed = required_context_tokens(0, arm_list, chars_per_token)
+    chunk_tokens = int(max(chunk_chars) / chars_per_token)
+    out = []
+    for model, ctx in contexts.items():
+        if ctx is None or need <= ctx:
+            continue
+        room = ctx - fixed
+        fit = (f"no number of folds fits: the fold prompt, carry and output budget alone "
+               f"need ~{fixed:,} tokens" if room <= 0 else
+               f"folds: {math.ceil(sum(chunk_chars) / (room * chars_per_token))} or more "
+               f"would fit (chunks of at most ~{room:,} tokens)")
+        out.append(f"{where}: the largest chunk (~{chunk_tokens:,} tokens, {max(chunk_chars):,} "
+                   f"characters) with the fold prompt, the largest carry and the output "
+                   f"budget needs ~{need:,} tokens, over model {model}'s context of {ctx:,} "
+                   f"tokens; {fit}, or give {model} a larger context")
+    return out
 
 
 def auto_capacity_scale(resolve: Any, arm_ids: list[str], loads: list[FactLoad],

@@ -627,8 +627,8 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
     Returns (scenario -> fixture, problems, warnings); a credential-shaped string in a
     transcript is a warning by file and line, never its value.
     """
-    from .sessions import SessionSpec, build_session_fixture, check_path, credential_lines
-    from .transcripts import SessionError, read_transcript
+    from .sessions import SessionSpec, build_session_fixture, credential_lines
+    from .transcripts import SessionError
 
     builtin = builtin_scenarios(schema)
     used = {sw["scenario"]: sw["seed"] for sw in cfg["sweeps"].values()}
@@ -647,9 +647,7 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
                 out[name] = fx
                 lines = [(c["line"], c["kind"]) for c in fx.meta["credential_lines"]]
             else:  # read, so a broken transcript is named before its candidates rule
-                tr = read_transcript(check_path(spec.transcript, f"{where}.transcript"),
-                                     spec.format, spec.include_thinking)
-                lines = credential_lines(tr)
+                lines = credential_lines(spec.read(where))
         except SessionError as e:
             problems.append(f"{where}: {e}")
             continue
@@ -657,6 +655,15 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
                      f"({kind}; not shown); it would reach the model in a chunk"
                      for n, kind in lines]
     return out, problems, warnings
+
+
+def _context(cfg: dict[str, Any], model: str) -> int | None:
+    """A model's context in tokens as its config sets it (None: its backend knows it only
+    once probed)."""
+    from ..backends.registry import backend_class
+
+    resolved = resolve_model_config(cfg["models"][model])
+    return backend_class(resolved["backend"]).config_context_length(resolved)
 
 
 def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path,
@@ -671,6 +678,7 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
     session scenarios, whose facts and chunks are the transcript's (`scale` does not
     apply to them)."""
     from . import capacity as cap
+    from .fixture_files import CHARS_PER_TOKEN
     from .fixtures import build_fixture, chunk_chars_at, graded_facts
 
     def read(name: str) -> Any:
@@ -729,6 +737,11 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
         problems += cap.capacity_problems(arms, {a: paper[a] for a in arms}, loads[name],
                                           where)
         warnings += cap.chunk_problems(arms, chunk_sizes(sw, arms), where)
+        if sw["scenario"] in sessions:
+            problems += cap.context_problems(
+                arms, chunk_sizes(sw, arms), {m: _context(cfg, m) for m in sw["models"]},
+                f"config.sweeps.{name} (scenario {sw['scenario']}, "
+                f"folds: {len(sessions[sw['scenario']].chunks)})", CHARS_PER_TOKEN)
     if problems:
         raise ConfigError(problems)
     return warnings

@@ -14,20 +14,13 @@ import string
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..io import load_yaml, write_json
+from ..io import load_yaml
+from .fixture_files import CHARS_PER_TOKEN, size_meta, write_fixture
+from .sessions import make_session_fixture
 from .spec import Fact, Fixture, SpecError
 
 log = logging.getLogger(__name__)
 
-# Characters a token is taken to be wherever fixture text is sized before any tokenizer
-# is loaded: the generator (a chunk of the paper's 30,000 tokens is 30,000 x scale x 3.0
-# characters), fixture.json's token estimates, the probe's required context and the
-# audit's plan.tsv. A sizing convention, not a measurement: SmolLM2's tokenizer counts
-# 2.4-2.6 characters a token on this identifier-dense text (capacity.TEXT_CHARS_PER_TOKEN
-# is that measurement; prose runs ~4), so these estimates run 13-20% under a model's count.
-# Kept apart from the measurement because either changed would change what is written:
-# fixture text, fixture.json, probe records, plan.tsv or the config check's messages.
-CHARS_PER_TOKEN = 3.0
 PAPER_SESSION_TOKENS = 150_000
 PAPER_CHUNK_TOKENS = 30_000
 
@@ -328,37 +321,9 @@ def _attempt(plan: _Plan, rng: random.Random) -> Fixture:
     meta = {
         "n_chunks": n_chunks,
         "chunk_chars_target": chunk_chars,
-        "chars_per_token_estimate": CHARS_PER_TOKEN,
-        "session_tokens_estimate": round(sum(len(c) for c in chunks) / CHARS_PER_TOKEN),
+        **size_meta(chunks),
     }
     return Fixture(scenario, seed, scale, tuple(chunks), tuple(resolved), meta)
-
-
-def manifest(fixture: Fixture) -> dict[str, Any]:
-    """Where every planted fact sits: the reviewer's map of the fixture."""
-    return {
-        "scenario": fixture.scenario,
-        "seed": fixture.seed,
-        "scale": fixture.scale,
-        **fixture.meta,
-        "chunk_chars": [len(c) for c in fixture.chunks],
-        "n_planted": len(fixture.facts),
-        "n_graded": len(fixture.graded),
-        "graded_chunks": sorted({f.chunk for f in fixture.graded}),
-        "facts": [
-            {
-                "fact_id": f.fact_id,
-                "fact_class": f.fact_class,
-                "graded": f.graded,
-                "label": f.label,
-                "value": f.value,
-                "segment": f.segment,
-                "chunk": f.chunk,
-                "offset": f.offset,
-            }
-            for f in fixture.facts
-        ],
-    }
 
 
 # -- the fixture job (I/O at the edge) -------------------------------------------------
@@ -374,9 +339,7 @@ def make_fixture(scenario: str, seed: int, scale: float, facts_yaml: str, filler
         # planted values avoid the grader's stock signature (paper §3.1: non-derivable)
         stock_ports={int(p) for p in load_yaml(grading_yaml)["stock_signature"]["ports"]},
     )
-    write_json(fx.to_dict(), fixture_out)
-    m = manifest(fx)
-    write_json(m, manifest_out)
+    m = write_fixture(fx, fixture_out, manifest_out)
     log.info("%s seed %d scale %g: %d chunks (%s chars), %d planted, %d graded in chunks %s",
              scenario, seed, scale, len(fx.chunks), m["chunk_chars"], m["n_planted"],
              m["n_graded"], m["graded_chunks"])
@@ -387,8 +350,6 @@ def fixture_stage(input: Any, output: Any, params: Any) -> Fixture:
     """Rule fixture: one sweep's fixture and manifest; a session sweep's from its
     transcript (study/sessions.py), a built-in one's generated."""
     if "session" in params.fx:
-        from .sessions import make_session_fixture
-
         spec = {**params.fx["session"], "transcript": input.transcript,
                 "facts": input.own_facts}
         return make_session_fixture(spec, params.fx["seed"], output.fixture, output.manifest)

@@ -21,12 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..credentials import KEY_PATTERNS
-from ..io import load_yaml, sha256_file, write_json
+from ..io import load_yaml, sha256_file
 from .boundary import has_whole_token, whole_token_pattern
-from .fixtures import CHARS_PER_TOKEN, manifest
+from .fixture_files import size_meta, write_fixture
 from .spec import Fact, Fixture
-from .transcripts import SessionError, Transcript, read_transcript, render_message
+from .transcript_base import DEFAULT_MAX_MB
+from .transcripts import SessionError, Transcript, check_file, read_transcript, render_message
 
 log = logging.getLogger(__name__)
 
@@ -50,41 +53,69 @@ class SessionSpec:
     format: str | None = None
     folds: int = 5
     include_thinking: bool = False
+    max_mb: float = DEFAULT_MAX_MB
 
     @classmethod
     def of(cls, name: str, entry: dict[str, Any]) -> SessionSpec:
         return cls(name, entry["transcript"], entry.get("facts"), entry.get("format"),
-                   int(entry.get("folds", 5)), bool(entry.get("include_thinking", False)))
+                   int(entry.get("folds", 5)), bool(entry.get("include_thinking", False)),
+                   float(entry.get("max_mb") or DEFAULT_MAX_MB))
+
+    def read(self, where: str) -> Transcript:
+        """The transcript, checked at the edge and read in its format."""
+        path = check_file(self.transcript, f"{where}.transcript", self.max_mb)
+        return read_transcript(path, self.format, self.include_thinking, self.max_mb)
 
 
-def check_path(path: str, where: str) -> Path:
-    """A transcript or facts path that can be read as a file: a directory, a symlink loop
-    or a missing file is refused by name (a path outside the checkout is allowed: a
-    session lives under ~/.claude)."""
-    p = Path(path).expanduser()
-    try:
-        p.resolve(strict=True)
-    except RuntimeError as e:  # Python < 3.13 raises this on a loop
-        raise SessionError(f"{where}: {path} is a symlink loop ({e}); name the file itself"
-                           ) from e
-    except OSError as e:
-        if "loop" in str(e).lower() or getattr(e, "errno", None) == 40:
-            raise SessionError(f"{where}: {path} is a symlink loop; name the file itself"
-                               ) from e
-        raise SessionError(f"{where}: {path} does not exist (a path relative to the "
-                           "directory snakemake runs in, or absolute)") from e
-    if p.is_dir():
-        raise SessionError(f"{where}: {path} is a directory; name the session's .jsonl file")
-    return p
+def _value_nodes(path: Path) -> dict[int, yaml.Node]:
+    """facts[i] -> the YAML node of its value, for what the file says as written (only
+    called on a file whose `facts:` was read as a list)."""
+    doc = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+
+    def pairs(node: yaml.Node | None) -> list[tuple[yaml.Node, yaml.Node]]:
+        return node.value if isinstance(node, yaml.MappingNode) else []
+
+    facts = next((v for k, v in pairs(doc) if k.value == "facts"), None)
+    items = facts.value if isinstance(facts, yaml.SequenceNode) else []
+    return {i: v for i, item in enumerate(items) for k, v in pairs(item) if k.value == "value"}
 
 
-def read_facts(path: str, where: str) -> list[OwnFact]:
-    """The facts file: `facts:` a list of {label, value, class}; labels and values unique."""
-    doc = load_yaml(check_path(path, where))
+def _value_problem(value: Any, at: str, node: yaml.Node | None) -> str | None:
+    """Why a fact's value cannot be planted as written, or None. Values are strings:
+    YAML 1.1 reads an unquoted 13:42 as the number 822, yes as true, 2026-11-28 as a
+    date; a `|` block ends in a newline; a one-character value matches "Step 7"."""
+    if not isinstance(value, str):
+        written = node.value if isinstance(node, yaml.ScalarNode) else str(value)
+        line = f" (line {node.start_mark.line + 1})" if node is not None else ""
+        return (f"{at}.value{line}: YAML reads {written} unquoted as the "
+                f"{_json_kind(value)} {value!r}; quote it to keep it as written: "
+                f"value: \"{written}\"")
+    if value != value.strip():
+        return (f"{at}.value: {value!r} has whitespace around it, which no answer repeats "
+                "(a `value: |` block ends in a newline); write it quoted, or with `|-`")
+    if len(value) < 2:
+        return (f"{at}.value: {value!r} is one character, which occurs as a token in "
+                "unrelated text (\"Step 7\"); give the whole identifier")
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, (bool, int, float)):
+        return "boolean" if isinstance(value, bool) else "number"
+    return "date" if hasattr(value, "isoformat") else type(value).__name__
+
+
+def read_facts(path: str, where: str, max_mb: float = DEFAULT_MAX_MB) -> list[OwnFact]:
+    """The facts file: `facts:` a list of {label, value, class}; labels and values unique,
+    each value a string as the session writes it, each label one line."""
+    p = check_file(path, where, max_mb)
+    doc = load_yaml(p)
     items = doc.get("facts") if isinstance(doc, dict) else None
     if not isinstance(items, list) or not items:
         raise SessionError(f"{path}: needs `facts:`, a list of {{label, value, class}} "
                            "(at least one)")
+    nodes = _value_nodes(p) if any(isinstance(f, dict) and not isinstance(f.get("value"), str)
+                                   for f in items) else {}
     out, problems = [], []
     for i, f in enumerate(items):
         at = f"{path}: facts[{i}]"
@@ -97,8 +128,14 @@ def read_facts(path: str, where: str) -> list[OwnFact]:
         if extra:
             problems.append(f"{at}: unknown key {', '.join(extra)} (allowed: label, value, "
                             "class)")
-        out.append(OwnFact(str(f["label"]).strip(), str(f["value"]),
-                           str(f.get("class") or "own")))
+        label = str(f["label"]).strip()
+        if "\n" in label:
+            problems.append(f"{at}.label: {label!r} holds a newline, which would make it two "
+                            "lines of the recall turn; write it on one line")
+        if why := _value_problem(f["value"], at, nodes.get(i)):
+            problems.append(why)
+            continue
+        out.append(OwnFact(label, f["value"], str(f.get("class") or "own")))
     for key in ("label", "value"):
         seen: dict[str, int] = {}
         for i, f in enumerate(out):
@@ -173,13 +210,17 @@ def session_chunks(transcript: Transcript, folds: int) -> list[str]:
 
 
 def _where_else(fact: OwnFact, transcript: Transcript) -> str:
-    """Where a value that is not on the main thread does occur, for the refusal."""
-    if any(has_whole_token(fact.value, t) for t in transcript.off_thread):
-        return " (only on a side branch, which is left out of the folds)"
-    if any(has_whole_token(fact.value, t) for t in transcript.compaction_summaries):
-        return " (only in the compaction summary, the tool's own carry, which is not folded)"
-    text = "\n".join(turns(transcript))
-    if fact.value in text:
+    """Which kind of place a value that is not on the main thread does occur in."""
+    places = ((transcript.off_thread, "only on a side branch (an abandoned fork), which is "
+               "left out of the folds"),
+              (transcript.subagent, "only in a subagent's own thread; the main thread sees "
+               "only the Task tool's result"),
+              (transcript.compaction_summaries, "only in the compaction summary, the "
+               "tool's own carry, which is not folded"))
+    for texts, says in places:
+        if any(has_whole_token(fact.value, t) for t in texts):
+            return f" ({says})"
+    if fact.value in "\n".join(turns(transcript)):
         return " (only inside a longer token; the grader needs it whole)"
     return ""
 
@@ -226,15 +267,38 @@ def baseline(facts: list[Fact], transcript: Transcript) -> dict[str, Any]:
             "held": [f.label for f in facts if has_whole_token(f.value, text)]}
 
 
+def session_meta(spec: SessionSpec, tr: Transcript, sha256: str) -> dict[str, Any]:
+    """What the manifest says of the session: its format, what was read, what was left
+    out by kind, and where the history before a compaction is unknown."""
+    return {"format": tr.format, "transcript_sha256": sha256, "messages": len(tr.messages),
+            "tool_results": tr.tool_results, "compactions": tr.compactions,
+            "off_thread_records": len(tr.off_thread) + len(tr.subagent),
+            "left_out": dict(tr.left_out), "subagent_files": len(subagent_files(spec, tr)),
+            "new_roots": [{"line": n, "note": NEW_ROOT_NOTE} for n in tr.new_roots],
+            "include_thinking": spec.include_thinking}
+
+
+def subagent_files(spec: SessionSpec, tr: Transcript) -> list[Path]:
+    """Claude Code's subagents' own files beside a session (`<session>/subagents/
+    agent-<id>.jsonl`): never read (the main thread sees only the Task tool's result),
+    counted in the manifest."""
+    d = Path(spec.transcript).expanduser().with_suffix("") / "subagents"
+    return sorted(d.glob("agent-*.jsonl")) if tr.format == "claude-code" and d.is_dir() \
+        else []
+
+
+NEW_ROOT_NOTE = ("a compact_boundary whose logical parent is not in the file: the thread "
+                 "starts again here and what came before it is unknown")
+
+
 def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
     """The fixture of a session scenario; every refusal named (SessionError)."""
-    path = check_path(spec.transcript, f"{where}.transcript")
-    tr = read_transcript(path, spec.format, spec.include_thinking)
+    tr = spec.read(where)
     if spec.facts is None:
         raise SessionError(f"{where}.facts: a sweep runs this scenario, so it needs a facts "
                            f"file (results/sessions/{spec.name}/candidates.md lists the "
                            "identifiers to pick from)")
-    facts_in = read_facts(spec.facts, f"{where}.facts")
+    facts_in = read_facts(spec.facts, f"{where}.facts", spec.max_mb)
     if len(tr.messages) < spec.folds:
         raise SessionError(f"{spec.transcript}: {len(tr.messages)} messages on the main "
                            f"thread, fewer than folds: {spec.folds}; lower `folds` or use a "
@@ -244,12 +308,8 @@ def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
     meta = {
         "n_chunks": spec.folds,
         "chunk_chars_target": sum(len(c) for c in chunks) // spec.folds,
-        "chars_per_token_estimate": CHARS_PER_TOKEN,
-        "session_tokens_estimate": round(sum(len(c) for c in chunks) / CHARS_PER_TOKEN),
-        "session": {"format": tr.format, "transcript_sha256": sha256_file(path),
-                    "messages": len(tr.messages), "compactions": tr.compactions,
-                    "off_thread_records": len(tr.off_thread),
-                    "include_thinking": spec.include_thinking},
+        **size_meta(chunks),
+        "session": session_meta(spec, tr, sha256_file(Path(spec.transcript).expanduser())),
         "own_compaction": baseline(facts, tr),
         "credential_lines": [{"line": n, "kind": k} for n, k in credential_lines(tr)],
     }
@@ -266,9 +326,9 @@ def make_session_fixture(spec: dict[str, Any], seed: int, fixture_out: str,
         log.warning("%s:%d: a credential-shaped string (%s; not shown): it reaches the model "
                     "in a chunk; remove it from the transcript", s.transcript, c["line"],
                     c["kind"])
-    write_json(fx.to_dict(), fixture_out)
-    m = manifest(fx)
-    write_json(m, manifest_out)
+    for n in fx.meta["session"]["new_roots"]:
+        log.warning("%s:%d: %s", s.transcript, n["line"], NEW_ROOT_NOTE)
+    m = write_fixture(fx, fixture_out, manifest_out)
     log.info("%s: %s, %d messages, %d chunks (%s chars), %d facts in chunks %s",
              s.name, fx.meta["session"]["format"], fx.meta["session"]["messages"],
              len(fx.chunks), m["chunk_chars"], m["n_graded"], m["graded_chunks"])
@@ -294,6 +354,27 @@ CANDIDATE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("port", re.compile(r"(?:(?<=[a-z]:)|(?<=[:=] )|(?<=port )|(?<=port: ))\d{4,5}(?![\w.])")),
 )
 CANDIDATE_COLUMNS = ("token", "class", "first_turn", "count", "context")
+# A number after `key: ` or `key = ` is a port only when the key says so (a JSON
+# "timeout": 30000 is not one), or when the key is a host (gw.internal:47213).
+PORT_KEY = re.compile(r"port|listen|bind", re.IGNORECASE)
+_KEY_BEFORE = re.compile(r"([\w.-]+)[\"']?\s*[:=]\s?$")
+
+
+def _fits(cls: str, text: str, m: re.Match[str]) -> bool:
+    """Whether the token's context agrees with the class its shape proposes: a port by
+    its key, a handle not in a decorator's or attribute's place (`@moduledoc`, `@dataclass`
+    open a line of code; `@fixture(` is a call)."""
+    if cls == "port":
+        key = _KEY_BEFORE.search(text[max(0, m.start() - 60):m.start()])
+        if key is None:
+            return True  # "port 47213": the pattern itself read the word port
+        name = key.group(1)
+        return bool(PORT_KEY.search(name)) or "." in name or name == "localhost"
+    if cls == "handle":
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        first_on_line = not text[line_start:m.start()].strip()
+        return not first_on_line and not text.startswith("(", m.end())
+    return True
 
 
 def candidates(transcript: Transcript, context_chars: int = 60) -> list[dict[str, Any]]:
@@ -307,6 +388,8 @@ def candidates(transcript: Transcript, context_chars: int = 60) -> list[dict[str
             for m in pat.finditer(text):
                 if any(a < m.end() and m.start() < b for a, b in taken):
                     continue  # inside a token a more specific class already took
+                if not _fits(cls, text, m):
+                    continue
                 token = m.group(0)
                 taken.append((m.start(), m.end()))
                 if token not in found:
@@ -320,8 +403,20 @@ def candidates(transcript: Transcript, context_chars: int = 60) -> list[dict[str
     return [r for r in found.values() if r["count"]]
 
 
-def candidates_markdown(rows: list[dict[str, Any]], name: str, transcript: str) -> str:
-    lines = [f"# Candidate facts in session `{name}`", "",
+def read_note(tr: Transcript) -> list[str]:
+    """What the list was read from: messages, tool results, what was left out, and where
+    the history before a compaction is unknown."""
+    left = ", ".join(f"{n} {kind}" for kind, n in tr.left_out) or "nothing"
+    out = [f"Read from {len(tr.messages)} messages of the main thread ({tr.format}), "
+           f"{tr.tool_results} of them tool results; left out: {left}."]
+    out += [f"**Line {n}: {NEW_ROOT_NOTE}.** Identifiers stated only before it are not "
+            "listed." for n in tr.new_roots]
+    return out
+
+
+def candidates_markdown(rows: list[dict[str, Any]], name: str, transcript: str,
+                        note: tuple[str, ...] | list[str] = ()) -> str:
+    lines = [f"# Candidate facts in session `{name}`", "", *[x for n in note for x in (n, "")],
              f"Identifier-shaped tokens of the main thread of `{transcript}`, in order of "
              "first occurrence. Pick the ones your agent must not lose and write them into "
              "the facts file (`label`: what the recall turn asks for; `value`: the token as "
@@ -338,12 +433,11 @@ def candidates_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any
     """Rule candidates: results/sessions/<scenario>/candidates.tsv and .md."""
     from ..io import write_text, write_tsv
 
-    spec = params.scenario
-    tr = read_transcript(check_path(input.transcript, f"config.scenarios.{params.name}"
-                                    ".transcript"), spec.get("format"),
-                         bool(spec.get("include_thinking")))
+    spec = SessionSpec.of(params.name, {**params.scenario, "transcript": input.transcript})
+    tr = spec.read(f"config.scenarios.{params.name}")
     rows = candidates(tr)
     write_tsv(rows, CANDIDATE_COLUMNS, output.tsv)
-    write_text(candidates_markdown(rows, params.name, input.transcript), output.md)
+    write_text(candidates_markdown(rows, params.name, input.transcript, read_note(tr)),
+               output.md)
     log.info("%s: %d candidate tokens", params.name, len(rows))
     return rows

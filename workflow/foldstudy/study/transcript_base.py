@@ -1,0 +1,198 @@
+"""What every transcript reader shares (study/transcripts.py reads the four formats): the
+thread's types, the edge every file passes before it is read (a regular file, under
+`max_mb`), and the record-shape checks that name the file and line of a bad record."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import StudyError
+
+DEFAULT_MAX_MB = 50
+
+
+class SessionError(StudyError, ValueError):
+    """A transcript, facts file or session scenario the study cannot use; the message names
+    the file (and line, key or fact) and what would be right."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: str  # canonical JSON text of the call's input
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of the main thread, in any format's terms."""
+
+    role: str  # user | assistant | tool
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    thinking: str = ""
+    line: int = 0  # the transcript line (gemini: message number) it came from
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What a transcript holds, sorted by where it belongs in the study."""
+
+    path: str
+    format: str
+    messages: tuple[Message, ...]  # the main thread: what is folded
+    compaction_summaries: tuple[str, ...] = ()  # the tool's own carry: the baseline
+    off_thread: tuple[str, ...] = ()  # text of side branches and abandoned forks
+    compactions: int = 0  # compactions crossed on the main thread
+    lines: tuple[str, ...] = field(default=(), repr=False)  # the raw lines, for the scan
+    subagent: tuple[str, ...] = ()  # text of subagents' own threads (never the parent's)
+    # lines of compact_boundary records whose logical parent is not in the file: the
+    # thread starts again there, and what came before is unknown
+    new_roots: tuple[int, ...] = ()
+    left_out: tuple[tuple[str, int], ...] = ()  # (kind, records) not on the thread
+
+    @property
+    def tool_results(self) -> int:
+        """How many tool results the main thread holds."""
+        return sum(m.role == "tool" for m in self.messages)
+
+
+def counted(c: Counter[str]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((k, n) for k, n in c.items() if n))
+
+
+def arguments_text(value: Any) -> str:
+    """A tool call's input as one canonical JSON text, whichever way the format stored it:
+    Claude Code and Gemini keep an object, the chat format and Codex a JSON string (parsed
+    when it parses, so the same call reads the same in every format)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def render_message(m: Message, turn: int | None = None) -> str:
+    """One message as a turn of the fixture, in the synthetic sessions' shape
+    (`[turn N] role: text`), tool calls with their arguments on lines below."""
+    head = f"[turn {turn}] " if turn is not None else ""
+    lines = [f"{head}{m.role}: {m.text}".rstrip()]
+    if m.thinking:
+        lines.append(f"  (thinking) {m.thinking}")
+    lines += [f"  -> tool call {c.name} {c.arguments}" for c in m.tool_calls]
+    return "\n".join(lines)
+
+
+# -- the edge: what may be read at all -------------------------------------------------------
+
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def check_file(path: str | Path, where: str, max_mb: float = DEFAULT_MAX_MB) -> Path:
+    """A transcript or facts path that can be read as a file, refused by name otherwise:
+    missing, a symlink loop, a directory, a device (/dev/zero reads forever), a FIFO
+    (reading it waits for a writer) or over `max_mb` megabytes (a path outside the
+    checkout is allowed: a session lives under ~/.claude, ~/.codex or ~/.gemini)."""
+    p = Path(path).expanduser()
+    try:
+        st = os.stat(p)  # follows symlinks; never opens the file, so a FIFO cannot block
+    except OSError as e:
+        if getattr(e, "errno", None) == 40 or "loop" in str(e).lower():
+            raise SessionError(f"{where}: {path} is a symlink loop; name the file itself"
+                               ) from e
+        raise SessionError(f"{where}: {path} does not exist (a path relative to the "
+                           "directory snakemake runs in, or absolute)") from e
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+        tail = ("name the session's file" if kind == "a directory" else
+                "a session is a regular file; copy it to one")
+        raise SessionError(f"{where}: {path} is {kind}; {tail}")
+    if st.st_size > max_mb * 1_000_000:
+        raise SessionError(f"{where}: {path} is {st.st_size / 1_000_000:.1f} MB, over the "
+                           f"limit of {max_mb:g} MB (max_mb); cut the session to the part "
+                           "to fold, or raise max_mb")
+    return p
+
+
+def read_text(path: Path, max_mb: float = DEFAULT_MAX_MB) -> str:
+    """The file's text, at most max_mb (a file growing while read is cut there, refused)."""
+    limit = int(max_mb * 1_000_000)
+    with path.open("rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise SessionError(f"{path}: over the limit of {max_mb:g} MB (max_mb) while read; "
+                           "a session file must not grow while the study reads it")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SessionError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); a "
+                           "transcript is a JSONL or JSON file") from e
+
+
+def json_lines(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise SessionError(f"{path}:{i}: not a JSON object ({e.msg} at column {e.colno}); "
+                               "every line of a transcript is one JSON object") from e
+        if not isinstance(rec, dict):
+            raise SessionError(f"{path}:{i}: a JSON {_json_type(rec)}, not an object; "
+                               "every line of a transcript is one JSON object")
+        out.append((i, rec))
+    if not out:
+        raise SessionError(f"{path}: the transcript is empty (no JSON line); point "
+                           "`transcript` at a session file")
+    return out
+
+
+# -- record shapes, checked where they are read ---------------------------------------------
+
+
+def _json_type(v: Any) -> str:
+    names = {str: "string", bool: "boolean", int: "number", float: "number", list: "list",
+             dict: "object", type(None): "null"}
+    return names.get(type(v), type(v).__name__)
+
+
+def expect(value: Any, kinds: tuple[type, ...], at: str, key: str, what: str) -> Any:
+    """value when it is one of kinds, else the one-line refusal naming the key and line."""
+    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+        return value
+    want = " or ".join(_json_type(k()) if k is not type(None) else "null" for k in kinds)
+    raise SessionError(f"{at}: {key} is a JSON {_json_type(value)}, not {want} ({what})")
+
+
+def parts_text(content: Any, at: str, key: str = "content") -> str:
+    """A message content: a string, null, or a list of parts (text kept, others named);
+    the chat format's `text` parts, Codex's `input_text` / `output_text`, Gemini's
+    `{text}` parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    expect(content, (str, list, type(None)), at, key, "a string, a list of parts or null")
+    out = []
+    for i, p in enumerate(content):
+        if isinstance(p, str):
+            out.append(p)
+            continue
+        expect(p, (dict, str), at, f"{key}[{i}]", "a part is an object or a string")
+        if p.get("type") in ("text", "input_text", "output_text") or (
+                "type" not in p and "text" in p):
+            out.append(str(expect(p.get("text", ""), (str,), at, f"{key}[{i}].text",
+                                  "a text part's text is a string")))
+        else:
+            out.append(f"[{p.get('type') or next(iter(p), 'part')}]")
+    return "\n".join(out)
