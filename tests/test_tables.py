@@ -238,7 +238,8 @@ def test_the_titles_load_without_pandas_at_dag_time():
     import subprocess
     import sys
 
-    code = ("import sys, foldstudy.report.titles, foldstudy.study.config; "
+    code = ("import sys, foldstudy.report.titles, foldstudy.study.config, "
+            "foldstudy.study.flags, foldstudy.study.schema; "
             "print(sorted(m for m in ('pandas', 'matplotlib', 'jinja2', 'numpy') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

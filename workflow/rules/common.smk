@@ -22,14 +22,9 @@ from foldstudy.report.paths import block_path
 from foldstudy.run.audit import budget_note
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
-from foldstudy.study.config import (
-    ConfigError,
-    command_line_flags,
-    empty_flag_problems,
-    load_study,
-    name_wildcard,
-    run_path,
-)
+from foldstudy.study.config import ConfigError, load_study, run_path
+from foldstudy.study.flags import command_line_flags, empty_flag_problems
+from foldstudy.study.schema import name_wildcard
 from foldstudy.study.spec import arm_ids, load_arm_table
 
 SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it

@@ -140,7 +140,7 @@ FACT_SURVIVAL_TABLE = ["sweep", "arm", "k", "facts", "carried", "share", "share_
 
 # Cells that name something (a run, a sweep, a model, a label): a table prints them as
 # row headings and a path may be built from them. Each is at most this many characters
-# (a config name is at most 100: study/config.py's name rule), and holds no control or
+# (a config name is at most 100: study/schema.py's name rule), and holds no control or
 # invisible formatting character (zero-width, a right-to-left override), which would
 # make two names look alike or a heading read backwards.
 NAME_MAX_CHARS = {"row_id": 400, "sweep": 100, "model": 100, "scenario": 100, "arm": 100,

@@ -3,27 +3,35 @@
 Errors name the key and what would be right, e.g.
 `config.sweeps.main.arms[3]: 'x' is not an arm (known: f g j ... u)`, the arms of
 resources/arms.yaml.
+
+Here: load_study, the checks across keys and against the arm table, and the plan it
+resolves (Study, Run, run_path). The checks key by key and the defaults are in
+study/schema.py, the sessions' checks in study/session_checks.py, and the reading of
+`--config` flags in study/flags.py.
 """
 
 from __future__ import annotations
 
-import copy
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from ..backends.base import STUDY_FIXED_FIELDS
 from ..backends.registry import resolve_model_config
-from ..credentials import SECRET_KEYS, credential_name, looks_like_a_key
 from ..errors import StudyError
 from ..io import load_yaml
-from .backend_schema import with_backends
 from .design import block_order
+from .schema import (
+    apply_overrides,
+    fixed_field_problems,
+    nonfinite_problems,
+    schema_problems,
+    secret_problems,
+    url_problems,
+    with_defaults,
+)
 from .scopes import ANALYSES
 from .scopes import config_problems as scope_problems
+from .session_checks import session_fixtures
 from .spec import Arm, Fact, Fixture, SpecError, arm_ids, merge_own_arms, resolve_arm
 
 
@@ -33,266 +41,6 @@ class ConfigError(StudyError, ValueError):
     def __init__(self, problems: list[str]):
         self.problems = problems
         super().__init__("invalid config:\n  " + "\n  ".join(problems))
-
-
-def _path(parts: Any) -> str:
-    out = "config"
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else f".{p}"
-    return out
-
-
-def _message(err: jsonschema.ValidationError, arms: tuple[str, ...]) -> str:
-    where = _path(err.absolute_path)
-    v = err.validator
-    if looks_like_a_key(err.instance):
-        return f"{where}: {_shown(err.instance)} is not allowed here ({v})"
-    if v == "enum":
-        allowed = err.validator_value
-        if set(allowed) == set(arms):
-            return f"{where}: {err.instance!r} is not an arm (known: {' '.join(sorted(arms))})"
-        return f"{where}: {err.instance!r} is not allowed (allowed: {', '.join(map(str, allowed))})"
-    if v == "additionalProperties":
-        allowed = sorted(err.schema.get("properties", {}))
-        extra = sorted(set(err.instance) - set(allowed))
-        return f"{where}: unknown key {', '.join(map(repr, extra))} (allowed: {', '.join(allowed)})"
-    if v == "required":
-        return f"{where}: {err.message.replace(' is a required property', '')} is required"
-    if v in ("minimum", "exclusiveMinimum", "maximum", "minItems", "minProperties"):
-        return f"{where}: {err.message}"
-    if v == "propertyNames":
-        return f"{where}: key {err.instance!r} must match {err.schema.get('pattern', '')}"
-    if v == "type":
-        return f"{where}: {err.instance!r} is not of type {err.validator_value}"
-    return f"{where}: {err.message}"
-
-
-def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, Any]:
-    """The config schema with the arm lists it checks filled in from resources/arms.yaml.
-
-    The schema file names no arm (arms.yaml is the one place an arm is written down);
-    this is where the two meet, before any job runs.
-    """
-    out = copy.deepcopy(schema)
-    sweep = out["properties"]["sweeps"]["additionalProperties"]["properties"]
-    sweep["arms"]["items"] = {"enum": list(arms)}
-    model = out["properties"]["models"]["additionalProperties"]["properties"]
-    model["probe_arms"]["items"] = {"enum": list(arms)}
-    out["properties"]["arm_overrides"]["propertyNames"] = {"enum": list(arms)}
-    out["properties"]["compare_pairs"]["items"]["items"] = {"enum": list(arms)}
-    return out
-
-
-def builtin_scenarios(schema: dict[str, Any]) -> list[str]:
-    """The generated scenarios (paper §3.1), as the schema lists them."""
-    return list(schema["properties"]["sweeps"]["additionalProperties"]["properties"]
-                ["scenario"]["enum"])
-
-
-def with_scenarios(schema: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    """The schema with the config's own session scenarios added to what a sweep may name
-    (issue 25: "the sweep names it like a built-in one")."""
-    own = config.get("scenarios")
-    if not isinstance(own, dict) or not own:
-        return schema
-    out = copy.deepcopy(schema)
-    sweep = out["properties"]["sweeps"]["additionalProperties"]["properties"]
-    sweep["scenario"]["enum"] = builtin_scenarios(schema) + [
-        n for n in own if n not in builtin_scenarios(schema)]
-    return out
-
-
-def schema_problems(config: dict[str, Any], schema: dict[str, Any],
-                    arms: tuple[str, ...] = ()) -> list[str]:
-    schema = with_scenarios(with_backends(schema), config)
-    if arms:
-        schema = with_arm_enums(schema, arms)
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
-    rule = name_pattern(schema)
-    out = []
-    for e in errors:
-        if e.validator == "pattern" and e.validator_value == rule:
-            out.append(_name_message(e))
-        # propertyNames errors carry the offending name as the instance
-        elif e.validator == "propertyNames" or (e.parent and e.parent.validator == "propertyNames"):
-            out.append(f"{_path(e.absolute_path)}: key {e.instance!r} is not allowed ({e.message})")
-        else:
-            out.append(_message(e, arms))
-    return out
-
-
-NAME_RULE = ("letters, digits and ._-, starting with a letter, digit or _, at most 100 "
-             "characters")
-
-
-def name_pattern(schema: dict[str, Any]) -> str:
-    """The one rule for a name that becomes a path (study, model key, sweep name): the
-    schema's, written once there (config.schema.yaml's `study` pattern)."""
-    return schema["properties"]["study"]["pattern"]
-
-
-def name_wildcard(schema: dict[str, Any]) -> str:
-    """The name rule as a Snakemake wildcard constraint (no anchors: Snakemake adds them)."""
-    return name_pattern(schema).removeprefix("^").removesuffix("$")
-
-
-def _name_message(e: jsonschema.ValidationError) -> str:
-    """A name that would become a path outside its folder, or a hidden one."""
-    if "propertyNames" in e.schema_path:
-        where, what = _path(e.absolute_path), f"key {_shown(e.instance)}"
-    else:
-        where, what = _path(e.absolute_path), _shown(e.instance)
-    return (f"{where}: {what} cannot name a path (results/.../<name>/); a name is "
-            f"{NAME_RULE}, e.g. 'qwen3.6-local'")
-
-
-def nonfinite_problems(config: Any, where: str = "config") -> list[str]:
-    """NaN and infinity pass every min/max check (each comparison with NaN is false) and
-    then fail deep inside a job ("cannot convert float NaN to integer"): refused first,
-    by key. `--config scale=nan` arrives as a float."""
-    if isinstance(config, dict):
-        return [p for k, v in config.items() for p in nonfinite_problems(v, f"{where}.{k}")]
-    if isinstance(config, list):
-        return [p for i, v in enumerate(config) for p in nonfinite_problems(v, f"{where}[{i}]")]
-    if isinstance(config, float) and not math.isfinite(config):
-        return [f"{where}: {config!r} is not a number this study can use (NaN and infinity "
-                "never are); write a finite number"]
-    return []
-
-
-def url_problems(config: dict[str, Any]) -> list[str]:
-    """A base_url the schema's ^https?:// lets through with no host ("http://") would be
-    reported later as http://None, and a model_id with a `..` part would walk the
-    gateway's paths (it cannot be percent-encoded away): refused here, naming the key."""
-    from urllib.parse import urlsplit
-
-    from ..backends.http import dot_segment
-
-    out = []
-    for name, m in (config.get("models") or {}).items():
-        mid = m.get("model_id") if isinstance(m, dict) else None
-        if isinstance(mid, str) and dot_segment(mid) is not None:
-            out.append(f"config.models.{name}.model_id: {_shown(mid)} has a "
-                       f"{dot_segment(mid)!r} part between slashes; it would change the "
-                       "gateway path requested (an id like author/slug)")
-        url = m.get("base_url") if isinstance(m, dict) else None
-        if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
-            continue  # a missing or non-http base_url is the schema's to name
-        try:
-            host = urlsplit(url).hostname
-        except ValueError as e:  # e.g. an unclosed [ in an IPv6 literal
-            out.append(f"config.models.{name}.base_url: {url!r} is not a URL ({e}); "
-                       "a URL like http://127.0.0.1:8000/v1")
-            continue
-        if not host:
-            out.append(f"config.models.{name}.base_url: {url!r} has no host (a URL like "
-                       "http://127.0.0.1:8000/v1)")
-    return out
-
-
-def _shown(value: Any) -> str:
-    """A value for an error message: never a credential echoed to the terminal."""
-    return "<a value shaped like a key, not shown>" if looks_like_a_key(value) else repr(value)
-
-
-def secret_problems(config: dict[str, Any]) -> list[str]:
-    """A key written into the config would travel into logs, records and releases.
-
-    Refused wherever it sits (a model's own keys, extra_body at any depth) by its name or
-    by its shape, and never echoed back. Under `extra_body` and `headers`, which travel
-    to the server and into the manifest as written, any name that says credential
-    (credentials.credential_name: auth, key, token, secret, password) is refused.
-    """
-    out = []
-
-    def walk(obj: Any, where: str, sent: bool = False) -> None:
-        if isinstance(obj, dict):
-            for k, v in obj.items():
-                here = f"{where}.{k}"
-                inside = sent or str(k) in SENT_AS_WRITTEN
-                if str(k).lower().replace("-", "_") in SECRET_KEYS or (
-                        sent and credential_name(str(k))):
-                    out.append(f"{here}: keys come from the environment only; name the "
-                               "variable instead, e.g. api_key_env: OPENROUTER_API_KEY "
-                               "(the value is not shown and is never written)")
-                else:
-                    walk(v, here, inside)
-        elif isinstance(obj, list):
-            for i, v in enumerate(obj):
-                walk(v, f"{where}[{i}]", sent)
-        elif looks_like_a_key(obj):
-            out.append(f"{where}: a value shaped like an API key (not shown); keys come from "
-                       "the environment only: name the variable in api_key_env")
-
-    for name, m in (config.get("models") or {}).items():
-        walk(m, f"config.models.{name}")
-    return out
-
-
-# A model's keys whose contents go to the server as written (and into the manifest).
-SENT_AS_WRITTEN = ("extra_body", "headers")
-
-
-def fixed_field_problems(config: dict[str, Any]) -> list[str]:
-    """An extra_body naming a field the study fixes (temperature, seed, the model, the
-    output budget, the schema, the routing) would send a request other than the one its
-    store entry and run record describe, and the probe would judge an arm on it."""
-    out = []
-    for name, m in (config.get("models") or {}).items():
-        for where in SENT_AS_WRITTEN:
-            sent = m.get(where) if isinstance(m, dict) else None
-            for key in sent if isinstance(sent, dict) else ():
-                if str(key).lower() in STUDY_FIXED_FIELDS:
-                    out.append(f"config.models.{name}.{where}.{key}: the study sets {key} "
-                               f"itself (fixed: {', '.join(STUDY_FIXED_FIELDS)}); {where} "
-                               "adds only a server's own parameters, so remove it (set "
-                               "temperature and the like in the config's own keys)")
-    return out
-
-
-def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Fill schema defaults (top level, power, models, sweeps) into a copy of the config."""
-    cfg = copy.deepcopy(config)
-    props = schema["properties"]
-    for k, p in props.items():
-        if k not in cfg and "default" in p:
-            cfg[k] = copy.deepcopy(p["default"])
-    for k, p in props["power"]["properties"].items():  # the repeat plan's (issue 26)
-        if k not in cfg["power"] and "default" in p:
-            cfg["power"][k] = copy.deepcopy(p["default"])
-    for section in ("models", "sweeps", "scenarios"):
-        item = props[section]["additionalProperties"]["properties"]
-        for entry in cfg.get(section, {}).values():
-            for k, p in item.items():
-                if k not in entry and "default" in p:
-                    entry[k] = copy.deepcopy(p["default"])
-    return cfg
-
-
-def apply_overrides(table: dict[str, Any], overrides: dict[str, Any]) -> tuple[dict, list[str]]:
-    """The arm table with config overrides applied, and problems with them."""
-    t = copy.deepcopy(table)
-    problems = []
-    for arm_id, ov in overrides.items():
-        a = t["arms"][arm_id]
-        where = f"config.arm_overrides.{arm_id}"
-        for key in ("fold_budget_tokens", "carry_cap_tokens"):
-            if key in ov:
-                a[key] = ov[key]
-        literal = [k for k, v in a["ceilings"].items() if isinstance(v, int)]
-        derived = {k: v for k, v in a["ceilings"].items() if isinstance(v, dict)}
-        if "ceiling_chars" in ov:
-            if len(a["ceilings"]) == 1 and literal:
-                a["ceilings"][literal[0]] = ov["ceiling_chars"]
-            elif derived:
-                src = next(iter(derived.values()))["from_arm"]
-                problems.append(f"{where}.ceiling_chars: {arm_id}'s ceiling is derived from "
-                                f"{src}'s; override {src} instead")
-            else:
-                problems.append(f"{where}.ceiling_chars: arm {arm_id} declares no "
-                                "single-field ceiling")
-    return t, problems
 
 
 def _per_field_problems(table: dict[str, Any], overrides: dict[str, Any],
@@ -531,42 +279,6 @@ def probe_arm_problems(cfg: dict[str, Any]) -> list[str]:
     return problems
 
 
-def empty_flag_problems(flags: Any) -> list[str]:
-    """`--config evidence=` arrives as no value at all (Snakemake reads an empty value as
-    null), so the study would silently run as if the flag were absent: live, for
-    evidence=. A key given empty on the command line is refused by name."""
-    why = {"evidence": " (so this would run the live study, not rebuild from a package)"}
-    return [f"config.{k}: `--config {k}=` is empty, which Snakemake reads as unset"
-            f"{why.get(k, '')}; give it a value (evidence=/path/to/package/evidence), or "
-            "drop the flag" for k, v in dict(flags or {}).items() if v is None]
-
-
-def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
-    """`--config replay=true` arrives as the string 'true': read it as the boolean the
-    schema declares (in place, before any check), as a user typing it means."""
-    for key, prop in schema["properties"].items():
-        value = config.get(key)
-        if key == "power" and isinstance(value, dict):
-            # `--config "power={target_difference: 0.3}"` arrives with string values
-            _numbers_from_strings(value, prop.get("properties", {}))
-        if prop.get("type") == "boolean" and isinstance(value, str):
-            if value.lower() in ("true", "yes", "1"):
-                config[key] = True
-            elif value.lower() in ("false", "no", "0"):
-                config[key] = False
-
-
-def _numbers_from_strings(section: dict[str, Any], props: dict[str, Any]) -> None:
-    """A number typed on the command line inside an object, read as the number it is
-    (a value that is not one stays a string, and the schema names it)."""
-    for k, p in props.items():
-        if p.get("type") == "number" and isinstance(section.get(k), str):
-            try:
-                section[k] = float(section[k])
-            except ValueError:
-                pass
-
-
 def load_study(
     config: dict[str, Any], schema: dict[str, Any], arm_table: dict[str, Any], resources: Path
 ) -> Study:
@@ -617,44 +329,6 @@ def load_study(
 
 # A chunk target under this many characters is measured on the generated fixture.
 SMALL_CHUNK_CHARS = 4_000
-
-
-def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
-                     ) -> tuple[dict[str, Fixture], list[str], list[str]]:
-    """Every session scenario read and, where a sweep runs it, built into its fixture,
-    before any job (issue 25: every bad input refused by name, nothing written).
-
-    Returns (scenario -> fixture, problems, warnings); a credential-shaped string in a
-    transcript is a warning by file and line, never its value.
-    """
-    from .sessions import SessionSpec, build_session_fixture, credential_lines
-    from .transcripts import SessionError
-
-    builtin = builtin_scenarios(schema)
-    used = {sw["scenario"]: sw["seed"] for sw in cfg["sweeps"].values()}
-    out: dict[str, Fixture] = {}
-    problems, warnings = [], []
-    for name, entry in (cfg.get("scenarios") or {}).items():
-        where = f"config.scenarios.{name}"
-        if name in builtin:
-            problems.append(f"{where}: {name!r} is a built-in scenario; name your session "
-                            "otherwise (e.g. its project)")
-            continue
-        spec = SessionSpec.of(name, entry)
-        try:
-            if name in used:
-                fx = build_session_fixture(spec, used[name], where)
-                out[name] = fx
-                lines = [(c["line"], c["kind"]) for c in fx.meta["credential_lines"]]
-            else:  # read, so a broken transcript is named before its candidates rule
-                lines = credential_lines(spec.read(where))
-        except SessionError as e:
-            problems.append(f"{where}: {e}")
-            continue
-        warnings += [f"{where}.transcript: {spec.transcript}:{n}: a credential-shaped string "
-                     f"({kind}; not shown); it would reach the model in a chunk"
-                     for n, kind in lines]
-    return out, problems, warnings
 
 
 def _context(cfg: dict[str, Any], model: str) -> int | None:

@@ -1,0 +1,48 @@
+"""The config's own session scenarios (issue 25), checked before any job: each
+transcript read, and built into its fixture where a sweep runs it (the reader is
+study/sessions.py; study/config.py's load_study calls this)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .schema import builtin_scenarios
+from .spec import Fixture
+
+
+def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
+                     ) -> tuple[dict[str, Fixture], list[str], list[str]]:
+    """Every session scenario read and, where a sweep runs it, built into its fixture,
+    before any job (issue 25: every bad input refused by name, nothing written).
+
+    Returns (scenario -> fixture, problems, warnings); a credential-shaped string in a
+    transcript is a warning by file and line, never its value.
+    """
+    from .sessions import SessionSpec, build_session_fixture, credential_lines
+    from .transcripts import SessionError
+
+    builtin = builtin_scenarios(schema)
+    used = {sw["scenario"]: sw["seed"] for sw in cfg["sweeps"].values()}
+    out: dict[str, Fixture] = {}
+    problems, warnings = [], []
+    for name, entry in (cfg.get("scenarios") or {}).items():
+        where = f"config.scenarios.{name}"
+        if name in builtin:
+            problems.append(f"{where}: {name!r} is a built-in scenario; name your session "
+                            "otherwise (e.g. its project)")
+            continue
+        spec = SessionSpec.of(name, entry)
+        try:
+            if name in used:
+                fx = build_session_fixture(spec, used[name], where)
+                out[name] = fx
+                lines = [(c["line"], c["kind"]) for c in fx.meta["credential_lines"]]
+            else:  # read, so a broken transcript is named before its candidates rule
+                lines = credential_lines(spec.read(where))
+        except SessionError as e:
+            problems.append(f"{where}: {e}")
+            continue
+        warnings += [f"{where}.transcript: {spec.transcript}:{n}: a credential-shaped string "
+                     f"({kind}; not shown); it would reach the model in a chunk"
+                     for n, kind in lines]
+    return out, problems, warnings
