@@ -20,6 +20,7 @@ from ..backends.registry import resolve_model_config
 from ..credentials import SECRET_KEYS, credential_name, looks_like_a_key
 from ..errors import StudyError
 from ..io import load_yaml
+from ..secrets import is_placeholder
 from .backend_schema import with_backends
 from .design import block_order
 from .scopes import ANALYSES
@@ -177,6 +178,12 @@ def url_problems(config: dict[str, Any]) -> list[str]:
                        f"{dot_segment(mid)!r} part between slashes; it would change the "
                        "gateway path requested (an id like author/slug)")
         url = m.get("base_url") if isinstance(m, dict) else None
+        if is_placeholder(url) and not config.get("evidence"):
+            out.append(f"config.models.{name}.base_url: {url} is what a release puts where a "
+                       "private endpoint was; point it at your server (a URL like "
+                       "http://127.0.0.1:8000/v1), or rebuild from the package with "
+                       "--config evidence=DIR")
+            continue
         if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
             continue  # a missing or non-http base_url is the schema's to name
         try:
@@ -574,7 +581,8 @@ def load_study(
     problems = nonfinite_problems(config) + secret_problems(config)
     problems += fixed_field_problems(config)
     if isinstance(config.get("arms_file"), str):  # the user's own arms join the table
-        arm_table, own_arm_problems = merge_own_arms(arm_table, config["arms_file"], resources)
+        arm_table, own_arm_problems = merge_own_arms(arm_table, config["arms_file"], resources,
+                                                     name_pattern(schema))
         problems += own_arm_problems
     problems += schema_problems(config, schema, arm_ids(arm_table)) + url_problems(config)
     if problems:
@@ -641,6 +649,8 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
                             "otherwise (e.g. its project)")
             continue
         spec = SessionSpec.of(name, entry)
+        if cfg.get("evidence") and is_placeholder(spec.transcript):
+            continue  # a release left the user's path out; the package's rows suffice
         try:
             if name in used:
                 fx = build_session_fixture(spec, used[name], where)
@@ -653,10 +663,23 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
         except SessionError as e:
             problems.append(f"{where}: {e}")
             continue
+        lines = sorted(set(lines) | transcript_secrets(spec.transcript))
         warnings += [f"{where}.transcript: {spec.transcript}:{n}: a credential-shaped string "
                      f"({kind}; not shown); it would reach the model in a chunk"
                      for n, kind in lines]
     return out, problems, warnings
+
+
+def transcript_secrets(path: str) -> set[tuple[int, str]]:
+    """(line, kind) of each secret in the transcript file's raw text (foldstudy/secrets.py:
+    the project's key shapes and detect-secrets' plugins), before any call."""
+    from ..secrets import find_secrets
+
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()  # unreadable: the reader names it
+    return {(h.line, h.kind) for h in find_secrets(text)}
 
 
 def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path,
