@@ -347,10 +347,12 @@ def test_snakemake_release_writes_a_crate_the_validator_passes_and_verify_reads(
               "evidence=results/release/pkg/evidence")
     snakemake("-c1", "verify", *verify)
     assert CRATE_FILE in (work / "results/verify/report.md").read_text()
-    # a table: no lock pins it, only the crate
+    # a table: the package's lock pins it, and it no longer rebuilds from the evidence
     flip(next(package.glob("tables/*.csv")))
-    with pytest.raises(AssertionError, match=f"vs {CRATE_FILE}"):
+    with pytest.raises(AssertionError, match=r"vs lock \(package\)"):
         snakemake("-c1", "verify", *verify)
+    report = (work / "results/verify/report.md").read_text()
+    assert "differs from the table rebuilt from the evidence" in report
 
 
 def test_an_svgs_embedded_image_is_not_read_as_paths_and_what_follows_still_is(tmp_path):

@@ -390,7 +390,7 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
         check_package(d.parent, lock, analysis, resources, config, mismatches, checked)
     else:
         check_crate(d.parent, mismatches, checked)
-    claims_text = _claims(claims_path, recomputed, bool(config.get("evidence")), mismatches,
+    claims_text = _claims(claims_path, recomputed, corpus_package(config, lock), mismatches,
                           checked)
     text = verify_report(mismatches, checked, claims_text)
     Path(report_out).parent.mkdir(parents=True, exist_ok=True)
@@ -412,6 +412,14 @@ def check_crate(package: Path, mismatches: list[Mismatch], checked: list[str]) -
     mismatches += found
     checked.append(f"{CRATE_FILE}: every file's sha256 against the file"
                    + (f" ({len(found)} mismatch(es))" if found else ""))
+
+
+def corpus_package(config: dict[str, Any], lock: dict[str, Any] | None) -> bool:
+    """Whether exact claims (the paper's own corpus) are checkable: evidence read from a
+    package, unless its lock pins a response store or run records, i.e. the package was
+    released from a fresh run of the study, whose row counts are its own."""
+    fresh = lock is not None and any(k in (lock.get("private") or {}) for k in ("store", "runs"))
+    return bool(config.get("evidence")) and not fresh
 
 
 def check_package(package: Path, lock: dict[str, Any] | None, analysis: str, resources: str,

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 from ..errors import StudyError
 from ..evidence.load import read_table
-from ..evidence.provenance import check_same_study
+from ..evidence.provenance import check_same_study, study_digest
 from ..io import load_yaml, read_json, sha256_file, write_json, write_yaml
 from ..secrets import redact_secrets
 from .crate import SNAKEMAKE_MARK, run_facts, workflow_sources, write_crate
@@ -214,6 +214,8 @@ def release_manifest(path: Path, redacted: dict[str, int]) -> None:
     manifest = read_json(path)
     if isinstance(manifest.get("config"), dict):
         manifest["config"] = sanitize_config(manifest["config"])[0]
+        if "study_sha256" in manifest:  # the digest of the config it now holds
+            manifest["study_sha256"] = study_digest(manifest["config"])
     for rel, n in redacted.items():
         entry = (manifest.get("artifacts") or {}).get(Path(rel).name)
         if isinstance(entry, dict):

@@ -249,7 +249,8 @@ def own_arms_schema(paper_arms: list[str], name_rule: str,
     rules (CARRY_RULES)."""
     schema = load_yaml(path)
     arms = schema["properties"]["arms"]
-    arms["propertyNames"] = {"pattern": name_rule, "not": {"enum": sorted(paper_arms)}}
+    arms["propertyNames"] = {"type": "string", "pattern": name_rule,
+                             "not": {"enum": sorted(paper_arms)}}
     props = arms["additionalProperties"]["properties"]
     props["twin"]["enum"] = sorted(paper_arms)
     rules = "|".join(CARRY_RULES)
