@@ -218,13 +218,10 @@ def check_lock(
 
 
 def released_rewrites(section: dict[str, Any]) -> set[str]:
-    """The study's files a release rewrote: the manifest (its copy of the config) when it
-    substituted or redacted anything, and each evidence file it redacted."""
-    if not section:
-        return set()
-    redacted = set(section.get("redacted") or {})
-    return redacted | ({"evidence/manifest.json"} if redacted or section.get("substituted")
-                       else set())
+    """The study's files a release rewrote (the manifest's copy of the config, a published
+    session's redacted CSVs), as its lock's package section lists them."""
+    rewritten = section.get("rewritten") if section else None
+    return {str(r) for r in rewritten} if isinstance(rewritten, list) else set()
 
 
 def verify_report(mismatches: list[Mismatch], checked: list[str], claims: str = "") -> str:

@@ -22,7 +22,7 @@ from ..evidence.provenance import check_same_study, study_digest
 from ..io import load_yaml, read_json, sha256_file, write_json, write_yaml
 from ..secrets import redact_secrets
 from .crate import SNAKEMAKE_MARK, run_facts, workflow_sources, write_crate
-from .lock import EVIDENCE_FILES, released_rewrites, verify_study
+from .lock import EVIDENCE_FILES, verify_study
 from .sanitize import sanitize_config
 from .scan import (
     ABSOLUTE_PATH,
@@ -122,7 +122,8 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     assemble(files, dest)
     write_yaml(released, dest / "config.yaml")
     redacted = redact_package(dest) if own_session_sweeps(config) else {}
-    release_manifest(dest / "evidence/manifest.json", redacted)
+    rewritten = sorted(redacted) + (["evidence/manifest.json"] if release_manifest(
+        dest / "evidence/manifest.json", redacted) else [])
     resources = Path((verify or {}).get("resources") or PROJECT_ROOT / "resources")
     analysis = (verify or {}).get("analysis") or resources / "analysis.yaml"
     rebuild_tables(dest, dest / "tables", analysis, resources, config)
@@ -150,14 +151,14 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     # the crate would say of the files; and what the crate says is scanned as they are.
     refuse(scan_tree(dest, live_secrets(), allowed, markers))
     lock_json = read_json(lock)
-    rewritten = released_rewrites({"redacted": redacted, "substituted": substituted})
     facts = run_facts(name, released, dest, lock_json, workflow_root, schema, metadata_dir,
                       job_outputs(files, lock_json, verify))
     crate = write_crate(dest, replace(facts, lock_sha256={
         k: v for k, v in facts.lock_sha256.items() if k not in rewritten}))
     refuse(scan_text(crate.name, crate.read_text(encoding="utf-8"), live_secrets(), allowed,
                      markers))
-    write_json({**lock_json, "package": package_section(dest, substituted, redacted)},
+    write_json({**lock_json, "package": package_section(dest, substituted, redacted,
+                                                        rewritten)},
                dest / LOCK_FILE)
     tarball(dest, Path(tar_out))
     log.info("release %s: %d files, scanned clean; %d config value(s) excluded (private "
@@ -206,22 +207,27 @@ def redact_package(dest: Path) -> dict[str, int]:
     return out
 
 
-def release_manifest(path: Path, redacted: dict[str, int]) -> None:
+def release_manifest(path: Path, redacted: dict[str, int]) -> bool:
     """The manifest as released: its copy of the config sanitized as config.yaml is, and
-    each redacted file's sha256 and the count of its redactions."""
+    each redacted file's sha256 and the count of its redactions. Whether it changed."""
     if not path.is_file():
-        return
+        return False
     manifest = read_json(path)
+    changed = bool(redacted)
     if isinstance(manifest.get("config"), dict):
-        manifest["config"] = sanitize_config(manifest["config"])[0]
-        if "study_sha256" in manifest:  # the digest of the config it now holds
-            manifest["study_sha256"] = study_digest(manifest["config"])
+        config, substituted = sanitize_config(manifest["config"])
+        if substituted:
+            manifest["config"], changed = config, True
+            if "study_sha256" in manifest:  # the digest of the config it now holds
+                manifest["study_sha256"] = study_digest(config)
     for rel, n in redacted.items():
         entry = (manifest.get("artifacts") or {}).get(Path(rel).name)
         if isinstance(entry, dict):
             entry["sha256"] = sha256_file(path.parent.parent / rel)
             entry["redacted"] = n
-    write_json(manifest, path)
+    if changed:
+        write_json(manifest, path)
+    return changed
 
 
 def job_outputs(files: Mapping[str, Path], lock: dict[str, Any],

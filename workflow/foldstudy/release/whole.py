@@ -34,10 +34,12 @@ def pinned_files(package: Path) -> dict[str, str]:
             if p.is_file() and p.name != SNAKEMAKE_MARK and p != package / LOCK_FILE}
 
 
-def package_section(package: Path, substituted: dict[str, Any],
-                    redacted: dict[str, int]) -> dict[str, Any]:
+def package_section(package: Path, substituted: dict[str, Any], redacted: dict[str, int],
+                    rewritten: list[str]) -> dict[str, Any]:
+    """The lock's `package` section. rewritten: the study's files the release changed
+    (the manifest's config, a redacted CSV), checked against their package pin only."""
     return {"files": pinned_files(package), "substituted": dict(sorted(substituted.items())),
-            "redacted": dict(sorted(redacted.items()))}
+            "redacted": dict(sorted(redacted.items())), "rewritten": sorted(rewritten)}
 
 
 def is_package(evidence_dir: str | Path, lock_path: str | Path) -> bool:
