@@ -21,7 +21,8 @@ from ..secrets import PLACEHOLDER
 from .scan import ABSOLUTE_PATH, URL, private_host
 
 
-def _endpoint(url: str, server: str | None) -> str:
+def _endpoint(server: str | None) -> str:
+    """A private endpoint's placeholder: the local server it is (the model's `server`)."""
     return f"<local server: {server}>" if server else "<private endpoint>"
 
 
@@ -38,7 +39,7 @@ def sanitize_text(text: str, server: str | None = None) -> str:
             host = urlparse(m.group(0)).hostname or ""
         except ValueError:
             return "<private endpoint>"  # unreadable: never released as it stands
-        return _endpoint(m.group(0), server) if private_host(host) else m.group(0)
+        return _endpoint(server) if private_host(host) else m.group(0)
 
     text = URL.sub(url, text)
     return ABSOLUTE_PATH.sub(lambda m: _path(m.group(0)), text)

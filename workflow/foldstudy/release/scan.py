@@ -1,9 +1,10 @@
 """The scanner that guards the sanitized release package (paper §7).
 
-The scanner refuses a release that holds a credential (known key shapes and the live
-value of any key variable in the environment), a private endpoint URL, an absolute
-local path (any: /scratch as well as /home) or the local user's name, naming file and
-line. Planted fact values (the study's own synthetic data, e.g. an `.internal` cache
+The scanner refuses a release that holds a credential (foldstudy/secrets.py: the
+project's key shapes and detect-secrets' plugins, and the live value of any key variable
+in the environment), a private endpoint URL, an absolute local path (any: /scratch as
+well as /home) or the local user's name, naming file and line. The config's own private
+endpoints and local paths were left out before (release/sanitize.py, paper §7). Planted fact values (the study's own synthetic data, e.g. an `.internal` cache
 origin, a /var/lib state path) and what a model wrote are allowed by value.
 """
 
@@ -86,7 +87,7 @@ def private_host(host: str) -> bool:
     """A host of this machine or its network: loopback, private, link-local, unspecified
     (0.0.0.0) in any spelling the resolver reads, or a local-only name."""
     host = host.lower().strip("[]").rstrip(".")
-    if host == "localhost" or host.endswith(("localhost", *PRIVATE_SUFFIXES)):
+    if host == "localhost" or host.endswith((".localhost", *PRIVATE_SUFFIXES)):
         return True
     ip = resolver_address(host)
     if ip is None:
