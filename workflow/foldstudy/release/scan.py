@@ -4,8 +4,9 @@ The scanner refuses a release that holds a credential (foldstudy/secrets.py: the
 project's key shapes and detect-secrets' plugins, and the live value of any key variable
 in the environment), a private endpoint URL, an absolute local path (any: /scratch as
 well as /home) or the local user's name, naming file and line. The config's own private
-endpoints and local paths were left out before (release/sanitize.py, paper §7). Planted fact values (the study's own synthetic data, e.g. an `.internal` cache
-origin, a /var/lib state path) and what a model wrote are allowed by value.
+endpoints and local paths were left out before (release/sanitize.py, paper §7). Planted
+fact values (the study's own synthetic data, e.g. an `.internal` cache origin, a /var/lib
+state path) and what a model wrote are allowed by value.
 """
 
 from __future__ import annotations
