@@ -28,7 +28,7 @@ from foldstudy.evidence import columns
 from foldstudy.evidence.load import EvidenceError
 from foldstudy.evidence.provenance import build_manifest
 from foldstudy.grade.rows import RunRecordError, read_record
-from foldstudy.io import write_json
+from foldstudy.io import sha256_file, write_json
 from foldstudy.release.lock import VerifyFailed, write_lock
 from foldstudy.release.package import make_release
 from foldstudy.release.scan import ReleaseRefused
@@ -477,28 +477,30 @@ def test_a_clean_release_passes_with_planted_paths_model_paths_and_urls(study): 
     folds = study["ev"] / "folds.csv"
     folds.write_text(folds.read_text().replace(",r,c", ",r,kept at /srv/ab/cd (cut short)",
                                                1))
+    # published and locked again as edited: a file that differs from its manifest or its
+    # lock pin is never released
+    manifest = json.loads((study["ev"] / "manifest.json").read_text())
+    manifest["artifacts"]["folds.csv"]["sha256"] = sha256_file(folds)
+    (study["ev"] / "manifest.json").write_text(json.dumps(manifest))
+    write_lock(str(study["ev"]), str(study["numbers"]), str(study["lock"]), "t",
+               **study["args"])
     out, tar = _release(study, note="state at /var/lib/munul/seror/pukot.ckpt",
                         docs="https://openrouter.ai/api/v1")
     assert tar.is_file() and (out / "config.yaml").is_file()
 
 
+# What the config names of this machine is left out, not refused (paper §7; the cases
+# are tests/test_release_package.py's): what the package's other files hold is refused.
 RELEASE_CASES = [
-    ("model under /scratch in config", {"models": {"m": {"gguf": "/scratch/u/m.gguf"}}}, None,
-     "config.yaml:", "absolute local path: /scratch/u/m.gguf"),
-    ("store on /data in config", {"store": "/data/study/store"}, None,
-     "config.yaml:", "absolute local path: /data/study/store"),
     ("model path in probes.csv", {}, ("evidence/probes.csv",
                                       "model,verdict,reason\nm1,ok,loaded /scratch/m.gguf\n"),
      "evidence/probes.csv:2", "absolute local path"),
-    ("file URL in the probe table", {}, ("tables/probe-verdicts.md",
-                                         "| m1 | ok | file:///mnt/models/m.gguf |\n"),
-     "tables/probe-verdicts.md:1", "absolute local path: file:///mnt/models/m.gguf"),
-    ("home-relative path", {"models": {"m": {"gguf": "~/models/m.gguf"}}}, None,
-     "config.yaml:", "absolute local path: ~/models/m.gguf"),
-    ("Windows drive path", {"models": {"m": {"gguf": "D:/models/m.gguf"}}}, None,
-     "config.yaml:", "absolute local path"),
-    ("private endpoint", {"models": {"m": {"base_url": "http://10.0.0.5:8000/v1"}}}, None,
-     "config.yaml:", "private endpoint URL: http://10.0.0.5:8000/v1"),
+    ("file URL in probes.csv", {}, ("evidence/probes.csv",
+                                    "model,verdict,reason\nm1,ok,file:///mnt/models/m.gguf\n"),
+     "evidence/probes.csv:2", "absolute local path: file:///mnt/models/m.gguf"),
+    ("private endpoint in probes.csv", {}, (
+        "evidence/probes.csv", "model,verdict,reason\nm1,ok,served by http://10.0.0.5:8000\n"),
+     "evidence/probes.csv:2", "private endpoint URL: http://10.0.0.5:8000"),
     ("key in a fold reply", {}, ("evidence/folds.csv", "row_id,reply\nx," + KEY + "\n"),
      "evidence/folds.csv:2", "OpenRouter key"),
 ]

@@ -218,9 +218,12 @@ def test_the_crate_says_what_made_what(study):  # noqa: F811
                                      or f.startswith("workflow/"))}
     assert results == made and {"evidence/rows.csv", "stats/numbers.json",
                                 "lock.json", "tables/probe-verdicts.md"} <= made
-    # every file carries its sha256: the lock's pin where the lock pins it
-    for f in files:
-        assert g[f]["sha256"] == sha256_file(package / f), f
+    # every file carries its sha256: the lock's pin where the lock pins it; the package's
+    # lock pins every file back, the crate included, and is the one listed without one
+    for f in files - {"lock.json"}:
+        assert g[f]["sha256"] == sha256_file(package / f) == lock["package"]["files"][f], f
+    assert "sha256" not in g["lock.json"]
+    assert lock["package"]["files"][CRATE_FILE] == sha256_file(package / CRATE_FILE)
     for name, pin in lock["public"].items():
         assert g[name]["sha256"] == pin["sha256"]
     # licence, authors and models from the study config
@@ -344,10 +347,12 @@ def test_snakemake_release_writes_a_crate_the_validator_passes_and_verify_reads(
               "evidence=results/release/pkg/evidence")
     snakemake("-c1", "verify", *verify)
     assert CRATE_FILE in (work / "results/verify/report.md").read_text()
-    # a table: no lock pins it, only the crate
+    # a table: the package's lock pins it, and it no longer rebuilds from the evidence
     flip(next(package.glob("tables/*.csv")))
-    with pytest.raises(AssertionError, match=f"vs {CRATE_FILE}"):
+    with pytest.raises(AssertionError, match=r"vs lock \(package\)"):
         snakemake("-c1", "verify", *verify)
+    report = (work / "results/verify/report.md").read_text()
+    assert "differs from the table rebuilt from the evidence" in report
 
 
 def test_an_svgs_embedded_image_is_not_read_as_paths_and_what_follows_still_is(tmp_path):

@@ -8,6 +8,8 @@ from foldstudy.backends.base import Backend, Reply
 from foldstudy.backends.store import ResponseStore
 from foldstudy.grade.grader import (
     StockSignature,
+    abstention_in,
+    answer_abstains,
     answer_lines,
     grade_answer,
     has_whole_token,
@@ -267,3 +269,35 @@ def test_a_row_abstains_when_its_answer_holds_a_marker_anywhere(
     assert by_label["primary ingress port"] is on_a_line
     assert not any(v for k, v in by_label.items() if k != "primary ingress port")
     assert row["n_correct"] == 0
+
+
+# Paper §4.11: "whether its answer contains any abstention marker at all". A marker is a
+# phrase of abstention; "none" and "unknown" are one only as a line's whole value or
+# inside such a phrase, and a typographic apostrophe reads as the plain one.
+@pytest.mark.parametrize("text, abstains", [
+    ("I don\u2019t know the release tag.", True),
+    ("I don\u2018t know", True),
+    ("i can\u2019t determine it", True),
+    ("4. release tag: unknown", True),
+    ("- **Release tag**: None.", True),
+    ("none", True),
+    ("Unknown", True),
+    ("The value is unknown.", True),
+    ("none given in the summary", True),
+    ("(None of the values were changed.)", False),
+    ("5. cache origin URL: https://unknown-host.example/", False),
+    ("origin https://cdn.none-such.example/a", False),
+    ("None of the five headings was kept, but the port is 52677", False),
+    ("the unknown-host entry was removed", False),
+])
+def test_abstention_markers_read_apostrophes_and_whole_values(markers, text, abstains):
+    assert abstention_in(text, markers) is abstains
+
+
+def test_the_prefix400_and_anywhere_definitions_are_kept(markers):
+    """§4.11's table: `abstained` anywhere in the answer, `abstained_prefix400` on its
+    first 400 characters (the prefix the paper kept)."""
+    late = "1. primary ingress port: 52677\n" + "x" * 420 + "\n5. release tag: unknown"
+    assert answer_abstains(late, markers) == (True, False)
+    early = "5. release tag: unknown\n" + "x" * 420
+    assert answer_abstains(early, markers) == (True, True)

@@ -32,7 +32,7 @@ from foldstudy.grade.rows import RunRecordError, grade_sweep
 from foldstudy.io import DuplicateKey, canonical_json, load_yaml, sha256_text, write_json
 from foldstudy.release.lock import VerifyFailed, write_lock
 from foldstudy.release.package import make_release
-from foldstudy.release.scan import ReleaseRefused, scan_text, scan_tree
+from foldstudy.release.scan import scan_text, scan_tree
 from foldstudy.report.compare import compare_stage
 from foldstudy.report.summary import summary_stage
 from foldstudy.report.trace import trace_stage
@@ -267,23 +267,33 @@ def test_a_model_the_probe_could_not_load_is_refused_before_its_gguf_is_opened(t
     assert not out.exists()
 
 
-def test_a_gguf_outside_the_package_is_named_by_the_scanner_before_the_lock(study):  # noqa: F811
-    """Re-locked or not, the config's absolute path is the scanner's finding, not a
-    config digest mismatch: the config is scanned before the package is verified."""
+def test_a_gguf_outside_the_package_is_left_out_and_the_config_still_verified(
+        study):  # noqa: F811
+    """Paper §7: a local path is excluded from the release, not refused (issue 31). The
+    config is still verified against the lock as it ran: unlocked, the new key is named;
+    locked, the package carries `<local path: m.gguf>` and never the path."""
     root = study["root"]
     (root / "tables").mkdir()
     cfg = {"study": "t", "scale": 0.03, "models": {"m": {"gguf": "/scratch/u/m.gguf"}}}
     verify_args = {k: v for k, v in study["args"].items() if k != "config"}
-    with pytest.raises(ReleaseRefused) as e:
+
+    def release() -> None:
         make_release("pkg", str(study["ev"]), str(study["numbers"]), str(study["lock"]), cfg,
                      str(root / "tables"), None, None, root / "checkout",
                      str(root / "release/pkg"), str(root / "release/pkg.tar.gz"),
                      str(RESOURCES / "templates/release-README.md"),
                      verify={**verify_args, "claims_path": None,
                              "report_out": str(study["report"])})
-    assert "config.yaml:" in str(e.value) and "absolute local path: /scratch/u/m.gguf" in str(
-        e.value)
-    assert not (root / "release").exists() and not study["report"].exists()
+
+    with pytest.raises(VerifyFailed):
+        release()
+    assert "config key models.m.gguf: added since the lock" in study["report"].read_text()
+    assert not (root / "release").exists()
+    write_lock(str(study["ev"]), str(study["numbers"]), str(study["lock"]), "t", config=cfg,
+               **verify_args)
+    release()
+    text = (root / "release/pkg/config.yaml").read_text()
+    assert "<local path: m.gguf>" in text and "/scratch" not in text
 
 
 # ---------------------------------------------------------- §8 a paid duplicate in the probe

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+import yaml
 
 from foldstudy.analysis import analysis as A
 from foldstudy.analysis.analysis import Analysis
@@ -24,6 +25,7 @@ from foldstudy.evidence.load import (
     write_table,
 )
 
+from .conftest import RESOURCES
 from .support.evidence_rows import arm_rows, frames, row
 
 AN = Analysis.load()
@@ -89,34 +91,32 @@ def test_carrier_present_and_in_carrier_are_empty_together(carrier_evidence, tmp
     assert all(w in str(e.value) for w in words), str(e.value)
 
 
-def test_an_answer_right_about_a_value_its_carrier_lacked_is_refused_by_row_and_label(
+def test_an_answer_beyond_its_carrier_is_counted_in_a_package_and_here_alike(
         carrier_evidence, tmp_path):
     """Paper §4.10: "There is not a single row in which the answer was right about a fact
-    the carrier did not contain". A forged recall with carrier_present kept consistent
-    (14 of 28 right, none carried) must not load."""
+    the carrier did not contain". One rule for a package and this checkout's own
+    evidence: such a row loads in both, `carrier.answer_beyond_carrier` counts it, and the
+    paper's sentence is a claim verify reports as not reproduced, never a refusal (so the
+    release of any study the checkout made rebuilds from its package)."""
+    from foldstudy.release.claims import claim_mismatches, judge_claims
+
     rows, checks = (f.copy() for f in carrier_evidence)
     i = checks.index[(checks["row_id"] == "s1/m1/r1/q") & checks["correct"]][2]
     checks.loc[i, "in_carrier"] = False
     rows.loc[rows["row_id"] == "s1/m1/r1/q", "carrier_present"] -= 1
     d = _package(tmp_path, rows, checks)
-    with pytest.raises(EvidenceError, match="correct is true but in_carrier is false") as e:
-        load_evidence(d, AN.arm_order, package=True)
-    assert "'s1/m1/r1/q'" in str(e.value) and f"'{checks.loc[i, 'label']}'" in str(e.value)
-    assert f"line {i + 2}" in str(e.value)
-    problem = evidence_package_problem(d, AN.arm_order, AN.scenarios, {})
-    assert problem and "correct is true but in_carrier is false" in problem
-
-
-def test_evidence_graded_here_counts_an_answer_beyond_its_carrier(carrier_evidence, tmp_path):
-    """The same row in this checkout's own evidence is the grader's finding, not a forgery:
-    it loads, and `carrier.answer_beyond_carrier` says it (else that number could never
-    be anything but the paper's zero)."""
-    rows, checks = (f.copy() for f in carrier_evidence)
-    i = checks.index[(checks["row_id"] == "s1/m1/r1/q") & checks["correct"]][2]
-    checks.loc[i, "in_carrier"] = False
-    rows.loc[rows["row_id"] == "s1/m1/r1/q", "carrier_present"] -= 1
-    rows, checks = load_evidence(_package(tmp_path, rows, checks), AN.arm_order)
-    assert compute_numbers(rows, checks, AN, POOLED)["carrier.answer_beyond_carrier"] == 1
+    assert evidence_package_problem(d, AN.arm_order, AN.scenarios, {}) is None
+    rows, checks = load_evidence(d, AN.arm_order)
+    n = compute_numbers(rows, checks, AN, POOLED)
+    assert n["carrier.answer_beyond_carrier"] == 1
+    claims = yaml.safe_load((RESOURCES / "claims/paper.yaml").read_text())["claims"]
+    claim = [c for c in claims if c["key"] == "carrier.answer_beyond_carrier"]
+    assert claim and claim[0]["value"] == 0 and claim[0]["where"] == "§4.10"
+    for package in (True, False):
+        (v,) = judge_claims(claim, n, package)
+        assert v.verdict == "not reproduced" and claim_mismatches([v], "paper.yaml") == []
+    (v,) = judge_claims(claim, {**n, "carrier.answer_beyond_carrier": 0}, True)
+    assert v.verdict == "reproduced"
 
 
 def test_abstention_table_counts_the_whole_answer_and_its_prefix():

@@ -50,6 +50,10 @@ def test_live_environment_key_value_is_found():
 @pytest.mark.parametrize("url", [
     "http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "https://10.2.3.4/v1",
     "http://192.168.1.20:8000/v1/chat/completions", "https://llm.corp/v1",
+    # as the system resolver reads them (inet_aton): short, integer, hex and octal forms
+    "http://10.1:8000", "http://127.1:8080", "http://2130706433/", "http://0x7f.1/v1",
+    "http://0177.0.0.1/v1", "http://[::ffff:127.0.0.1]:8000/v1", "http://0.0.0.0:8000",
+    "http://localhost.:8000/v1", "http://[::1]:8000/v1",
 ])
 def test_private_endpoint_url_is_found(url):
     found = scan_text("config.yaml", f"base_url: {url}\n", {}, PLANTED)
@@ -58,6 +62,46 @@ def test_private_endpoint_url_is_found(url):
 
 def test_public_url_is_not_a_finding():
     assert scan_text("README.md", "see https://openrouter.ai/api/v1\n", {}, PLANTED) == []
+
+
+@pytest.mark.parametrize("host, private", [
+    ("10.1", True), ("127.1", True), ("2130706433", True), ("0x7f000001", True),
+    ("8.8.8.8", False), ("134744072", False), ("1e100.net", False), ("deadbeef", False),
+    ("openrouter.ai", False), ("1password.com", False),
+])
+def test_hosts_are_read_as_the_resolver_reads_them(host, private):
+    from foldstudy.release.scan import private_host
+
+    assert private_host(host) is private
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("-----BEGIN OPENSSH PRIVATE KEY-----", "Private Key"),
+    ("slack xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "Slack Token"),
+    ("db postgres://admin:Sup3rS3cretPw@db.example.org:5432/app", "Basic Auth Credentials"),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "Stripe Access Key"),
+    ("google AIzaSyA1234567890abcdefghijklmnopqrstuv", "Google API key"),
+    ("hf hf_" + "Zq8RtY2wXv" * 4, "Hugging Face token"),
+])
+def test_detect_secrets_plugins_and_our_shapes_find_a_secret_by_line(line, kind):
+    from foldstudy.secrets import SecretHit, find_secrets, redact_secrets
+
+    text = "clean first line\n" + line + "\n"
+    assert find_secrets(text) == [SecretHit(2, kind)]
+    redacted, n = redact_secrets(text)
+    assert n == 1 and f"<redacted: {kind}>" in redacted and find_secrets(redacted) == []
+    found = scan_text("folds.csv", text, {}, PLANTED)
+    assert kinds(found) == [("folds.csv", 2, kind)] and found[0].excerpt == "not shown"
+
+
+def test_a_planted_value_high_in_entropy_is_no_secret():
+    """Paper §3.1's values are high-entropy and non-derivable (licence keys, UUIDs, digests):
+    the maintained detector's entropy plugins stay out, so they are no finding."""
+    from foldstudy.secrets import find_secrets
+
+    text = ("licence LIC-7QX9-ZK2M-84WD-PQ1R\nuuid 8f14e45f-ceea-467f-a0e6-2f4c1d8b9a3e\n"
+            "digest sha256:9b2c4e1f0a7d3c5b8e6f1a2d4c7b9e0f3a5d8c1b6e4f7a9d2c5b8e1f4a7d0c3b\n")
+    assert find_secrets(text) == []
 
 
 @pytest.mark.parametrize("text", ["/home/alice/study/results", "C:\\Users\\alice\\x",

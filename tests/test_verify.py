@@ -59,6 +59,11 @@ def synthetic_evidence(d: Path, seed: int = 3) -> None:
 
 @pytest.fixture()
 def study(tmp_path):
+    return make_study(tmp_path)
+
+
+def make_study(tmp_path: Path) -> dict:
+    """The locked synthetic study under tmp_path (the `study` fixture's body)."""
     ev = tmp_path / "evidence"
     synthetic_evidence(tmp_path)
     names = ("rows", "checks", "folds")

@@ -1,7 +1,9 @@
 """verify on a live run of the study named `paper` (the gateway stand-in, small scale):
 every claim of resources/claims/paper.yaml reported with its kind and verdict, read from
 the workflow's own resources even with --directory elsewhere, and a count that differs
-from the paper's corpus is not drift."""
+from the paper's corpus is not drift. The same run, served on loopback as a local
+server is, is released with its endpoint left out (paper §7) and its package verifies
+where it lies (issue 31)."""
 
 from __future__ import annotations
 
@@ -45,9 +47,23 @@ def test_verify_reports_every_claim_of_a_live_paper_run(tmp_path):
                  "--directory", str(tmp_path), "--configfile", str(path), *args],
                 capture_output=True, text=True, timeout=600, env=env)
 
-        for target in (["-c2", "results/tables"], ["-c1", "lock"], ["-c1", "verify"]):
+        for target in (["-c2", "results/tables"], ["-c1", "lock"], ["-c1", "verify"],
+                       ["-c1", "release"]):
             p = snakemake(*target)
             assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    # the stand-in's loopback URL is left out of the release, and the package verifies
+    package = tmp_path / "results/release/paper"
+    released = yaml.safe_load((package / "config.yaml").read_text())
+    assert released["models"]["healthy"]["base_url"] == "<private endpoint>"
+    assert not any("127.0.0.1" in p.read_text(errors="replace")
+                   for p in package.rglob("*") if p.is_file() and p.suffix != ".png")
+    own = snakemake("-c1", "verify", "--configfile", str(package / "config.yaml"),
+                    "--config", "evidence=results/release/paper/evidence")
+    assert own.returncode == 0, own.stdout[-3000:] + own.stderr[-3000:]
+    assert "the package whole" in (tmp_path / "results/verify/report.md").read_text()
+    (tmp_path / "results/verify/report.md").unlink()
+    p = snakemake("-c1", "verify")  # the study's own verify again, for the claims below
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     report = (tmp_path / "results/verify/report.md").read_text()
     claims = yaml.safe_load((RESOURCES / "claims/paper.yaml").read_text())["claims"]
     assert "**OK**" in report and "paper.yaml" in report

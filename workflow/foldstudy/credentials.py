@@ -17,6 +17,7 @@ KEY_PATTERNS = {
     "AWS access key": re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     "GitHub token": re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
     "Hugging Face token": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+    "Google API key": re.compile(r"\bAIza[0-9A-Za-z_-]{35}"),
 }
 # Environment variables whose name says they hold a credential.
 SECRET_ENV = re.compile(r"(?i)(api[_-]?key|token|secret|password)")

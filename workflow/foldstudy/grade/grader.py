@@ -18,9 +18,12 @@ from typing import Any
 from ..study.boundary import has_whole_token, whole_token_pattern  # noqa: F401
 from ..study.spec import Fact
 
+# Typographic apostrophes and primes a model writes for ' ("I don’t know").
+APOSTROPHES = str.maketrans({c: "'" for c in "\u2018\u2019\u02bc\u2032\uff07`"})
+
 
 def _norm(s: str) -> str:
-    return re.sub(r"\s+", " ", s.casefold())
+    return re.sub(r"\s+", " ", s.translate(APOSTROPHES).casefold())
 
 
 def answer_lines(answer: str, labels: list[str]) -> dict[str, str | None]:
@@ -50,9 +53,36 @@ def answer_lines(answer: str, labels: list[str]) -> dict[str, str | None]:
     return out
 
 
-def abstention_in(text: str, markers: list[str]) -> bool:
+# Numbering, bullets and emphasis before a line's value, and what may close it.
+_LEAD = re.compile(r"^[\s*#>_`-]*(?:\d+\s*[.):]\s*)?")
+_EDGE = " \t*_`\"'.,;:!?()[]-"
+
+
+def line_values(text: str) -> list[str]:
+    """Each line's value: its text after any numbering and label (up to ": "), with
+    emphasis and closing punctuation stripped."""
+    out = []
+    for line in _norm_lines(text):
+        v = _LEAD.sub("", line)
+        if ": " in v:
+            v = v.split(": ", 1)[1]
+        out.append(v.strip(_EDGE))
+    return out
+
+
+def _norm_lines(text: str) -> list[str]:
+    return [_norm(line) for line in text.splitlines()] or [""]
+
+
+def abstention_in(text: str, markers: list[Any]) -> bool:
+    """Paper §4.11's abstention: a phrase marker anywhere in the text, or a
+    `{whole_value: w}` marker as the whole value of one of its lines."""
     t = _norm(text)
-    return any(re.search(rf"(?<!\w){re.escape(m.casefold())}(?!\w)", t) for m in markers)
+    phrases = [m for m in markers if isinstance(m, str)]
+    whole = {m["whole_value"].casefold() for m in markers if isinstance(m, dict)}
+    if any(re.search(rf"(?<![\w-]){re.escape(m.casefold())}(?![\w-])", t) for m in phrases):
+        return True
+    return bool(whole) and any(v in whole for v in line_values(text))
 
 
 # Paper §4.11: "only the first 400 characters of each answer were retained ... The counts
@@ -60,7 +90,7 @@ def abstention_in(text: str, markers: list[str]) -> bool:
 PAPER_ANSWER_PREFIX = 400
 
 
-def answer_abstains(answer: str, markers: list[str]) -> tuple[bool, bool]:
+def answer_abstains(answer: str, markers: list[Any]) -> tuple[bool, bool]:
     """Whether the answer holds an abstention marker anywhere, and within its first 400
     characters (the paper's counts compare with the second).
 
@@ -123,7 +153,7 @@ def grade_check(
     fact: Fact,
     line: str | None,
     final_carry: str,
-    markers: list[str],
+    markers: list[Any],
     stock: StockSignature,
 ) -> dict[str, Any]:
     """One graded fact of one run: the checks.csv columns it determines."""
@@ -152,7 +182,7 @@ def grade_answer(
     facts: list[Fact],
     answer: str,
     final_carry: str,
-    markers: list[str],
+    markers: list[Any],
     stock: StockSignature,
 ) -> list[dict[str, Any]]:
     lines = answer_lines(answer, [f.label for f in facts])

@@ -56,7 +56,7 @@ def measured_on_the_carry(folds: list[dict[str, Any]]) -> bool:
 def grade_record(
     record: dict[str, Any],
     fixture: Fixture,
-    markers: list[str],
+    markers: list[Any],
     stock: StockSignature,
     headings: list[str],
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:

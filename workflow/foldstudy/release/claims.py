@@ -20,7 +20,13 @@ CLAIM_KINDS = {
     # a measured quantity: reproduced when the paper's value lies inside this run's
     # interval (the claim names the interval's keys and how it is computed)
     "behavioural": "reproduced when the paper's value is inside this run's interval",
+    # what the paper found of its rows (§4.10: "not a single row in which the answer was
+    # right about a fact the carrier did not contain"): reproduced or not on any run,
+    # never drift; a run whose rows say otherwise has a finding, not a broken package
+    "finding": "a finding of the paper's rows, reproduced or not on any run, never drift",
 }
+# The kinds whose failure is drift that fails verify.
+DRIFT_KINDS = ("exact", "design")
 
 
 @dataclass(frozen=True)
@@ -91,11 +97,11 @@ def judge_claims(claims: Iterable[dict[str, Any]], recomputed: dict[str, Any], p
 
 def claim_mismatches(verdicts: list[ClaimVerdict], source: str) -> list[Mismatch]:
     """The verdicts that are drift: an exact or design claim, checkable here, that does
-    not hold. A behavioural claim outside a run's interval is a finding of that run,
-    reported beside the others, not drift."""
+    not hold. A behavioural claim outside a run's interval, or a finding the run does not
+    reproduce, is a finding of that run, reported beside the others, not drift."""
     out = []
     for v in verdicts:
-        if v.kind != "behavioural" and v.verdict == "not reproduced":
+        if v.kind in DRIFT_KINDS and v.verdict == "not reproduced":
             detail = (f"claims {v.claimed!r}; not recomputable from the evidence"
                       if v.value is None else f"claims {v.claimed!r}; recomputed {v.value!r}")
             out.append(Mismatch(v.key, f"{source} ({v.where})", detail))

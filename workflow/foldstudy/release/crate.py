@@ -41,6 +41,7 @@ from ..io import read_json, sha256_file
 log = logging.getLogger(__name__)
 
 CRATE_FILE = "ro-crate-metadata.json"
+LOCK_FILE = "lock.json"  # the package's lock: it pins the crate (release/whole.py)
 RO_CRATE = "1.1"  # the version whose JSON-LD context ro-crate-py ships a copy of
 PROFILES = {
     "https://w3id.org/ro/wfrun/process/0.5": ("Process Run Crate", "0.5"),
@@ -125,16 +126,21 @@ def package_files(package: Path) -> list[str]:
                   if p.is_file() and p.name not in (CRATE_FILE, SNAKEMAKE_MARK))
 
 
-def file_digests(package: Path, pinned: Mapping[str, str]) -> dict[str, str]:
+def file_digests(package: Path, pinned: Mapping[str, str]) -> dict[str, str | None]:
     """Each file's sha256 as it lies in the package. Where the lock pins the file, the
-    release verified it against that pin first (verify_study), so the crate's value is the
-    lock's; a package made without that check gets the file's own, never a pin it fails."""
-    out = {}
+    release verified it against that pin first (verify_study), so a file that differs
+    from its pin is refused, never described. The package's lock is the one file listed
+    without a checksum: it pins the crate (release/whole.py), so the crate cannot pin it."""
+    out: dict[str, str | None] = {}
     for rel in package_files(package):
+        if rel == LOCK_FILE:
+            out[rel] = None
+            continue
         out[rel] = sha256_file(package / rel)
         if rel in pinned and pinned[rel] != out[rel]:
-            log.warning("%s: sha256 %s… differs from the lock's pin %s… (not verified)",
-                        rel, out[rel][:12], pinned[rel][:12])
+            raise CrateError(f"{rel}: sha256 {str(out[rel])[:12]}… differs from the lock's "
+                             f"pin {pinned[rel][:12]}…; rebuild it (snakemake -c8 "
+                             "results/tables) and lock again before releasing")
     return out
 
 
@@ -246,15 +252,21 @@ def _person(crate: Any, a: Author) -> Any:
     return crate.add(Person(crate, a.id or f"#author-{quote(a.name)}", properties=props))
 
 
-def _data_entities(crate: Any, package: Path, digests: Mapping[str, str]) -> dict[str, Any]:
+def _data_entities(crate: Any, package: Path, digests: Mapping[str, str | None]
+                   ) -> dict[str, Any]:
     """One File per file (sha256, size, format) and one Dataset per folder, each folder
     listing its files: a reader walks the package from the root as it lies on disk."""
     entities: dict[str, Any] = {}
     folders: dict[str, Any] = {}
     for rel, digest in digests.items():
         p = package / rel
-        props: dict[str, Any] = {"sha256": digest, "contentSize": str(p.stat().st_size),
+        props: dict[str, Any] = {"contentSize": str(p.stat().st_size),
                                  "encodingFormat": FORMATS.get(p.suffix, "text/plain")}
+        if digest is not None:
+            props["sha256"] = digest
+        else:
+            props["description"] = ("The provenance lock: it pins every other file of "
+                                    "the package by sha256, this crate included.")
         if rel == "README.md":
             props.update(about={"@id": "./"}, name="What this package holds")
         entities[rel] = crate.add_file(None, dest_path=rel, properties=props)
@@ -324,12 +336,29 @@ def _property_value(crate: Any, key: str, value: Any) -> Any:
     name = key.rsplit(".", 1)[-1]
     if isinstance(value, dict) and value:
         shown: Any = [_property_value(crate, f"{key}.{k}", v) for k, v in sorted(value.items())]
-    elif isinstance(value, bool | int | float | str):
-        shown = value
-    else:  # a list, an empty mapping, null: as JSON text
-        shown = json.dumps(value, sort_keys=True)
+    else:
+        shown = shown_value(value)
     return crate.add(ContextEntity(crate, f"#pv-{quote(key)}", properties={
         "@type": "PropertyValue", "name": name, "propertyID": key, "value": shown}))
+
+
+def shown_value(value: Any) -> Any:
+    """A config leaf as its PropertyValue holds it: a list, an empty mapping or null as
+    JSON text."""
+    if isinstance(value, bool | int | float | str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def leaf_values(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """propertyID -> value of every leaf PropertyValue the crate gives `config`."""
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        if isinstance(v, dict) and v:
+            out.update(leaf_values(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = shown_value(v)
+    return out
 
 
 def _data_type(value: Any) -> str:
@@ -467,28 +496,60 @@ def run_facts(name: str, config: Mapping[str, Any], package: Path, lock: Mapping
 # -- verify: the crate's checksums against the files --------------------------------------
 
 
-def crate_mismatches(package: str | Path) -> list[Mismatch]:
-    """Each file the crate lists with a sha256 must be there with that sha256, and every
-    file of the package must be listed."""
+def crate_mismatches(package: str | Path, config: Mapping[str, Any] | None = None
+                     ) -> list[Mismatch]:
+    """Each file the crate lists with a sha256 must be there with that sha256, every file
+    of the package must be listed, every entity must have an @id, and (given the config
+    verified now) every config value's PropertyValue must be the config's."""
     package = Path(package)
     try:
         graph = read_json(package / CRATE_FILE)["@graph"]
+        if not isinstance(graph, list):
+            raise TypeError(f"@graph is a {type(graph).__name__}, not a list")
     except (OSError, ValueError, KeyError, TypeError) as e:
         return [Mismatch(CRATE_FILE, "JSON-LD", f"not readable: {e}")]
+    out = [Mismatch(CRATE_FILE, "JSON-LD", f"@graph entry {i} has no @id (every entity of "
+                    "a crate is named by one)")
+           for i, e in enumerate(graph) if not isinstance(e, dict) or "@id" not in e]
+    graph = [e for e in graph if isinstance(e, dict) and "@id" in e]
     listed = {e["@id"]: e.get("sha256") for e in graph
-              if isinstance(e, dict) and "File" in _types(e) and e.get("@id") != CRATE_FILE}
-    out = []
+              if "File" in _types(e) and e.get("@id") != CRATE_FILE}
     for rel, digest in sorted(listed.items()):
         p = package / rel
         if not p.is_file():
             out.append(Mismatch(rel, CRATE_FILE, "listed but missing"))
         elif digest is None:
-            out.append(Mismatch(rel, CRATE_FILE, "listed without a sha256"))
+            if rel != LOCK_FILE:
+                out.append(Mismatch(rel, CRATE_FILE, "listed without a sha256"))
         elif sha256_file(p) != digest:
             out.append(Mismatch(rel, CRATE_FILE, f"sha256 {sha256_file(p)[:12]}… differs "
-                                                 f"from the crate's {digest[:12]}…"))
+                                                 f"from the crate's {str(digest)[:12]}…"))
     out += [Mismatch(rel, CRATE_FILE, "in the package, not in the crate")
             for rel in package_files(package) if rel not in listed]
+    if config is not None:
+        out += value_mismatches(graph, config)
+    return out
+
+
+# Keys of the config that say where this build reads from, not what the study was.
+NOT_THE_STUDY = ("evidence",)
+
+
+def value_mismatches(graph: list[dict[str, Any]], config: Mapping[str, Any]
+                     ) -> list[Mismatch]:
+    """Every leaf PropertyValue of the crate against the config verified now."""
+    said = {e.get("propertyID"): e.get("value") for e in graph
+            if "PropertyValue" in _types(e) and not isinstance(e.get("value"), dict | list)}
+    want = leaf_values({k: v for k, v in config.items() if k not in NOT_THE_STUDY})
+    said = {k: v for k, v in said.items()
+            if str(k).split(".", 1)[0] not in NOT_THE_STUDY}
+    out = [Mismatch(f"{CRATE_FILE} #pv-{k}", "config", f"the crate says {said[k]!r}, the "
+                    f"config {want[k]!r}") for k in sorted(set(said) & set(want), key=str)
+           if said[k] != want[k]]
+    out += [Mismatch(f"{CRATE_FILE} #pv-{k}", "config", "a config value the crate does not "
+                     "give") for k in sorted(set(want) - set(said))]
+    out += [Mismatch(f"{CRATE_FILE} #pv-{k}", "config", "in the crate, not in the config")
+            for k in sorted(set(said) - set(want), key=str)]
     return out
 
 

@@ -44,6 +44,8 @@ from ..io import (
 )
 from .claims import claim_mismatches, claims_report, judge_claims
 from .crate import CRATE_FILE, crate_mismatches
+from .sanitize import accepted_config_changes
+from .whole import crate_required, is_package, pin_mismatches, table_mismatches
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +172,11 @@ def check_lock(
     study than `study` is one mismatch naming both.
 
     Private inputs absent here (a reviewer's evidence-only package) are not a mismatch:
-    the lock still names them, so their owner can check them.
+    the lock still names them, so their owner can check them. A released package's lock
+    (its `package` section, release/whole.py) also says what the release changed: the
+    config's substituted keys are accepted at exactly the recorded value, and a file the
+    release rewrote (the manifest's config, a published session's redactions) is checked
+    against its package pin instead of the study's.
     """
     if study is not None and lock.get("study") != study:
         # Said first and alone: every pin of another study differs, and hundreds of
@@ -180,12 +186,19 @@ def check_lock(
                          f"{study!r} that is verified now; verify with that study's config, "
                          f"or pin this one with `snakemake -c1 lock`")]
     out = []
+    section = lock.get("package") if isinstance(lock.get("package"), dict) else {}
+    rewritten = released_rewrites(section)
     for name, pinned in lock.get("private", {}).items():
         now = private_now.get(name)
         if now is None:
             continue
         if now.get("sha256") != pinned.get("sha256"):
             changes = tree_changes(name, pinned, now, (describe or {}).get(name))
+            if name == "config" and section:
+                changes = accepted_config_changes(changes, now.get("keys", {}),
+                                                  section.get("substituted") or {})
+                if not changes:
+                    continue
             out.append(Mismatch(name, "lock (private input)", "; ".join(changes[:20]) + (
                 f"; … and {len(changes) - 20} more" if len(changes) > 20 else "") if changes
                 else f"sha256 {str(now.get('sha256'))[:12]}… differs from the pinned "
@@ -194,12 +207,21 @@ def check_lock(
         p = public_now.get(name)
         if p is None or not p.is_file():
             out.append(Mismatch(name, "lock (public artifact)", "pinned but missing"))
+        elif name in rewritten:
+            continue  # the release rewrote it; its package pin is checked (whole.py)
         elif sha256_file(p) != pinned["sha256"]:
             out.append(Mismatch(name, "lock (public artifact)",
                                 f"sha256 {sha256_file(p)[:12]}… differs from the pinned "
                                 f"{pinned['sha256'][:12]}…"))
     out += check_numbers(recomputed, lock.get("numbers", {}), "lock (numbers)")
     return out
+
+
+def released_rewrites(section: dict[str, Any]) -> set[str]:
+    """The study's files a release rewrote (the manifest's copy of the config, a published
+    session's redacted CSVs), as its lock's package section lists them."""
+    rewritten = section.get("rewritten") if section else None
+    return {str(r) for r in rewritten} if isinstance(rewritten, list) else set()
 
 
 def verify_report(mismatches: list[Mismatch], checked: list[str], claims: str = "") -> str:
@@ -361,8 +383,11 @@ def verify_study(evidence_dir: str, numbers: str, lock_path: str, claims_path: s
     elif not lock_file.is_file():
         mismatches.append(Mismatch(lock_file.name, "lock",
                                       "no lock for this study; pin it with `snakemake -c1 lock`"))
-    check_crate(d.parent, mismatches, checked)
-    claims_text = _claims(claims_path, recomputed, bool(config.get("evidence")), mismatches,
+    if is_package(d, lock_path):
+        check_package(d.parent, lock, analysis, resources, config, mismatches, checked)
+    else:
+        check_crate(d.parent, mismatches, checked)
+    claims_text = _claims(claims_path, recomputed, corpus_package(config, lock), mismatches,
                           checked)
     text = verify_report(mismatches, checked, claims_text)
     Path(report_out).parent.mkdir(parents=True, exist_ok=True)
@@ -383,6 +408,32 @@ def check_crate(package: Path, mismatches: list[Mismatch], checked: list[str]) -
     found = crate_mismatches(package)
     mismatches += found
     checked.append(f"{CRATE_FILE}: every file's sha256 against the file"
+                   + (f" ({len(found)} mismatch(es))" if found else ""))
+
+
+def corpus_package(config: dict[str, Any], lock: dict[str, Any] | None) -> bool:
+    """Whether exact claims (the paper's own corpus) are checkable: evidence read from a
+    package, unless its lock pins a response store or run records, i.e. the package was
+    released from a fresh run of the study, whose row counts are its own."""
+    fresh = lock is not None and any(k in (lock.get("private") or {}) for k in ("store", "runs"))
+    return bool(config.get("evidence")) and not fresh
+
+
+def check_package(package: Path, lock: dict[str, Any] | None, analysis: str, resources: str,
+                  config: dict[str, Any], mismatches: list[Mismatch], checked: list[str]
+                  ) -> None:
+    """A released package verified where it lies: the crate is there, every file is the
+    one the lock pinned, the tables rebuild from the evidence, and every crate entry and
+    PropertyValue agrees with the files and the config (DESIGN §7)."""
+    found = crate_required(package)
+    if lock is not None:
+        found += pin_mismatches(package, lock)
+    found += table_mismatches(package, analysis, resources, config)
+    if (package / CRATE_FILE).is_file():
+        found += crate_mismatches(package, config)
+    mismatches += found
+    checked.append(f"the package whole: every file against the lock's pin, the tables "
+                   f"rebuilt from the evidence, {CRATE_FILE}'s entries and values"
                    + (f" ({len(found)} mismatch(es))" if found else ""))
 
 

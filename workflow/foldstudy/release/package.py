@@ -11,17 +11,19 @@ import logging
 import shutil
 import tarfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from ..credentials import KEY_PATTERNS
 from ..errors import StudyError
 from ..evidence.load import read_table
-from ..evidence.provenance import check_same_study
-from ..io import load_yaml, read_json, write_yaml
+from ..evidence.provenance import check_same_study, study_digest
+from ..io import load_yaml, read_json, sha256_file, write_json, write_yaml
+from ..secrets import redact_secrets
 from .crate import SNAKEMAKE_MARK, run_facts, workflow_sources, write_crate
 from .lock import EVIDENCE_FILES, verify_study
+from .sanitize import sanitize_config
 from .scan import (
     ABSOLUTE_PATH,
     Finding,
@@ -31,6 +33,7 @@ from .scan import (
     scan_text,
     scan_tree,
 )
+from .whole import LOCK_FILE, TOKEN_CLASSES, package_section, rebuild_tables
 
 log = logging.getLogger(__name__)
 
@@ -87,37 +90,56 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
                  schema: dict[str, Any] | None = None,
                  metadata_dir: str = ".snakemake/metadata") -> None:
     """Verify against the lock, assemble results/release/<name>/ with its RO-Crate
-    (release/crate.py), scan it, crate included, and pack it.
+    (release/crate.py), scan it, crate included, pin every file in its lock.json
+    (release/whole.py) and pack it.
 
-    A package whose artifacts drifted from its own lock, or that holds anything the
-    scanner refuses, is never written. workflow_root: the checkout whose Snakefile, rule
-    files and scripts the package carries as the crate's workflow; metadata_dir:
-    Snakemake's job records, read for the run's start time only.
+    Paper §7: private endpoints and local paths are excluded (release/sanitize.py), a
+    published session's secrets redacted (foldstudy/secrets.py), and a credential
+    anywhere else, or a file that drifted from the lock, means no package is written.
+    workflow_root: the checkout whose Snakefile, rule files and scripts the package
+    carries as the crate's workflow; metadata_dir: Snakemake's job records, read for the
+    run's start time only.
     """
     ev = Path(evidence_dir)
-    # The config first: a local path or a secret in it is named by the scanner, by key
-    # and line, rather than hidden behind the lock's digest of the config.
-    scan_config(config, ev, fixtures, project_root)
     check_sessions_publishable(config)
-    scan_session_pages(config, fixtures)
+    released, substituted = sanitize_config(config)
+    # The config first: a secret left in it is named by the scanner, by key and line,
+    # rather than hidden behind the lock's digest of the config.
+    scan_config(released, ev, fixtures, project_root)
     if verify is not None:
         verify_study(evidence_dir, numbers, lock, config=config, **verify)
     files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
                               if (ev / n).is_file()}
     files["stats/numbers.json"] = Path(numbers)
-    files["lock.json"] = Path(lock)
-    files["tables"] = Path(tables)
+    tokens = Path(numbers).parent / Path(TOKEN_CLASSES).name
+    if tokens.is_file():
+        files[TOKEN_CLASSES] = tokens
+    files[LOCK_FILE] = Path(lock)
     if figures and Path(figures).is_dir():
         files["figures"] = Path(figures)
     files.update(workflow_sources(workflow_root))
     dest = Path(out_dir)
     assemble(files, dest)
-    write_yaml(config, dest / "config.yaml")
+    write_yaml(released, dest / "config.yaml")
+    redacted = redact_package(dest) if own_session_sweeps(config) else {}
+    rewritten = sorted(redacted) + (["evidence/manifest.json"] if release_manifest(
+        dest / "evidence/manifest.json", redacted) else [])
+    resources = Path((verify or {}).get("resources") or PROJECT_ROOT / "resources")
+    analysis = (verify or {}).get("analysis") or resources / "analysis.yaml"
+    rebuild_tables(dest, dest / "tables", analysis, resources, config)
+    differ = [n.name for n in sorted((dest / "tables").iterdir())
+              if (Path(tables) / n.name).is_file()
+              and (Path(tables) / n.name).read_bytes() != n.read_bytes()]
+    if differ:
+        log.warning("release %s: %d table(s) rebuilt from the package differ from %s (the "
+                    "package's are what a reviewer rebuilds): %s", name, len(differ), tables,
+                    ", ".join(differ[:10]))
     (dest / "README.md").write_text(
-        Path(readme_template).read_text(encoding="utf-8").replace("{{ name }}", name),
-        encoding="utf-8")
-    values, hosts = planted_values(ev, fixtures)
-    allowed, markers = values | model_written_paths(ev), local_markers(project_root)
+        Path(readme_template).read_text(encoding="utf-8").replace("{{ name }}", name)
+        + left_out(substituted, redacted), encoding="utf-8")
+    values, hosts = planted_values(dest / "evidence", fixtures)
+    allowed, markers = values | model_written_paths(dest / "evidence"), local_markers(
+        project_root)
 
     def refuse(findings: list[Finding]) -> None:
         findings = [f for f in findings if not (f.kind == "private endpoint URL"
@@ -129,13 +151,83 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     # the crate would say of the files; and what the crate says is scanned as they are.
     refuse(scan_tree(dest, live_secrets(), allowed, markers))
     lock_json = read_json(lock)
-    crate = write_crate(dest, run_facts(name, config, dest, lock_json, workflow_root, schema,
-                                        metadata_dir, job_outputs(files, lock_json, verify)))
+    facts = run_facts(name, released, dest, lock_json, workflow_root, schema, metadata_dir,
+                      job_outputs(files, lock_json, verify))
+    crate = write_crate(dest, replace(facts, lock_sha256={
+        k: v for k, v in facts.lock_sha256.items() if k not in rewritten}))
     refuse(scan_text(crate.name, crate.read_text(encoding="utf-8"), live_secrets(), allowed,
                      markers))
+    write_json({**lock_json, "package": package_section(dest, substituted, redacted,
+                                                        rewritten)},
+               dest / LOCK_FILE)
     tarball(dest, Path(tar_out))
-    log.info("release %s: %d files, scanned clean; %s", name,
-             sum(1 for p in dest.rglob("*") if p.is_file()), tar_out)
+    log.info("release %s: %d files, scanned clean; %d config value(s) excluded (private "
+             "endpoints, local paths: %s); %d secret(s) redacted; %s", name,
+             sum(1 for p in dest.rglob("*") if p.is_file()), len(substituted),
+             ", ".join(sorted(substituted)) or "none", sum(redacted.values()), tar_out)
+
+
+def left_out(substituted: dict[str, Any], redacted: dict[str, int]) -> str:
+    """What the package's README says the release left out (paper §7)."""
+    if not substituted and not redacted:
+        return ""
+    lines = ["", "## Left out of this release", ""]
+    if substituted:
+        lines.append(f"- {len(substituted)} config value(s) naming a private endpoint or a "
+                     "local path, each replaced by what it was (`<local server: …>`, "
+                     "`<private endpoint>`, `<local path: …>`): "
+                     + ", ".join(f"`{k}`" for k in sorted(substituted)) + ". The lock keeps "
+                     "the digest of the config as it ran; verify accepts exactly these.")
+    if redacted:
+        lines.append(f"- {sum(redacted.values())} secret(s) in the published session's text, "
+                     "each replaced by `<redacted: kind>`: " + ", ".join(
+                         f"{k} ({n})" for k, n in sorted(redacted.items())) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def redact_packaged_text(path: Path) -> int:
+    """Redact one file of the package in place; how many secrets it held."""
+    text, n = redact_secrets(path.read_text(encoding="utf-8"))
+    if n:
+        path.write_text(text, encoding="utf-8")
+    return n
+
+
+def redact_package(dest: Path) -> dict[str, int]:
+    """A published session's text (release.publish_sessions): every secret in the
+    package's evidence redacted, by file (DESIGN §3: "never in a release unless asked,
+    and then with secrets redacted")."""
+    out = {}
+    for p in sorted((dest / "evidence").glob("*.csv")):
+        n = redact_packaged_text(p)
+        if n:
+            out[p.relative_to(dest).as_posix()] = n
+            log.warning("%s: %d secret(s) of the published session redacted (kind named, "
+                        "value gone)", p.relative_to(dest), n)
+    return out
+
+
+def release_manifest(path: Path, redacted: dict[str, int]) -> bool:
+    """The manifest as released: its copy of the config sanitized as config.yaml is, and
+    each redacted file's sha256 and the count of its redactions. Whether it changed."""
+    if not path.is_file():
+        return False
+    manifest = read_json(path)
+    changed = bool(redacted)
+    if isinstance(manifest.get("config"), dict):
+        config, substituted = sanitize_config(manifest["config"])
+        if substituted:
+            manifest["config"], changed = config, True
+            if "study_sha256" in manifest:  # the digest of the config it now holds
+                manifest["study_sha256"] = study_digest(config)
+    for rel, n in redacted.items():
+        entry = (manifest.get("artifacts") or {}).get(Path(rel).name)
+        if isinstance(entry, dict):
+            entry["sha256"] = sha256_file(path.parent.parent / rel)
+            entry["redacted"] = n
+    if changed:
+        write_json(manifest, path)
+    return changed
 
 
 def job_outputs(files: Mapping[str, Path], lock: dict[str, Any],
@@ -190,29 +282,6 @@ def check_sessions_publishable(config: dict[str, Any]) -> None:
             f"release refused: sweep(s) {', '.join(sweeps)} fold your own session(s), and "
             "the package's carries (evidence/folds.csv) and answers (rows.csv) quote their "
             "text; set release.publish_sessions: true in the study config to publish them")
-
-
-def scan_session_pages(config: dict[str, Any], fixtures: str | None) -> None:
-    """A sweep on the user's own session (issue 25) puts transcript text into its fixture,
-    fold viewer and comparison pages: none of them is released, but a credential there is
-    refused before a release, by file and line, never echoed (its paths and hosts are the
-    user's own data, so only credentials are looked for)."""
-    sweeps = own_session_sweeps(config)
-    if not sweeps or not fixtures:
-        return
-    results = Path(fixtures).parent
-    secrets = live_secrets()
-    findings = []
-    for sweep in sweeps:
-        for d in ("fixtures", "viewer", "compare"):
-            root = results / d / sweep
-            for p in sorted(root.rglob("*")) if root.is_dir() else []:
-                if p.is_file() and p.suffix in (".json", ".html"):
-                    text = p.read_text(encoding="utf-8", errors="replace")
-                    findings += [f for f in scan_text(str(p), text, secrets, set())
-                                 if f.kind in KEY_PATTERNS or f.kind.startswith("value of $")]
-    if findings:
-        raise ReleaseRefused(findings)
 
 
 def _host_allowed(url: str, hosts: set[str]) -> bool:

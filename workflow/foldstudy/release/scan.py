@@ -1,10 +1,12 @@
 """The scanner that guards the sanitized release package (paper §7).
 
-The scanner refuses a release that holds a credential (known key shapes and the live
-value of any key variable in the environment), a private endpoint URL, an absolute
-local path (any: /scratch as well as /home) or the local user's name, naming file and
-line. Planted fact values (the study's own synthetic data, e.g. an `.internal` cache
-origin, a /var/lib state path) and what a model wrote are allowed by value.
+The scanner refuses a release that holds a credential (foldstudy/secrets.py: the
+project's key shapes and detect-secrets' plugins, and the live value of any key variable
+in the environment), a private endpoint URL, an absolute local path (any: /scratch as
+well as /home) or the local user's name, naming file and line. The config's own private
+endpoints and local paths were left out before (release/sanitize.py, paper §7). Planted
+fact values (the study's own synthetic data, e.g. an `.internal` cache origin, a /var/lib
+state path) and what a model wrote are allowed by value.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ import getpass
 import ipaddress
 import os
 import re
+import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..credentials import KEY_PATTERNS, SECRET_ENV
+from ..credentials import SECRET_ENV
 from ..errors import StudyError
+from ..secrets import find_secrets
 
 # A bracketed IPv6 host ("http://[::1]:8000/v1") is part of the URL, brackets and all.
 URL = re.compile(r"\bhttps?://(?:\[[0-9A-Za-z:.%]*\]?)?[^\s\"'<>)\]]*")
@@ -62,15 +66,36 @@ def live_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if SECRET_ENV.search(k) and len(v) >= 8}
 
 
-def _private_host(host: str) -> bool:
-    host = host.lower().strip("[]")
-    if host in ("localhost",) or host.endswith(PRIVATE_SUFFIXES):
-        return True
+def resolver_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host names as the system resolver reads it, or None for a name.
+
+    Beside the dotted quad and IPv6 (`ipaddress`), inet_aton's forms: a short one
+    ("10.1" is 10.0.0.1, "127.1" is 127.0.0.1), a single integer ("2130706433" is
+    127.0.0.1) and octal or hex parts ("0x7f.1")."""
     try:
-        ip = ipaddress.ip_address(host)
+        return ipaddress.ip_address(host)
     except ValueError:
+        pass
+    if not re.fullmatch(r"[0-9a-fA-FxX.]+", host) or not host[0].isdigit():
+        return None  # inet_aton would take "1.2.3.4 junk"; a URL's host holds no space
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
+
+
+def private_host(host: str) -> bool:
+    """A host of this machine or its network: loopback, private, link-local, unspecified
+    (0.0.0.0) in any spelling the resolver reads, or a local-only name."""
+    host = host.lower().strip("[]").rstrip(".")
+    if host == "localhost" or host.endswith((".localhost", *PRIVATE_SUFFIXES)):
+        return True
+    ip = resolver_address(host)
+    if ip is None:
         return False
-    return ip.is_private or ip.is_loopback or ip.is_link_local
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_unspecified
 
 
 def _mask(s: str) -> str:
@@ -95,16 +120,14 @@ def scan_text(
         for var, value in secrets.items():
             if value in probe:
                 out.append(Finding(name, i, f"value of ${var}", _mask(value)))
-        for kind, pat in KEY_PATTERNS.items():
-            for m in pat.finditer(probe):
-                out.append(Finding(name, i, kind, _mask(m.group(0))))
+        out += [Finding(name, i, hit.kind, "not shown") for hit in find_secrets(probe)]
         for m in URL.finditer(probe):
             try:
                 host = urlparse(m.group(0)).hostname or ""
             except ValueError as e:  # "Invalid IPv6 URL": unreadable, so not released
                 out.append(Finding(name, i, f"malformed URL ({e})", m.group(0)[:80]))
                 continue
-            if _private_host(host):
+            if private_host(host):
                 out.append(Finding(name, i, "private endpoint URL", m.group(0)[:80]))
         for m in ABSOLUTE_PATH.finditer(probe):
             if any(mark in m.group(0) for mark in markers):

@@ -23,6 +23,7 @@ from .design import block_order
 from .schema import (
     apply_overrides,
     fixed_field_problems,
+    name_pattern,
     nonfinite_problems,
     schema_problems,
     secret_problems,
@@ -286,7 +287,8 @@ def load_study(
     problems = nonfinite_problems(config) + secret_problems(config)
     problems += fixed_field_problems(config)
     if isinstance(config.get("arms_file"), str):  # the user's own arms join the table
-        arm_table, own_arm_problems = merge_own_arms(arm_table, config["arms_file"], resources)
+        arm_table, own_arm_problems = merge_own_arms(arm_table, config["arms_file"], resources,
+                                                     name_pattern(schema))
         problems += own_arm_problems
     problems += schema_problems(config, schema, arm_ids(arm_table)) + url_problems(config)
     if problems:

@@ -19,6 +19,7 @@ import jsonschema
 
 from ..backends.base import STUDY_FIXED_FIELDS
 from ..credentials import SECRET_KEYS, credential_name, looks_like_a_key
+from ..secrets import is_placeholder
 from .backend_schema import with_backends
 
 
@@ -164,6 +165,12 @@ def url_problems(config: dict[str, Any]) -> list[str]:
                        f"{dot_segment(mid)!r} part between slashes; it would change the "
                        "gateway path requested (an id like author/slug)")
         url = m.get("base_url") if isinstance(m, dict) else None
+        if is_placeholder(url) and not config.get("evidence"):
+            out.append(f"config.models.{name}.base_url: {url} is what a release puts where a "
+                       "private endpoint was; point it at your server (a URL like "
+                       "http://127.0.0.1:8000/v1), or rebuild from the package with "
+                       "--config evidence=DIR")
+            continue
         if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
             continue  # a missing or non-http base_url is the schema's to name
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..secrets import is_placeholder
 from .schema import builtin_scenarios
 from .spec import Fixture
 
@@ -32,6 +33,8 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
                             "otherwise (e.g. its project)")
             continue
         spec = SessionSpec.of(name, entry)
+        if cfg.get("evidence") and is_placeholder(spec.transcript):
+            continue  # a release left the user's path out; the package's rows suffice
         try:
             if name in used:
                 fx = build_session_fixture(spec, used[name], where)

@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-from ..credentials import KEY_PATTERNS
 from ..io import load_yaml, sha256_file
+from ..secrets import find_secrets
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
 from .spec import Fact, Fixture
@@ -246,15 +246,10 @@ def plant(facts: list[OwnFact], chunks: list[str], transcript: Transcript, path:
 
 
 def credential_lines(transcript: Transcript) -> list[tuple[int, str]]:
-    """(line, kind) of every credential-shaped string in the transcript: reported by file
-    and line, never the value (a transcript is private; its chunks reach a model)."""
-    out = []
-    for i, line in enumerate(transcript.lines, start=1):
-        # one report a line, its most specific shape (KEY_PATTERNS' order)
-        kind = next((k for k, pat in KEY_PATTERNS.items() if pat.search(line)), None)
-        if kind:
-            out.append((i, kind))
-    return out
+    """(line, kind) of every secret in the transcript's raw file lines (foldstudy/secrets.py:
+    the project's key shapes and detect-secrets' plugins): reported by file and line,
+    never the value (a transcript is private; its chunks reach a model)."""
+    return [(h.line, h.kind) for h in find_secrets("\n".join(transcript.lines))]
 
 
 def baseline(facts: list[Fact], transcript: Transcript) -> dict[str, Any]:

@@ -238,23 +238,85 @@ class Fixture:
         )
 
 
-# What a user's own arm (config arms_file) must say; the rest is arms.yaml's shape.
-OWN_ARM_KEYS = ("title", "twin", "system_prompt", "fold_budget_tokens", "carry_cap_tokens",
-                "carry")
-OWN_ARM_OPTIONAL = ("description", "schema", "ceilings", "sections")
+# The JSON schema a user's own arms file is checked by (filled in by own_arms_schema).
+ARMS_SCHEMA = Path(__file__).resolve().parents[3] / "config/schema/arms.schema.yaml"
 
 
-def merge_own_arms(table: dict[str, Any], path: str, resources: Path
+def own_arms_schema(paper_arms: list[str], name_rule: str,
+                    path: Path = ARMS_SCHEMA) -> dict[str, Any]:
+    """config/schema/arms.schema.yaml with what is named once elsewhere filled in: the
+    arm id's name rule (the config's), the twins (the paper's arm ids) and the carry
+    rules (CARRY_RULES)."""
+    schema = load_yaml(path)
+    arms = schema["properties"]["arms"]
+    arms["propertyNames"] = {"type": "string", "pattern": name_rule,
+                             "not": {"enum": sorted(paper_arms)}}
+    props = arms["additionalProperties"]["properties"]
+    props["twin"]["enum"] = sorted(paper_arms)
+    rules = "|".join(CARRY_RULES)
+    props["carry"]["pattern"] = f"^({rules}|field:[A-Za-z0-9_]+)$"
+    return schema
+
+
+def _schema_problem(path: str, e: Any, paper_arms: list[str]) -> str:
+    """One jsonschema error as `file: arms.<arm>.<key>: what is wrong`."""
+    where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
+    if "propertyNames" in e.schema_path:  # e.instance is the arm id
+        arm = e.instance
+        why = ("is one of the paper's arms; give yours another id" if arm in paper_arms else
+               "cannot be an arm id: an id names a path (results/runs/.../<arm>.json), so it "
+               "is letters, digits and ._-, starting with a letter, digit or _, at most 100 "
+               "characters")
+        return f"{path}: arms.{arm}: {arm!r} {why}"
+    if e.validator == "additionalProperties" and isinstance(e.instance, dict):
+        allowed = set(e.schema.get("properties", {}))
+        extra = sorted(str(k) for k in e.instance if k not in allowed)
+        return (f"{path}: {where}: unknown key {', '.join(extra)} (known: "
+                f"{', '.join(sorted(allowed))})")
+    if e.validator == "enum":
+        return (f"{path}: {where}: {e.instance!r} is not one of the paper's arms (known: "
+                f"{' '.join(sorted(paper_arms))})")
+    if e.validator == "oneOf":
+        return (f"{path}: {where}: {e.instance!r} is neither a positive integer nor "
+                "{from_arm: ..., per_section: true}")
+    return f"{path}: {where}: {e.message}"
+
+
+def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str
+                      ) -> tuple[list[str], set[Any] | None]:
+    """Every problem of an own arms file by file, arm and key (its JSON schema), and the
+    arms they concern (None: the file as a whole is wrong)."""
+    import jsonschema
+
+    schema = own_arms_schema(paper_arms, name_rule)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    bad: set[Any] | None = set()
+    for e in errors:
+        where = list(e.absolute_path)
+        if "propertyNames" in e.schema_path:
+            bad.add(e.instance)
+        elif len(where) >= 2 and bad is not None:
+            bad.add(where[1])
+        else:
+            bad = None
+    return list(dict.fromkeys(_schema_problem(path, e, paper_arms) for e in errors)), bad
+
+
+def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
+                   name_rule: str = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$"
                    ) -> tuple[dict[str, Any], list[str]]:
     """The arm table with a user's own arms added (issue 25: "your own compaction prompt as
-    an arm"), and every problem with them, by file and key.
+    an arm"), and every problem with them, by file, arm and key, before any job.
 
-    The file is arms.yaml's shape, with two differences: `system_prompt` and `schema` are
-    file paths (relative to the arms file), and each arm names a `twin`, one of the
-    paper's arms, whose capacity it must match exactly at paper scale: fold budget, carry
-    cap and declared ceiling (paper §3.2: "Prompt, input, fold protocol, and output
-    budget are held fixed within a comparison"). Its prompt is recorded by its sha256
-    digest on every row, as the paper's are.
+    The file is arms.yaml's shape, checked by config/schema/arms.schema.yaml, with two
+    differences: `system_prompt` and `schema` are file paths (relative to the arms file,
+    and inside its folder: a prompt reaches the model, so no file from elsewhere is sent),
+    and each arm names a `twin`, one of the paper's arms, whose capacity it must match
+    exactly at paper scale: fold budget, carry cap and declared ceiling (paper §3.2:
+    "Prompt, input, fold protocol, and output budget are held fixed within a
+    comparison"). Its prompt is recorded by its sha256 digest on every row, as the
+    paper's are. name_rule: the config's rule for a name that becomes a path.
     """
     import copy
 
@@ -262,57 +324,53 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path
     src = Path(path).expanduser()
     if not src.is_file():
         return table, [f"{where}: no such file (a YAML in resources/arms.yaml's shape)"]
-    doc = load_yaml(src)
-    arms = doc.get("arms") if isinstance(doc, dict) else None
-    if not isinstance(arms, dict) or not arms:
-        return table, [f"{where}: needs `arms:`, a mapping of arm id -> its spec"]
+    try:
+        doc = load_yaml(src)
+    except (ValueError, OSError) as e:
+        return table, [f"{where}: not readable YAML ({str(e)[:200]})"]
+    problems, bad = own_arms_problems(doc, path, list(table["arms"]), name_rule)
+    if bad is None:
+        return table, problems
     out = copy.deepcopy(table)
-    problems: list[str] = []
-    for arm_id, a in arms.items():
-        problems += _own_arm(out, table, arm_id, a, f"{path}: arms.{arm_id}", src, resources)
+    for arm_id, a in doc["arms"].items():
+        if arm_id not in bad:  # its files and capacity, once its keys are right
+            problems += _own_arm(out, table, arm_id, a, f"{path}: arms.{arm_id}", src,
+                                 resources)
     return out, problems
 
 
-def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: Any, at: str,
-             src: Path, resources: Path) -> list[str]:
-    """Add one own arm to `out` (the merged table) and return its problems."""
+def _inside(folder: Path, rel: str, at: str) -> tuple[Path, str | None]:
+    """The file `rel` names beside the arms file, or why it may not be used."""
+    p = (folder / rel).resolve()
+    if not p.is_relative_to(folder.resolve()):
+        return p, (f"{at}: {rel} is outside the arms file's folder {folder}; keep it "
+                   "beside the arms file (what an arm names is sent to the model)")
+    if not p.is_file():
+        return p, f"{at}: {p} does not exist (a path relative to the arms file)"
+    return p, None
+
+
+def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[str, Any],
+             at: str, src: Path, resources: Path) -> list[str]:
+    """Add one own arm, already checked by its schema, to `out` (the merged table) and
+    return its problems."""
     problems: list[str] = []
-    if arm_id in table["arms"]:
-        problems.append(f"{at}: {arm_id!r} is one of the paper's arms; give yours "
-                        "another id")
-        return problems
-    if not isinstance(a, dict):
-        problems.append(f"{at}: must be a mapping (keys: {', '.join(OWN_ARM_KEYS)})")
-        return problems
-    missing = [k for k in OWN_ARM_KEYS if k not in a]
-    extra = sorted(set(a) - set(OWN_ARM_KEYS) - set(OWN_ARM_OPTIONAL))
-    if missing or extra:
-        problems.append(f"{at}: " + "; ".join(
-            ([f"missing {', '.join(missing)}"] if missing else [])
-            + ([f"unknown key {', '.join(extra)}"] if extra else [])))
-        return problems
-    if a["twin"] not in table["arms"]:
-        problems.append(f"{at}.twin: {a['twin']!r} is not one of the paper's arms "
-                        f"(known: {' '.join(sorted(table['arms']))})")
-        return problems
     spec = {k: v for k, v in a.items() if k not in ("system_prompt", "schema", "twin")}
     spec["system_prompt"] = f"own:{arm_id}"
-    spec["system_prompt_file"] = str(src.parent / a["system_prompt"])
-    if a.get("schema"):
-        spec["schema_file"] = str(src.parent / a["schema"])
+    for key in ("system_prompt", "schema"):
+        if a.get(key):
+            p, problem = _inside(src.parent, a[key], f"{at}.{key}")
+            spec[f"{key}_file"] = str(p)
+            problems += [problem] if problem else []
     spec.setdefault("ceilings", {})
     spec.setdefault("description", a["title"])
-    for key in ("system_prompt_file", "schema_file"):
-        if key in spec and not Path(spec[key]).is_file():
-            problems.append(f"{at}.{key.removesuffix('_file')}: {spec[key]} does not "
-                            "exist (a path relative to the arms file)")
     if problems:
         return problems
     out["arms"][arm_id] = spec
     try:
         mine, twin = (resolve_arm(arm_id, out, resources, 1.0),
                       resolve_arm(a["twin"], table, resources, 1.0))
-    except (SpecError, ValueError) as e:
+    except (SpecError, ValueError, KeyError, TypeError) as e:
         problems.append(f"{at}: {e}")
         return problems
     for what, have, want in (

@@ -1,0 +1,357 @@
+"""A release that is whole (issue 31): private endpoints and local paths left out, not
+refused (paper §7); every file of the package pinned and verified where it lies; a
+published session's secrets redacted, and counted.
+
+The package is the locked synthetic study of test_verify.py, released by make_release as
+the release rule does (verified against its lock first), then verified as a reviewer does:
+its own config.yaml, evidence/ and lock.json.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from foldstudy.io import canonical_sha256, sha256_file
+from foldstudy.release.crate import CRATE_FILE, CrateError
+from foldstudy.release.lock import VerifyFailed, verify_study, write_lock
+from foldstudy.release.package import make_release
+from foldstudy.release.sanitize import sanitize_config
+
+from .conftest import RESOURCES
+from .test_verify import flip, make_study, study  # noqa: F401 - the locked study fixture
+
+BASE = {"study": "t", "scale": 0.03}
+
+
+def release(s, config: dict | None = None) -> Path:
+    """Lock the study under `config` and release it, verified first, as the rules do."""
+    root = s["root"]
+    (root / "tables").mkdir(exist_ok=True)
+    cfg = {**BASE, **(config or {})}
+    verify_args = {k: v for k, v in s["args"].items() if k != "config"}
+    write_lock(str(s["ev"]), str(s["numbers"]), str(s["lock"]), "t", config=cfg, **verify_args)
+    out = root / "release/pkg"
+    make_release("pkg", str(s["ev"]), str(s["numbers"]), str(s["lock"]), cfg,
+                 str(root / "tables"), None, str(root / "fixtures"), root / "checkout",
+                 str(out), str(root / "release/pkg.tar.gz"),
+                 str(RESOURCES / "templates/release-README.md"),
+                 verify={**verify_args, "claims_path": None, "report_out": str(s["report"])})
+    return out
+
+
+def verify_package(s, package: Path) -> list:
+    """verify where the package lies, with its own config (as its README says)."""
+    config = {**yaml.safe_load((package / "config.yaml").read_text()),
+              "evidence": str(package / "evidence")}
+    return verify_study(str(package / "evidence"), str(package / "stats/numbers.json"),
+                        str(package / "lock.json"), None, str(s["root"] / "verify/pkg.md"),
+                        store=None, runs=None, fixtures=None, resources=s["args"]["resources"],
+                        analysis=s["args"]["analysis"], config=config)
+
+
+def refusal(s, package: Path) -> str:
+    with pytest.raises(VerifyFailed):
+        verify_package(s, package)
+    return (s["root"] / "verify/pkg.md").read_text()
+
+
+def every_text(package: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace")
+                     for p in package.rglob("*") if p.is_file() and p.suffix != ".png")
+
+
+def nothing_outside(root: Path, before: set[Path]) -> None:
+    """Nothing written outside the study's folder (the tests' results/)."""
+    assert {p for p in root.parent.iterdir()} == before
+
+
+# ---------------------------------------------------- exclude, don't refuse (paper §7)
+
+LOCAL_SERVER = {"backend": "openai", "server": "vllm", "model_id": "qwen3.6",
+                "base_url": "http://127.0.0.1:8000/v1"}
+GATEWAY = {"backend": "openrouter", "model_id": "acme/m1",
+           "base_url": "https://openrouter.ai/api/v1"}
+
+EXCLUDED = [
+    ("local vLLM beside the gateway (config/study-paper.yaml's shape)",
+     {"models": {"vllm": LOCAL_SERVER, "gw": GATEWAY}}, "models.vllm.base_url",
+     "<local server: vllm>", "http://127.0.0.1:8000/v1"),
+    ("private endpoint without a server", {"models": {"m": {
+        "backend": "openai", "base_url": "http://10.0.0.5:8000/v1"}}},
+     "models.m.base_url", "<private endpoint>", "10.0.0.5"),
+    ("short form 10.1", {"models": {"m": {"backend": "openai", "base_url": "http://10.1:8000"}}},
+     "models.m.base_url", "<private endpoint>", "http://10.1:8000"),
+    ("short form 127.1", {"models": {"m": {"backend": "openai",
+                                           "base_url": "http://127.1:8080/v1"}}},
+     "models.m.base_url", "<private endpoint>", "127.1:8080"),
+    ("integer form 2130706433", {"models": {"m": {"backend": "openai",
+                                                  "base_url": "http://2130706433/v1"}}},
+     "models.m.base_url", "<private endpoint>", "2130706433"),
+    ("model under /scratch", {"models": {"m": {"backend": "embedded",
+                                               "gguf": "/scratch/u/m.gguf"}}},
+     "models.m.gguf", "<local path: m.gguf>", "/scratch/u"),
+    ("store on /data", {"store": "/data/study/store"}, "store", "<local path: store>",
+     "/data/study"),
+    ("transcript under ~/ (docs/own-sessions.md)", {"notes": "~/.claude/projects/x/s.jsonl"},
+     "notes", "<local path: s.jsonl>", "~/.claude"),
+    ("Windows drive path", {"models": {"m": {"backend": "embedded",
+                                             "gguf": "D:/models/m.gguf"}}},
+     "models.m.gguf", "<local path: m.gguf>", "D:/models"),
+]
+
+
+@pytest.mark.parametrize("config, key, placeholder, gone", [c[1:] for c in EXCLUDED],
+                         ids=[c[0] for c in EXCLUDED])
+def test_a_private_endpoint_or_local_path_is_left_out_of_the_released_config(
+        config, key, placeholder, gone):
+    """Paper §7: "private endpoints and local paths are excluded from the release"."""
+    from foldstudy.release.scan import scan_text
+
+    released, changed = sanitize_config({**BASE, **config})
+    assert changed == {key: placeholder}
+    text = yaml.safe_dump(released)
+    assert gone not in text and scan_text("config.yaml", text, {}, set()) == []
+
+
+@pytest.mark.parametrize("case", [EXCLUDED[0], EXCLUDED[7]], ids=lambda c: c[0])
+def test_a_package_with_its_endpoint_or_path_left_out_is_released_and_verifies(
+        study, case):  # noqa: F811
+    _, config, key, placeholder, gone = case
+    before = set(study["root"].parent.iterdir())
+    package = release(study, config)
+    released = yaml.safe_load((package / "config.yaml").read_text())
+    node = released
+    for part in key.split("."):
+        node = node[part]
+    assert node == placeholder
+    assert gone not in every_text(package)
+    lock = json.loads((package / "lock.json").read_text())
+    assert lock["package"]["substituted"] == {key: placeholder}
+    # the digest of the config as it ran, kept
+    assert lock["private"]["config"]["keys"][key] == canonical_sha256(
+        _at({**BASE, **config}, key))
+    assert f"`{key}`" in (package / "README.md").read_text()
+    assert verify_package(study, package) == []
+    nothing_outside(study["root"], before)
+
+
+def _at(config: dict, key: str):
+    for part in key.split("."):
+        config = config[part]
+    return config
+
+
+def test_the_gateway_beside_a_local_server_keeps_its_url(study):  # noqa: F811
+    released, changed = sanitize_config({**BASE, "models": {"vllm": LOCAL_SERVER,
+                                                            "gw": GATEWAY}})
+    assert released["models"]["gw"] == GATEWAY and list(changed) == ["models.vllm.base_url"]
+
+
+def test_verify_accepts_the_substitution_and_nothing_else(study):  # noqa: F811
+    package = release(study, {"models": {"vllm": LOCAL_SERVER}})
+    cfg = package / "config.yaml"
+    for edit in ("<local server: vllm>", "<private endpoint>"):
+        text = yaml.safe_load(cfg.read_text())
+        text["models"]["vllm"]["base_url"] = edit.replace("vllm", "sglang")
+        text["scale"] = 0.03
+        cfg.write_text(yaml.safe_dump(text))
+        report = refusal(study, package)
+        assert "config key models.vllm.base_url: changed since the lock" in report
+
+
+# ------------------------------------------------------------ a package verifies whole
+
+def _crate(package: Path) -> dict:
+    return json.loads((package / CRATE_FILE).read_text())
+
+
+def _write_crate(package: Path, crate: dict) -> None:
+    (package / CRATE_FILE).write_text(json.dumps(crate, indent=2))
+
+
+def tamper_crate_deleted(package: Path) -> None:
+    (package / CRATE_FILE).unlink()
+    flip(next((package / "tables").glob("*.csv")))
+
+
+def tamper_table_sha_rewritten(package: Path) -> None:
+    table = next((package / "tables").glob("*.csv"))
+    flip(table)
+    crate = _crate(package)
+    rel = table.relative_to(package).as_posix()
+    for e in crate["@graph"]:
+        if e.get("@id") == rel:
+            e["sha256"] = sha256_file(table)
+    _write_crate(package, crate)
+
+
+def tamper_property_value(package: Path) -> None:
+    crate = _crate(package)
+    for e in crate["@graph"]:
+        if e.get("@id") == "#pv-scale":
+            e["value"] = 0.5
+    _write_crate(package, crate)
+
+
+def tamper_end_time(package: Path) -> None:
+    crate = _crate(package)
+    for e in crate["@graph"]:
+        if "endTime" in e:
+            e["endTime"] = "2020-01-01T00:00:00+00:00"
+    _write_crate(package, crate)
+
+
+def tamper_entry_without_id(package: Path) -> None:
+    crate = _crate(package)
+    crate["@graph"].append({"@type": "File", "sha256": "0" * 64})
+    _write_crate(package, crate)
+
+
+def tamper_file_unpinned(package: Path) -> None:
+    (package / "tables/extra.csv").write_text("a\n1\n")
+
+
+TAMPERS = [
+    ("crate deleted", tamper_crate_deleted,
+     [f"`{CRATE_FILE}` vs package: missing", "pinned by the lock, missing from the package",
+      "differs from the table rebuilt from the evidence"]),
+    ("table sha rewritten in the crate", tamper_table_sha_rewritten,
+     [f"`{CRATE_FILE}` vs lock (package): sha256", "differs from the table rebuilt"]),
+    ("PropertyValue scale changed", tamper_property_value,
+     [f"`{CRATE_FILE}` vs lock (package): sha256",
+      f"`{CRATE_FILE} #pv-scale` vs config: the crate says 0.5, the config 0.03"]),
+    ("endTime changed", tamper_end_time, [f"`{CRATE_FILE}` vs lock (package): sha256"]),
+    ("crate entry without @id", tamper_entry_without_id,
+     [f"`{CRATE_FILE}` vs JSON-LD: @graph entry"]),
+    ("a file no pin names", tamper_file_unpinned,
+     ["`tables/extra.csv` vs lock (package): in the package, pinned by no lock entry",
+      "`tables/extra.csv` vs rebuild: in the package, not a table the evidence makes"]),
+]
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> tuple[dict, Path]:
+    """One locked study released once, verified untouched; each tamper edits a copy."""
+    s = make_study(tmp_path_factory.mktemp("released"))
+    package = release(s)
+    assert verify_package(s, package) == []
+    return s, package
+
+
+def copy_of(released, tmp_path: Path) -> tuple[dict, Path]:
+    s, package = released
+    import shutil
+
+    dest = tmp_path / "pkg"
+    shutil.copytree(package, dest)
+    return {**s, "root": tmp_path}, dest
+
+
+@pytest.mark.parametrize("tamper, said", [t[1:] for t in TAMPERS], ids=[t[0] for t in TAMPERS])
+def test_verify_names_each_tamper_of_a_released_package(released, tmp_path, tamper, said):
+    s, package = copy_of(released, tmp_path)
+    tamper(package)
+    report = refusal(s, package)
+    for line in said:
+        assert line in report, report
+
+
+def test_a_crate_entry_without_an_id_is_one_line_not_a_key_error(released, tmp_path):
+    from foldstudy.release.crate import crate_mismatches
+
+    _, package = copy_of(released, tmp_path)
+    tamper_entry_without_id(package)
+    lines = [m.line() for m in crate_mismatches(package)]
+    assert len(lines) == 1 and "has no @id" in lines[0] and "\n" not in lines[0]
+
+
+def test_the_lock_pins_every_file_of_the_package(released):
+    _, package = released
+    pins = json.loads((package / "lock.json").read_text())["package"]["files"]
+    files = {p.relative_to(package).as_posix() for p in package.rglob("*") if p.is_file()}
+    assert set(pins) == files - {"lock.json"}
+    assert CRATE_FILE in pins and any(f.startswith("tables/") for f in pins)
+    assert all(pins[f] == sha256_file(package / f) for f in pins)
+
+
+def test_a_file_differing_from_its_lock_pin_is_never_released(study):  # noqa: F811
+    root = study["root"]
+    release(study)  # locked and released once
+    folds = study["ev"] / "folds.csv"
+    folds.write_text(folds.read_text().replace(",r,c", ",r,changed", 1))
+    with pytest.raises(CrateError, match="evidence/folds.csv: sha256 .* differs from the "
+                                         "lock's pin"):
+        make_release("pkg", str(study["ev"]), str(study["numbers"]), str(study["lock"]), BASE,
+                     str(root / "tables"), None, None, root / "checkout",
+                     str(root / "release/again"), str(root / "release/again.tar.gz"),
+                     str(RESOURCES / "templates/release-README.md"))
+    assert not (root / "release/again.tar.gz").exists()
+
+
+# ------------------------------------------------------- a published session's secrets
+
+SECRETS = [
+    ("OpenSSH private key", "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAA"
+                            "BG5vbmUAAAAEbm9uZQ\\n-----END OPENSSH PRIVATE KEY-----",
+     "Private Key", "b3BlbnNzaC1rZXktdjEAAAAA"),
+    ("Slack bot token", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+     "Slack Token", "AbCdEfGhIjKlMnOpQrStUvWx"),
+    ("password in a postgres URL", "postgres://admin:Sup3rS3cretPw@db.example.org:5432/app",
+     "Basic Auth Credentials", "Sup3rS3cretPw"),
+    ("Stripe live key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "Stripe Access Key",
+     "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("Google API key", "AIzaSyA1234567890abcdefghijklmnopqrstuv", "Google API key",
+     "SyA1234567890abcdefghij"),
+]
+
+
+def _plant_session_text(study, text: str) -> None:  # noqa: F811
+    """The session's text in a fold's carry, as the evidence rule would have published it
+    (its manifest's sha256 with it)."""
+    folds = study["ev"] / "folds.csv"
+    folds.write_text(folds.read_text().replace(",r,c", f",r,\"kept {text} here\"", 1))
+    manifest = json.loads((study["ev"] / "manifest.json").read_text())
+    manifest["artifacts"]["folds.csv"]["sha256"] = sha256_file(folds)
+    (study["ev"] / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_published_sessions_secrets_are_redacted_and_counted(study):  # noqa: F811
+    """Issue 31's five (an OpenSSH key, a Slack token, a postgres password, a Stripe and a
+    Google key) in a published session's carries: gone from every file and the tarball,
+    each replaced by its kind, counted, and the package verifies."""
+    _plant_session_text(study, " ".join(text for _, text, _, _ in SECRETS))
+    config = {"scenarios": {"atlas": {"transcript": "/home/dev/atlas.jsonl"}},
+              "sweeps": {"mine": {"scenario": "atlas"}},
+              "release": {"publish_sessions": True}}
+    package = release(study, config)
+    tar = gzip.decompress((study["root"] / "release/pkg.tar.gz").read_bytes())
+    folds = (package / "evidence/folds.csv").read_text()
+    for _, _, kind, value in SECRETS:
+        assert value not in every_text(package) and value.encode() not in tar
+        assert f"<redacted: {kind}>" in folds
+    lock = json.loads((package / "lock.json").read_text())
+    assert lock["package"]["redacted"] == {"evidence/folds.csv": len(SECRETS)}
+    assert (f"{len(SECRETS)} secret(s) in the published session's text"
+            in (package / "README.md").read_text())
+    assert "/home/dev" not in every_text(package)  # the transcript's path left out too
+    assert verify_package(study, package) == []
+
+
+def test_a_secret_in_an_unpublished_release_is_refused_by_kind_never_shown(
+        study):  # noqa: F811
+    """Outside a published session a secret is no redaction but a refusal, each by file,
+    line and kind (the five of issue 31 on one line, so one release names them all)."""
+    from foldstudy.release.scan import ReleaseRefused
+
+    _plant_session_text(study, " ".join(text for _, text, _, _ in SECRETS))
+    with pytest.raises(ReleaseRefused) as e:
+        release(study)
+    for _, _, kind, value in SECRETS:
+        assert f"evidence/folds.csv:2: {kind}: not shown" in str(e.value)
+        assert value not in str(e.value)
+    assert not (study["root"] / "release/pkg.tar.gz").exists()
