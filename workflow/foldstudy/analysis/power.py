@@ -28,6 +28,7 @@ power by simulating beta-binomial rows analysed with the permutation test.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Sequence
@@ -36,7 +37,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 from scipy import stats as sps
 
 from ..errors import StudyError
@@ -126,21 +126,71 @@ def block_diff_sd(difference: float, icc: float, k: float, p_bar: float = 0.5) -
     return math.sqrt(max(0.0, var))
 
 
+# Up to this many blocks the planned power is the sign-flip test's own, simulated on the
+# beta-binomial row model: there its discreteness and the rows' ties (at ICC 0.75 about a
+# sixth of the blocks differ by exactly 0) cost power the t formula does not see
+# (measured 2026-12-01 at the t formula's mde, ICC 0.75, 3,000 simulated studies each:
+# permutation power 0.64 at 8 blocks, 0.73 at 12, 0.76 at 16, 0.78 at 24 and 32, 0.79 at
+# 48, where the t formula claims 0.80). Above it the t formula is within 0.02.
+PLAN_SIMULATE_MAX = 32
+PLAN_DRAWS = 1000  # simulated studies per planned power (standard error 0.013 at 0.8)
+PLAN_FLIPS = 1000  # sign flips per simulated study above 10 blocks (exact below)
+PLAN_SEED = 20261201
+
+
 def power_at(blocks: float, difference: float, icc: float, k: float, p_bar: float = 0.5,
              alpha: float = 0.05) -> float:
-    """Power of `blocks` paired blocks to detect `difference` (two-sided), planned as the
-    paired t test on block differences; 0 where the sign-flip test cannot reach alpha."""
+    """Power of `blocks` paired blocks to detect `difference` (two-sided) with the
+    sign-flip permutation test: 0 where it cannot reach alpha, simulated up to
+    PLAN_SIMULATE_MAX blocks, the paired t test on block differences above."""
     n = int(blocks)
     if n < 2 or stats.sign_flip_min_p(n) > alpha:
         return 0.0
+    if n <= PLAN_SIMULATE_MAX:
+        return _simulated_power(n, float(difference), float(icc), round(k), float(p_bar),
+                                float(alpha))
+    return t_power(n, difference, icc, k, p_bar, alpha)
+
+
+def t_power(blocks: int, difference: float, icc: float, k: float, p_bar: float = 0.5,
+            alpha: float = 0.05) -> float:
+    """Power of the paired t test on `blocks` block differences (noncentral t)."""
     sd = block_diff_sd(difference, icc, k, p_bar)
     if sd == 0:
         return 1.0
-    df, nc = n - 1, difference * math.sqrt(n) / sd
+    df, nc = blocks - 1, difference * math.sqrt(blocks) / sd
     crit = sps.t.ppf(1 - alpha / 2, df)
     # scipy's far tail of a large nc can come back nan; it is below 1e-25 there
     wrong_side = float(np.nan_to_num(sps.nct.cdf(-crit, df, nc)))
     return min(1.0, float(sps.nct.sf(crit, df, nc)) + wrong_side)
+
+
+@functools.lru_cache(maxsize=4096)
+def _simulated_power(n: int, difference: float, icc: float, k: int, p_bar: float,
+                     alpha: float) -> float:
+    """Share of PLAN_DRAWS simulated studies of n blocks that the sign-flip test rejects
+    at alpha. Each block pairs two rows of k checks whose success chances are Beta draws
+    with means p_bar -/+ difference/2 and ICC = 1 / (a + b + 1). The uniforms are
+    common to every difference (inverse-CDF draws), so the power rises smoothly with the
+    difference and the plan is the same number on every run."""
+    rng = np.random.default_rng([PLAN_SEED, n, k])
+    u_row, u_check = rng.random((2, PLAN_DRAWS, n)), rng.random((2, PLAN_DRAWS, n, k))
+    means = np.clip([p_bar + difference / 2, p_bar - difference / 2], 0.0, 1.0)
+    chance = np.stack([_row_chance(u_row[i], m, icc) for i, m in enumerate(means)])
+    recall = (u_check < chance[..., None]).mean(axis=-1)
+    p = stats.sign_flip_p(recall[0] - recall[1], seed=PLAN_SEED, exact_max=10,
+                          draws=PLAN_FLIPS)
+    return float((p <= alpha).mean())
+
+
+def _row_chance(u: np.ndarray, mean: float, icc: float) -> np.ndarray:
+    """Rows' success chances at the given mean and ICC from uniforms u (inverse CDF)."""
+    if mean in (0.0, 1.0) or icc <= 0:
+        return np.full(u.shape, mean)
+    if icc >= 1:
+        return (u < mean).astype(float)
+    s = (1 - icc) / icc
+    return sps.beta.ppf(u, mean * s, (1 - mean) * s)
 
 
 def min_blocks(alpha: float = 0.05) -> int:
@@ -186,11 +236,11 @@ def mde(repeats: int, icc: float, k: float, p_bar: float = 0.5, alpha: float = 0
     n, top = repeats * models, 2 * min(p_bar, 1 - p_bar)
     if power_at(n, top, icc, k, p_bar, alpha) < power:
         return None
-
-    def gap(d: float) -> float:
-        return power_at(n, d, icc, k, p_bar, alpha) - power
-
-    return float(optimize.brentq(gap, 1e-9, top, xtol=1e-9))
+    lo, hi = 0.0, top  # bisection: the planned power is a step function at small n
+    while hi - lo > 5e-4:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if power_at(n, mid, icc, k, p_bar, alpha) >= power else (mid, hi)
+    return hi
 
 
 def _check_difference(difference: float, p_bar: float) -> None:
