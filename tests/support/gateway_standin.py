@@ -31,7 +31,8 @@ reply reports usage.cost and is billed it (a gateway that charges for a failed c
 An endpoint's `prompt_factor` reports (and bills) that many times the prompt tokens of
 the 4-characters-a-token count, as identifier-dense text would. (A live body cut off
 in transit was likely generated, and then billed like the late completion below; the
-stand-in's truncated body stands for a drop before anything was generated.) Two delays differ on purpose:
+stand-in's truncated body stands for a drop before anything was generated.) Two delays
+differ on purpose:
   {"stall": s}  the upstream produces nothing for s seconds, then the connection closes:
                 nothing was generated, nothing is billed. This is the random mode's
                 "delay past the client's timeout".
