@@ -79,9 +79,11 @@ def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_pat
         assert _ledger(study.workdir)["spent_usd"] <= half
         assert not (study.workdir / TARGET).exists()
         # the job that stopped wrote no record: it runs again once the budget is raised
+        # (every call reserves its worst case, max_tokens of completion included, so half
+        # the cost may stop the study before its first run is whole)
         done = {p.relative_to(study.workdir).as_posix()
                 for p in (study.workdir / "results/runs").rglob("*.json")}
-        assert 0 < len(done) < 4
+        assert len(done) < 4
 
         # a second stop at the same budget sends nothing
         calls = len(gw.state.calls)
