@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, canonical
+from .support.gateway_standin import GatewayStandin, canonical
 from .support.gateway_standin import rows_by_id as rows
-from .support.gateway_study import GatewayStudy, gateway_model
+from .support.gateway_study import GatewayStudy, budget_config, budget_standin
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-budget-test"
@@ -26,19 +26,11 @@ TARGET = "results/evidence/rows.csv"
 
 
 def _config(base_url: str, budget: float | None = None, repeats: int = 2) -> dict:
-    cfg = {"study": "budget", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 64,
-           "models": {"dear": gateway_model("acme/dear", base_url, timeout_s=10,
-                                            max_attempts=2, retry_initial_wait_s=0.05)},
-           "sweeps": {"s": {"scenario": "distributed", "seed": 3, "arms": ["j", "m"],
-                            "models": ["dear"], "repeats": repeats}}}
-    return cfg if budget is None else {**cfg, "budget_usd": budget}
+    return budget_config(base_url, budget, repeats)
 
 
 def _standin(cost_factor: float = 1.5, prompt_factor: float = 1.0) -> GatewayStandin:
-    return GatewayStandin([Model("acme/dear", [Endpoint(
-        "Dear", "dear", "fp8", supported_parameters=ALL_PARAMETERS, price_prompt="2e-6",
-        price_completion="8e-6", cost_factor=cost_factor, prompt_factor=prompt_factor)])],
-        key=KEY)
+    return budget_standin(KEY, cost_factor, prompt_factor)
 
 
 def _study(workdir: Path, config: dict) -> GatewayStudy:
