@@ -211,8 +211,8 @@ def test_the_budget_holds_under_slurm_through_the_gateway_standin(slurm_availabl
         (full / "c.yaml").write_text(json.dumps(budget_config(gw.base_url, repeats=4)))
         env = {**cluster.env, KEY_ENV: key}
         target = "results/evidence/rows.csv"
-        p = subprocess.run([".venv/bin/snakemake", "-c2", "--directory", str(full),
-                            "--configfile", str(full / "c.yaml"), target], cwd=ROOT, env=env,
+        p = subprocess.run([".venv/bin/snakemake", "-c2", target, "--directory", str(full),
+                            "--configfile", str(full / "c.yaml")], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, p.stderr[-3000:]
         third = sum(gw.state.billed_usd) / 3

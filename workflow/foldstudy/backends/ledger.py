@@ -42,7 +42,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,41 +199,49 @@ def journal_path(path: Path) -> Path:
     return path.with_name(path.name + ".journal")
 
 
-def read_journal(path: Path) -> tuple[float, int, dict[str, list[float]]]:
-    """(paid, charges, by endpoint [usd, calls]) from the journal beside the ledger. A
-    line cut off by a kill is the last and is skipped."""
+Paid = tuple[float, int, dict[str, list[float]]]  # (usd, charges, endpoint -> [usd, n])
+
+
+def read_journal(path: Path) -> Paid:
+    """What the journal beside the ledger records as paid. A line cut off by a kill is
+    the last and is skipped."""
     j = journal_path(path)
     _refuse_non_file(j, "spend journal")
-    total, n, by = 0.0, 0, {}
     if not j.exists():
-        return total, n, by
-    for line in j.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            rec = json.loads(line)
-            usd, ep = reported_cost(rec["usd"]), str(rec["endpoint"])
-        except (ValueError, KeyError, TypeError):
-            continue
-        if usd is None:
-            continue
-        total, n = total + usd, n + 1
-        e = by.setdefault(ep, [0.0, 0])
-        e[0], e[1] = e[0] + usd, e[1] + 1
-    return total, n, by
+        return _tally([])
+    return _tally(_journal_charge(line) for line in
+                  j.read_text(encoding="utf-8", errors="replace").splitlines())
 
 
-def store_paid(store_root: Path | None) -> tuple[float, int, dict[str, list[float]]]:
+def _journal_charge(line: str) -> tuple[str, float | None]:
+    try:
+        rec = json.loads(line)
+        return str(rec["endpoint"]), reported_cost(rec["usd"])
+    except (ValueError, KeyError, TypeError):
+        return "", None
+
+
+def store_paid(store_root: Path | None) -> Paid:
     """What the response store's replies say was paid: the sum of their reported costs
     (only a paid backend's reply carries one)."""
-    total, n, by = 0.0, 0, {}
     if store_root is None or not Path(store_root).is_dir():
-        return total, n, by
-    for f in Path(store_root).glob("*/*.json"):
-        try:
-            entry = json.loads(f.read_text(encoding="utf-8"))
-            usd = reported_cost(entry["reply"].get("cost_usd"))
-            ep = endpoint_key(entry.get("endpoint") or {})
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            continue
+        return _tally([])
+    return _tally(_store_charge(f) for f in Path(store_root).glob("*/*.json"))
+
+
+def _store_charge(f: Path) -> tuple[str, float | None]:
+    try:
+        entry = json.loads(f.read_text(encoding="utf-8"))
+        return (endpoint_key(entry.get("endpoint") or {}),
+                reported_cost(entry["reply"].get("cost_usd")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return "", None
+
+
+def _tally(charges: Iterable[tuple[str, float | None]]) -> Paid:
+    """Sum (endpoint, usd) charges, skipping those with no cost."""
+    total, n, by = 0.0, 0, {}
+    for ep, usd in charges:
         if usd is None:
             continue
         total, n = total + usd, n + 1
