@@ -388,7 +388,7 @@ def audit_backends():
 
 def power_sweeps():
     return {
-        s: {k: sw[k] for k in ("arms", "models", "repeats")}
+        s: {k: sw[k] for k in ("arms", "models", "repeats", "design")}
         for s, sw in STUDY.config["sweeps"].items()
     }
 
