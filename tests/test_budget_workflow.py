@@ -151,3 +151,23 @@ def test_bad_budget_or_plan_input_is_refused_by_name_before_any_job(tmp_path, fl
     p = _dry(tmp_path, "--config", flag)
     assert p.returncode != 0 and named in p.stdout + p.stderr
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(("ledger", "named"), [
+    ('{"reserved": {}, "spent_usd": NaN}', "spent_usd is NaN, not a finite number >= 0"),
+    ('{"reserved": {}, "spent_usd": "0.5"}', 'spent_usd is "0.5", not a finite number'),
+    ("{spent", "not readable JSON"),
+    (None, "not a file (a directory"),
+])
+def test_a_bad_ledger_is_refused_in_one_line_even_under_dry_run(tmp_path, ledger, named):
+    """Issue 32: a string spent_usd made every command (even -n) die with a raw exception,
+    and `spent_usd: NaN` switched the budget off for good."""
+    spend = tmp_path / "results/spend"
+    spend.mkdir(parents=True)
+    if ledger is None:
+        (spend / "ledger.json").mkdir()
+    else:
+        (spend / "ledger.json").write_text(ledger)
+    p = _dry(tmp_path, "--config", "budget_usd=25")
+    out = p.stdout + p.stderr
+    assert p.returncode != 0 and named in out and "Traceback" not in out, out[-2000:]
