@@ -30,7 +30,7 @@ from foldstudy.study.config import (
     name_wildcard,
     run_path,
 )
-from foldstudy.study.spec import arm_ids, load_arm_table
+from foldstudy.study.spec import arm_ids, load_arm_table, own_arm_twins
 
 SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it
 ROOT = Path(workflow.basedir)
@@ -398,6 +398,25 @@ def power_pilot():
 
 
 # --- fact trace, viewer and summary (rules/trace.smk, viewer.smk, summary.smk) ---
+
+
+def decision_inputs(wildcards):
+    """The decision cards read rows and checks, and (outside evidence mode) what prices
+    a repeat: the fixtures and turn templates, as the audit does (rules/decide.smk)."""
+    out = {
+        k: v for k, v in evidence_inputs(wildcards).items() if k in ("rows", "checks")
+    }
+    if not EVIDENCE_MODE:
+        out.update(audit_fixtures(), **PROMPT_FILES)
+    return out
+
+
+def decision_sweeps():
+    """Each sweep's arms and order design: the rotation a repeat plan rounds to."""
+    return {
+        s: {k: sw[k] for k in ("arms", "design")}
+        for s, sw in STUDY.config["sweeps"].items()
+    }
 
 
 def trace_inputs(wildcards):

@@ -80,6 +80,7 @@ def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, A
     model["probe_arms"]["items"] = {"enum": list(arms)}
     out["properties"]["arm_overrides"]["propertyNames"] = {"enum": list(arms)}
     out["properties"]["compare_pairs"]["items"]["items"] = {"enum": list(arms)}
+    out["properties"]["decide"]["properties"]["pair"]["items"] = {"enum": list(arms)}
     return out
 
 
@@ -261,6 +262,9 @@ def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     for k, p in props["power"]["properties"].items():  # the repeat plan's (issue 26)
         if k not in cfg["power"] and "default" in p:
             cfg["power"][k] = copy.deepcopy(p["default"])
+    if isinstance(cfg.get("decide"), dict):  # the staged decision's (issue 33)
+        for k, p in props["decide"]["properties"].items():
+            cfg["decide"].setdefault(k, copy.deepcopy(p["default"]))
     for section in ("models", "sweeps", "scenarios"):
         item = props[section]["additionalProperties"]["properties"]
         for entry in cfg.get(section, {}).values():
@@ -501,6 +505,26 @@ def meaningless_problems(cfg: dict[str, Any]) -> list[str]:
         if len(pair) == 2 and pair[0] == pair[1]:
             out.append(f"config.compare_pairs[{i}]: [{pair[0]}, {pair[1]}] compares arm "
                        f"{pair[0]!r} with itself; a pair names two different arms")
+    out += decide_problems(cfg)
+    return out
+
+
+def decide_problems(cfg: dict[str, Any]) -> list[str]:
+    """`decide:` must name a pair some sweep runs, and looks that fit its maximum."""
+    d = cfg.get("decide")
+    if not isinstance(d, dict):
+        return []
+    pair, out = d.get("pair") or [], []
+    if len(pair) == 2 and pair[0] == pair[1]:
+        out.append(f"config.decide.pair: [{pair[0]}, {pair[1]}] compares arm {pair[0]!r} "
+                   "with itself; a pair names two different arms")
+    elif len(pair) == 2 and not any(set(pair) <= set(sw.get("arms", []))
+                                    for sw in cfg.get("sweeps", {}).values()):
+        out.append(f"config.decide.pair: no sweep runs both {pair[0]} and {pair[1]}; add "
+                   "them to a sweep's arms or name a pair a sweep runs")
+    if d.get("looks", 1) > d.get("max_repeats", 1):
+        out.append(f"config.decide.looks: {d['looks']} looks cannot fit in max_repeats "
+                   f"{d['max_repeats']} (at most one look per repeat)")
     return out
 
 
@@ -546,7 +570,7 @@ def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
     schema declares (in place, before any check), as a user typing it means."""
     for key, prop in schema["properties"].items():
         value = config.get(key)
-        if key == "power" and isinstance(value, dict):
+        if key in ("power", "decide") and isinstance(value, dict):
             # `--config "power={target_difference: 0.3}"` arrives with string values
             _numbers_from_strings(value, prop.get("properties", {}))
         if prop.get("type") == "boolean" and isinstance(value, str):

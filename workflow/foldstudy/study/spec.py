@@ -273,6 +273,14 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path
     return out, problems
 
 
+def own_arm_twins(path: str | None) -> dict[str, str]:
+    """Each own arm of a (checked) arms file and the paper's arm it is twinned with."""
+    if not path:
+        return {}
+    arms = load_yaml(Path(path).expanduser()).get("arms") or {}
+    return {str(a): str(spec["twin"]) for a, spec in arms.items()}
+
+
 def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: Any, at: str,
              src: Path, resources: Path) -> list[str]:
     """Add one own arm to `out` (the merged table) and return its problems."""
