@@ -326,13 +326,16 @@ class CardInputs:
     decide_pair: tuple[str, str] | None = None
     rotation: Callable[[str], int] = lambda sweep: 1  # noqa: E731 - a default
     price: Callable[[str, str, str], Price | None] = lambda s, m, a: None  # noqa: E731
+    # decide: (sweep, model) -> what its staged run took (report/decision.staged_summary)
+    staged: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
          an: Analysis, ci: CardInputs) -> Card:
     """One card over the valid rows of one (sweep, model)."""
     if int(cell["n_correct"].sum()) == 0:
-        return Card(sweep, model, len(cell), True, loudness=loudness(cell, an))
+        return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
+                    staged=ci.staged.get((sweep, model)))
     ran = set(cell["arm"])
     verdicts = []
     for a, b, source in cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair):
@@ -345,7 +348,8 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
         verdicts.append(to_decide(v, k, ci.margin, an.alpha, ci.power, ci.rotation(sweep),
                                   _pair_price(ci, sweep, model, a, b)))
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
-                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran))
+                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran),
+                ci.staged.get((sweep, model)))
 
 
 def _pair_price(ci: CardInputs, sweep: str, model: str, a: str, b: str) -> Price | None:

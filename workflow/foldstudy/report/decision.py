@@ -99,12 +99,17 @@ def own_line(o: D.OwnArmCheck) -> str:
 
 
 def staged_line(s: dict[str, Any]) -> str:
-    fixed = (f"; the fixed design's {s['max_repeats']} repeats would cost "
-             f"{_usd(s.get('fixed_usd'))}" if s.get("max_repeats") else "")
-    left = (f"; {s['remaining_repeats']} repeats remain to max_repeats at "
+    """What a model's staged decision took, against the fixed design at the maximum."""
+    p = (f" (permutation p {s['p']:.4f} against the look's nominal level "
+         f"{s['nominal']:.4f})" if s.get("p") is not None and s.get("nominal") else "")
+    fixed = (f"; at the audit's worst-case prices {_usd(s.get('staged_worst_usd'))}, "
+             f"where the fixed design's {s['max_repeats']} repeats would cost "
+             f"{_usd(s.get('fixed_usd'))}")
+    left = (f"; {s['remaining_repeats']} repeats remain to max_repeats, at "
             f"{_usd(s.get('remaining_usd'))}" if s.get("remaining_repeats") else "")
-    return (f"Staged decision (`decide:`): {s['stop']} after {s['repeats']} repeats in "
-            f"{s['looks']} looks, {s['calls']} calls, {_usd(s.get('usd'))}{fixed}{left}.")
+    return (f"Staged decision (`decide:`): **{s['stop']}** after {s['repeats']} repeats in "
+            f"{s['looks']} look{'s' if s['looks'] != 1 else ''}{p}; spent "
+            f"{_usd(s.get('usd'))}{fixed}{left}.")
 
 
 def card_markdown(c: D.Card, an: Analysis) -> list[str]:
@@ -201,7 +206,31 @@ def card_inputs(params: Any, input: Any, an: Analysis) -> D.CardInputs:
         decide_pair=tuple(decide["pair"]) if decide.get("pair") else None,
         rotation=lambda s: cycle_length(sweeps[s]["design"], len(sweeps[s]["arms"]))
         if s in sweeps else 1,
-        price=price or (lambda s, m, a: None))
+        price=price or (lambda s, m, a: None),
+        staged=staged_summaries([input[k] for k in input.keys() if k.startswith("decide_")]))
+
+
+def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(sweep, model) -> what its staged decision took, from each decide sweep's final
+    look: repeats, looks, the outcome, the spend, and the fixed design's worst case."""
+    from ..io import read_json
+
+    out = {}
+    for path in look_files:
+        state = read_json(path)
+        for model, s in state["models"].items():
+            price, mx = s.get("price_per_repeat_usd"), state["max_repeats"]
+            out[(state["sweep"], model)] = {
+                "stop": s["status"] + (" (budget_usd reached)" if s.get("stop") == "budget"
+                                       else ""),
+                "repeats": s["repeats"], "looks": s["looks"], "usd": s.get("spent_usd"),
+                "price_per_repeat_usd": price, "max_repeats": mx,
+                "fixed_usd": None if price is None else price * mx,
+                "staged_worst_usd": None if price is None else price * s["repeats"],
+                "remaining_repeats": s.get("remaining_repeats"),
+                "remaining_usd": s.get("remaining_usd"), "p": s.get("p"),
+                "nominal": s.get("nominal")}
+    return out
 
 
 def decision_stage(input: Any, output: Any, params: Any) -> str:

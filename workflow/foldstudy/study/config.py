@@ -509,6 +509,23 @@ def meaningless_problems(cfg: dict[str, Any]) -> list[str]:
     return out
 
 
+def decide_sweeps(cfg: dict[str, Any]) -> list[str]:
+    """The sweeps a staged decision (config `decide:`) runs in stages: those running both
+    arms of its pair. None without `decide:`."""
+    d = cfg.get("decide")
+    if not isinstance(d, dict):
+        return []
+    pair = set(d.get("pair") or [])
+    return [s for s, sw in cfg["sweeps"].items() if pair <= set(sw.get("arms", []))]
+
+
+def staged_maximum(cfg: dict[str, Any]) -> None:
+    """A decide sweep plans its maximum (decide.max_repeats) as its repeats, so the plan
+    (-n, the audit) shows the most it may run; the checkpoint runs the stages."""
+    for s in decide_sweeps(cfg):
+        cfg["sweeps"][s]["repeats"] = int(cfg["decide"]["max_repeats"])
+
+
 def decide_problems(cfg: dict[str, Any]) -> list[str]:
     """`decide:` must name a pair some sweep runs, and looks that fit its maximum."""
     d = cfg.get("decide")
@@ -604,6 +621,7 @@ def load_study(
     if problems:
         raise ConfigError(problems)
     cfg = with_defaults(config, schema)
+    staged_maximum(cfg)
     cfg["models"] = {name: resolve_model_config(m) for name, m in cfg["models"].items()}
     for sname, sw in cfg["sweeps"].items():
         for i, m in enumerate(sw["models"]):
