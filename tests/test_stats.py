@@ -181,3 +181,39 @@ def test_mean_keeps_its_denominator():
     m = stats.mean_n([1.0, 0.0, None, 1.0])
     assert m.n == 3 and m.mean == pytest.approx(2 / 3)
     assert stats.mean_n([]) == stats.MeanN(None, 0)
+
+
+# ---------------------------------------------------------------- sign-flip permutation
+
+def test_sign_flip_hand_derived_cases():
+    # Four blocks all favouring one arm: 2 of the 16 flips reach |sum| (all + or all -).
+    r = stats.sign_flip_test([0.5, 0.4, 0.3, 0.2])
+    assert (r.p_value, r.n_blocks, r.min_p, r.exact) == (0.125, 4, 0.125, True)
+    assert not r.can_reach(0.05) and r.can_reach(0.125)
+    # a zero difference flips to itself: with one of four blocks tied, 4 of 16 flips reach
+    assert stats.sign_flip_test([0.0, 0.4, 0.3, 0.2]).p_value == 0.25
+    assert stats.sign_flip_test([0.2, -0.2, 0.1, -0.1]).p_value == 1.0
+    assert [stats.sign_flip_min_p(n) for n in (0, 1, 5, 6)] == [1.0, 1.0, 0.0625, 0.03125]
+    assert stats.sign_flip_test([0.3] * 6).can_reach(0.05)
+    with pytest.raises(ValueError, match="non-finite"):
+        stats.sign_flip_test([0.1, float("nan")])
+
+
+@pytest.mark.parametrize("n", [3, 6, 9])
+def test_sign_flip_matches_scipys_paired_permutation_test(n):
+    """scipy's permutation_test with permutation_type='samples' swaps the two arms within
+    each pair: the same 2^n sign flips of the differences."""
+    rng = np.random.default_rng(n)
+    a, b = rng.uniform(size=n), rng.uniform(size=n) + 0.2
+    want = sps.permutation_test((b, a), lambda x, y: np.mean(x - y), vectorized=False,
+                                permutation_type="samples", n_resamples=np.inf).pvalue
+    assert stats.sign_flip_test(b - a).p_value == pytest.approx(want)
+
+
+def test_sign_flip_above_the_exact_size_draws_seeded_flips():
+    d = np.random.default_rng(0).normal(0.1, 1.0, stats.SIGN_FLIP_EXACT_MAX + 5)
+    r = stats.sign_flip_test(d, seed=3)
+    assert not r.exact and r == stats.sign_flip_test(d, seed=3)
+    # its p is near the t test's at this size, and never 0
+    assert r.p_value == pytest.approx(sps.ttest_1samp(d, 0.0).pvalue, abs=0.05)
+    assert stats.sign_flip_test(np.full(30, 0.5)).p_value > 0

@@ -1,5 +1,5 @@
-"""The repeat plan (issue 26; DESIGN §6, Power): how many repeats each contrast needs,
-before any call is paid for.
+"""The repeat plan (issues 26, 32; DESIGN §6, Power): how many repeats each contrast
+needs, before any call is paid for.
 
 Rows are near-binary: paper §4 opens "a one-way random-effects decomposition of the
 fourteen binary checks gives ICC = 0.750 and a design effect of 10.745", so "a
@@ -7,25 +7,35 @@ fourteen-check row is worth about 1.30 independent observations". The plan there
 counts rows, not checks: a row's recall over k checks has variance
 p(1 - p) * DE / k with DE = 1 + (k - 1) ICC (the beta-binomial row model).
 
-The test the plan assumes is the study's own for a contrast of two arms (the ladder's
-rungs and every compare pair): the paired bootstrap of row recalls within each block
-(stats.paired_bootstrap, resampling pairs within model), which detects a difference
-when its two-sided (1 - alpha) interval excludes zero. Its normal approximation, with
-rows as clusters, gives the power of n pairs at difference d:
-    SE = sqrt((pa(1-pa) + pb(1-pb)) * DE / k / n),  power ~ Phi(d / SE - z_{1-alpha/2})
-where pa, pb = 0.5 -/+ d/2: centred on one half, the row variance is at its largest, so
-the plan is conservative when the arms' recall is not known yet. tests/test_power.py
-checks it against statsmodels (ICC 0) and a Monte Carlo of beta-binomial rows analysed
-by stats.paired_bootstrap (ICC 0.75).
+The ICC that matters for a contrast is the one WITHIN a cell (rows of one sweep, model
+and arm): the paired test compares two arms block by block, so a model's or an arm's
+mean is not noise to it. The paper's 0.750 pools those differences into the rows'
+clustering; on the paper-shaped package the within-cell ICC is lower
+(within_cell_icc), and the plan uses the paper's figure only without a pilot, where it
+is the conservative choice.
+
+The test planned for is the study's own verdict test on a contrast (beyond the paper):
+the exact sign-flip permutation test over blocks (stats.sign_flip_test), planned as the
+paired t test on block differences with t quantiles, never the normal approximation:
+    sd = sqrt((pa(1-pa) + pb(1-pb)) * DE / k),  pa, pb = p_bar -/+ d/2
+    power(n) = P(|T| > t_{1-alpha/2, n-1}),  T ~ noncentral t(n - 1, d sqrt(n) / sd)
+and no power at all where n blocks cannot give a permutation p at or below alpha
+(2 / 2^n > alpha: fewer than 6 blocks at alpha 0.05). p_bar = 0.5 puts the row variance
+at its largest, so the plan is conservative when the arms' recall is not known yet.
+tests/test_power.py checks the formula against statsmodels' TTestPower and the claimed
+power by simulating beta-binomial rows analysed with the permutation test.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from scipy import optimize
 from scipy import stats as sps
 
@@ -40,6 +50,7 @@ from ..run.audit import (
     probe_records,
     run_usd,
 )
+from ..study.design import cycle_length
 from ..study.spec import Arm
 from . import stats
 from .analysis import Analysis
@@ -54,37 +65,138 @@ POWER_COLUMNS = ["sweep", "contrast", "model", "icc", "icc_source", "k", "design
 POOLED = "pooled"
 
 
-def diff_variance(d: float, icc: float, k: float, baseline: float = 0.5) -> float:
-    """Variance of one pair's recall difference, rows as clusters of k checks."""
-    pa, pb = baseline - d / 2, baseline + d / 2
-    return (pa * (1 - pa) + pb * (1 - pb)) * stats.design_effect(icc, k) / k
+# -- the ICC within cells --------------------------------------------------------
 
 
-def power_at(n: float, d: float, icc: float, k: float, alpha: float = 0.05) -> float:
-    """Power of n pairs to detect difference d with the study's paired test (two-sided:
-    an interval wholly on either side of zero)."""
-    if n <= 0:
+@dataclass(frozen=True)
+class CellICC:
+    """ICC(1) of binary checks grouped by row, with rows nested in cells (one sweep,
+    model and arm): the rows' clustering once every cell's own mean is taken out."""
+
+    value: float  # the estimate clipped at 0: what a plan uses
+    raw: float  # the ANOVA estimate before clipping (can be below 0)
+    clipped: bool  # raw < 0, so value is 0
+    k: float  # checks per row (the nested ANOVA's k0 when rows differ in size)
+    n_rows: int
+    n_cells: int
+
+
+def within_cell_icc(cells: Sequence | np.ndarray | pd.Series,
+                    rows: Sequence | np.ndarray | pd.Series,
+                    values: Sequence | np.ndarray | pd.Series) -> CellICC | None:
+    """(MSB - MSW) / (MSB + (k0 - 1) MSW), MSB of row means about their CELL's mean.
+
+    One entry per check: its cell label (e.g. "sweep|model|arm"), its row id, its value
+    (1 correct, 0 not). MSB = sum n_i (m_i - M_c)^2 / (rows - cells), MSW the usual
+    within-row mean square on N - rows degrees of freedom; k0 = (N - sum_c sum_i
+    n_i^2 / N_c) / (rows - cells), k when every row has k checks. With one cell this is
+    stats.icc1. A negative estimate (rows of a cell agree less than their checks would by
+    chance) is clipped to 0 and flagged: a design effect below 1 would promise more than
+    independent checks give. None without two rows in some cell or within-row checks.
+    """
+    df = pd.DataFrame({"c": np.asarray(cells), "g": np.asarray(rows),
+                       "x": np.asarray(values, dtype=float)})
+    per_row = df.groupby("g", sort=False).agg(c=("c", "first"), n=("x", "size"),
+                                               m=("x", "mean"))
+    per_cell = df.groupby("c", sort=False)["x"].agg(["size", "mean"])
+    g, n, cells_n = len(per_row), len(df), len(per_cell)
+    if g - cells_n < 1 or n <= g:
+        return None
+    cell_mean = per_row["c"].map(per_cell["mean"])
+    ssb = float((per_row["n"] * (per_row["m"] - cell_mean) ** 2).sum())
+    ssw = float(((df["x"] - df["g"].map(per_row["m"])) ** 2).sum())
+    msb, msw = ssb / (g - cells_n), ssw / (n - g)
+    sq = (per_row["n"] ** 2).groupby(per_row["c"]).sum()
+    k0 = (n - float((sq / per_cell["size"]).sum())) / (g - cells_n)
+    denom = msb + (k0 - 1) * msw
+    if denom == 0:
+        return None
+    raw = (msb - msw) / denom
+    return CellICC(max(0.0, raw), raw, raw < 0, k0, g, cells_n)
+
+
+# -- the plan's arithmetic ---------------------------------------------------------
+
+
+def block_diff_sd(difference: float, icc: float, k: float, p_bar: float = 0.5) -> float:
+    """Standard deviation of one block's recall difference of two arms whose mean recalls
+    are p_bar -/+ difference/2, each row a cluster of k checks at the given ICC."""
+    pa, pb = p_bar - difference / 2, p_bar + difference / 2
+    var = (pa * (1 - pa) + pb * (1 - pb)) * stats.design_effect(icc, k) / k
+    return math.sqrt(max(0.0, var))
+
+
+def power_at(blocks: float, difference: float, icc: float, k: float, p_bar: float = 0.5,
+             alpha: float = 0.05) -> float:
+    """Power of `blocks` paired blocks to detect `difference` (two-sided), planned as the
+    paired t test on block differences; 0 where the sign-flip test cannot reach alpha."""
+    n = int(blocks)
+    if n < 2 or stats.sign_flip_min_p(n) > alpha:
         return 0.0
-    se, z = math.sqrt(diff_variance(d, icc, k) / n), sps.norm.ppf(1 - alpha / 2)
-    return float(sps.norm.cdf(d / se - z) + sps.norm.cdf(-d / se - z))
+    sd = block_diff_sd(difference, icc, k, p_bar)
+    if sd == 0:
+        return 1.0
+    df, nc = n - 1, difference * math.sqrt(n) / sd
+    crit = sps.t.ppf(1 - alpha / 2, df)
+    # scipy's far tail of a large nc can come back nan; it is below 1e-25 there
+    wrong_side = float(np.nan_to_num(sps.nct.cdf(-crit, df, nc)))
+    return min(1.0, float(sps.nct.sf(crit, df, nc)) + wrong_side)
 
 
-def repeats_needed(d: float, icc: float, k: float, alpha: float = 0.05, power: float = 0.8
-                   ) -> int:
-    """The fewest pairs that detect difference d with the given power."""
-    z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
-    return max(1, math.ceil(z * z * diff_variance(d, icc, k) / (d * d) - 1e-9))
+def min_blocks(alpha: float = 0.05) -> int:
+    """The fewest blocks whose sign-flip test can give p <= alpha (6 at 0.05)."""
+    n = 2
+    while stats.sign_flip_min_p(n) > alpha:
+        n += 1
+    return n
 
 
-def mde(n: float, icc: float, k: float, alpha: float = 0.05, power: float = 0.8) -> float:
-    """The smallest difference n pairs (n > 0) detect with the given power. It always
-    exists below 1: at a difference of 1 the rows' variance is 0."""
-    z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
+def repeats_needed(difference: float, icc: float, k: float, p_bar: float = 0.5,
+                   alpha: float = 0.05, power: float = 0.8, rotation: int = 1,
+                   models: int = 1) -> int:
+    """The fewest repeats whose blocks detect `difference` with the given power.
+
+    A repeat gives one block per model (`models` > 1 for a line pooled over a sweep's
+    models), and the repeats are rounded up to a multiple of `rotation`, the repeats
+    that close the sweep's order design (study.design.cycle_length: 5 for a 5-arm Latin
+    square, 10 for a 5-arm Williams design), so every arm leads equally often.
+    ValueError for a difference outside (0, 2 min(p_bar, 1 - p_bar)].
+    """
+    _check_difference(difference, p_bar)
+    lo = max(min_blocks(alpha), 2)
+    hi = lo
+    while power_at(hi, difference, icc, k, p_bar, alpha) < power:
+        lo, hi = hi + 1, hi * 2
+    while lo < hi:  # the fewest blocks in [lo, hi] with enough power
+        mid = (lo + hi) // 2
+        if power_at(mid, difference, icc, k, p_bar, alpha) >= power:
+            hi = mid
+        else:
+            lo = mid + 1
+    repeats = math.ceil(hi / models)
+    return rotation * math.ceil(repeats / rotation)
+
+
+def mde(repeats: int, icc: float, k: float, p_bar: float = 0.5, alpha: float = 0.05,
+        power: float = 0.8, models: int = 1) -> float | None:
+    """The minimum detectable difference of `repeats` x `models` blocks: the smallest
+    difference they detect with the given power. None where those blocks cannot give a
+    sign-flip p at or below alpha (fewer than 6 at alpha 0.05), or cannot reach the
+    power at any difference recall allows."""
+    n, top = repeats * models, 2 * min(p_bar, 1 - p_bar)
+    if power_at(n, top, icc, k, p_bar, alpha) < power:
+        return None
 
     def gap(d: float) -> float:
-        return d - z * math.sqrt(diff_variance(d, icc, k) / n)
+        return power_at(n, d, icc, k, p_bar, alpha) - power
 
-    return float(optimize.brentq(gap, 1e-9, 1.0))
+    return float(optimize.brentq(gap, 1e-9, top, xtol=1e-9))
+
+
+def _check_difference(difference: float, p_bar: float) -> None:
+    top = 2 * min(p_bar, 1 - p_bar)
+    if not 0 < difference <= top:
+        raise ValueError(f"difference {difference} outside (0, {top:g}] at p_bar {p_bar:g}")
 
 
 # -- where the ICC comes from ------------------------------------------------------
@@ -125,18 +237,21 @@ def contrasts(an: Analysis, extra: list[list[str]]) -> list[tuple[str, str]]:
 
 
 def plan_line(sweep: str, pair: tuple[str, str], model: str, n_models: int, icc: IccSource,
-              k: int, repeats: int, target: dict[str, float], run_cost: tuple[int, float | None]
-              ) -> dict[str, Any]:
-    """One contrast's line: pairs = repeats x models (a pooled line pools the sweep's)."""
+              k: int, repeats: int, rotation: int, target: dict[str, float],
+              run_cost: tuple[int, float | None]) -> dict[str, Any]:
+    """One contrast's line: blocks = repeats x models (a pooled line pools the sweep's);
+    repeats needed rounded up to a multiple of `rotation`, the repeats that close the
+    sweep's order design. mde is empty where the configured blocks cannot give a
+    sign-flip p at or below alpha."""
     alpha, power, d = target["alpha"], target["power"], target["target_difference"]
-    found = mde(repeats * n_models, icc.value, k, alpha, power)
-    need_pairs = repeats_needed(d, icc.value, k, alpha, power)
-    need = math.ceil(need_pairs / n_models)
+    found = mde(repeats, icc.value, k, alpha=alpha, power=power, models=n_models)
+    need = repeats_needed(d, icc.value, k, alpha=alpha, power=power, rotation=rotation,
+                          models=n_models)
     calls, usd = run_cost
     return {"sweep": sweep, "contrast": pair_label(*pair), "model": model,
             "icc": f"{icc.value:.3f}", "icc_source": icc.source, "k": k,
             "design_effect": f"{stats.design_effect(icc.value, k):.2f}", "repeats": repeats,
-            "mde": f"{found:.3f}", "target_difference": d,
+            "mde": "" if found is None else f"{found:.3f}", "target_difference": d,
             "repeats_needed": need, "calls": calls * need,
             "cost_usd": "" if usd is None else f"{usd * need:.2f}"}
 
@@ -153,13 +268,14 @@ def power_rows(sweeps: dict[str, dict[str, Any]], pairs: list[tuple[str, str]],
             if not set(pair) <= set(sw["arms"]):
                 continue
             per = {m: [cost(sname, m, a) for a in pair] for m in sw["models"]}
+            rotation = cycle_length(sw["design"], len(sw["arms"]))
             for m in sw["models"]:
                 out.append(plan_line(sname, pair, m, 1, icc, graded[sname], sw["repeats"],
-                                     target, _sum(per[m])))
+                                     rotation, target, _sum(per[m])))
             if len(sw["models"]) > 1:
                 pooled = _sum([c for m in sw["models"] for c in per[m]])
                 out.append(plan_line(sname, pair, POOLED, len(sw["models"]), icc,
-                                     graded[sname], sw["repeats"], target, pooled))
+                                     graded[sname], sw["repeats"], rotation, target, pooled))
     return out
 
 
@@ -176,11 +292,15 @@ def power_markdown(rows: list[dict[str, Any]], icc: IccSource, target: dict[str,
     lines = ["# Repeat plan", "",
              f"ICC {icc.value:.3f} ({icc.source}); target difference "
              f"{target['target_difference']:g} in mean recall at alpha {target['alpha']:g} "
-             f"and power {target['power']:g}. The test assumed is the study's paired "
-             "bootstrap of row recalls (rows as clusters, variance at recall 0.5: "
-             "conservative). mde: the smallest difference the configured repeats detect; "
-             "repeats_needed: per model (pooled: per model of the sweep); calls and "
-             "cost_usd: both arms at that many repeats, at the audit's worst-case prices.",
+             f"and power {target['power']:g}. The test assumed is the study's verdict test, "
+             "the exact sign-flip permutation test over blocks, planned as the paired t "
+             "test on block differences (rows as clusters, variance at recall 0.5: "
+             "conservative). mde: the smallest difference the configured repeats detect "
+             f"(empty: fewer than {min_blocks(target['alpha'])} blocks, where no "
+             "permutation p reaches alpha); repeats_needed: per model (pooled: per model "
+             "of the sweep), rounded up to a closing rotation of the sweep's design; "
+             "calls and cost_usd: both arms at that many repeats, at the audit's "
+             "worst-case prices.",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(str(r[c]) for c in head) + " |" for r in rows]
     return "\n".join(lines) + "\n"
