@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ..backends.ledger import read_ledger
-from ..grade.rows import frame, grade_runs
+from ..evidence import columns
+from ..grade.rows import frame, grade_runs, read_record
 from ..io import read_json, write_text
 from . import analysis as A
 from . import sequential as S
@@ -84,8 +85,15 @@ def budget_stop(states: dict[str, dict[str, Any]], per_repeat: dict[str, float |
         left -= cost or 0.0
 
 
+def record_usd(record: dict[str, Any]) -> float:
+    """What one run's calls cost as reported: its folds' and its recall turn's."""
+    replies = [f.get("reply") or {} for f in record.get("folds", [])]
+    replies.append((record.get("recall") or {}).get("reply") or {})
+    return float(sum(float(r.get("cost_usd") or 0.0) for r in replies))
+
+
 def look_state(sweep: str, look: int, prev: dict[str, Any] | None, rows: pd.DataFrame,
-               checks: pd.DataFrame, folds: pd.DataFrame, params: Any,
+               checks: pd.DataFrame, run_usd: dict[str, float], params: Any,
                per_repeat: dict[str, float | None], spent_usd: float) -> dict[str, Any]:
     """The look's file: every model's state, and whether the sweep is done."""
     decide = params.decide
@@ -95,10 +103,8 @@ def look_state(sweep: str, look: int, prev: dict[str, Any] | None, rows: pd.Data
                             params.seed + look)
               for m in params.models}
     budget_stop(states, per_repeat, params.budget_usd, spent_usd, int(decide["max_repeats"]))
-    cost = folds.merge(rows[["row_id", "model"]], on="row_id").groupby("model")["cost_usd"]
-    for m, s in states.items():
-        s["spent_usd"] = float(pd.to_numeric(cost.get_group(m), errors="coerce").sum()
-                               ) if m in cost.groups else 0.0
+    for m, s in states.items():  # what the model's runs cost, as reported
+        s["spent_usd"] = run_usd.get(m, 0.0)
         s["price_per_repeat_usd"] = per_repeat.get(m)
     done = all(s["status"] != CONTINUE for s in states.values())
     return {"sweep": sweep, "look": look, "pair": list(pair), "done": done,
@@ -111,13 +117,14 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
 
     from ..run.audit import plan_inputs, run_prices
 
-    rows, checks, folds, _, _ = grade_runs(input.fixture, list(input.runs), input.grading,
-                                           input.arms_yaml)
-    from ..evidence import columns
-
+    rows, checks, _, _, _ = grade_runs(input.fixture, list(input.runs), input.grading,
+                                       input.arms_yaml)
     rows_df, checks_df = frame(rows, columns.ROWS), frame(checks, columns.CHECKS)
-    folds_df = frame(folds, columns.FOLDS)
     checks_df["correct"] = checks_df["correct"].astype(bool)
+    run_usd: dict[str, float] = {}
+    for path in input.runs:
+        record = read_record(path)
+        run_usd[record["model"]] = run_usd.get(record["model"], 0.0) + record_usd(record)
     prev = read_json(input.previous) if input.get("previous") else None
     prompts, fixtures = plan_inputs(input)
     price = run_prices(prompts, fixtures, params.arms, params.backends, params.probe_dir,
@@ -125,7 +132,7 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
     per_repeat = {m: _repeat_usd(price, params.sweep, m, params.sweep_arms)
                   for m in params.models}
     spent = float(read_ledger(params.ledger)["spent_usd"])
-    state = look_state(params.sweep, int(params.look), prev, rows_df, checks_df, folds_df,
+    state = look_state(params.sweep, int(params.look), prev, rows_df, checks_df, run_usd,
                        params, per_repeat, spent)
     write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", output.state)
     log.info("look %s of %s: %s", params.look, params.sweep,

@@ -41,6 +41,11 @@ def _num(x: float | None, fmt: str = "{:.3f}") -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
 
 
+def _p(x: float | None) -> str:
+    """A p-value: four decimals, or its two figures below 0.001."""
+    return _num(x, "{:.2g}" if x is not None and x < 0.001 else "{:.4f}")
+
+
 def _usd(x: float | None) -> str:
     return "price unknown" if x is None else f"${x:.2f}"
 
@@ -56,8 +61,8 @@ def contrast_line(v: D.ContrastVerdict) -> str:
         if v.more_calls is not None:
             verdict += f", {v.more_calls} calls, {_usd(v.more_usd)}"
     return (f"| {pair_label(v.a, v.b)} ({v.source}) | {v.blocks} | {v.a_mean:.3f} | "
-            f"{v.b_mean:.3f} | {v.difference:+.3f}{band} | {_num(v.p_permutation, '{:.4f}')} "
-            f"| {_num(v.tost_p, '{:.4f}')} | {verdict} |")
+            f"{v.b_mean:.3f} | {v.difference:+.3f}{band} | {_p(v.p_permutation)} "
+            f"| {_p(v.tost_p)} | {verdict} |")
 
 
 def diagnosis_lines(d: D.Diagnosis, an: Analysis) -> list[str]:
@@ -100,8 +105,8 @@ def own_line(o: D.OwnArmCheck) -> str:
 
 def staged_line(s: dict[str, Any]) -> str:
     """What a model's staged decision took, against the fixed design at the maximum."""
-    p = (f" (permutation p {s['p']:.4f} against the look's nominal level "
-         f"{s['nominal']:.4f})" if s.get("p") is not None and s.get("nominal") else "")
+    p = (f" (permutation p {_p(s['p'])} against the look's nominal level "
+         f"{_p(s['nominal'])})" if s.get("p") is not None and s.get("nominal") else "")
     fixed = (f"; at the audit's worst-case prices {_usd(s.get('staged_worst_usd'))}, "
              f"where the fixed design's {s['max_repeats']} repeats would cost "
              f"{_usd(s.get('fixed_usd'))}")
