@@ -126,21 +126,26 @@ def first_stage(max_repeats: int, looks: int, rotation: int) -> int:
     return min(max_repeats, round_up(max(math.ceil(max_repeats / looks), 1), rotation))
 
 
-def next_stage(done: int, diffs: Sequence[float], icc: float, k: float, margin: float,
-               alpha: float, power: float, max_repeats: int, looks_left: int,
-               rotation: int, p_bar: float = 0.5) -> int:
-    """Repeats to add before the next look: what the plan needs at the ICC so far and
-    the observed difference (at least the margin), less what is done, at least an equal
-    share of what remains over the looks left, rounded up to the rotation, never past
-    max_repeats. The last look takes everything that remains."""
+def next_stage(done: int, fractions: Sequence[float], diffs: Sequence[float], icc: float,
+               k: float, margin: float, alpha: float, power: float, max_repeats: int,
+               looks_left: int, rotation: int, p_bar: float = 0.5) -> int:
+    """Repeats to add before the next look, from the plan at the ICC so far: the fewest
+    (a multiple of the rotation) at which the planned test (power.power_at) reaches
+    `power` at the observed difference (at least the margin) and at the level the next
+    look would have under the spending; at most an equal share of what remains over the
+    looks left, so the looks are not spent at once. The last look takes all that remains."""
     left = max_repeats - done
     if looks_left <= 1 or left <= 0:
         return max(left, 0)
     top = 2 * min(p_bar, 1 - p_bar)
-    target = min(max(abs(float(np.mean(diffs))) if len(diffs) else margin, margin), top)
-    need = P.repeats_needed(target, icc, k, p_bar, alpha, power, rotation) - done
-    share = math.ceil(left / looks_left)
-    return min(left, round_up(max(need, share, 1), rotation))
+    d = min(max(abs(float(np.mean(diffs))) if len(diffs) else margin, margin), top)
+    share = min(left, round_up(math.ceil(left / looks_left), rotation))
+    for step in range(rotation, share, rotation):
+        n = done + step
+        level = nominal_levels([*fractions, n / max_repeats], alpha)[-1]
+        if P.power_at(n, d, icc, k, p_bar, level) >= power:
+            return step
+    return share
 
 
 # ------------------------------------------------------------------ simulation
@@ -184,8 +189,8 @@ def staged_study(block_diffs: np.ndarray, icc: float, k: float, margin: float,
             out = lk.outcome if lk.outcome != CONTINUE else UNDECIDED
             sign = int(np.sign(block_diffs[:done].mean())) if out == DIFFERENCE else 0
             return Staged(out, sign, done, i + 1)
-        size = next_stage(done, block_diffs[:done], icc, k, margin, alpha, power,
-                          max_repeats, looks - i - 1, rotation)
+        size = next_stage(done, fractions, block_diffs[:done], icc, k, margin, alpha,
+                          power, max_repeats, looks - i - 1, rotation)
     return Staged(UNDECIDED, 0, done, looks)
 
 

@@ -25,6 +25,7 @@ from ..evidence import columns
 from ..grade.rows import frame, grade_runs, read_record
 from ..io import read_json, write_text
 from . import analysis as A
+from . import power as P
 from . import sequential as S
 from .decision import cell_icc
 
@@ -61,8 +62,8 @@ def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
         icc = cell_icc(checks, A.valid_rows(cell), pair)
         kk = float(cell["n_graded"].mean())
         state["next"] = done + S.next_stage(
-            done, diffs, icc.value if icc else 0.75, kk, float(decide["margin"]), alpha,
-            power, mx, looks - k, rotation)
+            done, fractions, diffs, icc.value if icc else P.PAPER_ICC, kk,
+            float(decide["margin"]), alpha, power, mx, looks - k, rotation)
     return state
 
 
