@@ -179,3 +179,28 @@ def test_the_summary_opens_with_the_cards(tmp_path):
     assert lines[0] == "# Study `x`: what ran"
     assert lines.index("### `mod` in sweep `s`") < lines.index("Runs: 3, valid: 3.")
     assert with_cards("# t\nbody\n", None) == "# t\nbody\n"
+
+
+def test_decide_is_checked_filled_and_plans_its_maximum(config_schema, resources):
+    import yaml
+
+    from foldstudy.study.config import ConfigError, command_line_flags, load_study
+    from foldstudy.study.spec import load_arm_table
+
+    from .conftest import ROOT
+
+    base = yaml.safe_load((ROOT / "config/config.yaml").read_text(encoding="utf-8"))
+    table = load_arm_table(resources)
+    # the --config form: nested values arrive as strings
+    cfg = {**base, "decide": {"pair": ["j", "m"], "max_repeats": "12"}}
+    command_line_flags(cfg, config_schema)
+    study = load_study(cfg, config_schema, table, resources)
+    assert study.config["decide"] == {"pair": ["j", "m"], "margin": 0.10, "max_repeats": 12,
+                                      "looks": 3}
+    assert {r.repeat for r in study.runs} == set(range(12))  # the plan shows the maximum
+    assert load_study(base, config_schema, table, resources).config["decide"] is None
+    with pytest.raises(ConfigError, match="config.decide.pair: no sweep runs both q and m"):
+        load_study({**base, "decide": {"pair": ["q", "m"]}}, config_schema, table, resources)
+    with pytest.raises(ConfigError, match="config.decide.looks: 5 looks cannot fit"):
+        load_study({**base, "decide": {"max_repeats": 4, "looks": 5}}, config_schema, table,
+                   resources)

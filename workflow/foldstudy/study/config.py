@@ -601,9 +601,10 @@ def _numbers_from_strings(section: dict[str, Any], props: dict[str, Any]) -> Non
     """A number typed on the command line inside an object, read as the number it is
     (a value that is not one stays a string, and the schema names it)."""
     for k, p in props.items():
-        if p.get("type") == "number" and isinstance(section.get(k), str):
+        kind = {"number": float, "integer": int}.get(p.get("type"))
+        if kind and isinstance(section.get(k), str):
             try:
-                section[k] = float(section[k])
+                section[k] = kind(section[k])
             except ValueError:
                 pass
 
