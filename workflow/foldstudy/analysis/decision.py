@@ -70,6 +70,7 @@ class ContrastVerdict:
     icc_source: str
     # undecided only: the repeats in all that would decide it, the more to run, their cost
     repeats_to_decide: int | None = None
+    planned_difference: float | None = None  # the difference that plan is made at
     more_repeats: int | None = None
     more_calls: int | None = None
     more_usd: float | None = None
@@ -183,8 +184,8 @@ def to_decide(v: ContrastVerdict, k: float, margin: float, alpha: float, power: 
     if price is not None:
         calls = price.calls * more
         usd = None if price.usd is None else price.usd * more
-    return _replace(v, repeats_to_decide=need, more_repeats=more, more_calls=calls,
-                    more_usd=usd)
+    return _replace(v, repeats_to_decide=need, planned_difference=target, more_repeats=more,
+                    more_calls=calls, more_usd=usd)
 
 
 def _replace(v: ContrastVerdict, **kw: Any) -> ContrastVerdict:

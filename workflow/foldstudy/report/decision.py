@@ -55,11 +55,13 @@ def contrast_line(v: D.ContrastVerdict) -> str:
     band = (f" [{v.ci_low:+.3f}, {v.ci_high:+.3f}]" if v.ci_low is not None else "")
     verdict = f"**{v.word}**"
     if v.word == D.UNDECIDED and v.repeats_to_decide is not None:
-        verdict += (f": {v.repeats_to_decide} repeats would decide it at |b − a| "
-                    f"{max(abs(v.difference), 0):.3f} and ICC {v.icc:.2f} ({v.icc_source}); "
-                    f"{v.more_repeats} more")
-        if v.more_calls is not None:
-            verdict += f", {v.more_calls} calls, {_usd(v.more_usd)}"
+        at = ("the margin" if v.planned_difference is not None
+              and v.planned_difference > abs(v.difference) else "the observed difference")
+        verdict += (f": {v.repeats_to_decide} repeats would decide it at {at} "
+                    f"{v.planned_difference:.3f} and ICC {v.icc:.2f} ({v.icc_source}); "
+                    f"{v.more_repeats} more, ")
+        verdict += (f"{v.more_calls} calls, {_usd(v.more_usd)}" if v.more_calls is not None
+                    else "price unknown (no audit prices in evidence mode)")
     return (f"| {pair_label(v.a, v.b)} ({v.source}) | {v.blocks} | {v.a_mean:.3f} | "
             f"{v.b_mean:.3f} | {v.difference:+.3f}{band} | {_p(v.p_permutation)} "
             f"| {_p(v.tost_p)} | {verdict} |")
@@ -90,7 +92,8 @@ def loudness_line(ld: D.Loudness) -> str:
     if not ld.failing_rows:
         return "How it fails (paper §4.11): no failing row (recall < 0.5)."
     share = f"{ld.abstained}/{ld.failing_rows} = {ld.caught_by_abstention_log:.0%}"
-    return (f"How it fails (paper §4.11): of {ld.failing_rows} failing rows, {ld.abstained} "
+    rows = "row" if ld.failing_rows == 1 else "rows"
+    return (f"How it fails (paper §4.11): of {ld.failing_rows} failing {rows}, {ld.abstained} "
             f"abstained, {ld.fabricated} fabricated with no abstention marker, {ld.stock} "
             f"answered with a stock value. A log of abstention would catch {share} of the "
             "failures (§4.11: \"a system that logs abstention would have caught it\").")
