@@ -325,3 +325,28 @@ def test_key_never_reaches_the_store(gateway, tmp_path):
     call(backend(gateway), ResponseStore(tmp_path), schema=True)
     files = list(tmp_path.rglob("*.json"))
     assert files and all(KEY not in f.read_text() for f in files)
+
+
+@pytest.mark.parametrize(("cost", "charged"), [(0.00042, "reported"), ("NaN", "worst")])
+def test_an_error_reply_that_reports_a_cost_is_charged_it(gateway, tmp_path, cost, charged):
+    """Issue 32: an error reply was charged $0 even where the gateway reported a cost. A
+    cost that is no number ("NaN") is refused and the call counted at its worst case."""
+    from foldstudy.backends.ledger import Ledger, read_ledger
+
+    b = backend(gateway, max_attempts=1)
+    gateway.state.queue_faults(MODEL, [{"finish_error": True, "cost": cost}])
+    ledger = Ledger(tmp_path / "l.json", 1.0)
+    with pytest.raises(BackendError):
+        call(b, ResponseStore(tmp_path / "store", ledger=ledger))
+    state = read_ledger(ledger.path)
+    if charged == "reported":
+        assert state["spent_usd"] == pytest.approx(sum(gateway.state.billed_usd)) == cost
+    else:
+        assert state["spent_usd"] == state["unknown_usd"] > 0
+
+
+def test_the_gateways_generation_record_gives_a_calls_cost(gateway, tmp_path):
+    b = backend(gateway)
+    reply, _, _ = call(b, ResponseStore(tmp_path))
+    assert b.generation_cost(reply.raw["id"]) == pytest.approx(reply.cost_usd)
+    assert b.generation_cost("gen-none") is None

@@ -1,5 +1,6 @@
-"""budget_usd through the real workflow on the gateway stand-in (issue 26): half the
-study's cost stops it, the stand-in never bills past the budget (at -c4 too), raising
+"""budget_usd through the real workflow on the gateway stand-in (issues 26, 32): half the
+study's cost stops it, the stand-in never bills past the budget (at -c4 too, billing 5x
+its listing with a 3x prompt undercount), raising
 the budget finishes it with every row valid and no body bought twice, and a second stop
 at the same budget sends nothing. The stand-in bills 1.5 times its listed price, so the
 ledger must settle to the reported cost, not the listing."""
@@ -15,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, canonical
+from .support.gateway_standin import GatewayStandin, canonical
 from .support.gateway_standin import rows_by_id as rows
-from .support.gateway_study import GatewayStudy, gateway_model
+from .support.gateway_study import GatewayStudy, budget_config, budget_standin
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-budget-test"
@@ -25,18 +26,11 @@ TARGET = "results/evidence/rows.csv"
 
 
 def _config(base_url: str, budget: float | None = None, repeats: int = 2) -> dict:
-    cfg = {"study": "budget", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 64,
-           "models": {"dear": gateway_model("acme/dear", base_url, timeout_s=10,
-                                            max_attempts=2, retry_initial_wait_s=0.05)},
-           "sweeps": {"s": {"scenario": "distributed", "seed": 3, "arms": ["j", "m"],
-                            "models": ["dear"], "repeats": repeats}}}
-    return cfg if budget is None else {**cfg, "budget_usd": budget}
+    return budget_config(base_url, budget, repeats)
 
 
-def _standin() -> GatewayStandin:
-    return GatewayStandin([Model("acme/dear", [Endpoint(
-        "Dear", "dear", "fp8", supported_parameters=ALL_PARAMETERS, price_prompt="2e-6",
-        price_completion="8e-6", cost_factor=1.5)])], key=KEY)
+def _standin(cost_factor: float = 1.5, prompt_factor: float = 1.0) -> GatewayStandin:
+    return budget_standin(KEY, cost_factor, prompt_factor)
 
 
 def _study(workdir: Path, config: dict) -> GatewayStudy:
@@ -77,9 +71,11 @@ def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_pat
         assert _ledger(study.workdir)["spent_usd"] <= half
         assert not (study.workdir / TARGET).exists()
         # the job that stopped wrote no record: it runs again once the budget is raised
+        # (every call reserves its worst case, max_tokens of completion included, so half
+        # the cost may stop the study before its first run is whole)
         done = {p.relative_to(study.workdir).as_posix()
                 for p in (study.workdir / "results/runs").rglob("*.json")}
-        assert 0 < len(done) < 4
+        assert len(done) < 4
 
         # a second stop at the same budget sends nothing
         calls = len(gw.state.calls)
@@ -101,19 +97,29 @@ def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_pat
             study.workdir / "results/summary.md").read_text()
 
 
-def test_the_budget_holds_at_four_jobs(tmp_path):
-    """Four blocks fold at once: two jobs must never both spend the last dollar."""
-    with _standin() as gw:
+def test_the_budget_holds_at_four_jobs_billed_5x_with_a_3x_prompt_undercount(tmp_path):
+    """Issue 32's case: the stand-in bills 5x its listing and reports 3x the prompt tokens
+    of the 4-characters-a-token estimate, four jobs fold at once, and a third of the
+    study's cost is the budget (before: 1.03x it was billed). Nothing is learned of the
+    endpoint before its first call settles, so until then one call is in flight."""
+    with _standin(cost_factor=5, prompt_factor=3) as gw:
         full = _study(tmp_path / "full", _config(gw.base_url, repeats=4))
         assert full.snakemake(TARGET, cores=4).returncode == 0
-        half = sum(gw.state.billed_usd) / 2
+        third = sum(gw.state.billed_usd) / 3
         gw.state.billed_usd.clear()
-        study = _study(tmp_path / "c4", _config(gw.base_url, half, repeats=4))
-        p = study.snakemake("--keep-going", TARGET, cores=4)
+        study = _study(tmp_path / "c4", _config(gw.base_url, third, repeats=4))
+        p = study.snakemake("--keep-going", TARGET, "results/summary.md", cores=4)
         assert p.returncode != 0
-        _stop_line(p, study.workdir, half)
-        assert 0 < sum(gw.state.billed_usd) <= half
-        assert _ledger(study.workdir)["reserved"] == {}  # every call in flight settled
+        _stop_line(p, study.workdir, third)
+        assert 0 < sum(gw.state.billed_usd) <= third
+        ledger = _ledger(study.workdir)
+        assert ledger["reserved"] == {}  # every call in flight settled
+        assert ledger["spent_usd"] == pytest.approx(sum(gw.state.billed_usd))
+        # the first call of the endpoint cost more than it reserved (5x its listing), and
+        # the log names that one exception
+        assert [o["first_call"] for o in ledger["overruns"]] == [True]
+        logs = "".join(f.read_text() for f in (study.workdir / "results/logs").rglob("*.log"))
+        assert "first call, before anything was learned" in p.stderr + logs
 
 
 def _dry(tmp_path: Path, *args: str):

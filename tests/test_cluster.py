@@ -192,3 +192,42 @@ def test_a_server_model_is_pinned_to_its_partition(slurm_available, cluster, tmp
     partitions = {rule: done[i]["Partition"] for i, rule in submitted(out).items()}
     assert partitions == {"fixture": PARTITION, "probe_model": SERVER_PARTITION,
                           "fold": PARTITION}
+
+
+def test_the_budget_holds_under_slurm_through_the_gateway_standin(slurm_available, cluster,
+                                                                   tmp_path):
+    """Issue 32: "The ledger was never run under the SLURM profile." Every fold job is an
+    sbatch job sharing results/spend/ledger.json through its fcntl lock; the stand-in
+    bills 5x its listing and reports 3x the estimated prompt tokens, and a third of the
+    study's cost is the budget: the stand-in never bills past it."""
+    import json
+
+    from .support.gateway_study import KEY_ENV, budget_config, budget_standin
+
+    key = "sk-or-v1-cluster-budget"
+    with budget_standin(key, cost_factor=5, prompt_factor=3) as gw:
+        full = tmp_path / "full"
+        full.mkdir()
+        (full / "c.yaml").write_text(json.dumps(budget_config(gw.base_url, repeats=4)))
+        env = {**cluster.env, KEY_ENV: key}
+        target = "results/evidence/rows.csv"
+        p = subprocess.run([".venv/bin/snakemake", "-c2", target, "--directory", str(full),
+                            "--configfile", str(full / "c.yaml")], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        third = sum(gw.state.billed_usd) / 3
+        gw.state.billed_usd.clear()
+        work = tmp_path / "slurm"
+        work.mkdir()
+        (work / "c.yaml").write_text(json.dumps(budget_config(gw.base_url, third, repeats=4)))
+        argv = [*shlex.split(COMMAND.replace("results/tables", target)), "--keep-going",
+                "--configfile", str(work / "c.yaml"), "--directory", str(work)]
+        p = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=900)
+        out = p.stdout + p.stderr
+        assert p.returncode != 0, out[-4000:]  # stopped at the budget
+        assert submitted(out), out[-4000:] + cluster.logs()  # ...through sbatch
+        assert 0 < sum(gw.state.billed_usd) <= third
+        ledger = json.loads((work / "results/spend/ledger.json").read_text())
+        assert ledger["spent_usd"] <= third and ledger["reserved"] == {}
+        assert ledger["spent_usd"] == pytest.approx(sum(gw.state.billed_usd))

@@ -26,9 +26,13 @@ as usage.cost. The reference (A4, A6) is silent on
 whether a provider failure inside HTTP 200 (finish_reason "error") or a body cut off in
 transit costs credits, so the stand-in takes the reading its code path gives: those
 faults, like the 429/5xx statuses and the malformed body, answer before `complete()`
-runs and are not billed. (A live body cut off in transit was likely generated, and then
-billed like the late completion below; the stand-in's truncated body stands for a drop
-before anything was generated.) Two delays differ on purpose:
+runs and are not billed, except a finish_error fault queued with a `cost`: that error
+reply reports usage.cost and is billed it (a gateway that charges for a failed call).
+An endpoint's `prompt_factor` reports (and bills) that many times the prompt tokens of
+the 4-characters-a-token count, as identifier-dense text would. (A live body cut off
+in transit was likely generated, and then billed like the late completion below; the
+stand-in's truncated body stands for a drop before anything was generated.) Two delays
+differ on purpose:
   {"stall": s}  the upstream produces nothing for s seconds, then the connection closes:
                 nothing was generated, nothing is billed. This is the random mode's
                 "delay past the client's timeout".
@@ -117,6 +121,9 @@ class Endpoint:
     # What a call really costs against its listed price (usage.cost = listed x this):
     # a mispriced endpoint, whose ledger must learn the ratio (DESIGN §6).
     cost_factor: float = 1.0
+    # How many times the 4-characters-a-token count it reports as prompt_tokens (and
+    # bills): identifier-dense text runs well past that estimate (paper §6).
+    prompt_factor: float = 1.0
 
     def listing(self, model_id: str) -> dict[str, Any]:
         return {
@@ -302,7 +309,8 @@ def complete(state: Standin, body: dict[str, Any], ep: Endpoint) -> tuple[int, d
                            "disabled.", error_type="invalid_request",
                            provider_name=ep.provider_name)
     prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
-    prompt_tokens = prompt_chars // 4 + 4 * len(body.get("messages", []))
+    prompt_tokens = round((prompt_chars // 4 + 4 * len(body.get("messages", [])))
+                          * ep.prompt_factor)
     if prompt_tokens + int(body.get("max_tokens", 0)) > ep.context_length:
         return 400, _error(400, f"This endpoint's maximum context length is "
                            f"{ep.context_length} tokens. However, you requested about "
@@ -468,7 +476,15 @@ class Handler(BaseHTTPRequestHandler):
             if fault.get("malformed"):
                 return self._send(200, raw=b'{"id": "gen-x", "choices": [')
             if fault.get("finish_error"):
-                return self._send(200, {
+                usage = {}
+                if "cost" in fault:  # an error reply that reports (and was billed) a cost
+                    usage = {"usage": {"prompt_tokens": 0, "completion_tokens": 0,
+                                       "cost": fault["cost"]}}
+                    if isinstance(fault["cost"], int | float) and fault["cost"] >= 0:
+                        with st.lock:
+                            st.billed.append(body)
+                            st.billed_usd.append(float(fault["cost"]))
+                return self._send(200, {**usage,
                     "id": "gen-err", "object": "chat.completion", "model": body.get("model"),
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": ""},
                                  "finish_reason": "error", "native_finish_reason": "error",

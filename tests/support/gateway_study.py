@@ -43,3 +43,26 @@ class GatewayStudy:
             [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
              "--directory", str(self.workdir), "--configfile", str(self.configfile),
              f"-c{cores}", *args], capture_output=True, text=True, timeout=600, env=self.env)
+
+
+def budget_config(base_url: str, budget: float | None = None, repeats: int = 2
+                  ) -> dict[str, Any]:
+    """The budget tests' study (test_budget_workflow, test_cluster): one gateway model,
+    arms j and m, `repeats` blocks, budget_usd where given."""
+    cfg = {"study": "budget", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 64,
+           "models": {"dear": gateway_model("acme/dear", base_url, timeout_s=10,
+                                            max_attempts=2, retry_initial_wait_s=0.05)},
+           "sweeps": {"s": {"scenario": "distributed", "seed": 3, "arms": ["j", "m"],
+                            "models": ["dear"], "repeats": repeats}}}
+    return cfg if budget is None else {**cfg, "budget_usd": budget}
+
+
+def budget_standin(key: str, cost_factor: float = 1.5, prompt_factor: float = 1.0) -> Any:
+    """The stand-in the budget tests bill through: one endpoint billing `cost_factor`
+    times its listing and reporting `prompt_factor` times the estimated prompt tokens."""
+    from .gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+
+    return GatewayStandin([Model("acme/dear", [Endpoint(
+        "Dear", "dear", "fp8", supported_parameters=ALL_PARAMETERS, price_prompt="2e-6",
+        price_completion="8e-6", cost_factor=cost_factor, prompt_factor=prompt_factor)])],
+        key=key)

@@ -277,7 +277,11 @@ def release_lock(wildcards):
 
 # The spend ledger every paid call of the study is held to (DESIGN §6; backends/ledger.py).
 LEDGER = "results/spend/ledger.json"
-if _note := budget_note(STUDY.config["budget_usd"], LEDGER, "results/audit/plan.tsv"):
+try:
+    _note = budget_note(STUDY.config["budget_usd"], LEDGER, "results/audit/plan.tsv")
+except StudyError as e:  # a ledger that is not what was paid: refused before any job
+    raise WorkflowError(str(e))
+if _note:
     logger.info(_note)  # in the -n output too: the plan against the budget
 
 # Every model some sweep runs (one verdict before any of its folds), and the probe-only.

@@ -80,13 +80,20 @@ def _put_fisher(out: _Numbers, key: str, f: stats.Fisher | None, rows: int) -> N
 
 def _put_paired(out: _Numbers, key: str, cell: str, pr: pd.DataFrame, an: Analysis,
                 rows: int) -> None:
-    """Paired difference first - second with its seeded within-model bootstrap interval."""
-    b = stats.paired_bootstrap(pr.iloc[:, -2].to_numpy(), pr.iloc[:, -1].to_numpy(),
-                               pr["model"].to_numpy(), an.resamples, an.seed, an.confidence)
+    """Paired difference first - second with its seeded within-model bootstrap interval
+    (the paper's, kept for its numbers), and beside it the exact sign-flip permutation p
+    over the same blocks with the smallest p those blocks can give (beyond the paper:
+    the bootstrap rejects a true null 15-16% of the time at 4-5 blocks)."""
+    first, second = pr.iloc[:, -2].to_numpy(), pr.iloc[:, -1].to_numpy()
+    b = stats.paired_bootstrap(first, second, pr["model"].to_numpy(), an.resamples, an.seed,
+                               an.confidence)
     if b is None:
         return
+    d = first.astype(float) - second.astype(float)
+    flip = stats.sign_flip_test(d[np.isfinite(d)], seed=an.seed)
     for part, val in (("diff", b.diff), ("ci_low", b.low), ("ci_high", b.high),
-                      ("n_pairs", b.n_pairs), ("n_models", b.n_models)):
+                      ("n_pairs", b.n_pairs), ("n_models", b.n_models),
+                      ("perm_p", flip.p_value), ("perm_min_p", flip.min_p)):
         out.put(keys.paired(key, part, cell), val, rows=rows)
 
 

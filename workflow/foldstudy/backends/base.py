@@ -358,6 +358,11 @@ class Backend(ABC):
         """This backend pinned to one listed endpoint."""
         return self
 
+    def generation_cost(self, generation_id: str) -> float | None:
+        """What the backend's server records a generation cost, asked after the fact
+        (the ledger settles a killed job's call with it); None: this backend cannot ask."""
+        return None
+
     def recheck(self, reply: Reply) -> Reply | None:
         """A stored reply, checked again when its row is retried (paper §3.3): the reply
         to serve, completed by free reads where one can (its endpoint looked up), or

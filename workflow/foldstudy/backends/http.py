@@ -80,6 +80,8 @@ def classify_http_error(status: int, body: Any, text: str, headers: dict[str, st
     message = redact(message or text[:300] or f"HTTP {status}", secret)
     meta = err.get("metadata") if isinstance(err.get("metadata"), dict) else {}
     detail: dict[str, Any] = {"status": status}
+    if (cost := error_cost(body)) is not None:
+        detail["cost_usd"] = cost
     if meta.get("error_type"):
         detail["error_type"] = meta["error_type"]
     lowered = f"{message} {err.get('type', '')} {err.get('code', '')}".lower()
@@ -90,6 +92,19 @@ def classify_http_error(status: int, body: Any, text: str, headers: dict[str, st
         return ContextOverflow(message, detail=detail)
     kind, retryable = _kind(status, lowered)
     return BackendError(kind, message, retryable=retryable, detail=detail)
+
+
+def error_cost(body: Any) -> Any:
+    """The cost an error reply's body reports (usage.cost), as given: the ledger charges
+    it, and refuses by name one that is not a finite number >= 0. None: none reported."""
+    usage = body.get("usage") if isinstance(body, dict) else None
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    if isinstance(cost, str):
+        try:
+            return float(cost)
+        except ValueError:
+            return cost
+    return cost
 
 
 # Statuses whose meaning does not depend on the body: (kind, retryable).
@@ -213,9 +228,11 @@ def parse_choice(body: dict[str, Any], secret: str | None) -> tuple[dict[str, An
     if finish == "error" or choice.get("error"):
         message, err = _error_fields(choice)
         meta = err.get("metadata") if isinstance(err.get("metadata"), dict) else {}
+        detail = {"status": 200, "error_type": meta.get("error_type", "")}
+        if (cost := error_cost(body)) is not None:
+            detail["cost_usd"] = cost
         raise BackendError("provider_error", redact(message or "finish_reason error", secret),
-                           retryable=True, detail={"status": 200,
-                                                   "error_type": meta.get("error_type", "")})
+                           retryable=True, detail=detail)
     message = choice.get("message")
     if not isinstance(message, dict):
         raise BackendError("malformed", "choice has no message", retryable=True)

@@ -1,16 +1,31 @@
 """The spend ledger every job of a study shares: reserve before a paid call, settle after.
 
-DESIGN §6 (Spend): "`budget_usd` caps the study. Each paid call reserves its worst case
-(prompt plus max_tokens at listed prices, times the largest actual/listed ratio seen on
-that endpoint) in a ledger all jobs share, then settles to the reported cost. Past the
-budget no new call starts; a rerun with a higher budget resumes from the store."
+DESIGN §6 (Spend): "Each paid call reserves its worst case in a ledger all jobs share,
+then settles to the reported cost. The worst case is the prompt at an estimate
+identifier-dense text cannot exceed, plus max_tokens, at listed prices, times the largest
+actual/listed price and reported/estimated token ratios learned on that endpoint."
+  - Until an endpoint has settled once, one paid call is in flight on it.
+  - The guarantee: billed never passes the budget. The one exception is a first call on an
+    endpoint costing more than its reservation, and the log names it when it happens.
+  - The ledger is checked when read: finite figures, and never below what was paid.
 
-One JSON file under results/ holds what was settled, what is reserved by calls in
-flight, and the largest actual/listed ratio seen per endpoint. Every read-modify-write
-happens under a POSIX record lock (fcntl.lockf, which NFS and the SLURM profile's shared
-filesystem honour, unlike a lock held in one process) on a sibling `.lock` file, and
-the file is replaced whole (temp file, fsync, rename), so two jobs never both spend the
-last dollar and a SIGKILL leaves the old ledger or the new one.
+What cannot be undercounted. Paper §6: the 4-characters-a-token estimate "undercounts
+identifier-dense text", so the prompt is reserved at one token per PROMPT_CHARS_PER_TOKEN
+characters of the whole request as sent (or the backend's own tokenizer, where it has one
+and counts more). A gateway may also bill more than it lists. Neither ratio is known
+before an endpoint has answered once, so until then only one call is in flight on it: at
+most one call can cost more than it reserved, and only before anything was learned. From
+then on every reservation is priced at the largest ratio of each kind seen on that
+endpoint, times RATIO_MARGIN.
+
+One JSON file under results/ holds what was settled, what is held by calls in flight, and
+the ratios per endpoint; beside it an append-only journal keeps one line per settled
+charge, so a spend lowered by hand is refused (naming both figures) and a deleted ledger
+is rebuilt before any call (from the journal, else from the response store's paid
+replies). Every read-modify-write happens under a POSIX record lock (fcntl.lockf, which
+NFS and the SLURM profile's shared filesystem honour) on a sibling `.lock` file, and the
+file is replaced whole (temp file, fsync, rename), so two jobs never both spend the last
+dollar and a SIGKILL leaves the old ledger or the new one.
 
 Store hits and replays never reach it (backends/call.py asks it only for a call it is
 about to send), so they cost nothing; an unpriced, local backend (embedded, a local
@@ -22,11 +37,12 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import math
 import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,12 +54,23 @@ from .base import Backend, BackendError, ChatRequest, Reply
 
 log = logging.getLogger(__name__)
 
-LEDGER_VERSION = 1
-# A reservation no live process holds any more (its job was killed mid-call) is settled
-# at its worst case: the call may have been generated and billed, and nobody can know.
-# A reservation made on another host cannot be checked that way; after this long it is
-# settled the same (no call of a study waits an hour for its reply).
+LEDGER_VERSION = 2
+# A reservation no live process holds any more (its job was killed mid-call) is held
+# until the next reservation settles it: from the gateway's record of the generation
+# where the reservation knows its id and the backend can ask, else at its worst case (the
+# call may have been generated and billed, and nobody can know). A reservation made on
+# another host cannot be checked that way; after this long it is settled the same (no
+# call of a study waits an hour for its reply).
 STALE_AFTER_S = 3600.0
+# The prompt estimate no text exceeds in practice: identifier-dense text (hex ids, codes)
+# runs 2-3 characters a token, prose about 4 (paper §6's estimator).
+PROMPT_CHARS_PER_TOKEN = 2
+# Learned ratios are used at the largest seen times this: a later call of the same
+# endpoint may run a little above every earlier one.
+RATIO_MARGIN = 1.25
+# How often a job waiting for an endpoint's first call to settle looks again.
+FIRST_CALL_POLL_S = 0.2
+NUMBERS = ("spent_usd", "unknown_usd", "calls")
 
 
 class BudgetExhausted(StudyError):
@@ -51,7 +78,8 @@ class BudgetExhausted(StudyError):
 
 
 class LedgerError(StudyError):
-    """A ledger that cannot be read, or a paid call that cannot be priced."""
+    """A ledger that cannot be read or is not what was paid, or a paid call that cannot
+    be priced."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +91,8 @@ class Hold:
     endpoint: str
     price_prompt: float
     price_completion: float
+    prompt_estimate: int = 0  # the prompt tokens reserved before any ratio
+    learned: bool = True  # the endpoint had settled a call when this was reserved
 
 
 def endpoint_key(identity: dict[str, Any]) -> str:
@@ -72,30 +102,152 @@ def endpoint_key(identity: dict[str, Any]) -> str:
 
 def empty_ledger() -> dict[str, Any]:
     return {"ledger_version": LEDGER_VERSION, "spent_usd": 0.0, "calls": 0,
-            "unknown_usd": 0.0, "reserved": {}, "ratios": {}, "by_endpoint": {},
-            "stopped_at_budget": None, "budget_usd": None}
+            "unknown_usd": 0.0, "reserved": {}, "ratios": {}, "token_ratios": {},
+            "learned": {}, "by_endpoint": {}, "overruns": [], "stopped_at_budget": None,
+            "budget_usd": None}
+
+
+# -- reading, checked --------------------------------------------------------------
 
 
 def read_ledger(path: str | Path) -> dict[str, Any]:
-    """The ledger at path (an empty one where there is none yet)."""
+    """The ledger at path, every figure checked (an empty one where there is none yet)."""
     p = Path(path)
-    if not p.is_file():
+    _refuse_non_file(p, "spend ledger")
+    if not p.exists():
         return empty_ledger()
     try:
         state = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise LedgerError(f"spend ledger {p}: cannot be read ({e.strerror}); make it "
+                          "readable by the study's user") from e
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise LedgerError(f"spend ledger {p}: not readable JSON ({e}); it is written whole "
                           "by rename, so this file was edited by hand: restore it, since "
                           "deleting it forgets what was spent") from e
     if not isinstance(state, dict) or not isinstance(state.get("reserved"), dict):
         raise LedgerError(f"spend ledger {p}: not a ledger (no `reserved` object)")
-    return {**empty_ledger(), **state}
+    state = {**empty_ledger(), **state}
+    check_ledger(state, p)
+    return state
+
+
+def _refuse_non_file(p: Path, what: str) -> None:
+    if p.exists() and not p.is_file():
+        raise LedgerError(f"{what} {p}: not a file (a directory or a special file stands "
+                          "where it should be); move it away")
+
+
+def check_ledger(state: dict[str, Any], p: Path | str) -> None:
+    """Every figure a finite number >= 0 (a string, NaN or a negative is refused by its
+    key): one NaN would switch the budget off, since every comparison with it is false."""
+    for key in NUMBERS:
+        _figure(state[key], f"{key}", p)
+    for key in ("stopped_at_budget", "budget_usd"):
+        if state[key] is not None:
+            _figure(state[key], key, p)
+    for kind in ("reserved", "ratios", "token_ratios", "learned", "by_endpoint"):
+        if not isinstance(state[kind], dict):
+            raise LedgerError(f"spend ledger {p}: `{kind}` is not an object")
+    for rid, r in state["reserved"].items():
+        if not isinstance(r, dict):
+            raise LedgerError(f"spend ledger {p}: reserved.{rid} is not an object")
+        _figure(r.get("usd"), f"reserved.{rid}.usd", p)
+    for kind in ("ratios", "token_ratios", "learned"):
+        for ep, v in state[kind].items():
+            _figure(v, f"{kind}.{ep}", p)
+    for ep, v in state["by_endpoint"].items():
+        for key in ("spent_usd", "calls"):
+            _figure((v or {}).get(key) if isinstance(v, dict) else v,
+                    f"by_endpoint.{ep}.{key}", p)
+
+
+def _figure(v: Any, key: str, p: Path | str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        raise LedgerError(f"spend ledger {p}: {key} is {json.dumps(v)}, not a finite number "
+                          ">= 0; restore the ledger (a study's spend is never edited by hand)")
+    return float(v)
+
+
+def reported_cost(value: Any) -> float | None:
+    """A cost the gateway reported, if it is one: a finite number >= 0 (None otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def held_usd(state: dict[str, Any]) -> float:
+    return sum(float(r["usd"]) for r in state["reserved"].values())
 
 
 def spent_line(state: dict[str, Any], budget: float | None) -> str:
-    """"spent $X of $Y": what the log says after every settled call."""
+    """"spent $X of $Y": what the log says after every settled call, and the summary
+    with what is still held by calls that never settled."""
     of = f" of ${budget:.4f}" if budget is not None else " (no budget_usd set)"
-    return f"spent ${state['spent_usd']:.4f}{of} over {state['calls']} paid calls"
+    line = f"spent ${state['spent_usd']:.4f}{of} over {state['calls']} paid calls"
+    if state["reserved"]:
+        line += (f"; ${held_usd(state):.4f} held by {len(state['reserved'])} calls that "
+                 "have not settled (in flight, or their job was killed: the next run "
+                 "settles them)")
+    return line
+
+
+# -- the journal: what was paid, one line per charge -------------------------------
+
+
+def journal_path(path: Path) -> Path:
+    return path.with_name(path.name + ".journal")
+
+
+Paid = tuple[float, int, dict[str, list[float]]]  # (usd, charges, endpoint -> [usd, n])
+
+
+def read_journal(path: Path) -> Paid:
+    """What the journal beside the ledger records as paid. A line cut off by a kill is
+    the last and is skipped."""
+    j = journal_path(path)
+    _refuse_non_file(j, "spend journal")
+    if not j.exists():
+        return _tally([])
+    return _tally(_journal_charge(line) for line in
+                  j.read_text(encoding="utf-8", errors="replace").splitlines())
+
+
+def _journal_charge(line: str) -> tuple[str, float | None]:
+    try:
+        rec = json.loads(line)
+        return str(rec["endpoint"]), reported_cost(rec["usd"])
+    except (ValueError, KeyError, TypeError):
+        return "", None
+
+
+def store_paid(store_root: Path | None) -> Paid:
+    """What the response store's replies say was paid: the sum of their reported costs
+    (only a paid backend's reply carries one)."""
+    if store_root is None or not Path(store_root).is_dir():
+        return _tally([])
+    return _tally(_store_charge(f) for f in Path(store_root).glob("*/*.json"))
+
+
+def _store_charge(f: Path) -> tuple[str, float | None]:
+    try:
+        entry = json.loads(f.read_text(encoding="utf-8"))
+        return (endpoint_key(entry.get("endpoint") or {}),
+                reported_cost(entry["reply"].get("cost_usd")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return "", None
+
+
+def _tally(charges: Iterable[tuple[str, float | None]]) -> Paid:
+    """Sum (endpoint, usd) charges, skipping those with no cost."""
+    total, n, by = 0.0, 0, {}
+    for ep, usd in charges:
+        if usd is None:
+            continue
+        total, n = total + usd, n + 1
+        e = by.setdefault(ep, [0.0, 0])
+        e[0], e[1] = e[0] + usd, e[1] + 1
+    return total, n, by
 
 
 def _alive(r: dict[str, Any]) -> bool:
@@ -105,49 +257,105 @@ def _alive(r: dict[str, Any]) -> bool:
         os.kill(int(r["pid"]), 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, ValueError, KeyError):
+    except (PermissionError, ValueError, KeyError, TypeError):
         return True
     return True
 
 
-def reap(state: dict[str, Any]) -> None:
-    """Settle every reservation whose job is gone at its worst case (see STALE_AFTER_S)."""
-    for rid, r in list(state["reserved"].items()):
-        if not _alive(r):
-            del state["reserved"][rid]
-            state["spent_usd"] += float(r["usd"])
-            state["unknown_usd"] += float(r["usd"])
-            log.warning("a call reserved by process %s on %s never settled (its job was "
-                        "killed): counted at its worst case, $%.4f", r.get("pid"),
-                        r.get("host"), r["usd"])
-
-
 class Ledger:
     """The study's ledger at `path`, holding every paid call to `budget` (None: no cap,
-    the spend is still kept)."""
+    the spend is still kept). store_root: the response store, whose paid replies rebuild
+    a ledger deleted together with its journal."""
 
-    def __init__(self, path: str | Path, budget: float | None) -> None:
+    def __init__(self, path: str | Path, budget: float | None,
+                 store_root: str | Path | None = None) -> None:
         self.path = Path(path)
         self.budget = None if budget is None else float(budget)
+        self.store_root = None if store_root is None else Path(store_root)
+        self._floor: float | None = None  # what the journal said was paid, plus ours since
+        self._pending: list[dict[str, Any]] = []  # charges of the write under way
+
+    # -- the locked read-modify-write ------------------------------------------
 
     @contextmanager
     def locked(self) -> Iterator[dict[str, Any]]:
-        """The ledger, read and written back under the study-wide lock."""
+        """The ledger, read (checked, rebuilt if missing) and written back under the
+        study-wide lock."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(self.path.name + ".lock"), "a+") as lock:
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        _refuse_non_file(lock_path, "spend ledger lock")
+        try:
+            lock = open(lock_path, "a+")  # noqa: SIM115 - held across the yield
+        except OSError as e:
+            raise LedgerError(f"spend ledger lock {lock_path}: cannot be opened "
+                              f"({e.strerror}); make it writable by the study's user") from e
+        with lock:
             fcntl.lockf(lock, fcntl.LOCK_EX)
+            self._pending = []
             try:
-                state = read_ledger(self.path)
+                state = self._read_checked()
                 yield state
                 state["budget_usd"] = self.budget
                 write_text(canonical_json(state), self.path, fsync=True)
+                self._journal()
             finally:
+                self._pending = []
                 fcntl.lockf(lock, fcntl.LOCK_UN)
+
+    def _journal(self) -> None:
+        """Append this write's charges to the journal, after the ledger holding them was
+        renamed into place: a kill between the two leaves the journal short, never
+        ahead, so a crash is never mistaken for a hand-lowered spend."""
+        if not self._pending:
+            return
+        with open(journal_path(self.path), "a", encoding="utf-8") as j:
+            j.writelines(json.dumps(c) + "\n" for c in self._pending)
+            j.flush()
+            os.fsync(j.fileno())
+        if self._floor is not None:
+            self._floor += sum(c["usd"] for c in self._pending)
+
+    def _read_checked(self) -> dict[str, Any]:
+        """The ledger, never below what its journal says was paid; a missing one rebuilt."""
+        if not self.path.exists():
+            return self._rebuilt()
+        state = read_ledger(self.path)
+        if self._floor is None:
+            self._floor = read_journal(self.path)[0]
+        if state["spent_usd"] + 1e-9 * (1 + self._floor) < self._floor:
+            raise LedgerError(
+                f"spend ledger {self.path}: spent_usd ${state['spent_usd']:.6f} is below the "
+                f"${self._floor:.6f} its journal {journal_path(self.path).name} records as "
+                "paid; the ledger was edited by hand: restore it (or delete it, and it is "
+                "rebuilt from the journal)")
+        return state
+
+    def _rebuilt(self) -> dict[str, Any]:
+        """A ledger deleted mid-study, rebuilt before any call from its journal, else
+        (both gone) from the response store's paid replies, whose sums then open a new
+        journal."""
+        state = empty_ledger()
+        paid, n, by = read_journal(self.path)
+        source, self._floor = f"its journal {journal_path(self.path).name}", paid
+        if not n:
+            paid, n, by = store_paid(self.store_root)
+            source, self._floor = f"the response store {self.store_root}", 0.0
+            self._pending = [{"id": "rebuilt", "endpoint": ep, "usd": u}
+                             for ep, (u, _) in by.items()]
+        if n:
+            state["spent_usd"], state["calls"] = paid, n
+            state["by_endpoint"] = {ep: {"spent_usd": u, "calls": c} for ep, (u, c) in
+                                    by.items()}
+            log.warning("spend ledger %s was missing: rebuilt from %s (%d paid calls, "
+                        "$%.4f) before any call", self.path, source, n, paid)
+        return state
+
+    # -- reserve -----------------------------------------------------------------
 
     def worst_case(self, backend: Backend, request: ChatRequest, state: dict[str, Any]
                    ) -> Hold:
-        """Prompt tokens plus max_tokens at the listed prices, times the largest
-        actual/listed ratio seen on this endpoint (at least 1)."""
+        """The prompt at an estimate no text exceeds, plus max_tokens, at the listed
+        prices, times the largest ratios learned on this endpoint (times RATIO_MARGIN)."""
         prices = backend.listed_prices()
         ep = endpoint_key(backend.identity)
         if prices is None:
@@ -156,27 +364,47 @@ class Ledger:
                 "so no call can be held to budget_usd; probe it again so the pin records "
                 "its prices, or unset budget_usd")
         pp, pc = prices
-        # The whole request as sent (messages and schema): an over- rather than an
-        # under-count of the prompt the endpoint bills.
-        prompt = backend.count_tokens(canonical_json(request.canonical()))
-        ratio = max(1.0, float(state["ratios"].get(ep, 1.0)))
-        usd = (prompt * pp + request.max_tokens * pc) * ratio
-        return Hold(uuid.uuid4().hex, usd, ep, pp, pc)
+        estimate = prompt_estimate(backend, request)
+        learned = ep in state["learned"]
+        tokens = _factor(state["token_ratios"].get(ep)) if learned else 1.0
+        price = _factor(state["ratios"].get(ep)) if learned else 1.0
+        usd = (estimate * tokens * pp + request.max_tokens * pc) * price
+        return Hold(uuid.uuid4().hex, usd, ep, pp, pc, estimate, learned)
 
     def reserve(self, backend: Backend, request: ChatRequest, what: str) -> Hold:
         """Reserve this call's worst case, or stop the job (BudgetExhausted) before it is
-        sent. Once one job has stopped at this budget no job starts another call, however
+        sent. Until the endpoint has settled a call, wait while another call is in flight
+        on it. Once one job has stopped at this budget no job starts another call, however
         small: the study stops as one, and a rerun at the same budget sends nothing."""
-        stop = None
+        waiting = False
+        while True:
+            hold, stop, busy = self._try_reserve(backend, request, what)
+            if stop is not None:
+                raise BudgetExhausted(stop)
+            if not busy:
+                return hold  # type: ignore[return-value]
+            if not waiting:
+                log.info("%s waits: the first paid call on %s is in flight, and until it "
+                         "settles nothing is known of what the endpoint bills",
+                         what, endpoint_key(backend.identity))
+                waiting = True
+            time.sleep(FIRST_CALL_POLL_S)
+
+    def _try_reserve(self, backend: Backend, request: ChatRequest, what: str
+                     ) -> tuple[Hold | None, str | None, bool]:
         with self.locked() as state:
-            reap(state)
+            self.reap(state, backend)
+            ep = endpoint_key(backend.identity)
+            if ep not in state["learned"] and any(
+                    r.get("endpoint") == ep for r in state["reserved"].values()):
+                return None, None, True
             hold = self.worst_case(backend, request, state)
+            stop = None
             if self.budget is not None:
                 stopped = state["stopped_at_budget"]
                 if stopped is not None and self.budget > stopped:
                     state["stopped_at_budget"] = stopped = None  # raised: go on
-                committed = state["spent_usd"] + sum(
-                    float(r["usd"]) for r in state["reserved"].values())
+                committed = state["spent_usd"] + held_usd(state)
                 if stopped is not None or committed + hold.usd > self.budget:
                     # written with the ledger (raising inside would skip the write)
                     state["stopped_at_budget"] = self.budget
@@ -184,10 +412,9 @@ class Ledger:
             if stop is None:
                 state["reserved"][hold.id] = {
                     "usd": hold.usd, "endpoint": hold.endpoint, "pid": os.getpid(),
-                    "host": socket.gethostname(), "at": time.time()}
-        if stop is not None:
-            raise BudgetExhausted(stop)
-        return hold
+                    "host": socket.gethostname(), "at": time.time(),
+                    "backend": backend.kind, "what": what}
+        return hold, stop, False
 
     def _stop_message(self, state: dict[str, Any], committed: float, hold: Hold, what: str
                       ) -> str:
@@ -201,43 +428,135 @@ class Ledger:
                 "started. To go on, raise it (--config budget_usd=<more than "
                 f"{budget:g}>): the calls already paid come from the response store")
 
+    def reap(self, state: dict[str, Any], backend: Backend | None = None) -> None:
+        """Settle every reservation whose job is gone (see STALE_AFTER_S): to the cost
+        the gateway's generation record gives, where the reservation knows its generation
+        and `backend` (the same kind) can ask, else at its worst case."""
+        for rid, r in list(state["reserved"].items()):
+            if _alive(r):
+                continue
+            del state["reserved"][rid]
+            cost = None
+            if r.get("generation_id") and backend is not None and \
+                    r.get("backend") == backend.kind:
+                cost = reported_cost(backend.generation_cost(str(r["generation_id"])))
+            if cost is not None:
+                self._spend(state, str(r.get("endpoint")), cost, rid)
+                log.warning("a call reserved by process %s on %s (%s) never settled (its job "
+                            "was killed): settled to the gateway's record of it, $%.4f",
+                            r.get("pid"), r.get("host"), r.get("what", "?"), cost)
+                continue
+            self._spend(state, str(r.get("endpoint")), float(r["usd"]), rid)
+            state["unknown_usd"] += float(r["usd"])
+            log.warning("a call reserved by process %s on %s (%s) never settled (its job was "
+                        "killed): counted at its worst case, $%.4f", r.get("pid"),
+                        r.get("host"), r.get("what", "?"), r["usd"])
+
+    # -- settle ------------------------------------------------------------------
+
+    def received(self, hold: Hold, generation_id: str | None) -> None:
+        """Note the generation a reply names before settling it, so a job killed between
+        the two leaves a reservation the next run can settle from the gateway's record."""
+        if not generation_id:
+            return
+        with self.locked() as state:
+            if hold.id in state["reserved"]:
+                state["reserved"][hold.id]["generation_id"] = generation_id
+
     def settle(self, hold: Hold, reply: Reply) -> None:
         """Settle a call to what it cost: the gateway's usage.cost where it reports one,
-        else tokens times the listed prices; keep the endpoint's actual/listed ratio."""
+        else tokens times the listed prices; learn the endpoint's price and token ratios.
+        A reported cost that is not a finite number >= 0 is refused by name and the call
+        counted at its worst case."""
         listed = reply.prompt_tokens * hold.price_prompt + \
             reply.completion_tokens * hold.price_completion
-        actual = float(reply.cost_usd) if reply.cost_usd is not None else listed
+        cost = reported_cost(reply.cost_usd)
+        refused = reply.cost_usd is not None and cost is None
+        if refused:
+            log.warning("the gateway reported usage.cost %r for a call on %s: not a finite "
+                        "number >= 0, refused; the call is counted at its worst case $%.6f",
+                        reply.cost_usd, hold.endpoint, hold.usd)
+        actual = hold.usd if refused else (cost if cost is not None else listed)
         with self.locked() as state:
             state["reserved"].pop(hold.id, None)
-            self._spend(state, hold.endpoint, actual)
-            if listed > 0 and reply.cost_usd is not None:
-                state["ratios"][hold.endpoint] = max(
-                    float(state["ratios"].get(hold.endpoint, 1.0)), actual / listed)
+            self._spend(state, hold.endpoint, actual, hold.id)
+            if refused:
+                state["unknown_usd"] += actual
+            else:
+                self._learn(state, hold, reply, listed, cost)
+            if actual > hold.usd + 1e-12:
+                self._overrun(state, hold, actual)
             line = spent_line(state, self.budget)
         log.info("%s", line)
 
+    def _learn(self, state: dict[str, Any], hold: Hold, reply: Reply, listed: float,
+               cost: float | None) -> None:
+        ep = hold.endpoint
+        state["learned"][ep] = state["learned"].get(ep, 0) + 1
+        if cost is not None and listed > 0:
+            state["ratios"][ep] = max(float(state["ratios"].get(ep, 0.0)), cost / listed)
+        if hold.prompt_estimate > 0 and reply.prompt_tokens > 0:
+            state["token_ratios"][ep] = max(float(state["token_ratios"].get(ep, 0.0)),
+                                            reply.prompt_tokens / hold.prompt_estimate)
+
+    def _overrun(self, state: dict[str, Any], hold: Hold, actual: float) -> None:
+        """A call that cost more than it reserved: the one way past the budget, named."""
+        first = "its endpoint's first call, before anything was learned on it" \
+            if not hold.learned else "after the endpoint's ratios were learned"
+        state["overruns"].append({"endpoint": hold.endpoint, "reserved_usd": hold.usd,
+                                  "cost_usd": actual, "first_call": not hold.learned})
+        log.warning("a call on %s cost $%.6f, more than the $%.6f it reserved (%s): the "
+                    "budget holds only up to this call's excess", hold.endpoint, actual,
+                    hold.usd, first)
+
     def fail(self, hold: Hold, error: BackendError) -> None:
-        """Settle a call that brought no reply. One the gateway answered with an error
-        status (429, 5xx, a refusal) generated nothing and costs nothing; one that timed
-        out, or came back broken or failed inside an HTTP 200, may have been generated and
-        billed (the gateway's documentation is silent), so it costs its worst case."""
+        """Settle a call that brought no reply. An error reply whose body reports a cost is
+        charged that cost. One the gateway answered with an error status (429, 5xx, a
+        refusal) and no cost generated nothing and costs nothing; one that timed out, or
+        came back broken, may have been generated and billed (the gateway's documentation
+        is silent), so it costs its worst case."""
+        raw = error.detail.get("cost_usd")
+        cost = reported_cost(raw)
         answered = error.detail.get("status") not in (None, 200)
+        if raw is not None and cost is None:
+            log.warning("the gateway reported usage.cost %r with an error on %s: not a "
+                        "finite number >= 0, refused; counted at its worst case $%.6f",
+                        raw, hold.endpoint, hold.usd)
         with self.locked() as state:
             state["reserved"].pop(hold.id, None)
-            if not answered:
-                self._spend(state, hold.endpoint, hold.usd)
+            if cost is not None:
+                self._spend(state, hold.endpoint, cost, hold.id)
+                if cost > hold.usd + 1e-12:
+                    self._overrun(state, hold, cost)
+            elif raw is not None or not answered:
+                self._spend(state, hold.endpoint, hold.usd, hold.id)
                 state["unknown_usd"] += hold.usd
 
-    @staticmethod
-    def _spend(state: dict[str, Any], endpoint: str, usd: float) -> None:
+    def _spend(self, state: dict[str, Any], endpoint: str, usd: float, charge: str) -> None:
         state["spent_usd"] += usd
         state["calls"] += 1
         ep = state["by_endpoint"].setdefault(endpoint, {"spent_usd": 0.0, "calls": 0})
         ep["spent_usd"] += usd
         ep["calls"] += 1
+        self._pending.append({"id": charge, "endpoint": endpoint, "usd": usd})
 
 
-def job_ledger(path: str | None, budget: float | None, replay: bool) -> Ledger | None:
+def _factor(seen: Any) -> float:
+    """A learned ratio as a reservation uses it: the largest seen times the margin, never
+    below 1 (the listed price and the prompt estimate are floors)."""
+    return max(1.0, float(seen or 0.0) * RATIO_MARGIN)
+
+
+def prompt_estimate(backend: Backend, request: ChatRequest) -> int:
+    """Prompt tokens no text of this request exceeds: the whole request as sent (messages
+    and schema) at PROMPT_CHARS_PER_TOKEN characters a token, or the backend's own count
+    where that is higher (a backend with a real tokenizer)."""
+    text = canonical_json(request.canonical())
+    return max(backend.count_tokens(text), math.ceil(len(text) / PROMPT_CHARS_PER_TOKEN))
+
+
+def job_ledger(path: str | None, budget: float | None, replay: bool,
+               store_root: str | None = None) -> Ledger | None:
     """The ledger a fold or probe job holds its paid calls to (none for a replay, which
     sends nothing, or where the rule names no ledger)."""
-    return None if replay or not path else Ledger(path, budget)
+    return None if replay or not path else Ledger(path, budget, store_root)

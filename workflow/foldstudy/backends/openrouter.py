@@ -242,6 +242,12 @@ class OpenRouterBackend(OpenAICompatBackend):
             reply = dataclasses.replace(reply, served_by=served)
         return None if served_elsewhere(reply.served_by, self.identity["pin"]) else reply
 
+    def generation_cost(self, generation_id: str) -> float | None:
+        """The generation record's total_cost (reference A4: GET /generation?id=), a free
+        read with retries; None where the gateway has no record or cannot be reached."""
+        data = self._generation(generation_id)
+        return _price(data.get("total_cost")) if data else None
+
     def _served_by(self, generation_id: Any) -> str | None:
         """The serving provider from generation stats, when the reply body lacks it.
 
@@ -249,6 +255,11 @@ class OpenRouterBackend(OpenAICompatBackend):
         completion returns (reference A4, "poll with retry"), and giving up would leave
         the reply's endpoint unknown, its row invalid.
         """
+        data = self._generation(generation_id)
+        return data.get("provider_name") if data else None
+
+    def _generation(self, generation_id: Any) -> dict[str, Any] | None:
+        """The gateway's generation record (GET /generation?id=), None without one."""
         if not generation_id:
             return None
 
@@ -267,5 +278,4 @@ class OpenRouterBackend(OpenAICompatBackend):
             body = read_with_retries(lookup, self.retry_policy)
         except BackendError:
             return None
-        data = body.get("data") if isinstance(body.get("data"), dict) else {}
-        return data.get("provider_name")
+        return body.get("data") if isinstance(body.get("data"), dict) else {}

@@ -87,6 +87,7 @@ def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryP
             })
             raise
         if ledger is not None and hold is not None:
+            ledger.received(hold, reply.raw.get("id"))
             ledger.settle(hold, reply)
         attempts.append({"attempt": len(attempts) + 1, "started": started,
                          "latency_s": round(time.monotonic() - t0, 3), "outcome": "ok",

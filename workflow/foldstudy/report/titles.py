@@ -95,7 +95,7 @@ TABLES: tuple[TableEntry, ...] = (  # in reading order
     TableEntry("prompt-token-deltas", "Prompt tokens between arms", ("tokens",)),
     TableEntry("invalid-rows", "Rows the validity rule kept out", ("invalid",)),
     TableEntry("inference", "Study-wide statistics",
-               ("icc", "headings", "partition", "fill", "equivalence")),
+               ("icc", "headings", "partition", "fill", "equivalence", "ladder")),
     TableEntry("probe-verdicts", "Probe verdicts", source="probes"),
     TableEntry("probe-reasoning-parameter",
                "Probe verdicts with and without the reasoning parameter", source="probes"),

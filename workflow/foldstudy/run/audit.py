@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..backends.ledger import read_ledger
+from ..backends.ledger import empty_ledger, held_usd, read_ledger, spent_line
 from ..backends.registry import backend_class
 from ..io import read_json, write_tsv
 from ..study.spec import Arm
@@ -228,9 +228,10 @@ def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
              "records used for %d of %d models", t["runs"], t["calls"], t["est_prompt_tokens"],
              t["max_completion_tokens"], t["est_usd_max"], len(probes), len(backends))
     if budget_usd is not None:
-        spent = read_ledger(ledger)["spent_usd"] if ledger else 0.0
-        log.info("projected <= $%s against budget_usd %g: %s; spent $%.4f so far",
-                 t["est_usd_max"], budget_usd, rows[-1]["price_source"], spent)
+        state = read_ledger(ledger) if ledger else empty_ledger()
+        log.info("projected <= $%s against budget_usd %g: %s; %s so far",
+                 t["est_usd_max"], budget_usd, rows[-1]["price_source"],
+                 spent_line(state, budget_usd))
     return rows
 
 
@@ -255,8 +256,11 @@ def budget_note(budget_usd: float | None, ledger: str, plan: str) -> str | None:
     spent, and what the last audit projected against the budget (None: no budget)."""
     if budget_usd is None:
         return None
-    spent = read_ledger(ledger)["spent_usd"]
-    note = f"budget_usd {budget_usd:g}: spent ${spent:.4f} so far ({ledger})"
+    state = read_ledger(ledger)
+    note = f"budget_usd {budget_usd:g}: spent ${state['spent_usd']:.4f} so far ({ledger})"
+    if state["reserved"]:
+        note += (f", ${held_usd(state):.4f} held by {len(state['reserved'])} calls that "
+                 "never settled (the next run settles them)")
     if not Path(plan).is_file():
         return note + f"; `snakemake -c1 {plan}` projects the cost and the runs it covers"
     import csv

@@ -557,7 +557,7 @@ def run_fold(
     backend = make_backend(model_name, model, pin=probe.get("pin"), replay=replay)
     # Every entry read is checked against the study's lock, where one pins the store.
     store = ResponseStore.for_job(store_dir, lock, replay,
-                                  job_ledger(ledger, budget_usd, replay))
+                                  job_ledger(ledger, budget_usd, replay, store_dir))
     # Earlier attempts were kept only for an infrastructure-invalid row: this is its retry.
     earlier = _earlier_attempts(out)
     try:

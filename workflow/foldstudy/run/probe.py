@@ -524,7 +524,7 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     chunk_chars = max(len(c) for p in fixture_paths for c in read_json(p)["chunks"])
     required = required_context_tokens(chunk_chars, arms, CHARS_PER_TOKEN)
     store = ResponseStore.for_job(store_dir, lock, replay,
-                                  job_ledger(ledger, budget_usd, replay))
+                                  job_ledger(ledger, budget_usd, replay, store_dir))
     pin = None
     if replay and pins_path(store_dir, model).is_file():
         pin = read_json(pins_path(store_dir, model))
