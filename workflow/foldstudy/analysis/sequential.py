@@ -139,10 +139,13 @@ def next_stage(done: int, fractions: Sequence[float], diffs: Sequence[float], ic
         return max(left, 0)
     top = 2 * min(p_bar, 1 - p_bar)
     d = min(max(abs(float(np.mean(diffs))) if len(diffs) else margin, margin), top)
+    # planned at two decimals of the difference and the ICC: a plan is no finer than
+    # that, and power.power_at's simulated powers are then reused from look to look
+    d, icc = round(d, 2), round(icc, 2)
     share = min(left, round_up(math.ceil(left / looks_left), rotation))
     for step in range(rotation, share, rotation):
         n = done + step
-        level = nominal_levels([*fractions, n / max_repeats], alpha)[-1]
+        level = round(nominal_levels([*fractions, n / max_repeats], alpha)[-1], 6)
         if P.power_at(n, d, icc, k, p_bar, level) >= power:
             return step
     return share
