@@ -162,6 +162,9 @@ class Standin:
     calls: list[dict[str, Any]] = field(default_factory=list)
     generations: dict[str, dict[str, Any]] = field(default_factory=dict)
     omit_provider_field: bool = False
+    # Issue 33: what a completion says, when a test gives it (body -> content); None: the
+    # stand-in's own conforming reply (tests/support/reply_shapes.py writes one).
+    reply: Any = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     # When each chat call arrived (time.monotonic), parallel to `calls`.
     call_times: list[float] = field(default_factory=list)
@@ -320,6 +323,8 @@ def complete(state: Standin, body: dict[str, Any], ep: Endpoint) -> tuple[int, d
     else:
         last = str(body.get("messages", [{}])[-1].get("content", ""))
         content = "Constraints\nnone\n\nIdentifiers\n" + last[:60]
+    if state.reply is not None:
+        content = state.reply(body, content)
     completion_tokens = min(len(content) // 4 + 1, int(body.get("max_tokens", 10**6)))
     finish = "stop" if completion_tokens < int(body.get("max_tokens", 10**6)) else "length"
     cost = (prompt_tokens * float(ep.price_prompt)

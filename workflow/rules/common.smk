@@ -17,15 +17,17 @@ from foldstudy.evidence.load import (
     evidence_package_problem,
     pilot_problem,
 )
-from foldstudy.io import load_yaml, print_if_written
+from foldstudy.io import load_yaml, print_if_written, read_json
 from foldstudy.report.paths import block_path
 from foldstudy.run.audit import budget_note
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt
-from foldstudy.study.config import ConfigError, load_study, run_path
+from foldstudy.study.config import ConfigError, decide_sweeps, load_study, run_path
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
-from foldstudy.study.spec import arm_ids, load_arm_table
+from foldstudy.study.spec import arm_ids, load_arm_table, own_arm_twins
+from foldstudy.study.design import cycle_length
+from foldstudy.analysis.sequential import first_stage
 
 SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it
 ROOT = Path(workflow.basedir)
@@ -90,6 +92,7 @@ wildcard_constraints:
     model=NAME,
     arm="|".join(re.escape(a) for a in ARMS),
     repeat=r"\d+",
+    look=r"\d+",
     # the config's own session scenarios (results/sessions/<scenario>/), none else
     scenario="|".join(re.escape(n) for n in STUDY.config["scenarios"]) or "(?!)",
 
@@ -186,7 +189,7 @@ def model_threads(wildcards):
 
 
 def sweep_runs(wildcards):
-    return [r.path for r in STUDY.sweep_runs(wildcards.sweep)]
+    return [r.path for r in staged_runs(wildcards.sweep)]
 
 
 def graded_parts(name):
@@ -399,6 +402,111 @@ def power_pilot():
 # --- fact trace, viewer and summary (rules/trace.smk, viewer.smk, summary.smk) ---
 
 
+def decision_inputs(wildcards):
+    """The decision cards read rows and checks, and (outside evidence mode) what prices
+    a repeat: the fixtures and turn templates, as the audit does (rules/decide.smk)."""
+    out = {
+        k: v for k, v in evidence_inputs(wildcards).items() if k in ("rows", "checks")
+    }
+    if not EVIDENCE_MODE:
+        out.update(audit_fixtures(), **PROMPT_FILES)
+        out.update(decided_looks())
+    return out
+
+
+# --- a staged decision (config decide:, rules/decide.smk; issue 33) ---------------
+# Without `decide:` none of this enters the DAG: staged_runs is every run, as before.
+DECIDE = STUDY.config["decide"]
+DECIDE_SWEEPS = decide_sweeps(STUDY.config)
+
+
+def decide_rotation(sweep):
+    sw = STUDY.config["sweeps"][sweep]
+    return cycle_length(sw["design"], len(sw["arms"]))
+
+
+DECIDE_FIRST = {
+    s: first_stage(DECIDE["max_repeats"], DECIDE["looks"], decide_rotation(s))
+    for s in DECIDE_SWEEPS
+}
+for (
+    _s,
+    _n,
+) in DECIDE_FIRST.items():  # in the -n output too: the first stage and the most
+    logger.info(
+        f"decide: sweep {_s} runs {DECIDE['pair'][0]} against {DECIDE['pair'][1]} in "
+        f"stages: first {_n} repeats per model, at most {DECIDE['max_repeats']} over "
+        f"{DECIDE['looks']} looks (results/audit/plan.tsv prices the most)"
+    )
+
+
+def repeats_at(sweep, look):
+    """model -> repeats made when look `look` of a decide sweep is taken."""
+    if look == 1:
+        return {m: DECIDE_FIRST[sweep] for m in STUDY.config["sweeps"][sweep]["models"]}
+    state = read_json(
+        checkpoints.decide_look.get(sweep=sweep, look=look - 1).output.state
+    )
+    return {
+        m: s.get("next", s["repeats"]) if s["status"] == "continue" else s["repeats"]
+        for m, s in state["models"].items()
+    }
+
+
+def final_look(sweep):
+    """The look file of a decide sweep after which every model has stopped."""
+    look = 1
+    while True:
+        path = checkpoints.decide_look.get(sweep=sweep, look=look).output.state
+        if look >= DECIDE["looks"] or read_json(path)["done"]:
+            return path
+        look += 1
+
+
+def staged_runs(sweep):
+    """The runs of a sweep: all of them, or those a staged decision's looks asked for."""
+    if sweep not in DECIDE_SWEEPS:
+        return STUDY.sweep_runs(sweep)
+    state = read_json(final_look(sweep))
+    reps = {m: s["repeats"] for m, s in state["models"].items()}
+    return [r for r in STUDY.sweep_runs(sweep) if r.repeat < reps[r.model]]
+
+
+def look_inputs(wildcards):
+    """A look reads the runs made so far, the fixture (and the prices of the next stage),
+    and the look before it."""
+    reps = repeats_at(wildcards.sweep, int(wildcards.look))
+    fixture = f"results/fixtures/{wildcards.sweep}/fixture.json"
+    out = {
+        "runs": [
+            r.path
+            for r in STUDY.sweep_runs(wildcards.sweep)
+            if r.repeat < reps[r.model]
+        ],
+        "fixture": fixture,
+        f"fixture_{wildcards.sweep}": fixture,
+        **PROMPT_FILES,
+    }
+    if int(wildcards.look) > 1:
+        out["previous"] = (
+            f"results/decide/{wildcards.sweep}/look{int(wildcards.look) - 1}.json"
+        )
+    return out
+
+
+def decided_looks():
+    """The final look of each decide sweep, which the cards read."""
+    return {f"decide_{s}": final_look(s) for s in DECIDE_SWEEPS}
+
+
+def decision_sweeps():
+    """Each sweep's arms and order design: the rotation a repeat plan rounds to."""
+    return {
+        s: {k: sw[k] for k in ("arms", "design")}
+        for s, sw in STUDY.config["sweeps"].items()
+    }
+
+
 def trace_inputs(wildcards):
     """rows/checks and the fact trace: a package's trace.csv is optional (a reviewer's
     package may have none; the figure then says so)."""
@@ -412,21 +520,32 @@ def trace_inputs(wildcards):
 
 
 def all_runs(wildcards):
-    return [r.path for r in STUDY.runs]
+    return [r.path for s in STUDY.config["sweeps"] for r in staged_runs(s)]
+
+
+def _run_refs(runs):
+    return [
+        {
+            "sweep": r.sweep,
+            "model": r.model,
+            "repeat": r.repeat,
+            "arm": r.arm,
+            "position": r.position,
+            "path": r.path,
+        }
+        for r in runs
+    ]
 
 
 # Every run as the config names it: pages are placed by these, never by a record's fields.
-RUN_REFS = [
-    {
-        "sweep": r.sweep,
-        "model": r.model,
-        "repeat": r.repeat,
-        "arm": r.arm,
-        "position": r.position,
-        "path": r.path,
-    }
-    for r in STUDY.runs
-]
+# A staged decision's sweeps (decide:) add the runs its looks asked for (run_refs).
+RUN_REFS = _run_refs(STUDY.runs)
+
+
+def run_refs(wildcards):
+    if not DECIDE_SWEEPS:
+        return RUN_REFS
+    return _run_refs([r for s in STUDY.config["sweeps"] for r in staged_runs(s)])
 
 
 def trace_table(wildcards):

@@ -39,7 +39,7 @@ rule compare:
         ENV
     params:
         # page paths from the validated config, never from a record's own fields
-        runs=RUN_REFS,
+        runs=run_refs,
         config=STUDY.config,  # evidence of another study is refused before any write
     script:
         "../scripts/compare.py"

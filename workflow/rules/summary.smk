@@ -7,6 +7,7 @@ rule summary:
         # rows, checks and (where the evidence has one) the fact trace
         unpack(trace_inputs),
         losses="results/trace/fact-losses.csv",
+        decision="results/decision.md",  # the summary opens with the cards (issue 33)
         sessions=session_manifests(),  # own-session sweeps: facts' fate and the baseline
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,

@@ -33,6 +33,6 @@ rule viewer:
         ENV
     params:
         config=STUDY.config,  # evidence of another study is refused before any write
-        runs=RUN_REFS,
+        runs=run_refs,
     script:
         "../scripts/viewer.py"

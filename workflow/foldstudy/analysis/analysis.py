@@ -38,6 +38,9 @@ class Analysis:
     rescued_recall: float
     row_recalled: float
     failure_mode_fill_split: float
+    # Paper §4.7's table: the highest fill it saw in the gist mode and the lowest in the
+    # description mode (a decision card says "between the paper's modes" between them).
+    failure_mode_paper_fills: tuple[float, float]
     at_ceiling_fill: float
     borderline_margin: float
     equivalence_margin: float
@@ -76,6 +79,8 @@ class Analysis:
             rescued_recall=float(d["rescued_recall"]),
             row_recalled=float(d["row_recalled"]),
             failure_mode_fill_split=float(d["failure_mode_fill_split"]),
+            failure_mode_paper_fills=(float(d["failure_mode_paper_fills"]["gist_up_to"]),
+                                      float(d["failure_mode_paper_fills"]["description_from"])),
             at_ceiling_fill=float(d["at_ceiling_fill"]),
             borderline_margin=float(d["borderline_margin"]),
             equivalence_margin=float(d["equivalence_margin"]),
@@ -335,9 +340,7 @@ def partition(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
         sj, sq = cell_summary(gj, an.row_recalled), cell_summary(gq, an.row_recalled)
         fill = mean(gj["fill"])
         failing = sj["mean"] < an.failing_recall
-        mode = ("healthy" if not failing else
-                "unknown" if np.isnan(fill) else
-                "over_writing" if fill >= an.failure_mode_fill_split else "under_writing")
+        mode = failure_mode(failing, fill, an)
         out.append({
             "model": model, "sweep": sweep,
             "j_n": sj["n"], "j_mean": sj["mean"], "j_rows_ge_half": sj["rows_ge_half"],
@@ -355,6 +358,17 @@ def partition(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
     df = pd.DataFrame(out, columns=cols).astype({"failing": bool, "rescued": bool,
                                                  "borderline": bool})
     return df.sort_values(["j_mean", "model"], kind="stable").reset_index(drop=True)
+
+
+def failure_mode(failing: bool, fill: float, an: Analysis) -> str:
+    """partition.csv's `mode` of a model: healthy where its undivided arm does not fail,
+    else by its fill against failure_mode_fill_split (paper §4.7: "fills the slot with
+    description" at or above, "writes a short gist instead" below)."""
+    if not failing:
+        return "healthy"
+    if np.isnan(fill):
+        return "unknown"
+    return "over_writing" if fill >= an.failure_mode_fill_split else "under_writing"
 
 
 def failure_modes(part: pd.DataFrame) -> pd.DataFrame:

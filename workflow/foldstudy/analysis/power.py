@@ -42,16 +42,8 @@ from scipy import stats as sps
 from ..errors import StudyError
 from ..evidence.load import load_evidence
 from ..io import read_json, write_text, write_tsv
-from ..run.audit import (
-    forbidden,
-    model_prices,
-    plan_inputs,
-    plan_sizes,
-    probe_records,
-    run_usd,
-)
+from ..run.audit import plan_inputs, run_prices
 from ..study.design import cycle_length
-from ..study.spec import Arm
 from . import stats
 from .analysis import Analysis
 from .compare import compare_pairs, pair_label
@@ -384,19 +376,9 @@ def write_power(prompts: dict[str, str], fixture_paths: dict[str, str],
                 power_cfg: dict[str, Any], extra_pairs: list[list[str]], an: Analysis,
                 out_tsv: str, out_md: str) -> list[dict[str, Any]]:
     """results/audit/power.tsv and power.md, before any call (the audit's prices)."""
-    sizes = plan_sizes(prompts, fixture_paths)
-    probes = probe_records(probe_dir, backends)
-    arm_specs = {a: Arm.from_dict(d) for a, d in arms.items()}
     graded = {s: sum(1 for f in read_json(p)["facts"] if f["graded"])
               for s, p in fixture_paths.items()}
-
-    def cost(sweep: str, model: str, arm: str) -> tuple[int, float | None]:
-        probe = probes.get(model) or {}
-        if forbidden(probe, arm):
-            return 0, 0.0
-        return run_usd(arm_specs[arm], sizes.chunk_chars[sweep], sizes, recall_max_tokens,
-                       model_prices(backends[model], probe))
-
+    cost = run_prices(prompts, fixture_paths, arms, backends, probe_dir, recall_max_tokens)
     pairs = contrasts(an, extra_pairs)
     # Without a pilot, the paper's pooled 0.750: above the within-cell ICC it stands for
     # (0.42 on the paper-shaped package), so the plan errs on more repeats.

@@ -200,11 +200,10 @@ def frame(records: list[dict[str, Any]], cols: list[str]) -> pd.DataFrame:
     return pd.DataFrame(records, columns=cols)
 
 
-def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms_yaml: str,
-                rows_out: str, checks_out: str, folds_out: str,
-                trace_out: str | None = None) -> None:
-    """Grade every run of one sweep in one job (per-row jobs would cost a process each);
-    with trace_out, also its per-fold fact trace (grade/trace.py)."""
+def grade_runs(fixture_path: str, run_paths: list[str], grading_yaml: str, arms_yaml: str
+               ) -> tuple[list[dict], list[dict], list[dict], list[dict], int]:
+    """(rows, checks, folds, fact trace, records measured on the carry) of these runs of
+    one sweep: the grade rule's, and a staged decision's look (analysis/staging.py)."""
     fixture = Fixture.from_dict(read_json(fixture_path))
     grading = load_yaml(grading_yaml)
     headings = load_yaml(arms_yaml)["fixed_headings"]
@@ -221,6 +220,16 @@ def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms
         checks += c
         folds += f
         trace += fact_trace(record, fixture)
+    return rows, checks, folds, trace, older
+
+
+def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms_yaml: str,
+                rows_out: str, checks_out: str, folds_out: str,
+                trace_out: str | None = None) -> None:
+    """Grade every run of one sweep in one job (per-row jobs would cost a process each);
+    with trace_out, also its per-fold fact trace (grade/trace.py)."""
+    rows, checks, folds, trace, older = grade_runs(fixture_path, run_paths, grading_yaml,
+                                                   arms_yaml)
     if trace_out:
         write_table(frame(trace, columns.TRACE), trace_out)
     write_table(frame(rows, columns.ROWS), rows_out)

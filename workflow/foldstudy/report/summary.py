@@ -160,7 +160,8 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
                   viewer: bool, out: str, checks_csv: str | None = None,
                   trace_csv: str | None = None, first_block: str | None = None,
                   spend: str | None = None,
-                  session_manifests: list[str] | None = None) -> str:
+                  session_manifests: list[str] | None = None,
+                  decision_md: str | None = None) -> str:
     """results/summary.md; with the fact trace it ends with each arm's share of graded
     facts carried from planting through the final fold (issue 21) and the first block's
     comparison page."""
@@ -176,10 +177,22 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
               if sessions and checks_csv else None)
     text = summary_text(rows, losses, an, study, viewer, survival, first_block, sessions,
                         checks)
+    text = with_cards(text, decision_md)
     if spend:
         text += f"\n{spend}\n"
     write_text(text, out)
     return text
+
+
+def with_cards(text: str, decision_md: str | None) -> str:
+    """The summary opening with the decision cards (issue 33: "The summary opens with
+    the cards"), under the summary's title; the rest follows them."""
+    if not decision_md or not Path(decision_md).is_file():
+        return text
+    title, _, rest = text.partition("\n")
+    cards = Path(decision_md).read_text(encoding="utf-8").splitlines()
+    cards = ["#" + line if line.startswith("#") else line for line in cards]
+    return "\n".join([title, "", *cards, "", "## What ran", rest])
 
 
 def summary_stage(input: Any, output: Any, params: Any) -> str:
@@ -190,5 +203,5 @@ def summary_stage(input: Any, output: Any, params: Any) -> str:
                          params.study, params.viewer, output.summary, input.checks,
                          input.get("trace"), params.first_block,
                          spend_line(params.ledger, params.budget_usd),
-                         list(input.sessions))
+                         list(input.sessions), input.get("decision"))
 

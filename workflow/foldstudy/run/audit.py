@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -272,3 +272,23 @@ def budget_note(budget_usd: float | None, ledger: str, plan: str) -> str | None:
     return (note + f"; the audit ({plan}) projects <= ${total.get('est_usd_max', '?')}"
             + (f"; {cover['price_source']}" if same else
                f" (rerun it for the runs budget_usd {budget_usd:g} covers)"))
+
+
+def run_prices(prompts: dict[str, str], fixture_paths: dict[str, str],
+               arms: dict[str, dict[str, Any]], backends: dict[str, str], probe_dir: str,
+               recall_max_tokens: int) -> Callable[[str, str, str], tuple[int, float | None]]:
+    """price(sweep, model, arm) -> (calls, worst-case dollars | None) of one run, at the
+    audit's prices (a run the probe forbids makes no call). For the plans made before
+    or between calls: the repeat plan's and the decision cards' repeats to decide."""
+    sizes = plan_sizes(prompts, fixture_paths)
+    probes = probe_records(probe_dir, backends)
+    specs = {a: Arm.from_dict(d) for a, d in arms.items()}
+
+    def price(sweep: str, model: str, arm: str) -> tuple[int, float | None]:
+        probe = probes.get(model) or {}
+        if forbidden(probe, arm):
+            return 0, 0.0
+        return run_usd(specs[arm], sizes.chunk_chars[sweep], sizes, recall_max_tokens,
+                       model_prices(backends[model], probe))
+
+    return price

@@ -250,6 +250,43 @@ def meaningless_problems(cfg: dict[str, Any]) -> list[str]:
         if len(pair) == 2 and pair[0] == pair[1]:
             out.append(f"config.compare_pairs[{i}]: [{pair[0]}, {pair[1]}] compares arm "
                        f"{pair[0]!r} with itself; a pair names two different arms")
+    out += decide_problems(cfg)
+    return out
+
+
+def decide_sweeps(cfg: dict[str, Any]) -> list[str]:
+    """The sweeps a staged decision (config `decide:`) runs in stages: those running both
+    arms of its pair. None without `decide:`."""
+    d = cfg.get("decide")
+    if not isinstance(d, dict):
+        return []
+    pair = set(d.get("pair") or [])
+    return [s for s, sw in cfg["sweeps"].items() if pair <= set(sw.get("arms", []))]
+
+
+def staged_maximum(cfg: dict[str, Any]) -> None:
+    """A decide sweep plans its maximum (decide.max_repeats) as its repeats, so the plan
+    (-n, the audit) shows the most it may run; the checkpoint runs the stages."""
+    for s in decide_sweeps(cfg):
+        cfg["sweeps"][s]["repeats"] = int(cfg["decide"]["max_repeats"])
+
+
+def decide_problems(cfg: dict[str, Any]) -> list[str]:
+    """`decide:` must name a pair some sweep runs, and looks that fit its maximum."""
+    d = cfg.get("decide")
+    if not isinstance(d, dict):
+        return []
+    pair, out = d.get("pair") or [], []
+    if len(pair) == 2 and pair[0] == pair[1]:
+        out.append(f"config.decide.pair: [{pair[0]}, {pair[1]}] compares arm {pair[0]!r} "
+                   "with itself; a pair names two different arms")
+    elif len(pair) == 2 and not any(set(pair) <= set(sw.get("arms", []))
+                                    for sw in cfg.get("sweeps", {}).values()):
+        out.append(f"config.decide.pair: no sweep runs both {pair[0]} and {pair[1]}; add "
+                   "them to a sweep's arms or name a pair a sweep runs")
+    if d.get("looks", 1) > d.get("max_repeats", 1):
+        out.append(f"config.decide.looks: {d['looks']} looks cannot fit in max_repeats "
+                   f"{d['max_repeats']} (at most one look per repeat)")
     return out
 
 
@@ -294,6 +331,7 @@ def load_study(
     if problems:
         raise ConfigError(problems)
     cfg = with_defaults(config, schema)
+    staged_maximum(cfg)
     cfg["models"] = {name: resolve_model_config(m) for name, m in cfg["models"].items()}
     for sname, sw in cfg["sweeps"].items():
         for i, m in enumerate(sw["models"]):

@@ -22,7 +22,7 @@ def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
     schema declares (in place, before any check), as a user typing it means."""
     for key, prop in schema["properties"].items():
         value = config.get(key)
-        if key == "power" and isinstance(value, dict):
+        if key in ("power", "decide") and isinstance(value, dict):
             # `--config "power={target_difference: 0.3}"` arrives with string values
             _numbers_from_strings(value, prop.get("properties", {}))
         if prop.get("type") == "boolean" and isinstance(value, str):
@@ -36,8 +36,9 @@ def _numbers_from_strings(section: dict[str, Any], props: dict[str, Any]) -> Non
     """A number typed on the command line inside an object, read as the number it is
     (a value that is not one stays a string, and the schema names it)."""
     for k, p in props.items():
-        if p.get("type") == "number" and isinstance(section.get(k), str):
+        kind = {"number": float, "integer": int}.get(p.get("type"))
+        if kind and isinstance(section.get(k), str):
             try:
-                section[k] = float(section[k])
+                section[k] = kind(section[k])
             except ValueError:
                 pass

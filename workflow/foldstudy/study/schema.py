@@ -68,6 +68,7 @@ def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, A
     model["probe_arms"]["items"] = {"enum": list(arms)}
     out["properties"]["arm_overrides"]["propertyNames"] = {"enum": list(arms)}
     out["properties"]["compare_pairs"]["items"]["items"] = {"enum": list(arms)}
+    out["properties"]["decide"]["properties"]["pair"]["items"] = {"enum": list(arms)}
     return out
 
 
@@ -255,6 +256,9 @@ def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     for k, p in props["power"]["properties"].items():  # the repeat plan's (issue 26)
         if k not in cfg["power"] and "default" in p:
             cfg["power"][k] = copy.deepcopy(p["default"])
+    if isinstance(cfg.get("decide"), dict):  # the staged decision's (issue 33)
+        for k, p in props["decide"]["properties"].items():
+            cfg["decide"].setdefault(k, copy.deepcopy(p["default"]))
     for section in ("models", "sweeps", "scenarios"):
         item = props[section]["additionalProperties"]["properties"]
         for entry in cfg.get(section, {}).values():

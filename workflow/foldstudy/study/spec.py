@@ -350,6 +350,14 @@ def _inside(folder: Path, rel: str, at: str) -> tuple[Path, str | None]:
     return p, None
 
 
+def own_arm_twins(path: str | None) -> dict[str, str]:
+    """Each own arm of a (checked) arms file and the paper's arm it is twinned with."""
+    if not path:
+        return {}
+    arms = load_yaml(Path(path).expanduser()).get("arms") or {}
+    return {str(a): str(spec["twin"]) for a, spec in arms.items()}
+
+
 def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[str, Any],
              at: str, src: Path, resources: Path) -> list[str]:
     """Add one own arm, already checked by its schema, to `out` (the merged table) and

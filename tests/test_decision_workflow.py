@@ -1,0 +1,129 @@
+"""The staged decision through the real workflow (issue 33), on the gateway stand-in made
+to drop identifiers by reply shape (tests/support/reply_shapes.py: a one-field schema
+loses 60% of them, plain text 10%): the card says m better for j against m, the staged
+study stops before max_repeats and spends less than the fixed design would; a budget that
+runs out mid-study gives undecided with the spend, the remaining repeats and their price.
+And the embedded default's card, read from the shared tiny study (conftest.tiny_study)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, rows_by_id
+from .support.gateway_study import GatewayStudy, gateway_model
+from .support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
+
+pytestmark = pytest.mark.workflow
+KEY = "sk-or-v1-decide-test"
+DECIDE = {"pair": ["j", "m"], "margin": 0.10, "max_repeats": 24, "looks": 3}
+FIXTURE = "results/fixtures/s/fixture.json"
+
+
+def _config(base_url: str, budget: float | None = None) -> dict:
+    cfg = {"study": "decide", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 200,
+           "models": {"dear": gateway_model("acme/dear", base_url, timeout_s=10,
+                                            max_attempts=2, retry_initial_wait_s=0.05)},
+           "sweeps": {"s": {"scenario": "distributed", "seed": 3, "arms": ["j", "m"],
+                            "models": ["dear"], "repeats": 2}},
+           "decide": DECIDE}
+    return cfg if budget is None else {**cfg, "budget_usd": budget}
+
+
+def _standin() -> GatewayStandin:
+    return GatewayStandin([Model("acme/dear", [Endpoint(
+        "Dear", "dear", "fp8", supported_parameters=ALL_PARAMETERS, price_prompt="2e-6",
+        price_completion="8e-6")])], key=KEY)
+
+
+def _run(gw: GatewayStandin, workdir: Path, budget: float | None = None) -> GatewayStudy:
+    workdir.mkdir()
+    study = GatewayStudy(workdir, _config(gw.base_url, budget), KEY)
+    p = study.snakemake(FIXTURE)
+    assert p.returncode == 0, p.stderr[-3000:]
+    gw.state.reply = ShapedModel(fixture_facts(str(workdir / FIXTURE)),
+                                 {ONE_FIELD: 0.6, PLAIN: 0.1, OTHER: 0.1}, seed=5)
+    p = study.snakemake("results/decision.md")
+    assert p.returncode == 0, p.stderr[-4000:]
+    return study
+
+
+def _look(workdir: Path) -> dict:
+    looks = sorted((workdir / "results/decide/s").glob("look*.json"))
+    return json.loads(looks[-1].read_text())
+
+
+def test_the_staged_study_finds_m_better_early_and_a_short_budget_leaves_it_undecided(
+        tmp_path):
+    with _standin() as gw:
+        study = _run(gw, tmp_path / "staged")
+        card = (study.workdir / "results/decision.md").read_text()
+        state = _look(study.workdir)["models"]["dear"]
+        assert state["status"] == "difference" and state["repeats"] < DECIDE["max_repeats"]
+        doc = json.loads((study.workdir / "results/decision.json").read_text())
+        decide = next(v for v in doc["cards"][0]["contrasts"] if v["source"] == "decide")
+        assert decide["word"] == "m better" and decide["blocks"] == state["repeats"]
+        assert "**m better**" in card and "Staged decision" in card
+        staged = doc["cards"][0]["staged"]
+        assert staged["staged_worst_usd"] < staged["fixed_usd"]
+        # what its runs cost as reported: every fold and recall the stand-in billed (the
+        # rest of the bill is the probe's)
+        assert 0 < staged["usd"] < sum(gw.state.billed_usd)
+        folds_recalls = [u for b, u in zip(gw.state.billed, gw.state.billed_usd, strict=True)
+                         if "NEXT CHUNK" in str(b["messages"][-1]["content"])
+                         or str(b["messages"][-1]["content"]).startswith("SUMMARY:")]
+        assert staged["usd"] == pytest.approx(sum(folds_recalls))
+        rows = rows_by_id(study.workdir / "results/evidence/rows.csv")
+        assert len(rows) == 2 * state["repeats"]  # no run past the stop
+        summary = study.snakemake("results/summary.md")
+        assert summary.returncode == 0, summary.stderr[-3000:]
+        text = (study.workdir / "results/summary.md").read_text()
+        assert text.index("### `dear` in sweep `s`") < text.index("## What ran")
+        print(card)  # the README's example card (-s shows it)
+
+        # a budget that covers the first stage and runs out in the second
+        look1 = json.loads((study.workdir / "results/decide/s/look1.json").read_text())
+        first = look1["models"]["dear"]
+        budget = first["spent_usd"] + 0.5 * first["price_per_repeat_usd"] * (
+            first["next"] - first["repeats"])
+        gw.state.billed_usd.clear()
+        short = _run(gw, tmp_path / "short", budget)
+        state = _look(short.workdir)["models"]["dear"]
+        assert state["status"] == "undecided" and state["stop"] == "budget"
+        assert state["remaining_repeats"] == DECIDE["max_repeats"] - state["repeats"]
+        assert sum(gw.state.billed_usd) <= budget
+        card = (short.workdir / "results/decision.md").read_text()
+        assert "undecided (budget_usd reached)" in card
+        assert f"{state['remaining_repeats']} repeats remain to max_repeats" in card
+
+
+def test_without_decide_the_plan_has_no_checkpoint(tmp_path):
+    cfg = _config("http://127.0.0.1:9/api/v1")
+    cfg.pop("decide")
+    study = GatewayStudy(tmp_path, cfg, KEY)
+    p = study.snakemake("-n", "results/evidence/rows.csv")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "decide_look" not in p.stdout and "decide:" not in p.stdout + p.stderr
+    cfg["decide"] = DECIDE
+    study = GatewayStudy(tmp_path, cfg, KEY)
+    p = study.snakemake("-n", "results/evidence/rows.csv")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "first 8 repeats per model, at most 24 over 3 looks" in p.stdout + p.stderr
+
+
+@pytest.mark.model
+def test_the_embedded_default_card_says_every_arm_lost_every_fact(tiny_study, tmp_path):
+    """Read from the shared tiny study's evidence (evidence mode: no model runs here)."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
+           str(tmp_path), "-c1", "results/decision.md", "--configfile",
+           str(ROOT / ".test/config.yaml"), "--config",
+           f"evidence={tiny_study / 'results/evidence'}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    card = (tmp_path / "results/decision.md").read_text()
+    assert "every arm lost every fact" in card and "better**" not in card

@@ -1,0 +1,369 @@
+"""The decision cards (issue 33; DESIGN §6, Decision): per (sweep, model), what the study
+decided, read from the evidence alone. Pure: frames and specs in, cards out.
+
+A card gives, for one model in one sweep:
+- each contrast that ran (the ladder's rungs and the compare pairs, power.contrasts; a
+  user's own arm against its twin; the `decide:` pair): the paired difference b - a over
+  blocks with its interval, the exact sign-flip permutation p (stats.sign_flip_test: the
+  study's own verdict test, DESIGN §6 Small-sample inference), TOST at the margin, and
+  one word. An undecided contrast carries the repeats that would decide it at the
+  observed difference and the within-cell ICC (power.repeats_needed), priced;
+- the paper's diagnosis where the undivided arm ran (paper §4.6-4.7);
+- how the model's failing rows fail (paper §4.11);
+- whether a user's own arm holds an undivided free-text slot (paper §5);
+- or, where every arm lost every fact, that verdict and no ranking.
+Thresholds come from resources/analysis.yaml through Analysis; the failing and mode
+definitions are analysis.py's, the ones partition.csv uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..study.spec import Arm
+from . import analysis as A
+from . import power as P
+from . import stats
+from .analysis import Analysis
+
+A_BETTER, B_BETTER = "{a} better", "{b} better"
+EQUIVALENT, UNDECIDED = "equivalent within ±{margin:g}", "undecided"
+# Paper §4.7: the fill diagnostic names the failure, and so whether partitioning helps.
+MODE_WORDS = {"over_writing": "description", "under_writing": "gist"}
+BETWEEN = "between the paper's modes"
+ALL_LOST = ("every arm lost every fact on this model: no arm recalled any graded value "
+            "in any valid row, so no arm is ranked and no contrast is read")
+# Paper §5, the rule an own arm is checked against.
+SECTION5_RULE = "a memory carrier should not contain an undivided free-text slot"
+
+
+@dataclass(frozen=True)
+class Price:
+    """What one repeat of one arm costs at the audit's prices: calls and dollars (None:
+    unknown price)."""
+
+    calls: int
+    usd: float | None
+
+
+@dataclass(frozen=True)
+class ContrastVerdict:
+    a: str
+    b: str
+    source: str  # "analysis" (ladder, compare_pairs), "own arm", "decide"
+    blocks: int
+    a_mean: float
+    b_mean: float
+    difference: float  # b - a, mean over blocks
+    ci_low: float | None
+    ci_high: float | None
+    p_permutation: float | None
+    tost_p: float | None
+    equivalent: bool
+    word: str
+    icc: float
+    icc_source: str
+    # undecided only: the repeats in all that would decide it, the more to run, their cost
+    repeats_to_decide: int | None = None
+    planned_difference: float | None = None  # the difference that plan is made at
+    more_repeats: int | None = None
+    more_calls: int | None = None
+    more_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Paper §4.6-4.7 on one model: the undivided arm j, its fill, and q's rescue."""
+
+    j_n: int
+    j_mean: float
+    failing: bool
+    borderline: bool
+    j_fill: float | None
+    mode: str  # "healthy", "description", "gist", BETWEEN, "unknown"
+    q_mean: float | None
+    rescued: bool | None
+
+
+@dataclass(frozen=True)
+class Loudness:
+    """Paper §4.11 on one model: its failing rows, abstaining or fabricating."""
+
+    failing_rows: int
+    abstained: int
+    fabricated: int  # no abstention marker anywhere in the answer
+    stock: int  # failing rows with a stock-value signature among their values
+    caught_by_abstention_log: float | None  # abstained / failing_rows
+
+
+@dataclass(frozen=True)
+class OwnArmCheck:
+    arm: str
+    twin: str
+    undivided_slot: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Card:
+    sweep: str
+    model: str
+    valid_rows: int
+    all_lost: bool
+    contrasts: list[ContrastVerdict] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    loudness: Loudness | None = None
+    own_arms: list[OwnArmCheck] = field(default_factory=list)
+    # decide: the repeats this model took and what they cost (filled by the staged run)
+    staged: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ----------------------------------------------------------------- one contrast
+
+
+def word(difference: float, p: float | None, equivalent: bool, a: str, b: str,
+         alpha: float, margin: float) -> str:
+    """The one word: a difference where the permutation p reaches alpha, else
+    equivalence where TOST passes at the margin, else undecided."""
+    if p is not None and p <= alpha and difference != 0:
+        return (B_BETTER if difference > 0 else A_BETTER).format(a=a, b=b)
+    if equivalent:
+        return EQUIVALENT.format(margin=margin)
+    return UNDECIDED
+
+
+def equivalence(a_vals: np.ndarray, b_vals: np.ndarray, margin: float, alpha: float
+                ) -> tuple[bool, float | None]:
+    """TOST of b - a inside ±margin (stats.tost_paired): (equivalent, p)."""
+    t = stats.tost_paired(b_vals, a_vals, margin, alpha)
+    return (False, None) if t is None else (t.equivalent, t.p)
+
+
+def judge(a: str, b: str, source: str, a_vals: np.ndarray, b_vals: np.ndarray,
+          icc: P.CellICC | None, k: float, an: Analysis, margin: float,
+          alpha: float | None = None) -> ContrastVerdict:
+    """One contrast's verdict over its blocks (a_vals[i], b_vals[i]: block i's recalls)."""
+    alpha = an.alpha if alpha is None else alpha
+    a_vals, b_vals = np.asarray(a_vals, float), np.asarray(b_vals, float)
+    d = b_vals - a_vals
+    boot = stats.paired_bootstrap(b_vals, a_vals, np.zeros(len(d)), an.resamples, an.seed,
+                                  an.confidence)
+    p = stats.sign_flip_test(d, an.seed).p_value if len(d) else None
+    eq, tost_p = equivalence(a_vals, b_vals, margin, alpha)
+    diff = float(d.mean()) if len(d) else float("nan")
+    icc_value, icc_source = ((icc.value, f"within cells ({icc.n_rows} rows)") if icc
+                             else (P.PAPER_ICC, "paper §4"))
+    return ContrastVerdict(
+        a, b, source, len(d), float(a_vals.mean()) if len(d) else float("nan"),
+        float(b_vals.mean()) if len(d) else float("nan"), diff,
+        boot.low if boot else None, boot.high if boot else None, p, tost_p, eq,
+        word(diff, p, eq, a, b, alpha, margin), icc_value, icc_source)
+
+
+def to_decide(v: ContrastVerdict, k: float, margin: float, alpha: float, power: float,
+              rotation: int, price: Price | None) -> ContrastVerdict:
+    """An undecided contrast with the repeats that would decide it at the observed
+    difference and ICC (at least the margin: a smaller difference is decided by
+    equivalence, planned at the margin), and what the more repeats cost."""
+    if v.word != UNDECIDED:
+        return v
+    p_bar = min(max((v.a_mean + v.b_mean) / 2, 0.05), 0.95)
+    top = 2 * min(p_bar, 1 - p_bar)
+    target = min(max(abs(v.difference), margin), top)
+    need = P.repeats_needed(target, v.icc, k, p_bar, alpha, power, rotation)
+    more = max(0, need - v.blocks)
+    calls = usd = None
+    if price is not None:
+        calls = price.calls * more
+        usd = None if price.usd is None else price.usd * more
+    return _replace(v, repeats_to_decide=need, planned_difference=target, more_repeats=more,
+                    more_calls=calls, more_usd=usd)
+
+
+def _replace(v: ContrastVerdict, **kw: Any) -> ContrastVerdict:
+    return ContrastVerdict(**{**asdict(v), **kw})
+
+
+# ----------------------------------------------------------------- the diagnosis
+
+
+def fill_mode(fill: float | None, an: Analysis) -> str:
+    """A failing model's mode by its undivided fill (paper §4.7: "Ordering the failing
+    models by how much of the declared ceiling their undivided carrier filled separates
+    the outcomes completely"): partition.csv's split (analysis.failure_mode), in the
+    card's words, and BETWEEN where the fill lies strictly between the highest fill the
+    paper saw in the gist mode and the lowest it saw in the description mode."""
+    if fill is None or np.isnan(fill):
+        return "unknown"
+    gist_top, description_bottom = an.failure_mode_paper_fills
+    if gist_top < fill < description_bottom:
+        return BETWEEN
+    return MODE_WORDS[A.failure_mode(True, fill, an)]
+
+
+def diagnosis(cell: pd.DataFrame, an: Analysis) -> Diagnosis | None:
+    """Paper §4.7 on the valid rows of one (sweep, model) of the primary scenario: j
+    failing (mean below failing_recall), its fill's mode, q's rescue where q ran."""
+    p = cell[cell["scenario"] == an.primary_scenario]
+    gj, gq = p[p["arm"] == an.undivided], p[p["arm"] == an.divided]
+    if not gj["recall"].notna().any():
+        return None
+    sj = A.cell_summary(gj, an.row_recalled)
+    fill = A.mean(gj["fill"])
+    failing = bool(sj["mean"] < an.failing_recall)
+    q_mean = A.cell_summary(gq, an.row_recalled)["mean"] if gq["recall"].notna().any() else None
+    rescued = None if q_mean is None or not failing else bool(q_mean >= an.rescued_recall)
+    return Diagnosis(
+        sj["n"], sj["mean"], failing,
+        bool(abs(sj["mean"] - an.failing_recall) <= an.borderline_margin),
+        None if np.isnan(fill) else fill,
+        fill_mode(fill, an) if failing else "healthy", q_mean, rescued)
+
+
+def loudness(cell: pd.DataFrame, an: Analysis) -> Loudness:
+    """Paper §4.11 over the failing rows of every arm of the cell (analysis.abstention's
+    counts, summed): "a system that logs abstention would have caught it"."""
+    ab = A.abstention(cell, an)
+    n = int(ab["failing_rows"].sum())
+    abstained = int(ab["abstains"].sum())
+    stock = ab["stock_rows"].dropna()
+    return Loudness(n, abstained, int(ab["fabricates"].sum()), int(stock.sum()),
+                    abstained / n if n else None)
+
+
+# --------------------------------------------------------------- the own arm (§5)
+
+
+def carried_fields(arm: Arm) -> list[str]:
+    """The schema fields whose text reaches the next fold (resources/arms.yaml `carry`):
+    one for field:NAME (as n carries summary only), those under the headings for
+    under_headings, every field otherwise."""
+    if not arm.schema:
+        return []
+    props = list(arm.schema.get("properties", {}))
+    if arm.carry.startswith("field:"):
+        return [arm.carry.split(":", 1)[1]]
+    if arm.carry == "under_headings":
+        return [f for fs in arm.sections.values() for f in fs]
+    return props
+
+
+def undivided_slot(arm: Arm) -> tuple[bool, str]:
+    """Paper §5: "a memory carrier should not contain an undivided free-text slot". A
+    schema arm whose carry holds exactly one free-text (string) field has one: one string
+    field declared and carried (j), or several declared and one carried (n: "two of its
+    three fields ... are discarded rather than carried, so what reaches the next fold is
+    again a single free-text slot"). A plain-text arm has no schema slot (§4.8: "Zero
+    sections is harmless without a schema")."""
+    if not arm.schema:
+        return False, "plain text: no schema, so no slot (paper §4.8)"
+    props = arm.schema.get("properties", {})
+    carried = carried_fields(arm)
+    text = [f for f in carried if props.get(f, {}).get("type") == "string"]
+    declared = len(props)
+    if len(text) == 1:
+        how = (f"one string field `{text[0]}` declared and carried" if declared == 1 else
+               f"{declared} fields declared, one free-text field `{text[0]}` carried")
+        return True, f"{how} (carry: {arm.carry})"
+    return False, f"{len(text)} free-text fields carried of {declared} declared"
+
+
+def own_arm_checks(own: dict[str, str], arms: dict[str, Arm], ran: set[str]
+                   ) -> list[OwnArmCheck]:
+    """Each own arm (config arms_file: arm -> twin) that ran in the cell, checked."""
+    out = []
+    for arm, twin in own.items():
+        if arm in ran and arm in arms:
+            flag, why = undivided_slot(arms[arm])
+            out.append(OwnArmCheck(arm, twin, flag, why))
+    return out
+
+
+# --------------------------------------------------------------------- the cards
+
+
+def cell_icc(checks: pd.DataFrame, cell: pd.DataFrame, arms: Sequence[str]
+             ) -> P.CellICC | None:
+    """The ICC within cells (power.within_cell_icc) of the contrast's arms in the cell."""
+    rows = cell[cell["arm"].isin(arms)][["row_id", "sweep", "model", "arm"]]
+    c = checks.merge(rows, on="row_id")
+    if c.empty:
+        return None
+    label = c["sweep"].astype(str) + "|" + c["model"].astype(str) + "|" + c["arm"]
+    return P.within_cell_icc(label, c["row_id"], c["correct"].astype(float))
+
+
+def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict[str, str],
+                   decide_pair: Sequence[str] | None) -> list[tuple[str, str, str]]:
+    """Every contrast a card may read, each once: the decide pair, the own arms against
+    their twins (twin as a, own as b), then the analysis pairs (power.contrasts)."""
+    out: list[tuple[str, str, str]] = []
+    if decide_pair:
+        out.append((decide_pair[0], decide_pair[1], "decide"))
+    out += [(twin, arm, "own arm") for arm, twin in own.items()]
+    seen = {(a, b) for a, b, _ in out}
+    out += [(a, b, "analysis") for a, b in P.contrasts(an, [list(p) for p in extra_pairs])
+            if (a, b) not in seen]
+    return out
+
+
+@dataclass(frozen=True)
+class CardInputs:
+    """What the cards read beside the evidence: from the study config and the audit."""
+
+    margin: float
+    power: float = 0.8
+    extra_pairs: tuple[tuple[str, str], ...] = ()
+    own: dict[str, str] = field(default_factory=dict)  # own arm -> twin
+    arms: dict[str, Arm] = field(default_factory=dict)
+    decide_pair: tuple[str, str] | None = None
+    rotation: Callable[[str], int] = lambda sweep: 1  # noqa: E731 - a default
+    price: Callable[[str, str, str], Price | None] = lambda s, m, a: None  # noqa: E731
+    # decide: (sweep, model) -> what its staged run took (report/decision.staged_summary)
+    staged: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+
+def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
+         an: Analysis, ci: CardInputs) -> Card:
+    """One card over the valid rows of one (sweep, model)."""
+    if int(cell["n_correct"].sum()) == 0:
+        return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
+                    staged=ci.staged.get((sweep, model)))
+    ran = set(cell["arm"])
+    verdicts = []
+    for a, b, source in cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair):
+        pr = A.pairs(cell, a, b)
+        if pr.empty:
+            continue
+        k = float(cell[cell["arm"].isin([a, b])]["n_graded"].mean())
+        v = judge(a, b, source, pr["recall_first"].to_numpy(), pr["recall_second"].to_numpy(),
+                  cell_icc(checks, cell, [a, b]), k, an, ci.margin)
+        verdicts.append(to_decide(v, k, ci.margin, an.alpha, ci.power, ci.rotation(sweep),
+                                  _pair_price(ci, sweep, model, a, b)))
+    return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
+                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran),
+                ci.staged.get((sweep, model)))
+
+
+def _pair_price(ci: CardInputs, sweep: str, model: str, a: str, b: str) -> Price | None:
+    pa, pb = ci.price(sweep, model, a), ci.price(sweep, model, b)
+    if pa is None or pb is None:
+        return None
+    usd = None if pa.usd is None or pb.usd is None else pa.usd + pb.usd
+    return Price(pa.calls + pb.calls, usd)
+
+
+def cards(rows: pd.DataFrame, checks: pd.DataFrame, an: Analysis, ci: CardInputs
+          ) -> list[Card]:
+    """One card per (sweep, model) with valid rows, in sweep then model order."""
+    v = A.valid_rows(rows)
+    return [card(str(s), str(m), g, checks, an, ci)
+            for (s, m), g in v.groupby(["sweep", "model"], sort=True)]

@@ -1,0 +1,148 @@
+"""One look of a staged decision (issue 33; config `decide:`): the checkpoint
+rules/decide.smk runs after each stage of a sweep that runs the pair.
+
+A look grades the runs made so far, tests the pair on every model still running
+(sequential.look: the sign-flip p against the Lan–DeMets nominal level), and writes
+results/decide/<sweep>/look<k>.json: per model its repeats so far, its status and, for a
+model that goes on, the repeats it will have after the next stage. A model stops when
+its contrast is decided (a difference or equivalence), at max_repeats, or when the next
+stage would pass budget_usd at the audit's worst-case prices: then it is undecided, with
+what it spent, the repeats left to max_repeats and their price. The workflow reads the
+file to know which runs the next stage adds (common.smk `staged_repeats`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..backends.ledger import read_ledger
+from ..evidence import columns
+from ..grade.rows import frame, grade_runs, read_record
+from ..io import read_json, write_text
+from . import analysis as A
+from . import power as P
+from . import sequential as S
+from .decision import cell_icc
+
+log = logging.getLogger(__name__)
+
+CONTINUE = S.CONTINUE
+
+
+def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
+               checks: pd.DataFrame, pair: tuple[str, str], decide: dict[str, Any],
+               alpha: float, power: float, rotation: int, seed: int) -> dict[str, Any]:
+    """One model's look: its state after this stage (a stopped model keeps its state)."""
+    if prev is not None and prev["status"] != CONTINUE:
+        return prev
+    mx, looks = int(decide["max_repeats"]), int(decide["looks"])
+    cell = rows[rows["model"] == model]
+    pr = A.pairs(A.valid_rows(cell), *pair)
+    diffs = (pr["recall_second"] - pr["recall_first"]).to_numpy()
+    done = int(cell["repeat"].max()) + 1 if len(cell) else 0
+    fractions = [*(prev["fractions"] if prev else []), done / mx]
+    k = len(fractions)
+    final = k >= looks or done >= mx
+    if final:
+        fractions[-1] = 1.0  # the last look spends what is left
+    state: dict[str, Any] = {"repeats": done, "blocks": len(diffs), "fractions": fractions,
+                             "looks": k}
+    if len(diffs) < 2:
+        return {**state, "status": CONTINUE if not final else S.UNDECIDED, "p": None,
+                "nominal": None, "next": min(mx, done + rotation)}
+    lk = S.look(diffs, fractions, alpha, float(decide["margin"]), final, seed)
+    state.update(status=lk.outcome, p=lk.p, nominal=lk.nominal,
+                 difference=float(np.mean(diffs)))
+    if lk.outcome == CONTINUE:
+        icc = cell_icc(checks, A.valid_rows(cell), pair)
+        kk = float(cell["n_graded"].mean())
+        state["next"] = done + S.next_stage(
+            done, fractions, diffs, icc.value if icc else P.PAPER_ICC, kk,
+            float(decide["margin"]), alpha, power, mx, looks - k, rotation)
+    return state
+
+
+def budget_stop(states: dict[str, dict[str, Any]], per_repeat: dict[str, float | None],
+                budget_usd: float | None, spent_usd: float, max_repeats: int) -> None:
+    """Stop (in place) each continuing model whose next stage would pass the budget at
+    the worst-case price of a repeat (models in name order share what is left)."""
+    left = math.inf if budget_usd is None else budget_usd - spent_usd
+    for model in sorted(states):
+        s = states[model]
+        if s["status"] != CONTINUE:
+            continue
+        price = per_repeat.get(model)
+        cost = None if price is None else price * (s["next"] - s["repeats"])
+        if cost is not None and cost > left:
+            remaining = max_repeats - s["repeats"]
+            s.update(status=S.UNDECIDED, stop="budget", remaining_repeats=remaining,
+                     remaining_usd=price * remaining, budget_left_usd=max(left, 0.0))
+            continue
+        left -= cost or 0.0
+
+
+def record_usd(record: dict[str, Any]) -> float:
+    """What one run's calls cost as reported: its folds' and its recall turn's."""
+    replies = [f.get("reply") or {} for f in record.get("folds", [])]
+    replies.append((record.get("recall") or {}).get("reply") or {})
+    return float(sum(float(r.get("cost_usd") or 0.0) for r in replies))
+
+
+def look_state(sweep: str, look: int, prev: dict[str, Any] | None, rows: pd.DataFrame,
+               checks: pd.DataFrame, run_usd: dict[str, float], params: Any,
+               per_repeat: dict[str, float | None], spent_usd: float) -> dict[str, Any]:
+    """The look's file: every model's state, and whether the sweep is done."""
+    decide = params.decide
+    pair = (decide["pair"][0], decide["pair"][1])
+    states = {m: model_look(m, (prev or {}).get("models", {}).get(m), rows, checks, pair,
+                            decide, params.alpha, params.power, params.rotation,
+                            params.seed + look)
+              for m in params.models}
+    budget_stop(states, per_repeat, params.budget_usd, spent_usd, int(decide["max_repeats"]))
+    for m, s in states.items():  # what the model's runs cost, as reported
+        s["spent_usd"] = run_usd.get(m, 0.0)
+        s["price_per_repeat_usd"] = per_repeat.get(m)
+    done = all(s["status"] != CONTINUE for s in states.values())
+    return {"sweep": sweep, "look": look, "pair": list(pair), "done": done,
+            "max_repeats": int(decide["max_repeats"]), "models": states}
+
+
+def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
+    """Checkpoint decide_look: results/decide/<sweep>/look<k>.json."""
+    import json
+
+    from ..run.audit import plan_inputs, run_prices
+
+    rows, checks, _, _, _ = grade_runs(input.fixture, list(input.runs), input.grading,
+                                       input.arms_yaml)
+    rows_df, checks_df = frame(rows, columns.ROWS), frame(checks, columns.CHECKS)
+    checks_df["correct"] = checks_df["correct"].astype(bool)
+    run_usd: dict[str, float] = {}
+    for path in input.runs:
+        record = read_record(path)
+        run_usd[record["model"]] = run_usd.get(record["model"], 0.0) + record_usd(record)
+    prev = read_json(input.previous) if input.get("previous") else None
+    prompts, fixtures = plan_inputs(input)
+    price = run_prices(prompts, fixtures, params.arms, params.backends, params.probe_dir,
+                       params.recall_max_tokens)
+    per_repeat = {m: _repeat_usd(price, params.sweep, m, params.sweep_arms)
+                  for m in params.models}
+    spent = float(read_ledger(params.ledger)["spent_usd"])
+    state = look_state(params.sweep, int(params.look), prev, rows_df, checks_df, run_usd,
+                       params, per_repeat, spent)
+    write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", output.state)
+    log.info("look %s of %s: %s", params.look, params.sweep,
+             ", ".join(f"{m} {s['status']} at {s['repeats']}" for m, s in
+                       state["models"].items()))
+    return state
+
+
+def _repeat_usd(price: Any, sweep: str, model: str, arms: list[str]) -> float | None:
+    """Worst-case dollars of one repeat (every arm of the block) at the audit's prices."""
+    usd = [price(sweep, model, a)[1] for a in arms]
+    return None if None in usd else float(sum(usd))
