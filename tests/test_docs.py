@@ -91,12 +91,28 @@ def test_the_readme_is_a_five_minute_page_that_links_every_doc():
     assert pages <= linked, f"docs pages the README does not link: {sorted(pages - linked)}"
 
 
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+# A relative path written as code (`../shared/paper/`) is followed by a reader like a link,
+# from the checkout, where the pages' commands run.
+PATH_IN_CODE = re.compile(r"`(\.{1,2}/[^`\s]*)`")
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_relative_link_of_a_page_resolves(page):
     text = page.read_text(encoding="utf-8")
-    missing = [t for t in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
-               if "://" not in t and not (page.parent / t).exists()]
+    missing = [t for t in LINK.findall(text) if "://" not in t and not (page.parent / t).exists()]
     assert not missing, f"{page.name} links what is not there: {missing}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_link_of_a_page_leaves_the_repository(page):
+    """Issue 34: a clone holds only the repository, so a page may not send its reader
+    beside the checkout (the README once pointed at `../shared/paper/`)."""
+    text = page.read_text(encoding="utf-8")
+    targets = [(t, page.parent / t) for t in LINK.findall(text) if "://" not in t]
+    targets += [(t, ROOT / t) for t in PATH_IN_CODE.findall(text)]
+    outside = [t for t, path in targets if not path.resolve().is_relative_to(ROOT)]
+    assert not outside, f"{page.name} points outside the repository: {outside}"
 
 
 def test_the_pages_show_commands_and_every_one_is_checked():
