@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from .support.procs import snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = ROOT / "resources"
@@ -17,9 +17,7 @@ def tiny_study(tmp_path_factory) -> Path:
     """One real run of the tiny study (.test/config.yaml) on the embedded model, once per
     session: the workflow tests read it, the cluster test replays its response store."""
     workdir = tmp_path_factory.mktemp("tiny")
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-           "--directory", str(workdir), "-c2", "results/tables", "--configfile", str(TINY_CONFIG)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    p = snakemake(workdir, "-c2", "results/tables", "--configfile", str(TINY_CONFIG))
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     return workdir
 

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from .conftest import ROOT
+from .support.procs import run_group
 
 pytestmark = [pytest.mark.workflow, pytest.mark.model]
 
@@ -46,8 +47,7 @@ STUDY = {
 
 def snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     """Snakemake run from inside the checkout, as its README says (no --directory)."""
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=900)
+    return run_group([sys.executable, "-m", "snakemake", *args], cwd=cwd, timeout=900)
 
 
 def copy_checkout(dest: Path) -> Path:

@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from .conftest import ROOT, TINY_CONFIG
+from .support.procs import group, run_group
 from .support.slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster, missing_binaries
 
 pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
@@ -82,8 +83,7 @@ def run(cluster: SlurmCluster, command: str, work: Path, *extra: str,
         timeout: int = 900) -> subprocess.CompletedProcess:
     argv = [*shlex.split(command), "--configfile", str(TINY_CONFIG), "--directory", str(work),
             *extra]
-    return subprocess.run(argv, cwd=ROOT, env=cluster.env, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_group(argv, cwd=ROOT, env=cluster.env, timeout=timeout)
 
 
 def submitted(output: str) -> dict[str, str]:
@@ -136,9 +136,8 @@ def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(slurm_available,
                                                                 tiny_study, replay_dir):
     argv = [*shlex.split(REPLAY), "--configfile", str(TINY_CONFIG),
             "--directory", str(replay_dir)]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
+    with group(argv, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE,
+               stderr=subprocess.STDOUT, text=True) as proc:
         # Cancel the first fold job while it runs: a replayed run takes seconds on the
         # node, and the queue is polled ten times a second.
         victim = None
@@ -151,10 +150,6 @@ def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(slurm_available,
         assert victim is not None, "no fold job was seen in the queue"
         cluster.scancel(victim)
         out, _ = proc.communicate(timeout=900)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, 9)
-            proc.wait()
     assert proc.returncode != 0, out[-4000:]
     assert f"SLURM-job '{victim}' failed, SLURM status is: 'CANCELLED'" in out, out[-4000:]
     assert cluster.completed_jobs()[victim]["JobState"] == "CANCELLED"

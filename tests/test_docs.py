@@ -14,7 +14,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pytest
 
 from .conftest import ROOT
 from .support.paper_package import paper_package_dir
+from .support.procs import run_group, snakemake
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "config/README.md"]
 FENCE = re.compile(r"^[ \t]*```(?:sh|bash)\n(.*?)^[ \t]*```", re.S | re.M)
@@ -127,8 +127,7 @@ def test_the_pages_show_commands_and_every_one_is_checked():
                          ids=[f"{p}#{b}:{c[:60]}" for p, b, c, _ in COMMANDS])
 def test_a_shown_command_runs(scratch, page, block, command, env):
     argv = _argv(command)
-    p = subprocess.run(argv, cwd=scratch, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, **env})
+    p = run_group(argv, cwd=scratch, timeout=300, env={**os.environ, **env})
     assert p.returncode == 0, (f"{page}, block {block}: `{command}` fails as "
                                f"`{shlex.join(argv[2:])}`:\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
 
@@ -154,9 +153,7 @@ def test_the_rule_graph_in_the_docs_is_the_workflows_own():
 def test_the_rulegraph_rule_draws_the_picture(tmp_path):
     if shutil.which("dot") is None and not os.environ.get("CI"):
         pytest.skip("graphviz's dot is not installed (.ci/run installs it)")
-    p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-                        "--directory", str(tmp_path), "-c1", "docs/rulegraph.svg"],
-                       capture_output=True, text=True, timeout=300)
+    p = snakemake(tmp_path, "-c1", "docs/rulegraph.svg", timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     svg = (tmp_path / "docs/rulegraph.svg").read_text(encoding="utf-8")
     assert {"fixture", "fold", "grade", "evidence", "stats", "tables", "release"} <= _rules_of(svg)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from foldstudy.report.titles import FIGURES, table_titles
 
 from .conftest import ROOT
+from .support import procs
 from .support.synthetic import synthetic_package_dir
 
 TABLE_TITLES = table_titles(ROOT / "resources/analysis.yaml")
@@ -20,9 +20,7 @@ pytestmark = pytest.mark.workflow
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-           "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return procs.snakemake(workdir, *args, timeout=600)
 
 
 @pytest.fixture(scope="module")

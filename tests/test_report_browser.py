@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -16,8 +15,7 @@ from foldstudy.evidence import columns
 from foldstudy.evidence.load import write_table
 from foldstudy.report.titles import TABLES
 
-from .conftest import ROOT
-from .support import browser
+from .support import browser, procs
 from .support.synthetic import synthetic_package
 
 pytestmark = [pytest.mark.browser, pytest.mark.workflow]
@@ -49,9 +47,7 @@ document.getElementById('r').onload = async () => {
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-           "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    return procs.snakemake(workdir, *args, timeout=900)
 
 
 def synthetic_trace(checks: pd.DataFrame, n_folds: int = 5) -> pd.DataFrame:

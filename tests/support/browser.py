@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from .procs import run_group
+
 # Chromium as root in a container: no sandbox, no GPU, and none of the background
 # connections (without these it tries the network and its connections are refused).
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -55,7 +57,8 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 def _run(args: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
         cmd = [chromium(), *FLAGS, f"--user-data-dir={profile}", *args]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        # Its own group: a renderer a timed-out Chromium leaves behind goes with it.
+        return run_group(cmd, timeout=timeout)
 
 
 def dump_dom(url: str, budget_ms: int = 5000) -> str:
