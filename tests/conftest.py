@@ -5,11 +5,26 @@ from pathlib import Path
 import pytest
 import yaml
 
+from .support import system
 from .support.procs import snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = ROOT / "resources"
 TINY_CONFIG = ROOT / ".test/config.yaml"
+
+
+def pytest_report_collectionfinish(config, start_path, items) -> list[str]:
+    """Issue 34: say once, before the run, which tests will skip for want of Chromium,
+    graphviz or SLURM, and why."""
+    return system.skip_notice(items)
+
+
+def pytest_runtest_setup(item) -> None:
+    """A test marked browser, graphviz or cluster skips (fails under CI=true) before its
+    fixtures run when the machine lacks what the marker needs."""
+    for marker in system.NEEDS:
+        if item.get_closest_marker(marker):
+            system.require(marker)
 
 
 @pytest.fixture(scope="session")

@@ -150,9 +150,8 @@ def test_the_rule_graph_in_the_docs_is_the_workflows_own():
 
 
 @pytest.mark.workflow
+@pytest.mark.graphviz
 def test_the_rulegraph_rule_draws_the_picture(tmp_path):
-    if shutil.which("dot") is None and not os.environ.get("CI"):
-        pytest.skip("graphviz's dot is not installed (.ci/run installs it)")
     p = snakemake(tmp_path, "-c1", "docs/rulegraph.svg", timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     svg = (tmp_path / "docs/rulegraph.svg").read_text(encoding="utf-8")
