@@ -8,7 +8,6 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from foldstudy.analysis.analysis import Analysis
 from foldstudy.backends import backend_classes
 from foldstudy.backends.store import store_dir_problem
 from foldstudy.errors import StudyError
@@ -209,6 +208,10 @@ if EVIDENCE_MODE and (_problem := evidence_dir_problem(STUDY.config["evidence"],
 # impossible package is refused by name before any job; each stage still checks what
 # it reads.
 if EVIDENCE_MODE:
+    # Imported here, not above: the analysis pulls in scipy, which only evidence mode's
+    # check needs at DAG time (1.9 s of a loaded machine's dry run, issue 34).
+    from foldstudy.analysis.analysis import Analysis
+
     _plan = Analysis.load(ANALYSIS_YAML, ARMS_YAML)
     if _problem := evidence_package_problem(
         STUDY.config["evidence"], _plan.arm_order, _plan.scenarios, STUDY.config
@@ -412,11 +415,11 @@ def trace_inputs(wildcards):
     return out
 
 
-def all_runs(wildcards):
-    return [r.path for r in STUDY.runs]
-
-
 # Every run as the config names it: pages are placed by these, never by a record's fields.
+# The viewer and the comparison pages read the records at these paths when they run; they
+# wait for them, and rerun when one changes, through rows.csv, which the grade jobs make
+# from every record. Declared as inputs too, the 663 records of the paper study cost its
+# dry run two more job lookups each (issue 34).
 RUN_REFS = [
     {
         "sweep": r.sweep,

@@ -7,7 +7,6 @@
 
 rule compare:
     input:
-        runs=all_runs,
         fixtures=expand(
             "results/fixtures/{sweep}/fixture.json", sweep=STUDY.config["sweeps"]
         ),

@@ -4,7 +4,6 @@
 
 rule viewer:
     input:
-        runs=all_runs,
         fixtures=expand(
             "results/fixtures/{sweep}/fixture.json", sweep=STUDY.config["sweeps"]
         ),
