@@ -38,6 +38,23 @@ def tiny_study(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def evidence_build(tmp_path_factory) -> Path:
+    """A reviewer's package (620 synthetic rows, their checks and fact trace) rebuilt in
+    evidence mode, then its report, once per session: the work directory, the package
+    in its `package/`. Tests read it; one that changes something works on a copy."""
+    from .support.synthetic import traced_package_dir
+
+    work = tmp_path_factory.mktemp("evidence")
+    package = traced_package_dir(work / "package", 620, seed=9)
+    p = snakemake(work, "-c2", "results/tables", "--config", f"evidence={package}")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    p = snakemake(work, "--report", "results/report.html", "--config", f"evidence={package}",
+                  "--", "results/tables")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return work
+
+
+@pytest.fixture(scope="session")
 def resources() -> Path:
     return RESOURCES
 
