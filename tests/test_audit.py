@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -12,6 +10,7 @@ import yaml
 from foldstudy.run.audit import PlannedRun, Sizes, plan_rows, run_tokens
 
 from .conftest import ROOT
+from .support.procs import snakemake
 
 SIZES = Sizes(chunk_chars={"s": [90_000] * 5}, fold_template_chars=300, recall_chars=1200,
               chars_per_token=3.0)
@@ -56,10 +55,7 @@ def test_unknown_prices_make_the_total_a_lower_bound(arms):
 
 @pytest.mark.workflow
 def test_audit_rule_calls_no_model(tmp_path):
-    p = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
-         str(tmp_path), "-c1", "results/audit/plan.tsv"], capture_output=True, text=True,
-        timeout=300)
+    p = snakemake(tmp_path, "-c1", "results/audit/plan.tsv", timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     with open(tmp_path / "results/audit/plan.tsv", newline="") as f:
         plan = {r["model"]: r for r in csv.DictReader(f, delimiter="\t")}

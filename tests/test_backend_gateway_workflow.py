@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from foldstudy.run.probe import PROBE_USER
 
-from .conftest import ROOT
 from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
 from .support.gateway_standin import rows_by_id as rows
+from .support.procs import snakemake
 
 pytestmark = pytest.mark.workflow
 CANARY = "sk-or-v1-CANARY-7c1d9e4f0a2b6c8d"
@@ -51,10 +49,8 @@ def test_gateway_study_end_to_end(tmp_path):
         gw.state.queue_faults("acme/healthy", [{"status": 429, "retry_after": 1},
                                                {"finish_error": True}])
         env = {**os.environ, "FOLDSTUDY_TEST_KEY": CANARY}
-        p = subprocess.run(
-            [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
-             str(tmp_path), "--configfile", str(path), "-c2", "results/evidence/rows.csv",
-             "results/probe/summary.tsv"], capture_output=True, text=True, timeout=600, env=env)
+        p = snakemake(tmp_path, "--configfile", str(path), "-c2", "results/evidence/rows.csv",
+                      "results/probe/summary.tsv", timeout=600, env=env)
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
         granite_calls = gw.state.chat_calls("acme/granite")
 

@@ -12,7 +12,6 @@ import csv
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import yaml
 from foldstudy.backends.registry import ENTRY_POINT_GROUP
 
 from .conftest import ROOT, TINY_CONFIG
+from .support import procs
 
 pytestmark = pytest.mark.workflow
 STUB_MODULE = "tests.support.stub_backend"
@@ -51,10 +51,8 @@ def snakemake(workdir: Path, configfile: Path, *args: str, site: Path | None
     path = [str(site)] if site else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [*path, str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
-         str(workdir), "--configfile", str(configfile), *args],
-        capture_output=True, text=True, timeout=600, env=env)
+    return procs.snakemake(workdir, "--configfile", str(configfile), *args, timeout=600,
+                           env=env)
 
 
 def read(path: Path) -> list[dict[str, str]]:

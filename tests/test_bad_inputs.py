@@ -13,7 +13,6 @@ import copy
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import arm_ids, load_arm_table
 
 from .conftest import RESOURCES, ROOT
+from .support import procs
 from .support.store import two_entries
 from .support.synthetic import synthetic_package_dir
 from .test_verify import study, verify  # noqa: F401 - the locked study fixture
@@ -539,9 +539,7 @@ def test_a_release_under_another_studys_lock_is_never_written(study):  # noqa: F
 # ------------------------------------------------------------- real Snakemake runs
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-           "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return procs.snakemake(workdir, *args, timeout=300)
 
 
 def test_snakemake_refuses_a_bad_config_by_key_before_any_job(tmp_path, base):

@@ -1,7 +1,7 @@
 """A copy of the checkout as a user would hold it: a thirteenth arm is one entry in
 arms.yaml plus its prompt file, and a checkout moved to another path plans nothing.
 
-One real run (the embedded model, one arm, one block at scale 0.01) serves both: the
+One real run (on the gateway stand-in, one arm, one block at scale 0.01) serves both: the
 new arm must reach rows.csv and the tables by the same rules every arm takes, and the
 finished study, moved elsewhere, must be "Nothing to be done".
 """
@@ -9,17 +9,25 @@ finished study, moved elsewhere, must be "Nothing to be done".
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from .conftest import ROOT
+from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from .support.gateway_study import KEY_ENV, gateway_model
+from .support.procs import run_group
 
-pytestmark = [pytest.mark.workflow, pytest.mark.model]
+# The gateway stand-in answers: what is tested is the arm's registration and the paths,
+# not what a model writes under it.
+pytestmark = pytest.mark.workflow
+KEY = "sk-or-v1-checkout-standin"
 
 NEW_ARM = {
     "title": "plain, three headings",
@@ -38,16 +46,15 @@ STUDY = {
     "study": "thirteen",
     "scale": 0.01,
     "recall_max_tokens": 200,
-    "models": {"smollm2-135m": {"backend": "embedded", "n_ctx": 4096, "threads": 2}},
-    "sweeps": {"s": {"scenario": "distributed", "seed": 11, "models": ["smollm2-135m"],
+    "sweeps": {"s": {"scenario": "distributed", "seed": 11, "models": ["gw"],
                      "arms": ["z"], "repeats": 1}},
 }
 
 
 def snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     """Snakemake run from inside the checkout, as its README says (no --directory)."""
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=900)
+    return run_group([sys.executable, "-m", "snakemake", *args], cwd=cwd, timeout=900,
+                     env={**os.environ, KEY_ENV: KEY})
 
 
 def copy_checkout(dest: Path) -> Path:
@@ -63,16 +70,19 @@ def copy_checkout(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def checkout(tmp_path_factory) -> Path:
+def checkout(tmp_path_factory) -> Iterator[Path]:
     co = copy_checkout(tmp_path_factory.mktemp("a") / "checkout")
     arms = yaml.safe_load((co / "resources/arms.yaml").read_text())
     arms["arms"]["z"] = NEW_ARM
     (co / "resources/arms.yaml").write_text(yaml.safe_dump(arms, sort_keys=False))
     (co / "resources/prompts/three_headings.md").write_text(PROMPT)
-    (co / "config/thirteen.yaml").write_text(yaml.safe_dump(STUDY))
-    p = snakemake(co, "-c2", "results/tables", "--configfile", "config/thirteen.yaml")
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    return co
+    model = Model("acme/gw", [Endpoint("E", "e", supported_parameters=ALL_PARAMETERS)])
+    with GatewayStandin([model], key=KEY) as gw:
+        study = {**STUDY, "models": {"gw": gateway_model("acme/gw", gw.base_url)}}
+        (co / "config/thirteen.yaml").write_text(yaml.safe_dump(study))
+        p = snakemake(co, "-c2", "results/tables", "--configfile", "config/thirteen.yaml")
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        yield co
 
 
 def test_a_thirteenth_arm_is_one_entry_and_its_prompt(checkout):

@@ -12,8 +12,6 @@ except under CI=true, where a skip would hide that the cluster was never tested.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import shlex
 import shutil
@@ -25,9 +23,9 @@ import pytest
 import yaml
 
 from .conftest import ROOT, TINY_CONFIG
-from .support.slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster, missing_binaries
-
-pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
+from .support.procs import group, run_group
+from .support.slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster
+from .support.system import require
 
 # The commands of docs/cluster.md, word for word (test_the_cluster_page_names_these_commands).
 COMMAND = ".venv/bin/snakemake --profile profiles/slurm --workflow-profile none results/tables"
@@ -42,22 +40,9 @@ RUNS = 4  # the tiny study: arms q and m, two repeats
 
 @pytest.fixture(scope="session")
 def slurm_available() -> None:
-    """Skip (fail under CI=true) when SLURM cannot run here. Tests name it first, so it is
-    decided before the session's tiny study runs the model."""
-    problems = []
-    if missing := missing_binaries():
-        problems.append(f"SLURM binaries not found: {' '.join(missing)}")
-    if os.geteuid() != 0:
-        problems.append("the single-node cluster's daemons need root")
-    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
-        problems.append("snakemake-executor-plugin-slurm is not installed (./setup.sh)")
-    if not (ROOT / ".venv/bin/snakemake").exists():
-        problems.append("no .venv/bin/snakemake (./setup.sh)")
-    if problems:
-        reason = "; ".join(problems) + " (install SLURM as root: tests/cluster/install.sh)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the cluster test must run in CI: {reason}")
-        pytest.skip(reason)
+    """Skip (fail under CI=true) when SLURM cannot run here (tests/support/system.py; the
+    cluster marker already did, before any fixture: this names it for the tests)."""
+    require("cluster")
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +67,7 @@ def run(cluster: SlurmCluster, command: str, work: Path, *extra: str,
         timeout: int = 900) -> subprocess.CompletedProcess:
     argv = [*shlex.split(command), "--configfile", str(TINY_CONFIG), "--directory", str(work),
             *extra]
-    return subprocess.run(argv, cwd=ROOT, env=cluster.env, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_group(argv, cwd=ROOT, env=cluster.env, timeout=timeout)
 
 
 def submitted(output: str) -> dict[str, str]:
@@ -106,6 +90,8 @@ def test_the_cluster_page_names_these_commands():
     assert COMMAND in page and REPLAY in page
 
 
+@pytest.mark.cluster
+@pytest.mark.workflow
 def test_replay_through_slurm_reproduces_the_local_run(slurm_available, cluster, tiny_study,
                                                       replay_dir):
     before = store_files(replay_dir)
@@ -132,13 +118,14 @@ def test_replay_through_slurm_reproduces_the_local_run(slurm_available, cluster,
         assert record["ProcCnt"] == ("2" if rule == "fold" else "1"), (rule, record)
 
 
+@pytest.mark.cluster
+@pytest.mark.workflow
 def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(slurm_available, cluster,
                                                                 tiny_study, replay_dir):
     argv = [*shlex.split(REPLAY), "--configfile", str(TINY_CONFIG),
             "--directory", str(replay_dir)]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
+    with group(argv, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE,
+               stderr=subprocess.STDOUT, text=True) as proc:
         # Cancel the first fold job while it runs: a replayed run takes seconds on the
         # node, and the queue is polled ten times a second.
         victim = None
@@ -151,10 +138,6 @@ def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(slurm_available,
         assert victim is not None, "no fold job was seen in the queue"
         cluster.scancel(victim)
         out, _ = proc.communicate(timeout=900)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, 9)
-            proc.wait()
     assert proc.returncode != 0, out[-4000:]
     assert f"SLURM-job '{victim}' failed, SLURM status is: 'CANCELLED'" in out, out[-4000:]
     assert cluster.completed_jobs()[victim]["JobState"] == "CANCELLED"
@@ -165,6 +148,8 @@ def test_a_cancelled_job_fails_the_run_and_a_rerun_completes_it(slurm_available,
     assert_same_bytes(tiny_study, replay_dir)
 
 
+@pytest.mark.cluster
+@pytest.mark.workflow
 def test_a_server_model_is_pinned_to_its_partition(slurm_available, cluster, tmp_path,
                                                    replay_dir):
     """The profile's commented pin, switched on: a model named in it runs its probe on the

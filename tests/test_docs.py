@@ -14,7 +14,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pytest
 
 from .conftest import ROOT
 from .support.paper_package import paper_package_dir
+from .support.procs import run_group, snakemake
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "config/README.md"]
 FENCE = re.compile(r"^[ \t]*```(?:sh|bash)\n(.*?)^[ \t]*```", re.S | re.M)
@@ -91,12 +91,28 @@ def test_the_readme_is_a_five_minute_page_that_links_every_doc():
     assert pages <= linked, f"docs pages the README does not link: {sorted(pages - linked)}"
 
 
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+# A relative path written as code (`../shared/paper/`) is followed by a reader like a link,
+# from the checkout, where the pages' commands run.
+PATH_IN_CODE = re.compile(r"`(\.{1,2}/[^`\s]*)`")
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_relative_link_of_a_page_resolves(page):
     text = page.read_text(encoding="utf-8")
-    missing = [t for t in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
-               if "://" not in t and not (page.parent / t).exists()]
+    missing = [t for t in LINK.findall(text) if "://" not in t and not (page.parent / t).exists()]
     assert not missing, f"{page.name} links what is not there: {missing}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_link_of_a_page_leaves_the_repository(page):
+    """Issue 34: a clone holds only the repository, so a page may not send its reader
+    beside the checkout (the README once pointed at `../shared/paper/`)."""
+    text = page.read_text(encoding="utf-8")
+    targets = [(t, page.parent / t) for t in LINK.findall(text) if "://" not in t]
+    targets += [(t, ROOT / t) for t in PATH_IN_CODE.findall(text)]
+    outside = [t for t, path in targets if not path.resolve().is_relative_to(ROOT)]
+    assert not outside, f"{page.name} points outside the repository: {outside}"
 
 
 def test_the_pages_show_commands_and_every_one_is_checked():
@@ -111,8 +127,7 @@ def test_the_pages_show_commands_and_every_one_is_checked():
                          ids=[f"{p}#{b}:{c[:60]}" for p, b, c, _ in COMMANDS])
 def test_a_shown_command_runs(scratch, page, block, command, env):
     argv = _argv(command)
-    p = subprocess.run(argv, cwd=scratch, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, **env})
+    p = run_group(argv, cwd=scratch, timeout=300, env={**os.environ, **env})
     assert p.returncode == 0, (f"{page}, block {block}: `{command}` fails as "
                                f"`{shlex.join(argv[2:])}`:\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
 
@@ -135,12 +150,9 @@ def test_the_rule_graph_in_the_docs_is_the_workflows_own():
 
 
 @pytest.mark.workflow
+@pytest.mark.graphviz
 def test_the_rulegraph_rule_draws_the_picture(tmp_path):
-    if shutil.which("dot") is None and not os.environ.get("CI"):
-        pytest.skip("graphviz's dot is not installed (.ci/run installs it)")
-    p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-                        "--directory", str(tmp_path), "-c1", "docs/rulegraph.svg"],
-                       capture_output=True, text=True, timeout=300)
+    p = snakemake(tmp_path, "-c1", "docs/rulegraph.svg", timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     svg = (tmp_path / "docs/rulegraph.svg").read_text(encoding="utf-8")
     assert {"fixture", "fold", "grade", "evidence", "stats", "tables", "release"} <= _rules_of(svg)

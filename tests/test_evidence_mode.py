@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from foldstudy.report.titles import FIGURES, table_titles
 
 from .conftest import ROOT
-from .support.synthetic import synthetic_package_dir
+from .support import procs
 
 TABLE_TITLES = table_titles(ROOT / "resources/analysis.yaml")
 
@@ -20,14 +19,13 @@ pytestmark = pytest.mark.workflow
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-           "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return procs.snakemake(workdir, *args, timeout=600)
 
 
 @pytest.fixture(scope="module")
-def package(tmp_path_factory) -> Path:
-    return synthetic_package_dir(tmp_path_factory.mktemp("package"), 620, seed=9)
+def package(evidence_build) -> Path:
+    """The session's reviewer package (conftest.evidence_build): 620 rows, checks, trace."""
+    return evidence_build / "package"
 
 
 def test_the_plan_holds_no_run_job(tmp_path, package):
@@ -40,10 +38,8 @@ def test_the_plan_holds_no_run_job(tmp_path, package):
     assert set(counts) - {"total"} == {"stats", "figures", "trace", "summary", "tables"}
 
 
-def test_a_package_rebuilds_every_table_figure_and_number(tmp_path, package):
-    p = snakemake(tmp_path, "-c2", "results/tables", "--config", f"evidence={package}")
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    res = tmp_path / "results"
+def test_a_package_rebuilds_every_table_figure_and_number(evidence_build):
+    res = evidence_build / "results"
     numbers = json.loads((res / "stats/numbers.json").read_text())
     # The default config names no scope: each of the package's sweeps on its own.
     assert {"icc.value[anchor]", "headings.r[anchor]", "fill.r[anchor]"} <= set(numbers)
@@ -57,9 +53,6 @@ def test_a_package_rebuilds_every_table_figure_and_number(tmp_path, package):
             assert (res / f"figures/{name}.{ext}").stat().st_size > 1000
     assert not (res / "runs").exists() and not (res / "fixtures").exists()
     # The report shows every table and figure with its caption.
-    p = snakemake(tmp_path, "--report", "results/report.html", "--config",
-                  f"evidence={package}", "--", "results/tables")
-    assert p.returncode == 0, p.stderr[-3000:]
     html = (res / "report.html").read_text()
     for name in FIGURES:
         assert f"{name}.png" in html

@@ -8,8 +8,6 @@ scopes, not a copy of the input."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +18,7 @@ from foldstudy.release.claims import judge_claims
 
 from .conftest import ROOT
 from .support.paper_package import paper_package_dir
+from .support.procs import snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -49,10 +48,8 @@ NEAR = 0.0006
 def run(tmp_path_factory) -> tuple[dict, dict[str, pd.DataFrame]]:
     pkg = paper_package_dir(tmp_path_factory.mktemp("paper-package"))
     work = tmp_path_factory.mktemp("paper-run")
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
-           str(work), "-c2", "results/tables", "--configfile",
-           str(ROOT / "config/study-paper.yaml"), "--config", f"evidence={pkg}"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    p = snakemake(work, "-c2", "results/tables", "--configfile",
+                  str(ROOT / "config/study-paper.yaml"), "--config", f"evidence={pkg}")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     res = work / "results"
     numbers = json.loads((res / "stats/numbers.json").read_text(encoding="utf-8"))

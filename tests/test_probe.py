@@ -255,12 +255,10 @@ def test_a_probe_arm_changes_neither_the_pin_nor_the_shapes(gateway, arms, tmp_p
 
 
 def snakemake_paper(workdir, *args, env=None):
-    import subprocess
-    import sys
+    from .support.procs import snakemake
 
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
-           str(workdir), "--configfile", str(ROOT / "config/study-paper.yaml"), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    return snakemake(workdir, "--configfile", str(ROOT / "config/study-paper.yaml"), *args,
+                     timeout=600, env=env)
 
 
 @pytest.mark.workflow

@@ -14,7 +14,6 @@ import importlib
 import inspect
 import logging
 import pkgutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from foldstudy.errors import StudyError
 from foldstudy.io import JOB_FAILED, logged
 
 from .conftest import ROOT
+from .support.procs import run_group
 
 MESSAGE = "results/x/y.json, key k: 'bad' is not allowed here (allowed: good)"
 
@@ -165,11 +165,10 @@ def test_each_named_error_raised_in_a_job_prints_no_traceback(tmp_path):
     (tmp_path / "test_refusals_make.py").write_text(
         "import inspect\n\nMESSAGE = " + repr(MESSAGE) + "\n\n\n" + helper)
     env_path = f"{ROOT / 'workflow'}:{tmp_path}"
-    p = subprocess.run(
+    p = run_group(
         [sys.executable, "-m", "snakemake", "-s", str(tmp_path / "Snakefile"), "-d",
          str(tmp_path), "-c1", "-k", "--nocolor"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path,
-        env={**_env(), "PYTHONPATH": env_path})
+        timeout=600, cwd=tmp_path, env={**_env(), "PYTHONPATH": env_path})
     out = p.stdout + p.stderr
     assert p.returncode != 0
     # the one unexpected exception prints its traceback once; no refusal prints any

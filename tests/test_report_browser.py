@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
+import shutil
 
-import pandas as pd
 import pytest
 
-from foldstudy.evidence import columns
-from foldstudy.evidence.load import write_table
 from foldstudy.report.titles import TABLES
 
-from .conftest import ROOT
 from .support import browser
-from .support.synthetic import synthetic_package
 
 pytestmark = [pytest.mark.browser, pytest.mark.workflow]
 
@@ -48,41 +41,11 @@ document.getElementById('r').onload = async () => {
 </script></body></html>"""
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-           "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-
-
-def synthetic_trace(checks: pd.DataFrame, n_folds: int = 5) -> pd.DataFrame:
-    """Five folds per check: planted at a fold by label, carried from then on when the
-    final carry held it."""
-    labels = sorted(set(checks["label"]))
-    out = []
-    for c in checks[["row_id", "label", "in_carrier"]].to_dict("records"):
-        planted = labels.index(c["label"]) % n_folds + 1
-        for f in range(1, n_folds + 1):
-            out.append({"row_id": c["row_id"], "label": c["label"], "fold": f,
-                        "present": bool(c["in_carrier"]) and f >= planted,
-                        "planted_fold": planted})
-    return pd.DataFrame(out, columns=columns.TRACE)
-
-
-def test_the_report_shows_every_figure_and_table_in_chromium(tmp_path):
-    browser.chromium()  # skip (or fail in CI) before the slow part when it is missing
-    package = tmp_path / "package"
-    package.mkdir()
-    rows, checks = synthetic_package(120, seed=3)
-    write_table(rows, package / "rows.csv")
-    write_table(checks, package / "checks.csv")
-    write_table(synthetic_trace(checks), package / "trace.csv")
+def test_the_report_shows_every_figure_and_table_in_chromium(evidence_build, tmp_path):
+    """The session's evidence-mode build (conftest.evidence_build: a package with its fact
+    trace, rebuilt with its report), served from a copy."""
     work = tmp_path / "work"
-    work.mkdir()
-    p = snakemake(work, "-c2", "results/tables", "--config", f"evidence={package}")
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    p = snakemake(work, "--report", "results/report.html", "--config", f"evidence={package}",
-                  "--", "results/tables")
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    shutil.copytree(evidence_build / "results", work / "results")
     (work / "results/probe.html").write_text(PROBE, encoding="utf-8")
     with browser.serve(work / "results") as url:
         dom = browser.dump_dom(url + "probe.html", budget_ms=60_000)

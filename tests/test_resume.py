@@ -3,10 +3,8 @@ replay from the response store alone reproduces rows.csv and checks.csv byte for
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +14,7 @@ import pytest
 import yaml
 
 from .conftest import ROOT
+from .support.procs import group, kill_group, run_group
 
 pytestmark = [pytest.mark.workflow, pytest.mark.model]
 # The tiny test study cut to one block (q then m): two runs keep the test short.
@@ -45,25 +44,23 @@ def store_hits(workdir: Path) -> int:
 def test_killed_run_resumes_from_the_store_and_replay_reproduces_it(tmp_path):
     work = tmp_path / "live"
     store = work / "results/store"
-    proc = subprocess.Popen(cmd(work, "-c1", "results/evidence/rows.csv"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    # Kill once the probe (2 shapes) and part of a run (3 folds) are in the store: the
-    # run in flight has paid for calls its record does not hold yet.
-    deadline = time.monotonic() + 300
-    while len(entries(store)) < 5 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert proc.poll() is None, "the study finished before it could be killed"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    with group(cmd(work, "-c1", "results/evidence/rows.csv"), stdout=subprocess.DEVNULL,
+               stderr=subprocess.DEVNULL) as proc:
+        # Kill once the probe (2 shapes) and part of a run (3 folds) are in the store: the
+        # run in flight has paid for calls its record does not hold yet.
+        deadline = time.monotonic() + 300
+        while len(entries(store)) < 5 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, "the study finished before it could be killed"
+        kill_group(proc)
     before = entries(store)
     assert len(before) >= 5
     finished = list((work / "results/runs").rglob("*.json"))
     assert len(finished) < RUNS  # killed part-way
 
-    subprocess.run(cmd(work, "--unlock"), capture_output=True, check=True)
-    p = subprocess.run(cmd(work, "-c1", "--rerun-incomplete", "results/evidence/rows.csv"),
-                       capture_output=True, text=True, timeout=900)
+    assert run_group(cmd(work, "--unlock"), timeout=300).returncode == 0
+    p = run_group(cmd(work, "-c1", "--rerun-incomplete", "results/evidence/rows.csv"),
+                  timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     after = entries(store)
     # Not one completed call was sent again: every entry is the very file written before.
@@ -74,8 +71,8 @@ def test_killed_run_resumes_from_the_store_and_replay_reproduces_it(tmp_path):
     # Replay: a fresh directory with only the store, no model call.
     replay = tmp_path / "replay"
     shutil.copytree(store, replay / "results/store")
-    p = subprocess.run(cmd(replay, "-c2", "results/evidence/rows.csv", "--config",
-                           "replay=True"), capture_output=True, text=True, timeout=900)
+    p = run_group(cmd(replay, "-c2", "results/evidence/rows.csv", "--config", "replay=True"),
+                  timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     for name in ("rows.csv", "checks.csv"):
         live = (work / "results/evidence" / name).read_bytes()
@@ -88,9 +85,8 @@ def test_replay_miss_fails_naming_the_request(tmp_path):
     # An empty store: the replay starts (a missing one is refused before any job) and its
     # first call misses.
     (tmp_path / "results/store").mkdir(parents=True)
-    p = subprocess.run(cmd(tmp_path, "-c1", "results/runs/tiny/smollm2-135m/r0/q.json",
-                           "--config", "replay=True"), capture_output=True, text=True,
-                       timeout=600)
+    p = run_group(cmd(tmp_path, "-c1", "results/runs/tiny/smollm2-135m/r0/q.json",
+                      "--config", "replay=True"), timeout=600)
     assert p.returncode != 0
     logs = "".join(x.read_text() for x in (tmp_path / "results/logs").rglob("*.log"))
     assert "is not in the response store" in logs and "'probe': 'smollm2-135m'" in logs

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,15 +12,10 @@ from foldstudy.evidence import columns
 from foldstudy.study.spec import arm_ids, load_arm_table
 
 from .conftest import RESOURCES, ROOT
+from .support.procs import snakemake
 
 pytestmark = pytest.mark.workflow
 CONTRACT_ROWS = columns.ROWS[: columns.ROWS.index("system_prompt_sha256") + 1]
-
-
-def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-           "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
 def read(path: Path) -> list[dict[str, str]]:

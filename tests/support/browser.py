@@ -6,15 +6,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import os
-import shutil
 import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from . import system
+from .procs import run_group
 
 # Chromium as root in a container: no sandbox, no GPU, and none of the background
 # connections (without these it tries the network and its connections are refused).
@@ -24,13 +23,9 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 
 def chromium() -> str:
-    """The chromium binary; in CI a missing one fails (.ci/install-debian installs it)."""
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe:
-        return exe
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail("chromium is missing in CI: .ci/install-debian should have installed it")
-    pytest.skip("chromium is not installed (apt-get install chromium; .ci/install-debian)")
+    """The chromium binary; a test without it skips (fails in CI: support/system.py)."""
+    system.require("browser")
+    return system.chromium_binary()
 
 
 @contextlib.contextmanager
@@ -55,7 +50,8 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 def _run(args: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
         cmd = [chromium(), *FLAGS, f"--user-data-dir={profile}", *args]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        # Its own group: a renderer a timed-out Chromium leaves behind goes with it.
+        return run_group(cmd, timeout=timeout)
 
 
 def dump_dom(url: str, budget_ms: int = 5000) -> str:

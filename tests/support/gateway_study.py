@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from .procs import ROOT, snakemake
+
+__all__ = ["ROOT", "KEY_ENV", "GatewayStudy", "gateway_model"]
 KEY_ENV = "FOLDSTUDY_TEST_KEY"
 
 
@@ -39,10 +40,8 @@ class GatewayStudy:
 
     def snakemake(self, *args: str, cores: int = 1) -> subprocess.CompletedProcess[str]:
         """One real snakemake run in workdir: targets and flags in args."""
-        return subprocess.run(
-            [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-             "--directory", str(self.workdir), "--configfile", str(self.configfile),
-             f"-c{cores}", *args], capture_output=True, text=True, timeout=600, env=self.env)
+        return snakemake(self.workdir, "--configfile", str(self.configfile), f"-c{cores}",
+                         *args, timeout=600, env=self.env)
 
 
 def budget_config(base_url: str, budget: float | None = None, repeats: int = 2

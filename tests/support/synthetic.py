@@ -103,6 +103,31 @@ def synthetic_package_dir(d: Path, n_rows: int, seed: int = 0) -> Path:
     return d
 
 
+def synthetic_trace(checks: pd.DataFrame, n_folds: int = 5) -> pd.DataFrame:
+    """Five folds per check: planted at a fold by label, carried from then on when the
+    final carry held it."""
+    labels = sorted(set(checks["label"]))
+    out = []
+    for c in checks[["row_id", "label", "in_carrier"]].to_dict("records"):
+        planted = labels.index(c["label"]) % n_folds + 1
+        for f in range(1, n_folds + 1):
+            out.append({"row_id": c["row_id"], "label": c["label"], "fold": f,
+                        "present": bool(c["in_carrier"]) and f >= planted,
+                        "planted_fold": planted})
+    return pd.DataFrame(out, columns=columns.TRACE)
+
+
+def traced_package_dir(d: Path, n_rows: int, seed: int = 0) -> Path:
+    """synthetic_package_dir's package plus its fact trace (trace.csv), as a run writes."""
+    from foldstudy.evidence.load import write_table
+
+    rows, checks = synthetic_package(n_rows, seed)
+    write_table(rows, d / "rows.csv")
+    write_table(checks, d / "checks.csv")
+    write_table(synthetic_trace(checks), d / "trace.csv")
+    return d
+
+
 def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(rows, checks) with exactly n_rows rows, as foldstudy.evidence.load reads them."""
     rng = np.random.default_rng(seed)

@@ -8,7 +8,6 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from foldstudy.analysis.analysis import Analysis
 from foldstudy.backends import backend_classes
 from foldstudy.backends.store import store_dir_problem
 from foldstudy.errors import StudyError
@@ -207,6 +206,10 @@ if EVIDENCE_MODE and (_problem := evidence_dir_problem(STUDY.config["evidence"],
 # impossible package is refused by name before any job; each stage still checks what
 # it reads.
 if EVIDENCE_MODE:
+    # Imported here, not above: the analysis pulls in scipy, which only evidence mode's
+    # check needs at DAG time (1.9 s of a loaded machine's dry run, issue 34).
+    from foldstudy.analysis.analysis import Analysis
+
     _plan = Analysis.load(ANALYSIS_YAML, ARMS_YAML)
     if _problem := evidence_package_problem(
         STUDY.config["evidence"], _plan.arm_order, _plan.scenarios, STUDY.config
@@ -538,8 +541,18 @@ def _run_refs(runs):
 
 
 # Every run as the config names it: pages are placed by these, never by a record's fields.
+# The viewer and the comparison pages read the records at these paths when they run; they
+# wait for them, and rerun when one changes, through rows.csv, which the grade jobs make
+# from every record. Declared as inputs too, the 663 records of the paper study cost its
+# dry run two more job lookups each (issue 34).
 # A staged decision's sweeps (decide:) add the runs its looks asked for (run_refs).
 RUN_REFS = _run_refs(STUDY.runs)
+
+
+def staged_run_inputs(wildcards):
+    """The runs a staged decision's looks asked for, as inputs (they are known only once
+    its checkpoints ran, so run_refs can name them); none without decide:."""
+    return all_runs(wildcards) if DECIDE_SWEEPS else []
 
 
 def run_refs(wildcards):

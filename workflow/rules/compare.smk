@@ -7,7 +7,7 @@
 
 rule compare:
     input:
-        runs=all_runs,
+        staged_runs=staged_run_inputs,
         fixtures=expand(
             "results/fixtures/{sweep}/fixture.json", sweep=STUDY.config["sweeps"]
         ),

@@ -4,7 +4,7 @@
 
 rule viewer:
     input:
-        runs=all_runs,
+        staged_runs=staged_run_inputs,
         fixtures=expand(
             "results/fixtures/{sweep}/fixture.json", sweep=STUDY.config["sweeps"]
         ),
