@@ -8,14 +8,13 @@ ledger must settle to the reported cost, not the listing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT
+from .support import procs
 from .support.gateway_standin import GatewayStandin, canonical
 from .support.gateway_standin import rows_by_id as rows
 from .support.gateway_study import GatewayStudy, budget_config, budget_standin
@@ -123,9 +122,7 @@ def test_the_budget_holds_at_four_jobs_billed_5x_with_a_3x_prompt_undercount(tmp
 
 
 def _dry(tmp_path: Path, *args: str):
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
-         str(tmp_path), "-n", *args], capture_output=True, text=True, timeout=300)
+    return procs.snakemake(tmp_path, "-n", *args, timeout=300)
 
 
 def test_the_documented_commands_plan_before_any_call(tmp_path):

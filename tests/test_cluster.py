@@ -196,9 +196,8 @@ def test_the_budget_holds_under_slurm_through_the_gateway_standin(slurm_availabl
         (full / "c.yaml").write_text(json.dumps(budget_config(gw.base_url, repeats=4)))
         env = {**cluster.env, KEY_ENV: key}
         target = "results/evidence/rows.csv"
-        p = subprocess.run([".venv/bin/snakemake", "-c2", target, "--directory", str(full),
-                            "--configfile", str(full / "c.yaml")], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=600)
+        p = run_group([".venv/bin/snakemake", "-c2", target, "--directory", str(full),
+                       "--configfile", str(full / "c.yaml")], cwd=ROOT, env=env, timeout=600)
         assert p.returncode == 0, p.stderr[-3000:]
         third = sum(gw.state.billed_usd) / 3
         gw.state.billed_usd.clear()
@@ -207,8 +206,7 @@ def test_the_budget_holds_under_slurm_through_the_gateway_standin(slurm_availabl
         (work / "c.yaml").write_text(json.dumps(budget_config(gw.base_url, third, repeats=4)))
         argv = [*shlex.split(COMMAND.replace("results/tables", target)), "--keep-going",
                 "--configfile", str(work / "c.yaml"), "--directory", str(work)]
-        p = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=900)
+        p = run_group(argv, cwd=ROOT, env=env, timeout=900)
         out = p.stdout + p.stderr
         assert p.returncode != 0, out[-4000:]  # stopped at the budget
         assert submitted(out), out[-4000:] + cluster.logs()  # ...through sbatch

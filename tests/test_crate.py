@@ -30,6 +30,7 @@ from foldstudy.release.package import make_release
 from foldstudy.release.scan import live_secrets, local_markers, scan_tree
 
 from .conftest import RESOURCES, ROOT
+from .support import procs
 from .test_verify import flip, study  # noqa: F401 - the locked study fixture
 
 AUTHORS = [{"name": "Ada Example", "id": "https://orcid.org/0000-0002-1825-0097",
@@ -301,8 +302,6 @@ def test_snakemake_release_writes_a_crate_the_validator_passes_and_verify_reads(
         tmp_path, monkeypatch):
     """The rules as a user runs them, on a reviewer's package (no model): tables, lock,
     release; then verify where the released package lies, as its README says."""
-    import subprocess
-    import sys
 
     import yaml
 
@@ -326,9 +325,7 @@ def test_snakemake_release_writes_a_crate_the_validator_passes_and_verify_reads(
     (given / "manifest.json").write_text(json.dumps(manifest))
 
     def snakemake(*args: str) -> None:
-        p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-                            "--directory", str(work), *args], capture_output=True, text=True,
-                           timeout=900)
+        p = procs.snakemake(work, *args, timeout=900)
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
 
     package_args = ("--config", "evidence=given")

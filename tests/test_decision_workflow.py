@@ -8,13 +8,12 @@ And the embedded default's card, read from the shared tiny study (conftest.tiny_
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT
+from .support import procs
 from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, rows_by_id
 from .support.gateway_study import GatewayStudy, gateway_model
 from .support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
@@ -119,11 +118,9 @@ def test_without_decide_the_plan_has_no_checkpoint(tmp_path):
 @pytest.mark.model
 def test_the_embedded_default_card_says_every_arm_lost_every_fact(tiny_study, tmp_path):
     """Read from the shared tiny study's evidence (evidence mode: no model runs here)."""
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory",
-           str(tmp_path), "-c1", "results/decision.md", "--configfile",
-           str(ROOT / ".test/config.yaml"), "--config",
-           f"evidence={tiny_study / 'results/evidence'}"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    p = procs.snakemake(tmp_path, "-c1", "results/decision.md", "--configfile",
+                        str(ROOT / ".test/config.yaml"), "--config",
+                        f"evidence={tiny_study / 'results/evidence'}", timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     card = (tmp_path / "results/decision.md").read_text()
     assert "every arm lost every fact" in card and "better**" not in card

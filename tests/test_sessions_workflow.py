@@ -8,12 +8,11 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from .support import procs
 from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
 from .support.gateway_study import ROOT, GatewayStudy, gateway_model
 
@@ -118,10 +117,9 @@ def fold_with_the_embedded_model(tmp_path: Path, transcript: Path, facts: str,
            "compare_pairs": [["j", "m"]]}
     study = GatewayStudy(tmp_path, cfg, KEY)
     # alone a minute; a model process sharing the two cores slows it 10-40x
-    p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-                        "--directory", str(tmp_path), "--configfile", str(study.configfile),
-                        f"-c{cores}", "results/evidence/trace.csv", "results/compare"],
-                       capture_output=True, text=True, timeout=2400, env=study.env)
+    p = procs.snakemake(tmp_path, "--configfile", str(study.configfile), f"-c{cores}",
+                        "results/evidence/trace.csv", "results/compare", timeout=2400,
+                        env=study.env)
     assert p.returncode == 0, p.stderr[-4000:]
     res = tmp_path / "results"
     trace = read_csv(res / "evidence/trace.csv")
@@ -177,9 +175,7 @@ def test_the_commands_of_docs_own_sessions_plan(tmp_path):
     doc = (ROOT / "docs/own-sessions.md").read_text(encoding="utf-8")
     for target in ("results/sessions/atlas/candidates.md", "results/tables"):
         assert f"{target} --configfile config/own-session.yaml" in doc
-        p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-                            "--directory", str(tmp_path), "--configfile",
-                            str(ROOT / "config/own-session.yaml"), "-n", target],
-                           capture_output=True, text=True, timeout=300)
+        p = procs.snakemake(tmp_path, "--configfile", str(ROOT / "config/own-session.yaml"),
+                            "-n", target, timeout=300)
         assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     assert not (tmp_path / "results").exists()

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 import yaml
 
-from .conftest import RESOURCES, ROOT
+from .conftest import RESOURCES
+from .support import procs
 from .support.gateway_standin import Endpoint, GatewayStandin, Model
 
 pytestmark = pytest.mark.workflow
@@ -42,10 +42,8 @@ def test_verify_reports_every_claim_of_a_live_paper_run(tmp_path):
         env = {**os.environ, "FOLDSTUDY_TEST_KEY": KEY}
 
         def snakemake(*args: str) -> subprocess.CompletedProcess:
-            return subprocess.run(
-                [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-                 "--directory", str(tmp_path), "--configfile", str(path), *args],
-                capture_output=True, text=True, timeout=600, env=env)
+            return procs.snakemake(tmp_path, "--configfile", str(path), *args, timeout=600,
+                                   env=env)
 
         for target in (["-c2", "results/tables"], ["-c1", "lock"], ["-c1", "verify"],
                        ["-c1", "release"]):
