@@ -156,3 +156,12 @@ def test_the_rulegraph_rule_draws_the_picture(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     svg = (tmp_path / "docs/rulegraph.svg").read_text(encoding="utf-8")
     assert {"fixture", "fold", "grade", "evidence", "stats", "tables", "release"} <= _rules_of(svg)
+
+
+def test_ci_runs_the_readmes_test_command_word_for_word():
+    """CI proves what a newcomer types: .ci/run's last command is the README's test command
+    (issue 34: the test command installs what its tests need)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = [b.strip() for b in FENCE.findall(readme) if "-m pytest" in b]
+    ci = (ROOT / ".ci/run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert shown == [ci], f"README's test command {shown} is not .ci/run's {ci!r}"
