@@ -2,7 +2,8 @@
 to drop identifiers by reply shape (tests/support/reply_shapes.py: a one-field schema
 loses 60% of them, plain text 10%): the card says m better for j against m, the staged
 study stops before max_repeats and spends less than the fixed design would; a budget that
-runs out mid-study gives undecided with the spend, the remaining repeats and their price.
+runs out mid-study gives undecided with the spend, the remaining repeats and their price;
+with every shape at 10% the staged study ends equivalent or undecided, never a better arm.
 And the embedded default's card, read from the shared tiny study (conftest.tiny_study)."""
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-decide-test"
 DECIDE = {"pair": ["j", "m"], "margin": 0.10, "max_repeats": 24, "looks": 3}
 FIXTURE = "results/fixtures/s/fixture.json"
+SHAPES = {ONE_FIELD: 0.6, PLAIN: 0.1, OTHER: 0.1}  # the one-field schema loses most
 
 
-def _config(base_url: str, budget: float | None = None) -> dict:
+def _config(base_url: str, budget: float | None = None, decide: dict = DECIDE) -> dict:
     cfg = {"study": "decide", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 200,
            "models": {"dear": gateway_model("acme/dear", base_url, timeout_s=10,
                                             max_attempts=2, retry_initial_wait_s=0.05)},
            "sweeps": {"s": {"scenario": "distributed", "seed": 3, "arms": ["j", "m"],
                             "models": ["dear"], "repeats": 2}},
-           "decide": DECIDE}
+           "decide": decide}
     return cfg if budget is None else {**cfg, "budget_usd": budget}
 
 
@@ -40,13 +42,13 @@ def _standin() -> GatewayStandin:
         price_completion="8e-6")])], key=KEY)
 
 
-def _run(gw: GatewayStandin, workdir: Path, budget: float | None = None) -> GatewayStudy:
+def _run(gw: GatewayStandin, workdir: Path, budget: float | None = None,
+         decide: dict = DECIDE, drop: dict[str, float] = SHAPES) -> GatewayStudy:
     workdir.mkdir()
-    study = GatewayStudy(workdir, _config(gw.base_url, budget), KEY)
+    study = GatewayStudy(workdir, _config(gw.base_url, budget, decide), KEY)
     p = study.snakemake(FIXTURE)
     assert p.returncode == 0, p.stderr[-3000:]
-    gw.state.reply = ShapedModel(fixture_facts(str(workdir / FIXTURE)),
-                                 {ONE_FIELD: 0.6, PLAIN: 0.1, OTHER: 0.1}, seed=5)
+    gw.state.reply = ShapedModel(fixture_facts(str(workdir / FIXTURE)), drop, seed=5)
     p = study.snakemake("results/decision.md")
     assert p.returncode == 0, p.stderr[-4000:]
     return study
@@ -99,6 +101,30 @@ def test_the_staged_study_finds_m_better_early_and_a_short_budget_leaves_it_unde
         card = (short.workdir / "results/decision.md").read_text()
         assert "undecided (budget_usd reached)" in card
         assert f"{state['remaining_repeats']} repeats remain to max_repeats" in card
+
+
+def test_with_every_shape_at_10_percent_the_staged_study_names_no_better_arm(tmp_path):
+    """Issue 33: "With every shape at 10%, the staged study ends equivalent or undecided,
+    never with a better arm ... the workflow run checks one." Eight repeats over two
+    looks is the smallest study whose last look could still declare a difference (the
+    sign-flip p of 8 blocks goes down to 2/2^8, under that look's level of about 0.048;
+    the first look's 4 blocks cannot go under 0.125)."""
+    decide = {**DECIDE, "max_repeats": 8, "looks": 2}
+    with _standin() as gw:
+        study = _run(gw, tmp_path / "even", decide=decide,
+                     drop=dict.fromkeys(SHAPES, 0.1))
+    state = _look(study.workdir)["models"]["dear"]
+    assert state["status"] in ("equivalent", "undecided") and "stop" not in state
+    if state["status"] == "undecided":  # no budget here: only max_repeats stops it so
+        assert state["repeats"] == decide["max_repeats"]
+    doc = json.loads((study.workdir / "results/decision.json").read_text())
+    cd = doc["cards"][0]
+    v = next(v for v in cd["contrasts"] if v["source"] == "decide")
+    assert v["word"] in ("equivalent within ±0.1", "undecided")
+    assert v["blocks"] == state["repeats"] and cd["staged"]["stop"] == state["status"]
+    card = (study.workdir / "results/decision.md").read_text()
+    assert "better**" not in card  # no contrast on the card names a better arm
+    assert f"**{v['word']}**" in card and f"**{state['status']}** after" in card
 
 
 def test_without_decide_the_plan_has_no_checkpoint(tmp_path):
