@@ -50,6 +50,21 @@ def test_card_says_m_better_when_every_block_favours_m():
     assert v.ci_low > 0 and v.difference == pytest.approx(0.9375 - 0.15)
 
 
+def test_a_staged_decide_pair_is_judged_at_its_looks_level_not_at_alpha():
+    """Issue 33: a staged study stops on Lan–DeMets levels; its card may not call a
+    difference that the looks did not grant. Eight blocks all one sign give p = 2/256 =
+    0.0078: a difference at alpha 0.05, not at a look's nominal 0.0007."""
+    rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.0, 0.1, 0.2, 0.1],
+                          "m": [0.9, 1.0, 0.8, 1.0, 0.9, 1.0, 0.9, 1.0]})
+    staged = {"stop": "undecided", "nominal": 0.0007, "p": 2 / 256, "repeats": 8, "looks": 1}
+    ci = dataclasses.replace(CI, decide_pair=("j", "m"), staged={("s", "mod"): staged})
+    v = _contrast(D.cards(rows, checks, AN, ci)[0], "j", "m")
+    assert v.source == "decide" and v.word == "undecided"
+    assert D.contrast_level("decide", staged, 0.05) == 0.0007
+    assert D.contrast_level("ladder", staged, 0.05) == 0.05  # other contrasts: alpha
+    assert D.contrast_level("decide", None, 0.05) == 0.05  # a fixed design: alpha
+
+
 def test_equal_arms_are_equivalent_and_a_close_call_is_undecided_and_priced():
     same = [0.9, 0.8, 0.9, 1.0, 0.9, 0.8, 0.9, 1.0, 0.9, 0.8]
     rows, checks = _cell({"j": same, "m": same[1:] + same[:1]})

@@ -338,19 +338,29 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
         return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
                     staged=ci.staged.get((sweep, model)))
     ran = set(cell["arm"])
+    staged = ci.staged.get((sweep, model))
     verdicts = []
     for a, b, source in cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair):
         pr = A.pairs(cell, a, b)
         if pr.empty:
             continue
+        level = contrast_level(source, staged, an.alpha)
         k = float(cell[cell["arm"].isin([a, b])]["n_graded"].mean())
         v = judge(a, b, source, pr["recall_first"].to_numpy(), pr["recall_second"].to_numpy(),
-                  cell_icc(checks, cell, [a, b]), k, an, ci.margin)
-        verdicts.append(to_decide(v, k, ci.margin, an.alpha, ci.power, ci.rotation(sweep),
+                  cell_icc(checks, cell, [a, b]), k, an, ci.margin, level)
+        verdicts.append(to_decide(v, k, ci.margin, level, ci.power, ci.rotation(sweep),
                                   _pair_price(ci, sweep, model, a, b)))
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
-                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran),
-                ci.staged.get((sweep, model)))
+                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged)
+
+
+def contrast_level(source: str, staged: dict[str, Any] | None, alpha: float) -> float:
+    """The level a contrast is judged at: alpha, except the decide pair of a staged study,
+    judged at the nominal level of the look that ended it (Lan–DeMets spending), so the
+    card's word is the staged decision's and never a difference the looks did not grant."""
+    if source == "decide" and staged and staged.get("nominal"):
+        return float(staged["nominal"])
+    return alpha
 
 
 def _pair_price(ci: CardInputs, sweep: str, model: str, a: str, b: str) -> Price | None:
