@@ -36,7 +36,9 @@ def _numbers_from_strings(section: dict[str, Any], props: dict[str, Any]) -> Non
     """A number typed on the command line inside an object, read as the number it is
     (a value that is not one stays a string, and the schema names it)."""
     for k, p in props.items():
-        kind = {"number": float, "integer": int}.get(p.get("type"))
+        types = p.get("type")
+        types = types if isinstance(types, list) else [types]  # ["number", "null"] too
+        kind = float if "number" in types else int if "integer" in types else None
         if kind and isinstance(section.get(k), str):
             try:
                 section[k] = kind(section[k])
