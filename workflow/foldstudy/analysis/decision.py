@@ -178,7 +178,9 @@ def to_decide(v: ContrastVerdict, k: float, margin: float, alpha: float, power: 
     p_bar = min(max((v.a_mean + v.b_mean) / 2, 0.05), 0.95)
     top = 2 * min(p_bar, 1 - p_bar)
     target = min(max(abs(v.difference), margin), top)
-    need = P.repeats_needed(target, v.icc, k, p_bar, alpha, power, rotation)
+    # the t plan: a card plans every undecided contrast of every model at once, and the
+    # simulated plan took minutes a package (docs/budget-and-power.md)
+    need = P.repeats_needed(target, v.icc, k, p_bar, alpha, power, rotation, simulate=False)
     more = max(0, need - v.blocks)
     calls = usd = None
     if price is not None:

@@ -195,7 +195,7 @@ def min_blocks(alpha: float = 0.05) -> int:
 
 def repeats_needed(difference: float, icc: float, k: float, p_bar: float = 0.5,
                    alpha: float = 0.05, power: float = 0.8, rotation: int = 1,
-                   models: int = 1) -> int:
+                   models: int = 1, simulate: bool = True) -> int:
     """The fewest repeats whose blocks detect `difference` with the given power.
 
     A repeat gives one block per model (`models` > 1 for a line pooled over a sweep's
@@ -205,13 +205,17 @@ def repeats_needed(difference: float, icc: float, k: float, p_bar: float = 0.5,
     ValueError for a difference outside (0, 2 min(p_bar, 1 - p_bar)].
     """
     _check_difference(difference, p_bar)
+    # simulate=False: the paired t test's power throughout (issue 32 allows either plan),
+    # a quick estimate where many contrasts are planned at once (the decision cards);
+    # it understates the repeats below PLAN_SIMULATE_MAX blocks (the t formula's bias).
+    at = power_at if simulate else t_power
     lo = max(min_blocks(alpha), 2)
     hi = lo
-    while power_at(hi, difference, icc, k, p_bar, alpha) < power:
+    while at(hi, difference, icc, k, p_bar, alpha) < power:
         lo, hi = hi + 1, hi * 2
     while lo < hi:  # the fewest blocks in [lo, hi] with enough power
         mid = (lo + hi) // 2
-        if power_at(mid, difference, icc, k, p_bar, alpha) >= power:
+        if at(mid, difference, icc, k, p_bar, alpha) >= power:
             hi = mid
         else:
             lo = mid + 1
