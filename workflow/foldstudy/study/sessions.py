@@ -9,8 +9,9 @@ After the final fold, a recall turn asks for ... planted facts by label, and the
 is graded against the recorded values." Here the session is the user's and the facts are
 theirs: the facts file names each value and the label the recall turn asks for it by.
 
-Every refusal is a SessionError raised while the config is checked (study/config.py),
-before any job, naming the file, line, fact or key and what would be right.
+Every refusal is a SessionError raised while the config is checked
+(study/session_checks.py, from load_study), before any job, naming the file, line, fact
+or key and what would be right.
 """
 
 from __future__ import annotations
