@@ -410,3 +410,32 @@ def test_a_deleted_ledger_is_rebuilt_before_any_call_and_the_budget_still_holds(
     (tmp_path / "l2.json").write_text(json.dumps({**state, "spent_usd": 0.0}))
     with pytest.raises(LedgerError, match="below"):
         Ledger(tmp_path / "l2.json", None).reserve(Paid(), REQ, "c")
+
+
+def _store_calls(tmp_path: Path, n: int, budget: float | None = None) -> tuple[Ledger, float]:
+    """n paid calls through a store and its ledger; (a new handle on it, what was paid)."""
+    ledger = Ledger(tmp_path / "l.json", budget, store_root=tmp_path / "store")
+    store = ResponseStore(tmp_path / "store", ledger=ledger)
+    paid = sum(cached_complete(Paid(), store, REQ, {"sweep": "s", "repeat": i})[0].cost_usd
+               for i in range(n))
+    return Ledger(ledger.path, budget, store_root=tmp_path / "store"), paid
+
+
+def test_a_ledger_lowered_with_its_journal_deleted_is_refused_against_the_store(tmp_path):
+    """Issue 32: a spend below what the store says was paid is refused, naming both."""
+    ledger, paid = _store_calls(tmp_path, 3)
+    journal_path(ledger.path).unlink()
+    state = json.loads(ledger.path.read_text())
+    ledger.path.write_text(json.dumps({**state, "spent_usd": paid / 3}))
+    with pytest.raises(LedgerError) as e:
+        ledger.reserve(Paid(), REQ, "b")
+    msg = str(e.value)
+    assert f"spent_usd ${paid / 3:.6f} is below the ${paid:.6f}" in msg
+    assert "response store" in msg and "paid replies" in msg and "\n" not in msg
+    # a ledger deleted beside a lowered journal: rebuilt from it, then refused the same
+    ledger.path.unlink()
+    journal_path(ledger.path).write_text(json.dumps(
+        {"id": "x", "endpoint": "e", "usd": paid / 2}) + "\n")
+    with pytest.raises(LedgerError, match=rf"\${paid / 2:.6f} is below the \${paid:.6f}"):
+        Ledger(ledger.path, None, store_root=tmp_path / "store").reserve(Paid(), REQ, "c")
+

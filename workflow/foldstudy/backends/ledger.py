@@ -273,6 +273,7 @@ class Ledger:
         self.budget = None if budget is None else float(budget)
         self.store_root = None if store_root is None else Path(store_root)
         self._floor: float | None = None  # what the journal said was paid, plus ours since
+        self._store_floor: float | None = None  # what the store's paid replies said
         self._pending: list[dict[str, Any]] = []  # charges of the write under way
 
     # -- the locked read-modify-write ------------------------------------------
@@ -282,6 +283,8 @@ class Ledger:
         """The ledger, read (checked, rebuilt if missing) and written back under the
         study-wide lock."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self._store_floor is None:  # read once, outside the lock (a large store)
+            self._store_floor = store_paid(self.store_root)[0]
         lock_path = self.path.with_name(self.path.name + ".lock")
         _refuse_non_file(lock_path, "spend ledger lock")
         try:
@@ -316,18 +319,22 @@ class Ledger:
             self._floor += sum(c["usd"] for c in self._pending)
 
     def _read_checked(self) -> dict[str, Any]:
-        """The ledger, never below what its journal says was paid; a missing one rebuilt."""
-        if not self.path.exists():
-            return self._rebuilt()
-        state = read_ledger(self.path)
+        """The ledger, never below what its journal or the response store's paid replies
+        say was paid; a missing one rebuilt."""
+        state = self._rebuilt() if not self.path.exists() else read_ledger(self.path)
         if self._floor is None:
             self._floor = read_journal(self.path)[0]
-        if state["spent_usd"] + 1e-9 * (1 + self._floor) < self._floor:
-            raise LedgerError(
-                f"spend ledger {self.path}: spent_usd ${state['spent_usd']:.6f} is below the "
-                f"${self._floor:.6f} its journal {journal_path(self.path).name} records as "
-                "paid; the ledger was edited by hand: restore it (or delete it, and it is "
-                "rebuilt from the journal)")
+        spent = state["spent_usd"]
+        for floor, source, fix in (
+                (self._floor, f"its journal {journal_path(self.path).name}",
+                 "delete it, and it is rebuilt from the journal"),
+                (self._store_floor or 0.0, f"the response store {self.store_root}'s paid "
+                 "replies", "delete it and its journal, and it is rebuilt from the store")):
+            if spent + 1e-9 * (1 + floor) < floor:
+                raise LedgerError(
+                    f"spend ledger {self.path}: spent_usd ${spent:.6f} is below the "
+                    f"${floor:.6f} {source} records as paid; the ledger (or its journal) "
+                    f"was edited by hand: restore it (or {fix})")
         return state
 
     def _rebuilt(self) -> dict[str, Any]:
