@@ -439,3 +439,38 @@ def test_a_ledger_lowered_with_its_journal_deleted_is_refused_against_the_store(
     with pytest.raises(LedgerError, match=rf"\${paid / 2:.6f} is below the \${paid:.6f}"):
         Ledger(ledger.path, None, store_root=tmp_path / "store").reserve(Paid(), REQ, "c")
 
+
+def test_a_rebuilt_ledger_keeps_calls_in_flight_and_what_was_learned(tmp_path):
+    """A ledger deleted while a call is in flight is rebuilt holding it (the journal has
+    the reservation), with the ratios its endpoint taught, so no job reserves past it."""
+    backend = Paid(factor=3, prompt_factor=3)
+    ledger = Ledger(tmp_path / "l.json", None)
+    _call(ledger, backend)
+    released = ledger.reserve(backend, REQ, "refused by the gateway")
+    ledger.fail(released, BackendError("rate_limited", "429", True, {"status": 429}))
+    hold = ledger.reserve(backend, REQ, "in flight")
+    before = read_ledger(ledger.path)
+    ledger.path.unlink()
+    with Ledger(ledger.path, None).locked() as state:
+        assert list(state["reserved"]) == [hold.id]  # the released one is not held
+        assert state["reserved"][hold.id]["usd"] == pytest.approx(hold.usd)
+        for kind in ("learned", "ratios", "token_ratios"):
+            assert state[kind] == pytest.approx(before[kind])
+        spent = state["spent_usd"]
+    # a budget that the call in flight leaves no room under stops the next reservation
+    room = spent + hold.usd + 0.5 * hold.usd
+    with pytest.raises(BudgetExhausted, match="held by calls in flight"):
+        Ledger(ledger.path, room).reserve(backend, REQ, "another job")
+    ledger.settle(hold, backend.complete(REQ))
+    after = read_ledger(ledger.path)
+    assert after["reserved"] == {} and after["calls"] == 2
+    # both deleted: the store cannot say what the endpoint bills against its listing,
+    # so the endpoint is one not yet settled again (one call in flight, at ratio 1)
+    (tmp_path / "s").mkdir()
+    rebuilt, _ = _store_calls(tmp_path / "s", 2)
+    rebuilt.path.unlink()
+    journal_path(rebuilt.path).unlink()
+    with rebuilt.locked() as state:
+        assert state["learned"] == {} and state["reserved"] == {} and state["calls"] == 2
+    assert not rebuilt.reserve(Paid(), REQ, "d").learned
+
