@@ -474,3 +474,21 @@ def test_a_rebuilt_ledger_keeps_calls_in_flight_and_what_was_learned(tmp_path):
         assert state["learned"] == {} and state["reserved"] == {} and state["calls"] == 2
     assert not rebuilt.reserve(Paid(), REQ, "d").learned
 
+
+def test_an_unreadable_ledger_or_journal_is_refused_in_one_line(tmp_path, monkeypatch):
+    """Mode 000 (simulated: the tests run as root, who reads anything)."""
+    ledger = Ledger(tmp_path / "l.json", 1.0)
+    _call(ledger, Paid())
+    real = Path.read_text
+
+    for locked in (ledger.path, journal_path(ledger.path)):
+        def read_text(self, *a, _locked=locked, **k):
+            if self == _locked:
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self, *a, **k)
+
+        monkeypatch.setattr(Path, "read_text", read_text)
+        with pytest.raises(LedgerError) as e:
+            Ledger(ledger.path, 1.0).reserve(Paid(), REQ, "b")
+        msg = str(e.value)
+        assert f"{locked}: cannot be read (Permission denied)" in msg and "\n" not in msg

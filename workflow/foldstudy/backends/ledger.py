@@ -216,8 +216,13 @@ def _journal_lines(path: Path) -> list[dict[str, Any]]:
     _refuse_non_file(j, "spend journal")
     if not j.exists():
         return []
+    try:
+        text = j.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise LedgerError(f"spend journal {j}: cannot be read ({e.strerror}); make it "
+                          "readable by the study's user") from e
     out = []
-    for line in j.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         try:
             rec = json.loads(line)
         except ValueError:
