@@ -350,3 +350,42 @@ def test_the_gateways_generation_record_gives_a_calls_cost(gateway, tmp_path):
     reply, _, _ = call(b, ResponseStore(tmp_path))
     assert b.generation_cost(reply.raw["id"]) == pytest.approx(reply.cost_usd)
     assert b.generation_cost("gen-none") is None
+
+
+@pytest.mark.parametrize("cost", ["abc", True, [1]])
+def test_a_reported_cost_that_is_no_number_is_refused_by_name(gateway, tmp_path, cost,
+                                                              caplog, monkeypatch):
+    """Issue 32: usage.cost "abc" was read as no cost and charged at the listed price,
+    unseen. Like "NaN" or a negative, it is refused by name and the call counted at its
+    worst case."""
+    import logging
+
+    from foldstudy.backends.ledger import Ledger, read_ledger
+
+    b = backend(gateway)
+    post = b.post
+
+    def misreported(req):
+        body, choice, finish, usage, latency = post(req)
+        return body, choice, finish, {**usage, "cost": cost}, latency
+
+    monkeypatch.setattr(b, "post", misreported)
+    ledger = Ledger(tmp_path / "l.json", 1.0)
+    with caplog.at_level(logging.WARNING):
+        reply, _, _ = call(b, ResponseStore(tmp_path / "store", ledger=ledger))
+    state = read_ledger(ledger.path)
+    assert f"usage.cost {cost!r}" in caplog.text and "refused" in caplog.text
+    assert state["spent_usd"] == state["unknown_usd"] > sum(gateway.state.billed_usd)
+    assert state["learned"] == {}
+
+
+def test_a_numeric_string_cost_is_charged_as_reported(gateway, tmp_path, monkeypatch):
+    from foldstudy.backends.ledger import Ledger, read_ledger
+
+    b = backend(gateway)
+    post = b.post
+    monkeypatch.setattr(b, "post", lambda req: (lambda r: (*r[:3], {**r[3], "cost": "0.00042"},
+                                                           r[4]))(post(req)))
+    ledger = Ledger(tmp_path / "l.json", 1.0)
+    call(b, ResponseStore(tmp_path / "store", ledger=ledger))
+    assert read_ledger(ledger.path)["spent_usd"] == pytest.approx(0.00042)

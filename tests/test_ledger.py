@@ -410,3 +410,85 @@ def test_a_deleted_ledger_is_rebuilt_before_any_call_and_the_budget_still_holds(
     (tmp_path / "l2.json").write_text(json.dumps({**state, "spent_usd": 0.0}))
     with pytest.raises(LedgerError, match="below"):
         Ledger(tmp_path / "l2.json", None).reserve(Paid(), REQ, "c")
+
+
+def _store_calls(tmp_path: Path, n: int, budget: float | None = None) -> tuple[Ledger, float]:
+    """n paid calls through a store and its ledger; (a new handle on it, what was paid)."""
+    ledger = Ledger(tmp_path / "l.json", budget, store_root=tmp_path / "store")
+    store = ResponseStore(tmp_path / "store", ledger=ledger)
+    paid = sum(cached_complete(Paid(), store, REQ, {"sweep": "s", "repeat": i})[0].cost_usd
+               for i in range(n))
+    return Ledger(ledger.path, budget, store_root=tmp_path / "store"), paid
+
+
+def test_a_ledger_lowered_with_its_journal_deleted_is_refused_against_the_store(tmp_path):
+    """Issue 32: a spend below what the store says was paid is refused, naming both."""
+    ledger, paid = _store_calls(tmp_path, 3)
+    journal_path(ledger.path).unlink()
+    state = json.loads(ledger.path.read_text())
+    ledger.path.write_text(json.dumps({**state, "spent_usd": paid / 3}))
+    with pytest.raises(LedgerError) as e:
+        ledger.reserve(Paid(), REQ, "b")
+    msg = str(e.value)
+    assert f"spent_usd ${paid / 3:.6f} is below the ${paid:.6f}" in msg
+    assert "response store" in msg and "paid replies" in msg and "\n" not in msg
+    # a ledger deleted beside a lowered journal: rebuilt from it, then refused the same
+    ledger.path.unlink()
+    journal_path(ledger.path).write_text(json.dumps(
+        {"id": "x", "endpoint": "e", "usd": paid / 2}) + "\n")
+    with pytest.raises(LedgerError, match=rf"\${paid / 2:.6f} is below the \${paid:.6f}"):
+        Ledger(ledger.path, None, store_root=tmp_path / "store").reserve(Paid(), REQ, "c")
+
+
+def test_a_rebuilt_ledger_keeps_calls_in_flight_and_what_was_learned(tmp_path):
+    """A ledger deleted while a call is in flight is rebuilt holding it (the journal has
+    the reservation), with the ratios its endpoint taught, so no job reserves past it."""
+    backend = Paid(factor=3, prompt_factor=3)
+    ledger = Ledger(tmp_path / "l.json", None)
+    _call(ledger, backend)
+    released = ledger.reserve(backend, REQ, "refused by the gateway")
+    ledger.fail(released, BackendError("rate_limited", "429", True, {"status": 429}))
+    hold = ledger.reserve(backend, REQ, "in flight")
+    before = read_ledger(ledger.path)
+    ledger.path.unlink()
+    with Ledger(ledger.path, None).locked() as state:
+        assert list(state["reserved"]) == [hold.id]  # the released one is not held
+        assert state["reserved"][hold.id]["usd"] == pytest.approx(hold.usd)
+        for kind in ("learned", "ratios", "token_ratios"):
+            assert state[kind] == pytest.approx(before[kind])
+        spent = state["spent_usd"]
+    # a budget that the call in flight leaves no room under stops the next reservation
+    room = spent + hold.usd + 0.5 * hold.usd
+    with pytest.raises(BudgetExhausted, match="held by calls in flight"):
+        Ledger(ledger.path, room).reserve(backend, REQ, "another job")
+    ledger.settle(hold, backend.complete(REQ))
+    after = read_ledger(ledger.path)
+    assert after["reserved"] == {} and after["calls"] == 2
+    # both deleted: the store cannot say what the endpoint bills against its listing,
+    # so the endpoint is one not yet settled again (one call in flight, at ratio 1)
+    (tmp_path / "s").mkdir()
+    rebuilt, _ = _store_calls(tmp_path / "s", 2)
+    rebuilt.path.unlink()
+    journal_path(rebuilt.path).unlink()
+    with rebuilt.locked() as state:
+        assert state["learned"] == {} and state["reserved"] == {} and state["calls"] == 2
+    assert not rebuilt.reserve(Paid(), REQ, "d").learned
+
+
+def test_an_unreadable_ledger_or_journal_is_refused_in_one_line(tmp_path, monkeypatch):
+    """Mode 000 (simulated: the tests run as root, who reads anything)."""
+    ledger = Ledger(tmp_path / "l.json", 1.0)
+    _call(ledger, Paid())
+    real = Path.read_text
+
+    for locked in (ledger.path, journal_path(ledger.path)):
+        def read_text(self, *a, _locked=locked, **k):
+            if self == _locked:
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self, *a, **k)
+
+        monkeypatch.setattr(Path, "read_text", read_text)
+        with pytest.raises(LedgerError) as e:
+            Ledger(ledger.path, 1.0).reserve(Paid(), REQ, "b")
+        msg = str(e.value)
+        assert f"{locked}: cannot be read (Permission denied)" in msg and "\n" not in msg

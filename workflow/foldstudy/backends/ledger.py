@@ -19,10 +19,12 @@ then on every reservation is priced at the largest ratio of each kind seen on th
 endpoint, times RATIO_MARGIN.
 
 One JSON file under results/ holds what was settled, what is held by calls in flight, and
-the ratios per endpoint; beside it an append-only journal keeps one line per settled
-charge, so a spend lowered by hand is refused (naming both figures) and a deleted ledger
-is rebuilt before any call (from the journal, else from the response store's paid
-replies). Every read-modify-write happens under a POSIX record lock (fcntl.lockf, which
+the ratios per endpoint; beside it an append-only journal keeps one line per
+reservation and per settled charge (with the ratios it taught), so a spend lowered by
+hand, below the journal or below the response store's paid replies, is refused (naming
+both figures) and a deleted ledger is rebuilt before any call (from the journal, with
+its calls in flight and its ratios, else from the store's paid replies, knowing
+neither). Every read-modify-write happens under a POSIX record lock (fcntl.lockf, which
 NFS and the SLURM profile's shared filesystem honour) on a sibling `.lock` file, and the
 file is replaced whole (temp file, fsync, rename), so two jobs never both spend the last
 dollar and a SIGKILL leaves the old ledger or the new one.
@@ -205,20 +207,63 @@ Paid = tuple[float, int, dict[str, list[float]]]  # (usd, charges, endpoint -> [
 def read_journal(path: Path) -> Paid:
     """What the journal beside the ledger records as paid. A line cut off by a kill is
     the last and is skipped."""
+    return _tally(_journal_charge(rec) for rec in _journal_lines(path))
+
+
+def _journal_lines(path: Path) -> list[dict[str, Any]]:
+    """The journal's lines as objects (one cut off by a kill, the last, is skipped)."""
     j = journal_path(path)
     _refuse_non_file(j, "spend journal")
     if not j.exists():
-        return _tally([])
-    return _tally(_journal_charge(line) for line in
-                  j.read_text(encoding="utf-8", errors="replace").splitlines())
-
-
-def _journal_charge(line: str) -> tuple[str, float | None]:
+        return []
     try:
-        rec = json.loads(line)
-        return str(rec["endpoint"]), reported_cost(rec["usd"])
-    except (ValueError, KeyError, TypeError):
+        text = j.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise LedgerError(f"spend journal {j}: cannot be read ({e.strerror}); make it "
+                          "readable by the study's user") from e
+    out = []
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def _journal_charge(rec: dict[str, Any]) -> tuple[str, float | None]:
+    """A charge line's (endpoint, usd); a hold or release line is no charge."""
+    if "hold" in rec or "release" in rec:
         return "", None
+    try:
+        return str(rec["endpoint"]), reported_cost(rec["usd"])
+    except (KeyError, TypeError):
+        return "", None
+
+
+def journal_memory(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, float]]]:
+    """What a ledger rebuilt from its journal must not forget besides the spend: the
+    reservations no charge or release line has closed yet (calls in flight, or held by
+    a killed job), and per endpoint the ratios its settled calls taught (kind ->
+    endpoint -> largest; "learned": settled calls)."""
+    holds: dict[str, dict[str, Any]] = {}
+    learned: dict[str, dict[str, float]] = {"learned": {}, "ratios": {}, "token_ratios": {}}
+    for rec in _journal_lines(path):
+        if "hold" in rec:
+            holds[str(rec["hold"])] = {k: v for k, v in rec.items() if k != "hold"}
+            continue
+        holds.pop(str(rec.get("release", rec.get("id"))), None)
+        ep = str(rec.get("endpoint"))
+        if not rec.get("learned"):
+            continue
+        learned["learned"][ep] = learned["learned"].get(ep, 0) + 1
+        for kind in ("ratios", "token_ratios"):
+            v = reported_cost(rec.get(kind))
+            if v is not None:
+                learned[kind][ep] = max(learned[kind].get(ep, 0.0), v)
+    holds = {h: r for h, r in holds.items() if reported_cost(r.get("usd")) is not None}
+    return holds, learned
 
 
 def store_paid(store_root: Path | None) -> Paid:
@@ -273,6 +318,7 @@ class Ledger:
         self.budget = None if budget is None else float(budget)
         self.store_root = None if store_root is None else Path(store_root)
         self._floor: float | None = None  # what the journal said was paid, plus ours since
+        self._store_floor: float | None = None  # what the store's paid replies said
         self._pending: list[dict[str, Any]] = []  # charges of the write under way
 
     # -- the locked read-modify-write ------------------------------------------
@@ -282,6 +328,8 @@ class Ledger:
         """The ledger, read (checked, rebuilt if missing) and written back under the
         study-wide lock."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self._store_floor is None:  # read once, outside the lock (a large store)
+            self._store_floor = store_paid(self.store_root)[0]
         lock_path = self.path.with_name(self.path.name + ".lock")
         _refuse_non_file(lock_path, "spend ledger lock")
         try:
@@ -313,21 +361,25 @@ class Ledger:
             j.flush()
             os.fsync(j.fileno())
         if self._floor is not None:
-            self._floor += sum(c["usd"] for c in self._pending)
+            self._floor += sum(c["usd"] for c in self._pending if "id" in c)
 
     def _read_checked(self) -> dict[str, Any]:
-        """The ledger, never below what its journal says was paid; a missing one rebuilt."""
-        if not self.path.exists():
-            return self._rebuilt()
-        state = read_ledger(self.path)
+        """The ledger, never below what its journal or the response store's paid replies
+        say was paid; a missing one rebuilt."""
+        state = self._rebuilt() if not self.path.exists() else read_ledger(self.path)
         if self._floor is None:
             self._floor = read_journal(self.path)[0]
-        if state["spent_usd"] + 1e-9 * (1 + self._floor) < self._floor:
-            raise LedgerError(
-                f"spend ledger {self.path}: spent_usd ${state['spent_usd']:.6f} is below the "
-                f"${self._floor:.6f} its journal {journal_path(self.path).name} records as "
-                "paid; the ledger was edited by hand: restore it (or delete it, and it is "
-                "rebuilt from the journal)")
+        spent = state["spent_usd"]
+        for floor, source, fix in (
+                (self._floor, f"its journal {journal_path(self.path).name}",
+                 "delete it, and it is rebuilt from the journal"),
+                (self._store_floor or 0.0, f"the response store {self.store_root}'s paid "
+                 "replies", "delete it and its journal, and it is rebuilt from the store")):
+            if spent + 1e-9 * (1 + floor) < floor:
+                raise LedgerError(
+                    f"spend ledger {self.path}: spent_usd ${spent:.6f} is below the "
+                    f"${floor:.6f} {source} records as paid; the ledger (or its journal) "
+                    f"was edited by hand: restore it (or {fix})")
         return state
 
     def _rebuilt(self) -> dict[str, Any]:
@@ -337,6 +389,10 @@ class Ledger:
         state = empty_ledger()
         paid, n, by = read_journal(self.path)
         source, self._floor = f"its journal {journal_path(self.path).name}", paid
+        # calls in flight and what was learned, as the journal has them (nothing where
+        # it is gone: every endpoint is then one not yet settled, one call in flight)
+        state["reserved"], learned = journal_memory(self.path)
+        state.update(learned)
         if not n:
             paid, n, by = store_paid(self.store_root)
             source, self._floor = f"the response store {self.store_root}", 0.0
@@ -347,7 +403,9 @@ class Ledger:
             state["by_endpoint"] = {ep: {"spent_usd": u, "calls": c} for ep, (u, c) in
                                     by.items()}
             log.warning("spend ledger %s was missing: rebuilt from %s (%d paid calls, "
-                        "$%.4f) before any call", self.path, source, n, paid)
+                        "$%.4f; %d calls held, %d endpoints' ratios known) before any call",
+                        self.path, source, n, paid, len(state["reserved"]),
+                        len(state["learned"]))
         return state
 
     # -- reserve -----------------------------------------------------------------
@@ -414,6 +472,9 @@ class Ledger:
                     "usd": hold.usd, "endpoint": hold.endpoint, "pid": os.getpid(),
                     "host": socket.gethostname(), "at": time.time(),
                     "backend": backend.kind, "what": what}
+                # journaled too, so a ledger deleted while the call is in flight is
+                # rebuilt still holding it
+                self._pending.append({"hold": hold.id, **state["reserved"][hold.id]})
         return hold, stop, False
 
     def _stop_message(self, state: dict[str, Any], committed: float, hold: Hold, what: str
@@ -491,13 +552,19 @@ class Ledger:
 
     def _learn(self, state: dict[str, Any], hold: Hold, reply: Reply, listed: float,
                cost: float | None) -> None:
+        """Learn the endpoint's ratios from a settled call; its journal line keeps them,
+        so a rebuilt ledger knows them too."""
         ep = hold.endpoint
         state["learned"][ep] = state["learned"].get(ep, 0) + 1
+        line = self._pending[-1]  # this call's charge (_spend, just before)
+        line["learned"] = True
         if cost is not None and listed > 0:
+            line["ratios"] = cost / listed
             state["ratios"][ep] = max(float(state["ratios"].get(ep, 0.0)), cost / listed)
         if hold.prompt_estimate > 0 and reply.prompt_tokens > 0:
+            line["token_ratios"] = reply.prompt_tokens / hold.prompt_estimate
             state["token_ratios"][ep] = max(float(state["token_ratios"].get(ep, 0.0)),
-                                            reply.prompt_tokens / hold.prompt_estimate)
+                                            line["token_ratios"])
 
     def _overrun(self, state: dict[str, Any], hold: Hold, actual: float) -> None:
         """A call that cost more than it reserved: the one way past the budget, named."""
@@ -531,6 +598,8 @@ class Ledger:
             elif raw is not None or not answered:
                 self._spend(state, hold.endpoint, hold.usd, hold.id)
                 state["unknown_usd"] += hold.usd
+            else:  # nothing charged: the journal closes the hold all the same
+                self._pending.append({"release": hold.id})
 
     def _spend(self, state: dict[str, Any], endpoint: str, usd: float, charge: str) -> None:
         state["spent_usd"] += usd

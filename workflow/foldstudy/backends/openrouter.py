@@ -69,6 +69,18 @@ def _price(v: Any) -> float | None:
         return None
 
 
+def _usage_cost(v: Any) -> Any:
+    """usage.cost as the gateway reported it: a number (or a numeric string) as a float,
+    anything else as given, so the ledger refuses it by name and counts the call at its
+    worst case (read as None, "abc" would be charged at the listed price, unseen)."""
+    if v is None or isinstance(v, bool):
+        return v
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return v
+
+
 @register_backend
 class OpenRouterBackend(OpenAICompatBackend):
     """The gateway: an OpenAI-compatible server plus endpoint listing and pinning."""
@@ -219,7 +231,7 @@ class OpenRouterBackend(OpenAICompatBackend):
             token_count_method="exact" if "prompt_tokens" in usage else "estimate",
             latency_s=round(latency, 3),
             served_by=str(served or "unknown"),
-            cost_usd=_price(usage.get("cost")),
+            cost_usd=_usage_cost(usage.get("cost")),
             raw={
                 "id": body.get("id"),
                 "model": body.get("model"),
