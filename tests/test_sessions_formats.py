@@ -218,3 +218,52 @@ def test_a_json_key_makes_a_number_a_port_only_when_it_says_so(tmp_path):
                                     {"role": "tool", "content": out}])
     rows = {r["token"]: r["class"] for r in candidates(read_transcript(p))}
     assert rows == {"47219": "port"}
+
+
+# What Claude Code 2.1's Read tool returns: the file's lines numbered cat -n style, the
+# number right-aligned and an arrow before each line.
+READ_OUTPUT = ("     1→defmodule Harbor.Uploader do\n     2→  @moduledoc \"\"\"\n"
+               "     3→  Streams blobs to the mirror.\n     4→  \"\"\"\n"
+               "     5→  @max_chunk 8_388_608\n     6→  @impl true\n     7→end")
+
+
+def test_a_code_attribute_is_no_handle_in_read_output_tool_input_or_prose(tmp_path):
+    """Issue 30: `@moduledoc` was still a handle where a line of code does not open the
+    text's line: a Read result's numbered lines, an Edit call's JSON-escaped input, a
+    sentence naming it. A person's handle stays one, in prose and inside a JSON string."""
+    edit = {"file_path": "/srv/harbor/lib/uploader.ex",
+            "old_string": "defmodule Harbor.Uploader do\n  @moduledoc \"\"\"\n  Old.\n"
+                          "  @chunk_size 4096\n", "new_string": "defmodule Harbor.Uploader do\n"}
+    p = write(tmp_path, "code.jsonl", [
+        {"role": "user", "content": "The uploader lacks a @moduledoc; ask @osk.varela."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {
+                "name": "Read", "arguments": '{"file_path": "/srv/harbor/lib/uploader.ex"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": READ_OUTPUT},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c2", "type": "function", "function": {
+                "name": "Edit", "arguments": json.dumps(edit)}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+        {"role": "assistant", "content": "Added `@typedoc`; told @mirela.dobrev via "
+                                         '{"channel": "@ops-harbor"}.'},
+    ])
+    rows = {r["token"]: r["class"] for r in candidates(read_transcript(p))}
+    for attribute in ("@moduledoc", "@max_chunk", "@impl", "@chunk_size", "@typedoc"):
+        assert attribute not in rows, attribute
+    assert {t: c for t, c in rows.items() if c == "handle"} == {
+        "@osk.varela": "handle", "@mirela.dobrev": "handle", "@ops-harbor": "handle"}
+
+
+def test_a_dotted_json_or_yaml_key_makes_no_port_unless_its_last_part_says_so(tmp_path):
+    """Issue 30: a dotted key was taken for a host, so `"server.timeout": 30000` and
+    `db.pool_size: 20000` were ports. A key's value is a port when the key's last part
+    says so; a host is written tight before its port."""
+    out = ('{"server.timeout": 30000, "server.port": 47219, "retries": 52311}\n'
+           "db.pool_size: 20000\ndb.listen_addr: 51873\nhttp.bind = 9090\n"
+           "--server.timeout=31000\nupstream gw.harbor.internal:47213, localhost:8443")
+    p = write(tmp_path, "k.jsonl", [{"role": "user", "content": "check the gateway"},
+                                    {"role": "tool", "content": out}])
+    rows = {r["token"]: r["class"] for r in candidates(read_transcript(p))}
+    assert {t for t, c in rows.items() if c == "port"} == {"47219", "51873", "9090",
+                                                           "47213", "8443"}
+    assert not {"30000", "20000", "31000", "52311"} & set(rows)
