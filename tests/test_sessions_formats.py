@@ -267,3 +267,33 @@ def test_a_dotted_json_or_yaml_key_makes_no_port_unless_its_last_part_says_so(tm
     assert {t for t, c in rows.items() if c == "port"} == {"47219", "51873", "9090",
                                                            "47213", "8443"}
     assert not {"30000", "20000", "31000", "52311"} & set(rows)
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('{\n  "conversation": [\n    {"speaker": "me", "said": "hello"}\n  ]\n}\n',
+     "one JSON object over 5 lines, not a Gemini CLI chat"),
+    ('[\n  {"speaker": "me", "said": "hello"}\n]\n', "one JSON list over 3 lines"),
+    ('{\n  "sessionId": "3b8e41d2",\n  "messages": [\n', "neither JSON lines nor one JSON "
+                                                        "document"),
+])
+def test_a_json_document_that_is_no_gemini_chat_names_the_shapes_tried(tmp_path, text, says):
+    """Issue 30 audit: a pretty-printed JSON file that is no Gemini chat was refused as
+    "x.json:1: not a JSON object", naming no shape; it is refused as any file matching
+    no shape is, saying what it is."""
+    p = tmp_path / "export.json"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(SessionError) as e:
+        read_transcript(p)
+    msg = str(e.value)
+    assert msg.startswith(f"{p}: the format cannot be detected") and says in msg, msg
+    assert "matches none of the shapes tried" in msg and "\n" not in msg
+    for shape in ("claude-code", "codex", "gemini", "messages"):
+        assert shape in msg
+
+
+def test_json_lines_with_a_broken_first_line_are_still_named_by_that_line(tmp_path):
+    lines = CC.read_text(encoding="utf-8").splitlines()
+    p = tmp_path / "cut.jsonl"
+    p.write_text("\n".join([lines[0][:40], *lines[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(SessionError, match=rf"{p.name}:1: not a JSON object"):
+        read_transcript(p)
