@@ -297,3 +297,28 @@ def test_json_lines_with_a_broken_first_line_are_still_named_by_that_line(tmp_pa
     p.write_text("\n".join([lines[0][:40], *lines[1:]]) + "\n", encoding="utf-8")
     with pytest.raises(SessionError, match=rf"{p.name}:1: not a JSON object"):
         read_transcript(p)
+
+
+def test_a_value_only_before_a_new_root_is_refused_as_such_not_as_a_fork(tmp_path):
+    """Issue 30 audit: records before a compact_boundary whose logical parent is absent
+    are no abandoned fork: the file lost what led to them. A fact found only there is
+    refused saying so, not "only on a side branch"."""
+    earlier = [
+        {"parentUuid": None, "isSidechain": False, "type": "user", "uuid": "0a01",
+         "message": {"role": "user", "content": "rotate the mirror to blobs-p3.idx"}},
+        {"parentUuid": "0a01", "isSidechain": False, "type": "assistant", "uuid": "0a02",
+         "message": {"id": "msg_00", "role": "assistant",
+                     "content": [{"type": "text", "text": "Rotating to blobs-p3.idx."}]}},
+    ]
+    p = write(tmp_path, "lost.jsonl", earlier + records(NEW_ROOT))
+    tr = read_transcript(p)
+    assert tr.new_roots == (3,) and dict(tr.left_out)["before_new_root"] == 2
+    assert not tr.off_thread and "side_branch" not in dict(tr.left_out)
+    facts = tmp_path / "f.yaml"
+    facts.write_text("facts:\n  - {label: the old index, value: blobs-p3.idx}\n",
+                     encoding="utf-8")
+    with pytest.raises(SessionError) as e:
+        build_session_fixture(SessionSpec("n", str(p), str(facts), folds=3), 1, "t")
+    msg = str(e.value)
+    assert "only before a new root" in msg and "the history before it is unknown" in msg
+    assert "side branch" not in msg and "fork" not in msg

@@ -214,6 +214,9 @@ def _where_else(fact: OwnFact, transcript: Transcript) -> str:
     """Which kind of place a value that is not on the main thread does occur in."""
     places = ((transcript.off_thread, "only on a side branch (an abandoned fork), which is "
                "left out of the folds"),
+              (transcript.before_root, "only before a new root (a compaction whose "
+               "logical parent is not in the file: the history before it is unknown), "
+               "which is left out of the folds"),
               (transcript.subagent, "only in a subagent's own thread; the main thread sees "
                "only the Task tool's result"),
               (transcript.compaction_summaries, "only in the compaction summary, the "
@@ -268,7 +271,8 @@ def session_meta(spec: SessionSpec, tr: Transcript, sha256: str) -> dict[str, An
     out by kind, and where the history before a compaction is unknown."""
     return {"format": tr.format, "transcript_sha256": sha256, "messages": len(tr.messages),
             "tool_results": tr.tool_results, "compactions": tr.compactions,
-            "off_thread_records": len(tr.off_thread) + len(tr.subagent),
+            "off_thread_records": len(tr.off_thread) + len(tr.subagent)
+            + len(tr.before_root),
             "left_out": dict(tr.left_out), "subagent_files": len(subagent_files(spec, tr)),
             "new_roots": [{"line": n, "note": NEW_ROOT_NOTE} for n in tr.new_roots],
             "include_thinking": spec.include_thinking}

@@ -199,4 +199,4 @@ def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: 
         tr = readers[fmt](p, records, include_thinking)
     return Transcript(str(path), tr.format, tr.messages, tr.compaction_summaries,
                       tr.off_thread, tr.compactions, raw, tr.subagent, tr.new_roots,
-                      tr.left_out)
+                      tr.left_out, tr.before_root)

@@ -298,7 +298,7 @@ def read_claude_code(path: Path, records: list[Record], include_thinking: bool
     _second_root(path, records, by_uuid, thread, new_roots)
     messages, summaries, boundaries = _thread_messages(thread, include_thinking, left)
     on = {r["uuid"] for _, r in thread}
-    off, sub, more = [], [], []
+    off, sub, more, before = [], [], [], []
     since = max(new_roots, default=0)
     for line, r in records:
         kind = r.get("type")
@@ -320,13 +320,16 @@ def read_claude_code(path: Path, records: list[Record], include_thinking: bool
         if r.get("isSidechain"):
             sub.append(text)
             left["subagent"] += 1
+        elif line < since:
+            before.append(text)
+            left["before_new_root"] += 1
         else:
             off.append(text)
-            left["before_new_root" if line < since else "side_branch"] += 1
+            left["side_branch"] += 1
     summaries += [s for s in more if s not in summaries]
     return Transcript(str(path), "claude-code", tuple(messages), tuple(summaries),
                       tuple(off), boundaries, subagent=tuple(sub), new_roots=tuple(new_roots),
-                      left_out=counted(left))
+                      left_out=counted(left), before_root=tuple(before))
 
 
 def _preserved_head(r: dict[str, Any]) -> str | None:
