@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from foldstudy.study.capacity import TEXT_CHARS_PER_TOKEN, required_context_tokens
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import load_arm_table
 
@@ -188,11 +189,37 @@ def test_a_chunk_that_cannot_fit_a_folding_models_context_is_refused_before_any_
     cfg["models"]["s"]["n_ctx"] = 4096
     msg = problems(cfg, config_schema, resources)
     said = re.search(r"config\.sweeps\.mine \(scenario atlas, folds: 2\): the largest chunk "
-                     r"\(~([\d,]+) tokens, [\d,]+ characters\) .* over model s's context of "
-                     r"4,096 tokens; folds: (\d+) or more would fit", msg)
+                     r"\(~([\d,]+) tokens, ([\d,]+) characters\) .* over model s's context "
+                     r"of 4,096 tokens; folds: (\d+) or more would fit", msg)
     assert said, msg
-    assert int(said.group(1).replace(",", "")) > 4096
-    cfg = config({"transcript": str(long_session(tmp_path)), "folds": int(said.group(2)),
+    tokens, chars = (int(said.group(k).replace(",", "")) for k in (1, 2))
+    assert tokens > 4096
+    # counted at the measured rate of such text (2.4-2.6 characters a token), not at the
+    # fixture generator's 3.0, which would undercount it (issue 30 audit)
+    assert tokens == int(chars / TEXT_CHARS_PER_TOKEN) and TEXT_CHARS_PER_TOKEN < 3.0
+    cfg = config({"transcript": str(long_session(tmp_path)), "folds": int(said.group(3)),
                   "facts": facts})
     cfg["models"]["s"]["n_ctx"] = 4096
+    assert load(cfg, config_schema, resources).sessions["atlas"]
+
+
+def test_a_chunk_that_fits_only_at_three_characters_a_token_is_refused(config_schema,
+                                                                       resources, tmp_path):
+    """Issue 30 audit: the context check counted 3.0 characters a token, the fixture
+    generator's convention, where this text measures 2.4-2.6 (study/capacity.py); a chunk
+    that fits only by that undercount is refused, one that fits at the measured rate
+    passes."""
+    cfg = config({"transcript": str(long_session(tmp_path)), "folds": 2,
+                  "facts": str(tmp_path / "facts.yaml")})
+    cfg["models"]["s"]["n_ctx"] = 65536
+    study = load(cfg, config_schema, resources)
+    chunk = max(len(c) for c in study.sessions["atlas"].chunks)
+    arms = [study.arms[a] for a in ("j", "m")]
+    undercount = required_context_tokens(chunk, arms, 3.0)
+    measured = required_context_tokens(chunk, arms, TEXT_CHARS_PER_TOKEN)
+    assert measured > undercount
+    cfg["models"]["s"]["n_ctx"] = undercount
+    assert f"over model s's context of {undercount:,} tokens" in problems(
+        cfg, config_schema, resources)
+    cfg["models"]["s"]["n_ctx"] = measured
     assert load(cfg, config_schema, resources).sessions["atlas"]

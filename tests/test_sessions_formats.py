@@ -218,3 +218,107 @@ def test_a_json_key_makes_a_number_a_port_only_when_it_says_so(tmp_path):
                                     {"role": "tool", "content": out}])
     rows = {r["token"]: r["class"] for r in candidates(read_transcript(p))}
     assert rows == {"47219": "port"}
+
+
+# What Claude Code 2.1's Read tool returns: the file's lines numbered cat -n style, the
+# number right-aligned and an arrow before each line.
+READ_OUTPUT = ("     1→defmodule Harbor.Uploader do\n     2→  @moduledoc \"\"\"\n"
+               "     3→  Streams blobs to the mirror.\n     4→  \"\"\"\n"
+               "     5→  @max_chunk 8_388_608\n     6→  @impl true\n     7→end")
+
+
+def test_a_code_attribute_is_no_handle_in_read_output_tool_input_or_prose(tmp_path):
+    """Issue 30: `@moduledoc` was still a handle where a line of code does not open the
+    text's line: a Read result's numbered lines, an Edit call's JSON-escaped input, a
+    sentence naming it. A person's handle stays one, in prose and inside a JSON string."""
+    edit = {"file_path": "/srv/harbor/lib/uploader.ex",
+            "old_string": "defmodule Harbor.Uploader do\n  @moduledoc \"\"\"\n  Old.\n"
+                          "  @chunk_size 4096\n", "new_string": "defmodule Harbor.Uploader do\n"}
+    p = write(tmp_path, "code.jsonl", [
+        {"role": "user", "content": "The uploader lacks a @moduledoc; ask @osk.varela."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {
+                "name": "Read", "arguments": '{"file_path": "/srv/harbor/lib/uploader.ex"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": READ_OUTPUT},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c2", "type": "function", "function": {
+                "name": "Edit", "arguments": json.dumps(edit)}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+        {"role": "assistant", "content": "Added `@typedoc`; told @mirela.dobrev via "
+                                         '{"channel": "@ops-harbor"}.'},
+    ])
+    rows = {r["token"]: r["class"] for r in candidates(read_transcript(p))}
+    for attribute in ("@moduledoc", "@max_chunk", "@impl", "@chunk_size", "@typedoc"):
+        assert attribute not in rows, attribute
+    assert {t: c for t, c in rows.items() if c == "handle"} == {
+        "@osk.varela": "handle", "@mirela.dobrev": "handle", "@ops-harbor": "handle"}
+
+
+def test_a_dotted_json_or_yaml_key_makes_no_port_unless_its_last_part_says_so(tmp_path):
+    """Issue 30: a dotted key was taken for a host, so `"server.timeout": 30000` and
+    `db.pool_size: 20000` were ports. A key's value is a port when the key's last part
+    says so; a host is written tight before its port."""
+    out = ('{"server.timeout": 30000, "server.port": 47219, "retries": 52311}\n'
+           "db.pool_size: 20000\ndb.listen_addr: 51873\nhttp.bind = 9090\n"
+           "--server.timeout=31000\nupstream gw.harbor.internal:47213, localhost:8443")
+    p = write(tmp_path, "k.jsonl", [{"role": "user", "content": "check the gateway"},
+                                    {"role": "tool", "content": out}])
+    rows = {r["token"]: r["class"] for r in candidates(read_transcript(p))}
+    assert {t for t, c in rows.items() if c == "port"} == {"47219", "51873", "9090",
+                                                           "47213", "8443"}
+    assert not {"30000", "20000", "31000", "52311"} & set(rows)
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('{\n  "conversation": [\n    {"speaker": "me", "said": "hello"}\n  ]\n}\n',
+     "one JSON object over 5 lines, not a Gemini CLI chat"),
+    ('[\n  {"speaker": "me", "said": "hello"}\n]\n', "one JSON list over 3 lines"),
+    ('{\n  "sessionId": "3b8e41d2",\n  "messages": [\n', "neither JSON lines nor one JSON "
+                                                        "document"),
+])
+def test_a_json_document_that_is_no_gemini_chat_names_the_shapes_tried(tmp_path, text, says):
+    """Issue 30 audit: a pretty-printed JSON file that is no Gemini chat was refused as
+    "x.json:1: not a JSON object", naming no shape; it is refused as any file matching
+    no shape is, saying what it is."""
+    p = tmp_path / "export.json"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(SessionError) as e:
+        read_transcript(p)
+    msg = str(e.value)
+    assert msg.startswith(f"{p}: the format cannot be detected") and says in msg, msg
+    assert "matches none of the shapes tried" in msg and "\n" not in msg
+    for shape in ("claude-code", "codex", "gemini", "messages"):
+        assert shape in msg
+
+
+def test_json_lines_with_a_broken_first_line_are_still_named_by_that_line(tmp_path):
+    lines = CC.read_text(encoding="utf-8").splitlines()
+    p = tmp_path / "cut.jsonl"
+    p.write_text("\n".join([lines[0][:40], *lines[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(SessionError, match=rf"{p.name}:1: not a JSON object"):
+        read_transcript(p)
+
+
+def test_a_value_only_before_a_new_root_is_refused_as_such_not_as_a_fork(tmp_path):
+    """Issue 30 audit: records before a compact_boundary whose logical parent is absent
+    are no abandoned fork: the file lost what led to them. A fact found only there is
+    refused saying so, not "only on a side branch"."""
+    earlier = [
+        {"parentUuid": None, "isSidechain": False, "type": "user", "uuid": "0a01",
+         "message": {"role": "user", "content": "rotate the mirror to blobs-p3.idx"}},
+        {"parentUuid": "0a01", "isSidechain": False, "type": "assistant", "uuid": "0a02",
+         "message": {"id": "msg_00", "role": "assistant",
+                     "content": [{"type": "text", "text": "Rotating to blobs-p3.idx."}]}},
+    ]
+    p = write(tmp_path, "lost.jsonl", earlier + records(NEW_ROOT))
+    tr = read_transcript(p)
+    assert tr.new_roots == (3,) and dict(tr.left_out)["before_new_root"] == 2
+    assert not tr.off_thread and "side_branch" not in dict(tr.left_out)
+    facts = tmp_path / "f.yaml"
+    facts.write_text("facts:\n  - {label: the old index, value: blobs-p3.idx}\n",
+                     encoding="utf-8")
+    with pytest.raises(SessionError) as e:
+        build_session_fixture(SessionSpec("n", str(p), str(facts), folds=3), 1, "t")
+    msg = str(e.value)
+    assert "only before a new root" in msg and "the history before it is unknown" in msg
+    assert "side branch" not in msg and "fork" not in msg

@@ -62,12 +62,26 @@ def set_tool_use_id(r: dict) -> None:
     r["message"]["content"][0]["tool_use_id"] = 7
 
 
+def reply(r: dict) -> bool:
+    return r.get("type") == "assistant" and "id" in r["message"]
+
+
+def set_id_list(r: dict) -> None:
+    r["message"]["id"] = ["msg_01", "msg_02"]  # was a raw TypeError: unhashable type
+
+
+def set_id_object(r: dict) -> None:
+    r["message"]["id"] = {"id": "msg_01"}
+
+
 @pytest.mark.parametrize(("which", "change", "says"), [
     (user_text, set_message, "message is a JSON string, not object"),
     (user_text, set_parent, "parentUuid is a JSON list, not string or null"),
     (user_text, set_uuid, "uuid is a JSON object, not string"),
     (tool_user, set_block, "message.content[0] is a JSON string, not object"),
     (tool_user, set_tool_use_id, "message.content[0].tool_use_id is a JSON number"),
+    (reply, set_id_list, "message.id is a JSON list, not string or null"),
+    (reply, set_id_object, "message.id is a JSON object, not string or null"),
 ])
 def test_a_malformed_claude_code_record_is_named_by_file_and_line(tmp_path, which, change,
                                                                    says):
@@ -105,11 +119,33 @@ def codex_name_number(recs: list[dict]) -> int:
     return i
 
 
+def codex_reasoning(recs: list[dict], key: str, value) -> int:
+    i = line_of(recs, lambda r: r["payload"].get("type") == "reasoning")
+    recs[i]["payload"][key] = value  # was a raw TypeError: not iterable
+    return i
+
+
+def codex_summary_number(recs: list[dict]) -> int:
+    return codex_reasoning(recs, "summary", 3)
+
+
+def codex_content_boolean(recs: list[dict]) -> int:
+    return codex_reasoning(recs, "content", True)
+
+
+def codex_summary_false(recs: list[dict]) -> int:
+    return codex_reasoning(recs, "summary", False)
+
+
 @pytest.mark.parametrize(("source", "fmt", "change", "says"), [
     (MSG, None, chat_calls_strings, "tool_calls[0] is a JSON string, not object"),
     (MSG, None, chat_content_number, "content is a JSON number"),
     (CODEX, "codex", codex_payload_string, "payload is a JSON string, not object"),
     (CODEX, None, codex_name_number, "payload.name is a JSON number, not string"),
+    (CODEX, None, codex_summary_number, "payload.summary is a JSON number, not list or null"),
+    (CODEX, None, codex_content_boolean,
+     "payload.content is a JSON boolean, not list or null"),
+    (CODEX, None, codex_summary_false, "payload.summary is a JSON boolean, not list or null"),
 ])
 def test_a_malformed_record_of_another_format_is_named_by_file_and_line(
         tmp_path, source, fmt, change, says):

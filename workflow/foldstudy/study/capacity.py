@@ -27,6 +27,8 @@ IDENTIFIER_CHARS_PER_TOKEN = 2.0
 # Fixture text (filler with planted turns) measured 2.6 chars a SmolLM2 token (2.4 at
 # the smallest scales); the generator, the probe and the audit size it at 3.0 instead, a
 # convention that fixes the fixture bytes (fixtures.CHARS_PER_TOKEN says why both stay).
+# The check that an own session's chunk fits a folding model's context uses this one
+# (config.resolve_capacity): at 3.0 it would undercount the chunk by about a sixth.
 TEXT_CHARS_PER_TOKEN = 2.6
 HOLD = 2  # the facts must fit at least twice over
 # The prompt the arms of one comparison share (paper §3.2: "Prompt, input, fold protocol,

@@ -392,7 +392,6 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
     session scenarios, whose facts and chunks are the transcript's (`scale` does not
     apply to them)."""
     from . import capacity as cap
-    from .fixture_files import CHARS_PER_TOKEN
     from .fixtures import build_fixture, chunk_chars_at, graded_facts
 
     def read(name: str) -> Any:
@@ -455,7 +454,10 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
             problems += cap.context_problems(
                 arms, chunk_sizes(sw, arms), {m: _context(cfg, m) for m in sw["models"]},
                 f"config.sweeps.{name} (scenario {sw['scenario']}, "
-                f"folds: {len(sessions[sw['scenario']].chunks)})", CHARS_PER_TOKEN)
+                f"folds: {len(sessions[sw['scenario']].chunks)})",
+                # the measured rate of this identifier-dense text, not the fixture
+                # generator's 3.0 convention, which would undercount a chunk's tokens
+                cap.TEXT_CHARS_PER_TOKEN)
     if problems:
         raise ConfigError(problems)
     return warnings

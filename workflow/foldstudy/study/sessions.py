@@ -214,6 +214,9 @@ def _where_else(fact: OwnFact, transcript: Transcript) -> str:
     """Which kind of place a value that is not on the main thread does occur in."""
     places = ((transcript.off_thread, "only on a side branch (an abandoned fork), which is "
                "left out of the folds"),
+              (transcript.before_root, "only before a new root (a compaction whose "
+               "logical parent is not in the file: the history before it is unknown), "
+               "which is left out of the folds"),
               (transcript.subagent, "only in a subagent's own thread; the main thread sees "
                "only the Task tool's result"),
               (transcript.compaction_summaries, "only in the compaction summary, the "
@@ -268,7 +271,8 @@ def session_meta(spec: SessionSpec, tr: Transcript, sha256: str) -> dict[str, An
     out by kind, and where the history before a compaction is unknown."""
     return {"format": tr.format, "transcript_sha256": sha256, "messages": len(tr.messages),
             "tool_results": tr.tool_results, "compactions": tr.compactions,
-            "off_thread_records": len(tr.off_thread) + len(tr.subagent),
+            "off_thread_records": len(tr.off_thread) + len(tr.subagent)
+            + len(tr.before_root),
             "left_out": dict(tr.left_out), "subagent_files": len(subagent_files(spec, tr)),
             "new_roots": [{"line": n, "note": NEW_ROOT_NOTE} for n in tr.new_roots],
             "include_thinking": spec.include_thinking}
@@ -350,26 +354,82 @@ CANDIDATE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("port", re.compile(r"(?:(?<=[a-z]:)|(?<=[:=] )|(?<=port )|(?<=port: ))\d{4,5}(?![\w.])")),
 )
 CANDIDATE_COLUMNS = ("token", "class", "first_turn", "count", "context")
-# A number after `key: ` or `key = ` is a port only when the key says so (a JSON
-# "timeout": 30000 is not one), or when the key is a host (gw.internal:47213).
+# A number after `key: ` or `key = ` is a port only when the key's last part says so (a
+# JSON "server.timeout": 30000 is not one), or when it follows a host (gw.internal:47213).
 PORT_KEY = re.compile(r"port|listen|bind", re.IGNORECASE)
-_KEY_BEFORE = re.compile(r"([\w.-]+)[\"']?\s*[:=]\s?$")
+_KEY_BEFORE = re.compile(r"([\w.-]+)([\"']?)(\s*)([:=])(\s?)$")
+
+# `@name` in a code attribute's, decorator's, annotation's or doc tag's place is no handle.
+# Where a line of code opens: the text's own line start, a line the Read tool numbered
+# (`     4→`, cat -n style, or `4<tab>`), or an escaped newline inside a JSON string (an
+# Edit or Write tool call's input), then indentation and a doc comment's marker
+# (` * @param`, `/// @see`, `// @ts-ignore`).
+_READ_LINE_NUMBER = re.compile(r"\s*\d+(?:→|\t)")
+_CODE_INDENT = re.compile(r"(?:\s|\\t)*(?:(?:\*|//+)\s*)?")
+# What follows an attribute definition rather than a name in prose: a call, a string or
+# heredoc (`@moduledoc """`, escaped inside JSON), a literal, a typespec, an assignment.
+_ATTRIBUTE_TAIL = re.compile(r"\(|\s+(?:\\?\"|'''|(?:true|false|nil)\b|::)"
+                             r"|\s*[-+*/|&]?=(?!=)")
+# The names code gives such attributes, which no handle is taken for: Elixir module
+# attributes, Python decorators, Java/Kotlin/TypeScript annotations, JSDoc and Javadoc
+# tags, CSS and Sass at-rules, Swift attributes.
+CODE_ATTRIBUTES = frozenset("""
+    moduledoc doc typedoc spec type typep opaque impl behaviour behavior callback
+    macrocallback derive enforce_keys optional_callbacks compile deprecated since
+    external_resource on_load before_compile after_compile dialyzer vsn moduletag
+    describetag dataclass property staticmethod classmethod abstractmethod cached_property
+    override overload wraps contextmanager asynccontextmanager total_ordering lru_cache
+    cache fixture Override Deprecated SuppressWarnings FunctionalInterface SafeVarargs Test
+    BeforeEach AfterEach BeforeAll AfterAll Autowired Component Service Repository
+    Controller RestController Bean Configuration Entity Injectable Input Output NgModule
+    Directive HostListener ViewChild JvmStatic Nullable NonNull Nonnull param returns
+    return throws throw see author example todo typedef link inheritDoc ts-ignore
+    ts-expect-error ts-nocheck media import keyframes font-face supports layer container
+    tailwind apply mixin include extend charset namespace objc available escaping MainActor
+    Published State Binding discardableResult
+""".split())
+# Modules whose decorators are written dotted (`@pytest.fixture`, `@mock.patch`).
+CODE_MODULES = frozenset({"pytest", "functools", "unittest", "mock", "typing", "abc",
+                          "contextlib", "dataclasses", "app", "router", "click"})
+
+
+def _code_attribute(text: str, m: re.Match[str]) -> bool:
+    """Whether an `@name` sits where code puts an attribute, not where prose names a
+    person: its name is one code gives attributes (in prose too: "the module lacks a
+    @moduledoc"), it opens a line of code (a line of the Read tool's numbered output or
+    one inside a JSON-escaped tool input included), it sits in inline code, or what
+    follows it is an attribute's value or a call."""
+    name = m.group(0)[1:]
+    if name in CODE_ATTRIBUTES or name.split(".")[0] in CODE_MODULES:
+        return True
+    if m.start() > 0 and text[m.start() - 1] == "`":
+        return True
+    line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+    escaped = line.rsplit("\\n", 1)
+    numbered = _READ_LINE_NUMBER.match(line)
+    opening = escaped[-1] if len(escaped) == 2 else line[numbered.end() if numbered else 0:]
+    if _CODE_INDENT.fullmatch(opening):
+        return True
+    return bool(_ATTRIBUTE_TAIL.match(text, m.end()))
 
 
 def _fits(cls: str, text: str, m: re.Match[str]) -> bool:
     """Whether the token's context agrees with the class its shape proposes: a port by
-    its key, a handle not in a decorator's or attribute's place (`@moduledoc`, `@dataclass`
-    open a line of code; `@fixture(` is a call)."""
+    its key, a handle not in a code attribute's place (_code_attribute)."""
     if cls == "port":
         key = _KEY_BEFORE.search(text[max(0, m.start() - 60):m.start()])
         if key is None:
             return True  # "port 47213": the pattern itself read the word port
-        name = key.group(1)
-        return bool(PORT_KEY.search(name)) or "." in name or name == "localhost"
+        name, quote, sep = key.group(1), key.group(2), key.group(4)
+        if PORT_KEY.search(name.rsplit(".", 1)[-1]):
+            return True
+        # host:port is written tight (gw.internal:47213); a JSON or YAML key's value
+        # follows a quote or a space ("server.timeout": 30000, db.pool_size: 20000),
+        # and then only the key's last part may say port
+        tight = not (quote or key.group(3) or key.group(5))
+        return tight and sep == ":" and ("." in name or name == "localhost")
     if cls == "handle":
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        first_on_line = not text[line_start:m.start()].strip()
-        return not first_on_line and not text.startswith("(", m.end())
+        return not _code_attribute(text, m)
     return True
 
 

@@ -47,7 +47,7 @@ class Transcript:
     format: str
     messages: tuple[Message, ...]  # the main thread: what is folded
     compaction_summaries: tuple[str, ...] = ()  # the tool's own carry: the baseline
-    off_thread: tuple[str, ...] = ()  # text of side branches and abandoned forks
+    off_thread: tuple[str, ...] = ()  # text of side branches (abandoned forks)
     compactions: int = 0  # compactions crossed on the main thread
     lines: tuple[str, ...] = field(default=(), repr=False)  # the raw lines, for the scan
     subagent: tuple[str, ...] = ()  # text of subagents' own threads (never the parent's)
@@ -55,6 +55,9 @@ class Transcript:
     # thread starts again there, and what came before is unknown
     new_roots: tuple[int, ...] = ()
     left_out: tuple[tuple[str, int], ...] = ()  # (kind, records) not on the thread
+    # text of the records before a new root: not a fork, a history the file lost the
+    # thread to (what came before the new root is unknown)
+    before_root: tuple[str, ...] = ()
 
     @property
     def tool_results(self) -> int:

@@ -85,13 +85,18 @@ def detect_format(records: list[tuple[int, dict[str, Any]]], path: Path) -> str:
     if len(seen) == 1:
         return next(iter(seen))
     if not seen:
-        raise SessionError(
-            f"{path}: the format cannot be detected: it matches none of the shapes tried "
-            f"({'; '.join(f'{k}: {v}' for k, v in SHAPES.items())}); point `transcript` at "
-            "a session file of one of them")
+        raise _no_shape(path)
     mixed = ", ".join(f"{n} lines like {k}" for k, n in seen.most_common())
     raise SessionError(f"{path}: the format cannot be detected ({mixed}); set `format:` "
                        f"to one of {', '.join(FORMATS)}")
+
+
+def _no_shape(path: Path, what: str = "") -> SessionError:
+    """The refusal of a file matching none of the shapes, naming them."""
+    return SessionError(
+        f"{path}: the format cannot be detected{what}: it matches none of the shapes tried "
+        f"({'; '.join(f'{k}: {v}' for k, v in SHAPES.items())}); point `transcript` at "
+        "a session file of one of them")
 
 
 def _gemini_document(text: str) -> dict[str, Any] | None:
@@ -102,7 +107,39 @@ def _gemini_document(text: str) -> dict[str, Any] | None:
         doc = json.loads(text)
     except json.JSONDecodeError:
         return None
-    return doc if isinstance(doc, dict) and "messages" in doc and "role" not in doc else None
+    return doc if _is_gemini(doc) else None
+
+
+def _is_gemini(doc: Any) -> bool:
+    return isinstance(doc, dict) and "messages" in doc and "role" not in doc
+
+
+def _one_document(path: Path, text: str) -> None:
+    """Refuse a file written as one JSON document over several lines that is no Gemini
+    chat (read line by line, it would fail at its first line as "not a JSON object",
+    naming no shape): the shapes tried are named, as for any file matching none."""
+    body = text.strip()
+    if not body.startswith(("{", "[")) or "\n" not in body:
+        return
+    lines = body.split("\n")
+    # the first or last line a record of its own: JSON lines (a bad line of them is
+    # named by its number when read)
+    for line in (lines[0], lines[-1]):
+        try:
+            json.loads(line)
+            return
+        except json.JSONDecodeError:
+            pass
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError as e:
+        raise _no_shape(path, f" (neither JSON lines nor one JSON document: {e.msg} at "
+                              f"line {e.lineno}, column {e.colno})") from e
+    if not _is_gemini(doc):
+        kind = "object" if isinstance(doc, dict) else "list" if isinstance(doc, list) \
+            else "value"
+        raise _no_shape(path, f" (one JSON {kind} over {len(lines)} lines, "
+                              "not a Gemini CLI chat: no messages[])")
 
 
 # -- messages (OpenAI chat) -------------------------------------------------------------------
@@ -153,6 +190,8 @@ def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: 
     if doc is not None:
         tr = read_gemini(p, doc, include_thinking)
     else:
+        if fmt is None:
+            _one_document(p, text)
         records = json_lines(p, text)
         fmt = fmt or detect_format(records, p)
         readers = {"messages": read_messages, "claude-code": read_claude_code,
@@ -160,4 +199,4 @@ def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: 
         tr = readers[fmt](p, records, include_thinking)
     return Transcript(str(path), tr.format, tr.messages, tr.compaction_summaries,
                       tr.off_thread, tr.compactions, raw, tr.subagent, tr.new_roots,
-                      tr.left_out)
+                      tr.left_out, tr.before_root)

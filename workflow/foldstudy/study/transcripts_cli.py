@@ -62,6 +62,8 @@ def _claude_shape(path: Path, line: int, r: dict[str, Any]) -> None:
                            "every message with its uuid and parentUuid")
     msg = expect(r.get("message"), (dict,), at, "message",
                  f"a {r['type']} record holds its message as an object {{role, content}}")
+    expect(msg.get("id"), (str, NULL), at, "message.id",
+           "the API message's id, shared by the records of one reply")
     content = expect(msg.get("content"), (str, list, NULL), at, "message.content",
                      "a string or a list of content blocks")
     for i, b in enumerate(content if isinstance(content, list) else []):
@@ -296,7 +298,7 @@ def read_claude_code(path: Path, records: list[Record], include_thinking: bool
     _second_root(path, records, by_uuid, thread, new_roots)
     messages, summaries, boundaries = _thread_messages(thread, include_thinking, left)
     on = {r["uuid"] for _, r in thread}
-    off, sub, more = [], [], []
+    off, sub, more, before = [], [], [], []
     since = max(new_roots, default=0)
     for line, r in records:
         kind = r.get("type")
@@ -318,13 +320,16 @@ def read_claude_code(path: Path, records: list[Record], include_thinking: bool
         if r.get("isSidechain"):
             sub.append(text)
             left["subagent"] += 1
+        elif line < since:
+            before.append(text)
+            left["before_new_root"] += 1
         else:
             off.append(text)
-            left["before_new_root" if line < since else "side_branch"] += 1
+            left["side_branch"] += 1
     summaries += [s for s in more if s not in summaries]
     return Transcript(str(path), "claude-code", tuple(messages), tuple(summaries),
                       tuple(off), boundaries, subagent=tuple(sub), new_roots=tuple(new_roots),
-                      left_out=counted(left))
+                      left_out=counted(left), before_root=tuple(before))
 
 
 def _preserved_head(r: dict[str, Any]) -> str | None:
@@ -351,9 +356,11 @@ def _codex_output(value: Any, at: str) -> str:
     return parts_text(value, at, "payload.output")
 
 
-def _reasoning_text(p: dict[str, Any]) -> str:
+def _reasoning_text(p: dict[str, Any], at: str) -> str:
     parts = [x.get("text", "") for key in ("summary", "content")
-             for x in (p.get(key) or []) if isinstance(x, dict)]
+             for x in expect(p.get(key), (list, NULL), at, f"payload.{key}",
+                             "a list of reasoning parts {type, text}, or null") or []
+             if isinstance(x, dict)]
     return "\n".join(str(t) for t in parts if t)
 
 
@@ -392,7 +399,7 @@ def _codex_item(path: Path, line: int, p: dict[str, Any], out: list[Message],
         expect(p.get("call_id", ""), (str,), at, "payload.call_id", "the id of its call")
         out.append(Message("tool", _codex_output(p.get("output"), at), line=line))
     elif kind == "reasoning":
-        thinking.append(_reasoning_text(p))
+        thinking.append(_reasoning_text(p, at))
     else:
         left[kind] += 1  # ghost snapshots, web search calls: not what a fold reads
 
