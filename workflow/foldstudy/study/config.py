@@ -357,14 +357,34 @@ def load_study(
     if problems:
         raise ConfigError(problems)
     try:
-        warnings = session_warnings + resolve_capacity(cfg, table, resources, arm_table,
-                                                       sessions)
+        warnings = session_warnings
+        if not cfg.get("evidence"):
+            warnings += resolve_capacity(cfg, table, resources, arm_table, sessions)
+        elif cfg.get("capacity_scale") is None:
+            cfg["capacity_scale"] = packaged_capacity_scale(cfg["evidence"])
         study = Study(cfg, table, resources)
     except SpecError as e:
         raise ConfigError([str(e)]) from e
     study.warnings = warnings + unused_override_warnings(cfg)
     study.sessions = sessions
     return study
+
+
+def packaged_capacity_scale(evidence: str) -> float | None:
+    """The capacity scale the study that made an evidence package chose (its manifest's
+    config), or None where it says none.
+
+    Evidence mode folds nothing, so capacity is never resolved there (resolving it needs
+    the fixtures, and a session's fixture needs its transcript, which a package leaves
+    out); a config that left capacity_scale to be chosen reads it from the package."""
+    import json
+
+    try:
+        made = json.loads((Path(evidence) / "manifest.json").read_text(encoding="utf-8"))
+        scale = made["config"]["capacity_scale"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # the package's own checks name what is wrong with it
+    return float(scale) if isinstance(scale, int | float) and scale > 0 else None
 
 
 # A chunk target under this many characters is measured on the generated fixture.
