@@ -21,6 +21,7 @@ from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study, study_digest
 from ..io import load_yaml, read_json, sha256_file, write_json, write_yaml
 from ..secrets import redact_secrets
+from ..study.spec import arms_file_path, own_arm_files
 from .crate import SNAKEMAKE_MARK, run_facts, workflow_sources, write_crate
 from .lock import EVIDENCE_FILES, verify_study
 from .sanitize import sanitize_config
@@ -118,6 +119,10 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     if figures and Path(figures).is_dir():
         files["figures"] = Path(figures)
     files.update(workflow_sources(workflow_root))
+    if (arms_file := arms_file_path(config)) is not None:
+        # the user's own arms are the study's method, as its Snakefile is: carried, and
+        # the released config names them there (release/sanitize.py)
+        files.update(own_arm_files(arms_file))
     dest = Path(out_dir)
     assemble(files, dest)
     write_yaml(released, dest / "config.yaml")

@@ -33,7 +33,16 @@ from .schema import (
 from .scopes import ANALYSES
 from .scopes import config_problems as scope_problems
 from .session_checks import session_fixtures
-from .spec import Arm, Fact, Fixture, SpecError, arm_ids, merge_own_arms, resolve_arm
+from .spec import (
+    Arm,
+    Fact,
+    Fixture,
+    SpecError,
+    arm_ids,
+    arms_file_path,
+    merge_own_arms,
+    resolve_arm,
+)
 
 
 class ConfigError(StudyError, ValueError):
@@ -323,8 +332,8 @@ def load_study(
     """Check the config (every problem at once), fill defaults, resolve the plan."""
     problems = nonfinite_problems(config) + secret_problems(config)
     problems += fixed_field_problems(config)
-    if isinstance(config.get("arms_file"), str):  # the user's own arms join the table
-        arm_table, own_arm_problems = merge_own_arms(arm_table, config["arms_file"], resources,
+    if (arms_file := arms_file_path(config)) is not None:  # the user's own arms join
+        arm_table, own_arm_problems = merge_own_arms(arm_table, str(arms_file), resources,
                                                      name_pattern(schema))
         problems += own_arm_problems
     problems += schema_problems(config, schema, arm_ids(arm_table)) + url_problems(config)
