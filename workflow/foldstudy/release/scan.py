@@ -43,7 +43,9 @@ ABSOLUTE_PATH = re.compile(
     r"|\b[A-Za-z]:(?:\\{1,2}|/)[^\s\"'<>]+")  # C:\Users\alice, D:/models
 TEXT_SUFFIXES = {".csv", ".json", ".md", ".tex", ".txt", ".yaml", ".yml", ".svg", ".py",
                  ".tsv", ".html", ".smk"}
-TEXT_NAMES = {"Snakefile"}  # the workflow definition the package carries (release/crate.py)
+# the workflow definition the package carries (release/crate.py), and Snakemake's mark,
+# which is read like any file: it is empty where Snakemake writes it
+TEXT_NAMES = {"Snakefile", ".snakemake_timestamp"}
 # An image embedded in an SVG (matplotlib's heatmap: data:image/png;base64,...) is binary
 # data, like the .png beside it, which is not read either; its base64 text reads as paths
 # ("+/a7LnLU/t2es") and refused every release with a heatmap.
