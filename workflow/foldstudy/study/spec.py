@@ -389,6 +389,21 @@ def own_arm_files(path: str | Path) -> dict[str, Path]:
     return out
 
 
+def _secret_lines(path: Path, at: str) -> list[str]:
+    """A secret in an own arm's prompt or schema file, by file and line, never its value:
+    the file is sent to the model with every fold, and a release carries it. Found as a
+    transcript's are (foldstudy/secrets.py's find_secrets)."""
+    from ..secrets import find_secrets
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return [f"{at}: {path} is not readable as UTF-8 text ({str(e)[:120]})"]
+    return [f"{at}: {path}:{h.line}: a credential-shaped string ({h.kind}; not shown); it "
+            "would be sent to the model with every fold and carried in a release: remove it"
+            for h in find_secrets(text)]
+
+
 def own_arm_twins(path: str | Path | None) -> dict[str, str]:
     """Each own arm of a (checked) arms file and the paper's arm it is twinned with."""
     if not path:
@@ -408,7 +423,7 @@ def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[st
         if a.get(key):
             p, problem = _inside(src.parent, a[key], f"{at}.{key}")
             spec[f"{key}_file"] = str(p)
-            problems += [problem] if problem else []
+            problems += [problem] if problem else _secret_lines(p, f"{at}.{key}")
     spec.setdefault("ceilings", {})
     spec.setdefault("description", a["title"])
     if problems:
