@@ -378,3 +378,22 @@ def test_a_secret_in_an_unpublished_release_is_refused_by_kind_never_shown(
         assert f"evidence/folds.csv:2: {kind}: not shown" in str(e.value)
         assert value not in str(e.value)
     assert not (study["root"] / "release/pkg.tar.gz").exists()
+
+
+def test_an_own_arms_file_of_any_name_in_the_package_is_scanned(tmp_path):
+    """The package's arms/ (an own-arms study's arms and prompt files) is read by the
+    release scanner whatever a prompt file's suffix, as every released file is."""
+    from foldstudy.release.scan import scan_tree
+
+    (tmp_path / "arms/prompts").mkdir(parents=True)
+    key = "sk-or-v1-" + "ab12" * 16
+    (tmp_path / "arms/prompts/compact.prompt").write_text(f"Summarise.\nUse {key}.\n")
+    found = scan_tree(tmp_path, {}, set(), [])
+    assert [(f.path, f.line) for f in found] == [("arms/prompts/compact.prompt", 2)]
+    assert key not in str(found[0])
+
+
+def test_the_released_config_names_the_own_arms_inside_the_package():
+    released, changed = sanitize_config({**BASE, "arms_file": "/home/me/mine/arms.yaml"})
+    assert released["arms_file"] == "arms/arms.yaml" and changed == {
+        "arms_file": "arms/arms.yaml"}
