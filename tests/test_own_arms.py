@@ -22,6 +22,11 @@ def arms_file(tmp_path: Path, arms: dict) -> Path:
     d.mkdir(exist_ok=True)
     (d / "prompt.md").write_text("Summarise the session. Keep every identifier.\n")
     (tmp_path / "outside.md").write_text(f"Summarise. Use {KEY} for the gateway.\n")
+    # inside the folder, yet holding a key: the prompt, and a schema's description
+    (d / "leaky.md").write_text(f"Summarise the session.\nUse {KEY} for the gateway.\n")
+    (d / "leaky.json").write_text('{"type": "object", "properties": {"summary": {"type": '
+                                  '"string", "description": "keep xoxb-123456789012-'
+                                  '1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"}}}\n')
     p = d / "arms.yaml"
     p.write_text(yaml.safe_dump({"arms": arms}))
     return p
@@ -56,6 +61,11 @@ CASES = [
      "arms.mine.system_prompt: ../outside.md is outside the arms file's folder"),
     ("a prompt that does not exist", {"mine": {**GOOD, "system_prompt": "nope.md"}},
      "nope.md does not exist"),
+    ("a key in a prompt inside the folder", {"mine": {**GOOD, "system_prompt": "leaky.md"}},
+     "leaky.md:2: a credential-shaped string ("),
+    ("a token in a schema inside the folder", {"mine": {**GOOD, "schema": "leaky.json",
+                                                        "carry": "raw_json"}},
+     "leaky.json:1: a credential-shaped string (Slack Token; not shown)"),
 ]
 
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from foldstudy.io import canonical_sha256, sha256_file
-from foldstudy.release.crate import CRATE_FILE, CrateError
+from foldstudy.release.crate import CRATE_FILE, SNAKEMAKE_MARK, CrateError
 from foldstudy.release.lock import VerifyFailed, verify_study, write_lock
 from foldstudy.release.package import make_release
 from foldstudy.release.sanitize import sanitize_config
@@ -216,6 +216,16 @@ def tamper_file_unpinned(package: Path) -> None:
     (package / "tables/extra.csv").write_text("a\n1\n")
 
 
+def tamper_snakemake_mark_with_content(package: Path) -> None:
+    """Snakemake's mark where it writes it (the package's root), holding text."""
+    (package / SNAKEMAKE_MARK).write_text("sk-or-v1-" + "ab12" * 16 + "\n")
+
+
+def tamper_snakemake_mark_elsewhere(package: Path) -> None:
+    """An empty file of the mark's name where Snakemake never writes one."""
+    (package / "evidence" / SNAKEMAKE_MARK).write_text("")
+
+
 TAMPERS = [
     ("crate deleted", tamper_crate_deleted,
      [f"`{CRATE_FILE}` vs package: missing", "pinned by the lock, missing from the package",
@@ -231,6 +241,11 @@ TAMPERS = [
     ("a file no pin names", tamper_file_unpinned,
      ["`tables/extra.csv` vs lock (package): in the package, pinned by no lock entry",
       "`tables/extra.csv` vs rebuild: in the package, not a table the evidence makes"]),
+    ("a Snakemake mark holding text", tamper_snakemake_mark_with_content,
+     [f"`{SNAKEMAKE_MARK}` vs lock (package): in the package, pinned by no lock entry"]),
+    ("a Snakemake mark where Snakemake writes none", tamper_snakemake_mark_elsewhere,
+     [f"`evidence/{SNAKEMAKE_MARK}` vs lock (package): in the package, pinned by no lock "
+      "entry"]),
 ]
 
 
@@ -259,6 +274,14 @@ def test_verify_names_each_tamper_of_a_released_package(released, tmp_path, tamp
     report = refusal(s, package)
     for line in said:
         assert line in report, report
+
+
+def test_snakemakes_empty_mark_on_the_package_is_no_file_of_it(released, tmp_path):
+    """Where Snakemake writes it (the package's root, a directory output), empty: not
+    pinned, not in the crate, and the package verifies."""
+    s, package = copy_of(released, tmp_path)
+    (package / SNAKEMAKE_MARK).write_text("")
+    assert verify_package(s, package) == []
 
 
 def test_a_crate_entry_without_an_id_is_one_line_not_a_key_error(released, tmp_path):
@@ -355,3 +378,22 @@ def test_a_secret_in_an_unpublished_release_is_refused_by_kind_never_shown(
         assert f"evidence/folds.csv:2: {kind}: not shown" in str(e.value)
         assert value not in str(e.value)
     assert not (study["root"] / "release/pkg.tar.gz").exists()
+
+
+def test_an_own_arms_file_of_any_name_in_the_package_is_scanned(tmp_path):
+    """The package's arms/ (an own-arms study's arms and prompt files) is read by the
+    release scanner whatever a prompt file's suffix, as every released file is."""
+    from foldstudy.release.scan import scan_tree
+
+    (tmp_path / "arms/prompts").mkdir(parents=True)
+    key = "sk-or-v1-" + "ab12" * 16
+    (tmp_path / "arms/prompts/compact.prompt").write_text(f"Summarise.\nUse {key}.\n")
+    found = scan_tree(tmp_path, {}, set(), [])
+    assert [(f.path, f.line) for f in found] == [("arms/prompts/compact.prompt", 2)]
+    assert key not in str(found[0])
+
+
+def test_the_released_config_names_the_own_arms_inside_the_package():
+    released, changed = sanitize_config({**BASE, "arms_file": "/home/me/mine/arms.yaml"})
+    assert released["arms_file"] == "arms/arms.yaml" and changed == {
+        "arms_file": "arms/arms.yaml"}

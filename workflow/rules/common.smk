@@ -24,7 +24,12 @@ from foldstudy.grade.validity import fold_attempt
 from foldstudy.study.config import ConfigError, decide_sweeps, load_study, run_path
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
-from foldstudy.study.spec import arm_ids, load_arm_table, own_arm_twins
+from foldstudy.study.spec import (
+    arm_ids,
+    arms_file_path,
+    load_arm_table,
+    own_arm_twins,
+)
 from foldstudy.study.design import cycle_length
 from foldstudy.analysis.sequential import first_stage
 

@@ -21,7 +21,7 @@ rule decision:
         decide=STUDY.config.get("decide"),
         power=STUDY.config["power"],
         compare_pairs=STUDY.config["compare_pairs"],
-        own_arms=own_arm_twins(STUDY.config["arms_file"]),
+        own_arms=own_arm_twins(arms_file_path(STUDY.config)),
         arms=audit_arms(),
         sweeps=decision_sweeps(),
         # the repeats to decide are priced at the audit's prices, before any call; a

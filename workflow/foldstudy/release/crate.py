@@ -120,10 +120,19 @@ def workflow_sources(root: str | Path) -> dict[str, Path]:
 SNAKEMAKE_MARK = ".snakemake_timestamp"
 
 
+def is_snakemake_mark(package: Path, p: Path) -> bool:
+    """Snakemake's own mark on the package (a directory output): at the package's root,
+    where Snakemake writes it after the release, and empty. A file of that name anywhere
+    else, or holding anything, is a file of the package like any other (pinned, in the
+    crate, scanned), so the name cannot carry content past them."""
+    return p == package / SNAKEMAKE_MARK and p.is_file() and p.stat().st_size == 0
+
+
 def package_files(package: Path) -> list[str]:
     """Every file of the package but the crate itself, by package path, sorted."""
     return sorted(p.relative_to(package).as_posix() for p in package.rglob("*")
-                  if p.is_file() and p.name not in (CRATE_FILE, SNAKEMAKE_MARK))
+                  if p.is_file() and p.name != CRATE_FILE
+                  and not is_snakemake_mark(package, p))
 
 
 def file_digests(package: Path, pinned: Mapping[str, str]) -> dict[str, str | None]:

@@ -21,7 +21,8 @@ from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study, study_digest
 from ..io import load_yaml, read_json, sha256_file, write_json, write_yaml
 from ..secrets import redact_secrets
-from .crate import SNAKEMAKE_MARK, run_facts, workflow_sources, write_crate
+from ..study.spec import arms_file_path, own_arm_files
+from .crate import is_snakemake_mark, run_facts, workflow_sources, write_crate
 from .lock import EVIDENCE_FILES, verify_study
 from .sanitize import sanitize_config
 from .scan import (
@@ -118,6 +119,10 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     if figures and Path(figures).is_dir():
         files["figures"] = Path(figures)
     files.update(workflow_sources(workflow_root))
+    if (arms_file := arms_file_path(config)) is not None:
+        # the user's own arms are the study's method, as its Snakefile is: carried, and
+        # the released config names them there (release/sanitize.py)
+        files.update(own_arm_files(arms_file))
     dest = Path(out_dir)
     assemble(files, dest)
     write_yaml(released, dest / "config.yaml")
@@ -290,14 +295,16 @@ def _host_allowed(url: str, hosts: set[str]) -> bool:
 
 
 def assemble(files: Mapping[str, Path], dest: Path) -> None:
-    """Copy files (package path -> source) into dest, replacing what was there."""
+    """Copy files (package path -> source) into dest, replacing what was there; of a
+    directory (results/figures), Snakemake's empty mark at its top is left out."""
     if dest.exists():
         shutil.rmtree(dest)
     for rel, src in files.items():
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
-            shutil.copytree(src, target, ignore=shutil.ignore_patterns(SNAKEMAKE_MARK))
+            shutil.copytree(src, target, ignore=lambda d, names, top=src: [
+                n for n in names if is_snakemake_mark(top, Path(d) / n)])
         else:
             shutil.copy2(src, target)
 

@@ -7,7 +7,8 @@ the manifest's copy, the crate's values) a private endpoint becomes `<local serv
 vllm>` (the model's `server`) or `<private endpoint>`, and a local path `<local path:
 name>` (the file's own name). The lock keeps the digest of the config as it ran, and
 records each substituted key with the value it was given, so verify accepts exactly that
-substitution and nothing else (`accepted_config_changes`).
+substitution and nothing else (`accepted_config_changes`). A config's `arms_file` becomes
+`arms/<name>`: the package carries the user's own arms there (release/package.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from urllib.parse import urlparse
 
 from ..io import canonical_sha256
 from ..secrets import PLACEHOLDER
+from ..study.spec import packaged_arms_file
 from .scan import ABSOLUTE_PATH, URL, private_host
 
 
@@ -59,7 +61,14 @@ def sanitize_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
             changed[key.removesuffix(".")] = new
         return new
 
-    return walk(config, "", None), changed
+    released = walk(config, "", None)
+    if isinstance(config.get("arms_file"), str):
+        # the user's own arms travel in the package (release/package.py): the released
+        # config names them there, relative to the package
+        released["arms_file"] = changed["arms_file"] = packaged_arms_file(config["arms_file"])
+        if released["arms_file"] == config["arms_file"]:
+            del changed["arms_file"]
+    return released, changed
 
 
 def _leaf(value: Any, server: str | None) -> Any:
@@ -78,6 +87,8 @@ def accepted_config_changes(changes: list[str], now_keys: dict[str, str],
     substitutions are accepted: a key the lock records as substituted, whose value now is
     the recorded one and holds a placeholder. Anything else stays a change."""
     ok = {k for k, v in substituted.items()
-          if PLACEHOLDER.search(str(v)) and now_keys.get(k) == canonical_sha256(v)}
+          if (PLACEHOLDER.search(str(v)) or (k == "arms_file" and isinstance(v, str) and v
+                                              == packaged_arms_file(v)))
+          and now_keys.get(k) == canonical_sha256(v)}
     return [c for c in changes if not any(c == f"config key {k}: changed since the lock"
                                           for k in ok)]

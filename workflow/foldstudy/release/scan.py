@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 from ..credentials import SECRET_ENV
 from ..errors import StudyError
 from ..secrets import find_secrets
+from ..study.spec import PACKAGED_ARMS
 
 # A bracketed IPv6 host ("http://[::1]:8000/v1") is part of the URL, brackets and all.
 URL = re.compile(r"\bhttps?://(?:\[[0-9A-Za-z:.%]*\]?)?[^\s\"'<>)\]]*")
@@ -42,7 +43,9 @@ ABSOLUTE_PATH = re.compile(
     r"|\b[A-Za-z]:(?:\\{1,2}|/)[^\s\"'<>]+")  # C:\Users\alice, D:/models
 TEXT_SUFFIXES = {".csv", ".json", ".md", ".tex", ".txt", ".yaml", ".yml", ".svg", ".py",
                  ".tsv", ".html", ".smk"}
-TEXT_NAMES = {"Snakefile"}  # the workflow definition the package carries (release/crate.py)
+# the workflow definition the package carries (release/crate.py), and Snakemake's mark,
+# which is read like any file: it is empty where Snakemake writes it
+TEXT_NAMES = {"Snakefile", ".snakemake_timestamp"}
 # An image embedded in an SVG (matplotlib's heatmap: data:image/png;base64,...) is binary
 # data, like the .png beside it, which is not read either; its base64 text reads as paths
 # ("+/a7LnLU/t2es") and refused every release with a heatmap.
@@ -155,9 +158,11 @@ def scan_tree(root: Path, secrets: Mapping[str, str], allowed: set[str],
     out = []
     markers = list(markers)
     for p in sorted(root.rglob("*")):
-        if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES):
+        rel = p.relative_to(root)
+        if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES
+                            or rel.parts[0] == PACKAGED_ARMS):  # a prompt: any name
             text = without_embedded_images(p.read_text(encoding="utf-8", errors="replace"))
-            out += scan_text(p.relative_to(root).as_posix(), text, secrets, allowed, markers)
+            out += scan_text(rel.as_posix(), text, secrets, allowed, markers)
     return out
 
 

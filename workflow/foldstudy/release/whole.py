@@ -18,7 +18,7 @@ from typing import Any
 
 from ..evidence.provenance import Mismatch
 from ..io import sha256_file
-from .crate import CRATE_FILE, SNAKEMAKE_MARK
+from .crate import CRATE_FILE, is_snakemake_mark
 
 LOCK_FILE = "lock.json"
 TABLES = "tables"
@@ -31,7 +31,7 @@ def pinned_files(package: Path) -> dict[str, str]:
     """package path -> sha256 of every file but the lock itself (the crate included)."""
     return {p.relative_to(package).as_posix(): sha256_file(p)
             for p in sorted(package.rglob("*"))
-            if p.is_file() and p.name != SNAKEMAKE_MARK and p != package / LOCK_FILE}
+            if p.is_file() and not is_snakemake_mark(package, p) and p != package / LOCK_FILE}
 
 
 def package_section(package: Path, substituted: dict[str, Any], redacted: dict[str, int],
@@ -99,7 +99,7 @@ def table_mismatches(package: Path, analysis: str | Path, resources: str | Path,
             return [Mismatch(TABLES, "rebuild", f"the tables do not rebuild from the "
                              f"evidence: {str(e)[:300]}")]
         made = {p.name for p in Path(tmp).iterdir() if p.is_file()}
-        have = {p.name for p in shipped.iterdir() if p.is_file() and p.name != SNAKEMAKE_MARK}
+        have = {p.name for p in shipped.iterdir() if p.is_file()}
         out = [Mismatch(f"{TABLES}/{n}", "rebuild", "rebuilt from the evidence, missing from "
                         "the package") for n in sorted(made - have)]
         out += [Mismatch(f"{TABLES}/{n}", "rebuild", "in the package, not a table the "

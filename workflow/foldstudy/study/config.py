@@ -33,7 +33,16 @@ from .schema import (
 from .scopes import ANALYSES
 from .scopes import config_problems as scope_problems
 from .session_checks import session_fixtures
-from .spec import Arm, Fact, Fixture, SpecError, arm_ids, merge_own_arms, resolve_arm
+from .spec import (
+    Arm,
+    Fact,
+    Fixture,
+    SpecError,
+    arm_ids,
+    arms_file_path,
+    merge_own_arms,
+    resolve_arm,
+)
 
 
 class ConfigError(StudyError, ValueError):
@@ -323,8 +332,8 @@ def load_study(
     """Check the config (every problem at once), fill defaults, resolve the plan."""
     problems = nonfinite_problems(config) + secret_problems(config)
     problems += fixed_field_problems(config)
-    if isinstance(config.get("arms_file"), str):  # the user's own arms join the table
-        arm_table, own_arm_problems = merge_own_arms(arm_table, config["arms_file"], resources,
+    if (arms_file := arms_file_path(config)) is not None:  # the user's own arms join
+        arm_table, own_arm_problems = merge_own_arms(arm_table, str(arms_file), resources,
                                                      name_pattern(schema))
         problems += own_arm_problems
     problems += schema_problems(config, schema, arm_ids(arm_table)) + url_problems(config)
@@ -357,14 +366,34 @@ def load_study(
     if problems:
         raise ConfigError(problems)
     try:
-        warnings = session_warnings + resolve_capacity(cfg, table, resources, arm_table,
-                                                       sessions)
+        warnings = session_warnings
+        if not cfg.get("evidence"):
+            warnings += resolve_capacity(cfg, table, resources, arm_table, sessions)
+        elif cfg.get("capacity_scale") is None:
+            cfg["capacity_scale"] = packaged_capacity_scale(cfg["evidence"])
         study = Study(cfg, table, resources)
     except SpecError as e:
         raise ConfigError([str(e)]) from e
     study.warnings = warnings + unused_override_warnings(cfg)
     study.sessions = sessions
     return study
+
+
+def packaged_capacity_scale(evidence: str) -> float | None:
+    """The capacity scale the study that made an evidence package chose (its manifest's
+    config), or None where it says none.
+
+    Evidence mode folds nothing, so capacity is never resolved there (resolving it needs
+    the fixtures, and a session's fixture needs its transcript, which a package leaves
+    out); a config that left capacity_scale to be chosen reads it from the package."""
+    import json
+
+    try:
+        made = json.loads((Path(evidence) / "manifest.json").read_text(encoding="utf-8"))
+        scale = made["config"]["capacity_scale"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # the package's own checks name what is wrong with it
+    return float(scale) if isinstance(scale, int | float) and scale > 0 else None
 
 
 # A chunk target under this many characters is measured on the generated fixture.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..secrets import is_placeholder
 from .schema import builtin_scenarios
 from .spec import Fixture
 
@@ -17,7 +16,8 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
     before any job (issue 25: every bad input refused by name, nothing written).
 
     Returns (scenario -> fixture, problems, warnings); a credential-shaped string in a
-    transcript is a warning by file and line, never its value.
+    transcript is a warning by file and line, never its value. In evidence mode
+    (config `evidence`) no transcript is read: nothing is folded.
     """
     from .sessions import SessionSpec, build_session_fixture, credential_lines
     from .transcripts import SessionError
@@ -32,9 +32,11 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
             problems.append(f"{where}: {name!r} is a built-in scenario; name your session "
                             "otherwise (e.g. its project)")
             continue
+        if cfg.get("evidence"):
+            # evidence mode folds nothing: the package's rows suffice, and its transcript
+            # was left out of it (`<local path: name>`) or lies on another machine
+            continue
         spec = SessionSpec.of(name, entry)
-        if cfg.get("evidence") and is_placeholder(spec.transcript):
-            continue  # a release left the user's path out; the package's rows suffice
         try:
             if name in used:
                 fx = build_session_fixture(spec, used[name], where)

@@ -350,7 +350,61 @@ def _inside(folder: Path, rel: str, at: str) -> tuple[Path, str | None]:
     return p, None
 
 
-def own_arm_twins(path: str | None) -> dict[str, str]:
+# Where a release carries the user's own arms (config arms_file): the arms file and the
+# prompt and schema files it names, at their places relative to it (release/package.py).
+PACKAGED_ARMS = "arms"
+
+
+def packaged_arms_file(path: str) -> str:
+    """What a released config's `arms_file` says: the arms file inside the package."""
+    return f"{PACKAGED_ARMS}/{Path(path).name}"
+
+
+def arms_file_path(config: dict[str, Any]) -> Path | None:
+    """The arms file the config names (relative to the working directory), or, in
+    evidence mode (config `evidence`), the one inside the package when it holds it: a
+    released config says `arms/<name>`, relative to the package."""
+    path = config.get("arms_file")
+    if not isinstance(path, str):
+        return None
+    p = Path(path).expanduser()
+    if isinstance(config.get("evidence"), str) and config["evidence"] and not p.is_absolute():
+        packaged = Path(config["evidence"]).parent / p
+        if packaged.is_file():
+            return packaged
+    return p
+
+
+def own_arm_files(path: str | Path) -> dict[str, Path]:
+    """The files a release carries for a (checked) arms file: package path -> source, the
+    arms file and each prompt and schema file it names (inside its folder, at the same
+    place relative to it). They are the study's method, as its Snakefile is."""
+    src = Path(path).expanduser()
+    out = {packaged_arms_file(str(src)): src}
+    for a in (load_yaml(src).get("arms") or {}).values():
+        for key in ("system_prompt", "schema"):
+            if isinstance(a.get(key), str):
+                f = (src.parent / a[key]).resolve()
+                out[f"{PACKAGED_ARMS}/{f.relative_to(src.parent.resolve()).as_posix()}"] = f
+    return out
+
+
+def _secret_lines(path: Path, at: str) -> list[str]:
+    """A secret in an own arm's prompt or schema file, by file and line, never its value:
+    the file is sent to the model with every fold, and a release carries it. Found as a
+    transcript's are (foldstudy/secrets.py's find_secrets)."""
+    from ..secrets import find_secrets
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return [f"{at}: {path} is not readable as UTF-8 text ({str(e)[:120]})"]
+    return [f"{at}: {path}:{h.line}: a credential-shaped string ({h.kind}; not shown); it "
+            "would be sent to the model with every fold and carried in a release: remove it"
+            for h in find_secrets(text)]
+
+
+def own_arm_twins(path: str | Path | None) -> dict[str, str]:
     """Each own arm of a (checked) arms file and the paper's arm it is twinned with."""
     if not path:
         return {}
@@ -369,7 +423,7 @@ def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[st
         if a.get(key):
             p, problem = _inside(src.parent, a[key], f"{at}.{key}")
             spec[f"{key}_file"] = str(p)
-            problems += [problem] if problem else []
+            problems += [problem] if problem else _secret_lines(p, f"{at}.{key}")
     spec.setdefault("ceilings", {})
     spec.setdefault("description", a["title"])
     if problems:
