@@ -81,3 +81,15 @@ def test_a_budget_short_of_the_maximum_ends_undecided_where_nothing_is_found():
     d = _shaped_blocks(np.random.default_rng(3), 0.5, 0.55, 24)
     r = S.staged_study(d, 0.75, 14, 0.10, ALPHA, 0.8, 24, 3, 1, budget_repeats=10)
     assert r.repeats == 10 and r.outcome == S.UNDECIDED
+
+
+def test_a_runs_cost_reads_what_the_gateway_reported_and_skips_what_is_no_cost():
+    """A stored reply keeps the usage.cost the gateway sent, even "abc" or NaN (the ledger
+    refused it by name and charged its worst case): a look adds the costs that are costs
+    and never dies on the others."""
+    from foldstudy.analysis.staging import record_usd
+
+    record = {"folds": [{"reply": {"cost_usd": 0.25}}, {"reply": {"cost_usd": "abc"}},
+                        {"reply": {"cost_usd": float("nan")}}, {"reply": None}],
+              "recall": {"reply": {"cost_usd": 0.5}}}
+    assert record_usd(record) == 0.75

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..backends.ledger import read_ledger
+from ..backends.ledger import read_ledger, reported_cost
 from ..evidence import columns
 from ..grade.rows import frame, grade_runs, read_record
 from ..io import read_json, write_text
@@ -87,10 +87,12 @@ def budget_stop(states: dict[str, dict[str, Any]], per_repeat: dict[str, float |
 
 
 def record_usd(record: dict[str, Any]) -> float:
-    """What one run's calls cost as reported: its folds' and its recall turn's."""
+    """What one run's calls cost as reported: its folds' and its recall turn's. A cost the
+    gateway reported that is no cost ("abc", NaN, negative) counts 0 here: the ledger
+    refused it by name and charged the call at its worst case."""
     replies = [f.get("reply") or {} for f in record.get("folds", [])]
     replies.append((record.get("recall") or {}).get("reply") or {})
-    return float(sum(float(r.get("cost_usd") or 0.0) for r in replies))
+    return float(sum(reported_cost(r.get("cost_usd")) or 0.0 for r in replies))
 
 
 def look_state(sweep: str, look: int, prev: dict[str, Any] | None, rows: pd.DataFrame,
