@@ -160,7 +160,7 @@ def test_the_embedded_model_folds_the_codex_sample_under_j_and_m(tmp_path):
         "  - {label: the upstream port of the mirror, value: '51873', class: port}\n"
         "  - {label: the release tag, value: v3.18.2-moraine}\n"
         "  - {label: the department that owns the mirror, value: Служба Причалов}\n"),
-        cores=1)
+        cores=2)
     manifest = json.loads((res / "fixtures/mine/manifest.json").read_text())
     assert manifest["session"]["format"] == "codex"
     assert manifest["own_compaction"]["held"] == ["the upstream port of the mirror"]
