@@ -357,7 +357,8 @@ def power_markdown(rows: list[dict[str, Any]], target: dict[str, float]) -> str:
             "cost_usd"]
     sources = sorted({f"{r['icc']} ({r['icc_source']})" for r in rows})
     lines = ["# Repeat plan", "",
-             f"ICC within cells: {'; '.join(sources) or 'none'}. Target difference "
+             "ICC (a pilot's within cells, else the paper's pooled): "
+             f"{'; '.join(sources) or 'none'}. Target difference "
              f"{target['target_difference']:g} in mean recall at alpha {target['alpha']:g} "
              f"and power {target['power']:g}. The test assumed is the study's verdict test, "
              "the exact sign-flip permutation test over blocks: its power simulated on "
@@ -385,14 +386,15 @@ def write_power(prompts: dict[str, str], fixture_paths: dict[str, str],
     cost = run_prices(prompts, fixture_paths, arms, backends, probe_dir, recall_max_tokens)
     pairs = contrasts(an, extra_pairs)
     # Without a pilot, the paper's pooled 0.750: above the within-cell ICC it stands for
-    # (0.42 on the paper-shaped package), so the plan errs on more repeats.
+    # (0.477 on the paper-shaped package, tests/test_power.py), so the plan errs on more
+    # repeats.
     iccs = (pilot_iccs(power_cfg["pilot"], an, pairs) if power_cfg["pilot"]
             else dict.fromkeys(pairs, IccSource(PAPER_ICC, "paper §4 (pooled)")))
     target = {k: float(power_cfg[k]) for k in ("target_difference", "alpha", "power")}
     rows = power_rows(sweeps, pairs, graded, iccs, target, cost)
     write_tsv(rows, POWER_COLUMNS, out_tsv)
     write_text(power_markdown(rows, target), out_md)
-    log.info("%d contrasts planned (ICC within cells: %s)", len(rows),
+    log.info("%d contrasts planned (ICC: %s)", len(rows),
              "; ".join(sorted({f"{i.value:.3f} {i.source}" for i in iccs.values()})))
     return rows
 
