@@ -6,6 +6,7 @@ pages, tables, summary) reads the session fixture unchanged."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -86,6 +87,54 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
     assert cand[0].split("\t") == ["token", "class", "first_turn", "count", "context"]
     assert any(line.startswith("@mirela.dobrev\thandle\t") for line in cand)
     assert (res / "sessions/atlas-cc/candidates.md").is_file()
+
+
+HARBOR = {"cc": "harbor.claude-code.jsonl", "codex": "harbor.codex.jsonl",
+          "gemini": "harbor.gemini.json", "msg": "harbor.messages.jsonl"}
+
+
+def test_one_session_in_all_four_formats_folds_the_same_through_the_gateway(tmp_path):
+    """Issue 30: the same session written by Claude Code, Codex CLI, Gemini CLI and as chat
+    messages, each format detected from its file, gives the same chunks and the same
+    planted folds through the whole workflow: every run sent the same fold requests, and
+    the trace dates every fact alike."""
+    models = [Model("acme/m", [Endpoint("A", "a", supported_parameters=ALL_PARAMETERS)])]
+    with GatewayStandin(models, key=KEY) as gw:
+        cfg = {"study": "harbor", "recall_max_tokens": 64,
+               "models": {"gw": gateway_model("acme/m", gw.base_url, timeout_s=10)},
+               "scenarios": {f"harbor-{s}": {"transcript": str(DATA / name),
+                                             "facts": str(DATA / "harbor-facts.yaml")}
+                             for s, name in HARBOR.items()},
+               "sweeps": {s: {"scenario": f"harbor-{s}", "models": ["gw"], "arms": ["m"],
+                              "repeats": 1} for s in HARBOR}}
+        # each reply names the digest of the whole message it answers (the previous carry
+        # and the chunk), so equal carries mean equal requests, fold by fold
+        gw.state.reply = lambda body, content: content + "\nsha256 " + hashlib.sha256(
+            json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()
+        p = GatewayStudy(tmp_path, cfg, KEY).snakemake("results/evidence/trace.csv",
+                                                        cores=2)
+        assert p.returncode == 0, p.stderr[-4000:]
+
+    res = tmp_path / "results"
+    manifests = {s: json.loads((res / f"fixtures/{s}/manifest.json").read_text())
+                 for s in HARBOR}
+    assert {s: m["session"]["format"] for s, m in manifests.items()} == {
+        "cc": "claude-code", "codex": "codex", "gemini": "gemini", "msg": "messages"}
+    fx = {s: json.loads((res / f"fixtures/{s}/fixture.json").read_text()) for s in HARBOR}
+    planted = {s: [(f["label"], f["chunk"]) for f in fx[s]["facts"]] for s in HARBOR}
+    for s in HARBOR:
+        assert fx[s]["chunks"] == fx["msg"]["chunks"], s
+        assert planted[s] == planted["msg"], s
+    # the four runs sent the same requests, fold by fold
+    carries = {s: [f["carry"] for f in json.loads(
+        (res / f"runs/{s}/gw/r0/m.json").read_text())["folds"]] for s in HARBOR}
+    assert all(len(c) == len(fx["msg"]["chunks"]) for c in carries.values())
+    assert len(set(carries["msg"])) == len(carries["msg"])  # each fold's own request
+    assert all(carries[s] == carries["msg"] for s in HARBOR)
+    trace = read_csv(res / "evidence/trace.csv")
+    by_sweep = {s: sorted((t["label"], t["fold"], t["present"], t["planted_fold"])
+                          for t in trace if t["row_id"].startswith(f"{s}/")) for s in HARBOR}
+    assert by_sweep["msg"] and all(by_sweep[s] == by_sweep["msg"] for s in HARBOR)
 
 
 def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path):
