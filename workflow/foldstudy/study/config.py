@@ -367,7 +367,10 @@ def load_study(
         raise ConfigError(problems)
     try:
         warnings = session_warnings
-        if not cfg.get("evidence"):
+        # Evidence mode resolves capacity as the study did, so the config it fills is the
+        # one the package's manifest pins; but a session study's transcripts are not read
+        # there (a package leaves them out): it takes the scale its package chose.
+        if not (cfg.get("evidence") and cfg.get("scenarios")):
             warnings += resolve_capacity(cfg, table, resources, arm_table, sessions)
         elif cfg.get("capacity_scale") is None:
             cfg["capacity_scale"] = packaged_capacity_scale(cfg["evidence"])
