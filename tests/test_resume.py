@@ -19,7 +19,7 @@ import pytest
 
 from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
 from .support.gateway_study import GatewayStudy, gateway_model
-from .support.procs import group, kill_group, snakemake_argv
+from .support.procs import group, kill_group, snakemake, snakemake_argv
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-standin-resume"
@@ -102,8 +102,6 @@ def test_killed_run_resumes_from_the_store_and_replay_reproduces_it(tmp_path):
     replay = tmp_path / "replay"
     shutil.copytree(store, replay / "results/store")
     (replay / "c.yaml").write_text(study.configfile.read_text())
-    from .support.procs import snakemake
-
     p = snakemake(replay, "-c2", TARGET, "--configfile", str(replay / "c.yaml"),
                   "--config", "replay=True")
     assert p.returncode == 0, p.stderr[-3000:]
