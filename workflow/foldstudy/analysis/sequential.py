@@ -28,6 +28,7 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as sps
 
+from ..study.design import first_stage, round_up  # noqa: F401 - staging's names
 from . import power as P
 from . import stats
 
@@ -114,16 +115,6 @@ def look(diffs: Sequence[float], fractions: Sequence[float], alpha: float, margi
     outcome = (DIFFERENCE if p <= nominal and d.mean() != 0 else EQUIVALENT if eq
                else UNDECIDED if final else CONTINUE)
     return Look(len(d), nominal, p, eq, outcome)
-
-
-def round_up(n: int, rotation: int) -> int:
-    return rotation * math.ceil(n / rotation)
-
-
-def first_stage(max_repeats: int, looks: int, rotation: int) -> int:
-    """The first stage: an equal share of the maximum over the looks, rounded up to the
-    rotation (what `-n` and the audit show beside the maximum)."""
-    return min(max_repeats, round_up(max(math.ceil(max_repeats / looks), 1), rotation))
 
 
 def next_stage(done: int, fractions: Sequence[float], diffs: Sequence[float], icc: float,

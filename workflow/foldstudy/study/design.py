@@ -9,6 +9,8 @@ number of arms, 2n for an odd number).
 
 from __future__ import annotations
 
+import math
+
 DESIGNS = ("latin", "williams")
 
 
@@ -52,3 +54,16 @@ def block_order(arms: list[str], repeat: int, design: str) -> list[str]:
     else:
         raise ValueError(f"design {design!r} (known: {' '.join(DESIGNS)})")
     return [arms[i] for i in idx]
+
+
+def round_up(n: int, rotation: int) -> int:
+    """n repeats rounded up to whole rotations of the design."""
+    return rotation * math.ceil(n / rotation)
+
+
+def first_stage(max_repeats: int, looks: int, rotation: int) -> int:
+    """A staged (decide) sweep's first stage: an equal share of the maximum over the
+    looks, rounded up to the rotation (what `-n` and the audit show beside the maximum).
+    Here, not in analysis.sequential, because the DAG needs it and scipy (which the
+    sequential test needs) would cost every dry run a second of imports."""
+    return min(max_repeats, round_up(max(math.ceil(max_repeats / looks), 1), rotation))
