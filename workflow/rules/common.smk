@@ -30,8 +30,7 @@ from foldstudy.study.spec import (
     load_arm_table,
     own_arm_twins,
 )
-from foldstudy.study.design import cycle_length
-from foldstudy.analysis.sequential import first_stage
+from foldstudy.study.design import cycle_length, first_stage
 
 SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it
 ROOT = Path(workflow.basedir)
@@ -187,9 +186,19 @@ def run_attempt(wildcards):
     return fold_attempt(path, STUDY.config["retry_infrastructure"])
 
 
-def model_threads(wildcards):
+def _threads(model):
     # Embedded jobs ask for the threads they use; other backends wait on a server.
-    return int(STUDY.model_config(wildcards.model).get("threads", 1))
+    return int(STUDY.model_config(model).get("threads", 1))
+
+
+def _model_threads(wildcards):
+    return _threads(wildcards.model)
+
+
+# A number where every model asks the same: Snakemake calls a job's callables once per
+# job (685 fold jobs in the paper study), and each call costs more than the plan's share.
+_THREADS = {_threads(m) for m in STUDY.config["models"]}
+model_threads = _THREADS.pop() if len(_THREADS) == 1 else _model_threads
 
 
 def sweep_runs(wildcards):
@@ -316,21 +325,30 @@ def probe_arm_params(wildcards):
 
 def _backend_slots(kind):
     def slots(wildcards):
-        # A replay sends nothing and loads no model (the tokenizer only): no slot.
-        if STUDY.config["replay"]:
-            return 0
         return 1 if STUDY.model_config(wildcards.model)["backend"] == kind else 0
 
     return slots
 
 
-# The resources of a job that calls a model (rules probe_model, fold): one slot of its
-# backend's resource, named by each backend (registry: backends/registry.py).
-BACKEND_SLOTS = {
-    cls.slot_resource: _backend_slots(kind)
-    for kind, cls in backend_classes().items()
-    if cls.slot_resource
-}
+def _slot_resources():
+    """The resources of a job that calls a model (rules probe_model, fold): one slot of
+    its backend's resource, named by each backend (registry: backends/registry.py). Only
+    the backends the study's models use; a number, not a function, when they all use one
+    (the common case: the dry run then calls no function per job for them). A replay
+    sends nothing and loads no model (the tokenizer only): no slot."""
+    if STUDY.config["replay"]:
+        return {}
+    used = {STUDY.model_config(m)["backend"] for m in STUDY.config["models"]}
+    named = {
+        k: c.slot_resource for k, c in backend_classes().items() if c.slot_resource
+    }
+    used = sorted(used & named.keys())
+    if len(used) == 1:
+        return {named[used[0]]: 1}
+    return {named[k]: _backend_slots(k) for k in used}
+
+
+BACKEND_SLOTS = _slot_resources()
 
 
 # --- statistics, tables and figures (rules/stats.smk, tables.smk, figures.smk) ---
