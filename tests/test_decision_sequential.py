@@ -5,6 +5,7 @@ spending of O'Brien-Fleming shape, the stage sizes, and a seeded few-second simu
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
 
@@ -93,3 +94,91 @@ def test_a_runs_cost_reads_what_the_gateway_reported_and_skips_what_is_no_cost()
                         {"reply": {"cost_usd": float("nan")}}, {"reply": None}],
               "recall": {"reply": {"cost_usd": 0.5}}}
     assert record_usd(record) == 0.75
+
+
+# -- a budget that runs out mid-stage (analysis/staging.py) -------------------------
+
+DECIDE = {"pair": ["j", "m"], "margin": 0.10, "max_repeats": 24, "looks": 3}
+LOOK1 = {"status": "continue", "repeats": 8, "next": 12, "fractions": [1 / 3], "looks": 1,
+         "blocks": 8, "p": 0.3, "nominal": 0.0007, "difference": 0.05}
+
+
+def _rows(diffs: list[float], stopped: set[tuple[int, str]], upto: int) -> pd.DataFrame:
+    """Rows of one model's blocks r0..r<upto-1>: j at 0.5, m at 0.5 + the block's diff;
+    a run in `stopped` is the budget's (not_run:budget: invalid, no recall)."""
+    out = []
+    for r in range(upto):
+        for arm, recall in (("j", 0.5), ("m", 0.5 + diffs[r % len(diffs)])):
+            cut = (r, arm) in stopped
+            out.append({"row_id": f"s/dear/r{r}/{arm}", "sweep": "s", "model": "dear",
+                        "arm": arm, "repeat": r, "valid": not cut,
+                        "invalid_reason": "not_run:budget" if cut else "",
+                        "recall": None if cut else recall, "n_graded": 14,
+                        "n_correct": None if cut else round(recall * 14)})
+    return pd.DataFrame(out)
+
+
+def _look(rows: pd.DataFrame, prev: dict | None, decide: dict = DECIDE, spent: float = 8.0,
+          budget: float | None = 10.0) -> dict:
+    from types import SimpleNamespace
+
+    from foldstudy.analysis.staging import look_state
+
+    params = SimpleNamespace(decide=decide, alpha=ALPHA, power=0.8, rotation=1, seed=3,
+                             models=["dear"], budget_usd=budget)
+    prev_file = None if prev is None else {"models": {"dear": prev}}
+    return look_state("s", 2, prev_file, rows, pd.DataFrame(columns=["row_id", "correct"]),
+                      {"dear": spent}, params, {"dear": 0.5}, spent)["models"]["dear"]
+
+
+def test_a_budget_out_mid_stage_counts_the_complete_repeats_and_ends_undecided():
+    """Issue 33: "A budget that runs out mid-stage gives *undecided* with the spend, the
+    remaining repeats and their price." The stage after look 1 (r8..r11) stopped at r9's
+    m: the look tests r0..r8 (9 blocks, at information 9/24), which decide nothing, and
+    leaves r9 out with every repeat after it."""
+    rows = _rows([0.3, -0.3, 0.0], {(9, "m"), (10, "j"), (10, "m"), (11, "j"), (11, "m")}, 12)
+    s = _look(rows, LOOK1)
+    assert (s["status"], s["stop"], s["repeats"], s["blocks"]) == ("undecided", "budget", 9, 9)
+    assert s["fractions"] == pytest.approx([1 / 3, 9 / 24]) and s["looks"] == 2
+    assert s["p"] is not None and "next" not in s and s["stopped_mid_stage"]
+    # budget_stop's account: the spend, the repeats left to max_repeats and their price
+    assert (s["remaining_repeats"], s["remaining_usd"]) == (15, pytest.approx(7.5))
+    assert s["budget_left_usd"] == pytest.approx(2.0) and s["spent_usd"] == 8.0
+
+
+def test_a_stop_in_the_stages_first_repeat_adds_no_look_at_the_same_information():
+    rows = _rows([0.3, -0.3, 0.0], {(8, "m"), *((r, a) for r in (9, 10, 11) for a in "jm")},
+                 12)
+    s = _look(rows, LOOK1)
+    assert (s["status"], s["stop"], s["repeats"], s["blocks"]) == ("undecided", "budget", 8, 8)
+    assert s["fractions"] == [1 / 3] and s["looks"] == 1 and s["p"] == LOOK1["p"]
+    assert s["remaining_repeats"] == 16
+
+
+def test_complete_blocks_that_decide_are_a_verdict_not_a_budget_stop():
+    """Ten blocks all for m at information 10/12 pass that look's level (the sign-flip p
+    is 2/2^10), though the budget stopped the eleventh."""
+    decide = {**DECIDE, "max_repeats": 12, "looks": 2}
+    prev = {**LOOK1, "repeats": 6, "next": 12, "fractions": [0.5]}
+    rows = _rows([0.3], {(10, "m"), (11, "j"), (11, "m")}, 12)
+    s = _look(rows, prev, decide)
+    assert s["status"] == "difference" and s["repeats"] == 10 and "stop" not in s
+    assert "remaining_repeats" not in s
+
+
+def test_a_budget_stopped_run_is_invalid_and_not_retried_and_reruns_only_at_a_new_budget(
+        tmp_path):
+    import json
+
+    from foldstudy.grade.validity import fold_attempt, fold_budget, retryable, validity
+
+    record = {"status": "not_run", "not_run_reason": "budget", "budget_usd": 2.0,
+              "folds": [{"reply": {"served_by": "p1"}}], "recall": None, "attempt": 1}
+    assert validity(record) == (False, "not_run:budget") and not retryable("not_run:budget")
+    path = tmp_path / "j.json"
+    assert fold_budget(path, 2.0) == 2.0  # no record yet: the budget it is made under
+    path.write_text(json.dumps(record))
+    assert fold_attempt(path, True) == 1  # retry_infrastructure leaves it alone
+    assert fold_budget(path, 2.0) == 2.0 and fold_budget(path, 5.0) == 5.0
+    path.write_text(json.dumps({**record, "status": "run", "not_run_reason": None}))
+    assert fold_budget(path, 5.0) == 2.0  # a finished run keeps its budget: no rerun

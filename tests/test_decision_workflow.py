@@ -2,20 +2,30 @@
 to drop identifiers by reply shape (tests/support/reply_shapes.py: a one-field schema
 loses 60% of them, plain text 10%): the card says m better for j against m, the staged
 study stops before max_repeats and spends less than the fixed design would; a budget that
-runs out mid-study gives undecided with the spend, the remaining repeats and their price;
+cannot cover the next stage, or runs out in the middle of one, gives undecided with the
+spend, the remaining repeats and their price (and a higher one resumes the second);
 with every shape at 10% the staged study ends equivalent or undecided, never a better arm.
 And the embedded default's card, read from the shared tiny study (conftest.tiny_study)."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT
 from .support import procs
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, rows_by_id
+from .support.gateway_standin import (
+    ALL_PARAMETERS,
+    Endpoint,
+    GatewayStandin,
+    Model,
+    canonical,
+    rows_by_id,
+)
 from .support.gateway_study import GatewayStudy, gateway_model
 from .support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
 
@@ -36,10 +46,11 @@ def _config(base_url: str, budget: float | None = None, decide: dict = DECIDE) -
     return cfg if budget is None else {**cfg, "budget_usd": budget}
 
 
-def _standin() -> GatewayStandin:
+def _standin(cost_factor: float = 1.0) -> GatewayStandin:
+    """The gateway, billing `cost_factor` times its listed price."""
     return GatewayStandin([Model("acme/dear", [Endpoint(
         "Dear", "dear", "fp8", supported_parameters=ALL_PARAMETERS, price_prompt="2e-6",
-        price_completion="8e-6")])], key=KEY)
+        price_completion="8e-6", cost_factor=cost_factor)])], key=KEY)
 
 
 def _run(gw: GatewayStandin, workdir: Path, budget: float | None = None,
@@ -101,6 +112,81 @@ def test_the_staged_study_finds_m_better_early_and_a_short_budget_leaves_it_unde
         card = (short.workdir / "results/decision.md").read_text()
         assert "undecided (budget_usd reached)" in card
         assert f"{state['remaining_repeats']} repeats remain to max_repeats" in card
+
+
+def _records(workdir: Path) -> dict[str, dict]:
+    return {p.relative_to(workdir / "results/runs/s/dear").as_posix(): json.loads(p.read_text())
+            for p in (workdir / "results/runs/s/dear").glob("r*/*.json")}
+
+
+def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_path):
+    """Issue 33: "A budget that runs out mid-stage gives *undecided* with the spend, the
+    remaining repeats and their price."
+
+    The stand-in bills 8 times its listing, so a stage costs about twice its price at the
+    audit's worst case: the budget, what look 1 left spent plus 1.02 times that price of
+    the next stage, lets the stage start (the look's budget_stop passes) and runs out
+    about half way through it (about the stage's real price of half of it). The run
+    still ends with a card; at the same budget a rerun sends nothing; a higher one reruns
+    the runs the budget stopped (their paid folds from the store) and finishes."""
+    with _standin(cost_factor=8) as gw:
+        workdir = tmp_path / "mid"
+        workdir.mkdir()
+        study = GatewayStudy(workdir, _config(gw.base_url), KEY)
+        assert study.snakemake(FIXTURE).returncode == 0
+        gw.state.reply = ShapedModel(fixture_facts(str(workdir / FIXTURE)), SHAPES, seed=5)
+        p = study.snakemake("results/decide/s/look1.json")  # stage 1, no budget yet
+        assert p.returncode == 0, p.stderr[-3000:]
+        first = _look(workdir)["models"]["dear"]
+        spent = json.loads((workdir / "results/spend/ledger.json").read_text())["spent_usd"]
+        budget = spent + 1.02 * first["price_per_repeat_usd"] * (
+            first["next"] - first["repeats"])
+
+        study.configfile.write_text(json.dumps(_config(gw.base_url, budget)))
+        p = study.snakemake("results/decision.md")
+        assert p.returncode == 0, p.stderr[-4000:]  # a verdict, not a failed job
+        assert sum(gw.state.billed_usd) <= budget
+        state = _look(workdir)["models"]["dear"]
+        assert (state["status"], state["stop"]) == ("undecided", "budget")
+        assert first["repeats"] <= state["repeats"] < first["next"]
+        assert state["stopped_mid_stage"] and state["spent_usd"] > first["spent_usd"]
+        assert state["remaining_repeats"] == DECIDE["max_repeats"] - state["repeats"]
+        assert state["remaining_usd"] == pytest.approx(
+            first["price_per_repeat_usd"] * state["remaining_repeats"])
+        records = _records(workdir)
+        stopped = {k: r for k, r in records.items() if r["status"] == "not_run"}
+        assert stopped and all(r["not_run_reason"] == "budget" and r["budget_usd"] == budget
+                               for r in stopped.values())
+        assert any(r["folds"] for r in stopped.values())  # the paid folds of the stopped run
+        assert len(rows_by_id(workdir / "results/evidence/rows.csv")) == 2 * state["repeats"]
+        card = (workdir / "results/decision.md").read_text()
+        assert (f"**undecided (budget_usd reached)** after {state['repeats']} repeats" in card
+                and "The budget ran out in the middle of a stage" in card)
+        assert f"spent ${state['spent_usd']:.2f}" in card
+        assert (f"{state['remaining_repeats']} repeats remain to max_repeats, at "
+                f"${state['remaining_usd']:.2f}") in card
+        print(card)  # the docs' mid-stage card (-s shows it)
+
+        # the same budget again: nothing reruns, nothing is sent
+        calls = len(gw.state.calls)
+        p = study.snakemake("results/decision.md")
+        assert p.returncode == 0 and len(gw.state.calls) == calls, p.stderr[-3000:]
+        assert "Nothing to be done" in p.stdout + p.stderr
+
+        # raised: exactly the stopped runs run again, and no call is paid twice
+        study.configfile.write_text(json.dumps(_config(gw.base_url, budget * 20)))
+        p = study.snakemake("results/decision.md")
+        assert p.returncode == 0, p.stderr[-4000:]
+        state = _look(workdir)["models"]["dear"]
+        assert state["status"] == "difference" and "stop" not in state  # m better
+        assert state["repeats"] > first["repeats"]
+        assert max(Counter(map(canonical, gw.state.billed)).values()) == 1
+        ran = set(re.findall(r"output: results/runs/s/dear/(r\d+/\w+\.json)",
+                             p.stdout + p.stderr))
+        assert ran & set(records) == set(stopped)  # of the runs made, only the stopped
+        after = _records(workdir)
+        assert all(after[k] == r for k, r in records.items() if k not in stopped)
+        assert all(after[k]["status"] == "run" for k in stopped)
 
 
 def test_with_every_shape_at_10_percent_the_staged_study_names_no_better_arm(tmp_path):

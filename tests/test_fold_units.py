@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from foldstudy.backends.base import ChatRequest, Reply
+from foldstudy.backends.base import Backend, ChatRequest, Reply
 from foldstudy.backends.store import ResponseStore, cache_key
 from foldstudy.grade.validity import retryable, validity
 from foldstudy.run.fold import carry_of
@@ -59,6 +59,9 @@ def base_record(**kw):
     ({"recall": None}, False, "missing_folds", True),
     ({"status": "not_run", "not_run_reason": "probe:context_too_short"}, False,
      "not_run:probe:context_too_short", False),
+    # a staged run budget_usd stopped part-way: its folds kept, rerun only at a new budget
+    ({"status": "not_run", "not_run_reason": "budget", "recall": None}, False,
+     "not_run:budget", False),
 ])
 def test_validity_rule(kw, valid, reason, retry):
     assert validity(base_record(**kw)) == (valid, reason)
@@ -163,3 +166,55 @@ def test_a_rendered_carry_knows_which_characters_the_model_wrote(arms):
     for arm, reply in (("m", " plain text "), ("f", '{"summary": "s"}')):
         r, *_ = carry_rendered(arms[arm], reply)
         assert r.model_chars() == len(r.text) == len(reply.strip())
+
+
+class _RunsOut(Backend):
+    """Answers two calls, then the ledger's refusal (BudgetExhausted) as the third
+    call's reservation would raise it."""
+
+    kind = "runs-out-test"
+
+    def __init__(self) -> None:
+        self.identity = {"backend": self.kind, "model": "toy"}
+        self.sent = 0
+
+    @classmethod
+    def describe(cls, name, cfg, pin=None):
+        return {"backend": cls.kind, "model": name}
+
+    def complete(self, request):
+        from foldstudy.backends.ledger import BudgetExhausted
+
+        if self.sent == 2:
+            raise BudgetExhausted("budget_usd 1 reached at s/toy/r0/m fold2: spent $1.0000")
+        self.sent += 1
+        return Reply(text="a summary", finish_reason="stop", prompt_tokens=1,
+                     completion_tokens=1, token_count_method="estimate", latency_s=0.0,
+                     served_by="toy", cost_usd=0.25)
+
+
+def test_a_staged_run_the_budget_stops_keeps_its_paid_folds_and_any_other_fails_its_job(
+        arms, resources, tmp_path):
+    """Issue 33: in a staged decision's sweep the run ends as a not_run:budget record with
+    the two folds it paid (a look counts their spend); elsewhere the ledger's one-line
+    refusal ends the job, as before, and no record is made."""
+    from foldstudy.analysis.staging import record_usd
+    from foldstudy.backends.ledger import BudgetExhausted
+    from foldstudy.run.fold import Prompts, Sample, run_row
+
+    from .support import records as R
+
+    prompts = Prompts.from_files(*(resources / "prompts" / n for n in (
+        "fold_user.md.j2", "recall_system.md", "recall_user.md.j2")))
+
+    def run(staged: bool, where: str):
+        return run_row(R.fixture(4), arms["m"], _RunsOut(), ResponseStore(tmp_path / where),
+                       prompts, Sample("s", "toy", "m", 0, 1, 7), 0.2, 64, staged=staged)
+
+    record = run(True, "staged").to_dict()
+    assert (record["status"], record["not_run_reason"]) == ("not_run", "budget")
+    assert record["not_run_detail"].startswith("budget_usd 1 reached")
+    assert len(record["folds"]) == 2 and record["recall"] is None
+    assert validity(record) == (False, "not_run:budget") and record_usd(record) == 0.5
+    with pytest.raises(BudgetExhausted, match="budget_usd 1 reached"):
+        run(False, "plain")

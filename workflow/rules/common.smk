@@ -20,7 +20,7 @@ from foldstudy.io import load_yaml, print_if_written, read_json
 from foldstudy.report.paths import block_path
 from foldstudy.run.audit import budget_note
 from foldstudy.report.titles import FIGURES, table_titles
-from foldstudy.grade.validity import fold_attempt
+from foldstudy.grade.validity import fold_attempt, fold_budget
 from foldstudy.study.config import ConfigError, decide_sweeps, load_study, run_path
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
@@ -167,7 +167,7 @@ ARM_PARAMS = {a: arm.to_dict() for a, arm in STUDY.arms.items()}
 def run_params(wildcards):
     run = STUDY.run(wildcards.sweep, wildcards.model, wildcards.repeat, wildcards.arm)
     sw = STUDY.config["sweeps"][run.sweep]
-    return {
+    params = {
         "arm": ARM_PARAMS[run.arm],
         "model": STUDY.model_config(run.model),
         "sample": {
@@ -179,6 +179,19 @@ def run_params(wildcards):
             "seed": sw["seed"],
         },
     }
+    if run.sweep in DECIDE_SWEEPS:
+        params["staged"] = staged_run(wildcards)
+    return params
+
+
+def staged_run(wildcards):
+    """A staged decision's run (issue 33): a budget that runs out part-way ends it as a
+    not_run:budget record, and a changed budget_usd reruns exactly the runs it stopped
+    (validity.fold_budget). Part of the `run` param, not a param of its own: a new param
+    changes the params Snakemake recorded for every fold job, so every finished run of
+    every study would run again; this key changes only the staged sweeps' runs."""
+    path = run_path(wildcards.sweep, wildcards.model, wildcards.repeat, wildcards.arm)
+    return {"budget_usd": fold_budget(path, STUDY.config["budget_usd"])}
 
 
 def run_attempt(wildcards):

@@ -22,6 +22,9 @@ rule fold:
     resources:
         **BACKEND_SLOTS,
     params:
+        # A staged decision's run (decide:) also carries run["staged"]: the budget it is
+        # made under, which reruns it only when the budget stopped it and budget_usd
+        # changed (common.smk staged_run)
         run=run_params,
         temperature=STUDY.config["temperature"],
         recall_max_tokens=STUDY.config["recall_max_tokens"],

@@ -7,8 +7,11 @@ results/decide/<sweep>/look<k>.json: per model its repeats so far, its status an
 model that goes on, the repeats it will have after the next stage. A model stops when
 its contrast is decided (a difference or equivalence), at max_repeats, or when the next
 stage would pass budget_usd at the audit's worst-case prices: then it is undecided, with
-what it spent, the repeats left to max_repeats and their price. The workflow reads the
-file to know which runs the next stage adds (common.smk `staged_repeats`).
+what it spent, the repeats left to max_repeats and their price. A budget that runs out
+in the middle of a stage (its runs end as not_run:budget records, run/fold.py) stops the
+model the same way unless the complete repeats before the first stopped run decide it;
+the partial repeat is left out. The workflow reads the file to know which runs the next
+stage adds (common.smk `staged_repeats`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pandas as pd
 from ..backends.ledger import read_ledger, reported_cost
 from ..evidence import columns
 from ..grade.rows import frame, grade_runs, read_record
+from ..grade.validity import BUDGET
 from ..io import read_json, write_text
 from . import analysis as A
 from . import power as P
@@ -32,16 +36,34 @@ from .decision import cell_icc
 log = logging.getLogger(__name__)
 
 CONTINUE = S.CONTINUE
+# a row's invalid_reason when budget_usd stopped its run part-way (grade/validity.py)
+BUDGET_STOPPED = f"not_run:{BUDGET}"
+
+
+def first_budget_stop(cell: pd.DataFrame) -> int | None:
+    """The repeat of one model's first run the budget stopped part-way, or None: the
+    repeats before it are complete, and none from it on is (a repeat after the stop was
+    never whole, and a block missing a run compares nothing)."""
+    stopped = cell.loc[cell["invalid_reason"] == BUDGET_STOPPED, "repeat"]
+    return None if stopped.empty else int(stopped.min())
 
 
 def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
                checks: pd.DataFrame, pair: tuple[str, str], decide: dict[str, Any],
                alpha: float, power: float, rotation: int, seed: int) -> dict[str, Any]:
-    """One model's look: its state after this stage (a stopped model keeps its state)."""
+    """One model's look: its state after this stage (a stopped model keeps its state).
+
+    Where budget_usd stopped a run of the stage, only the complete repeats before it
+    count, and unless they decide the model it ends *undecided* with stop "budget"
+    (budget_stop adds the spend, the repeats left and their price)."""
     if prev is not None and prev["status"] != CONTINUE:
         return prev
     mx, looks = int(decide["max_repeats"]), int(decide["looks"])
     cell = rows[rows["model"] == model]
+    stop = first_budget_stop(cell)
+    if stop is not None:
+        return _budget_look(model, prev, cell[cell["repeat"] < stop], stop, pair, decide,
+                            alpha, seed)
     pr = A.pairs(A.valid_rows(cell), *pair)
     diffs = (pr["recall_second"] - pr["recall_first"]).to_numpy()
     done = int(cell["repeat"].max()) + 1 if len(cell) else 0
@@ -67,23 +89,65 @@ def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
     return state
 
 
+def _budget_look(model: str, prev: dict[str, Any] | None, cell: pd.DataFrame, done: int,
+                 pair: tuple[str, str], decide: dict[str, Any], alpha: float, seed: int
+                 ) -> dict[str, Any]:
+    """A look where the budget ran out mid-stage: the test on the complete blocks at
+    their information, and *undecided* at the budget unless it decides. A stop in the
+    stage's first repeat adds no block: the last look's test stands, and is not repeated
+    at the same information. No stage follows, so there is no `next`."""
+    mx = int(decide["max_repeats"])
+    pr = A.pairs(A.valid_rows(cell), *pair)
+    diffs = (pr["recall_second"] - pr["recall_first"]).to_numpy()
+    before = prev["fractions"] if prev else []
+    grew = done > (prev["repeats"] if prev else 0)
+    fractions = [*before, done / mx] if grew else list(before)
+    last = {k: prev[k] for k in ("p", "nominal", "difference") if k in prev} if prev else {}
+    state: dict[str, Any] = {"p": None, "nominal": None, **last, "repeats": done,
+                             "blocks": len(diffs), "fractions": fractions,
+                             "looks": len(fractions), "status": S.UNDECIDED,
+                             "stop": "budget", "stopped_mid_stage": True}
+    if grew and len(diffs) >= 2:
+        lk = S.look(diffs, fractions, alpha, float(decide["margin"]), False, seed)
+        state.update(p=lk.p, nominal=lk.nominal, difference=float(np.mean(diffs)))
+        if lk.outcome != CONTINUE:  # the complete blocks decide it: no budget stop
+            state.update(status=lk.outcome)
+            del state["stop"], state["stopped_mid_stage"]
+    log.info("%s: budget_usd ran out mid-stage; %d complete repeats, %s", model, done,
+             state["status"])
+    return state
+
+
 def budget_stop(states: dict[str, dict[str, Any]], per_repeat: dict[str, float | None],
                 budget_usd: float | None, spent_usd: float, max_repeats: int) -> None:
     """Stop (in place) each continuing model whose next stage would pass the budget at
-    the worst-case price of a repeat (models in name order share what is left)."""
+    the worst-case price of a repeat (models in name order share what is left), and give
+    a model the budget stopped mid-stage (model_look) the same account: what is left of
+    the budget, the repeats left to max_repeats and their price."""
     left = math.inf if budget_usd is None else budget_usd - spent_usd
     for model in sorted(states):
         s = states[model]
+        price = per_repeat.get(model)
+        if s.get("stopped_mid_stage") and "remaining_repeats" not in s:
+            _stopped(s, price, left, max_repeats)
+            continue
         if s["status"] != CONTINUE:
             continue
-        price = per_repeat.get(model)
         cost = None if price is None else price * (s["next"] - s["repeats"])
         if cost is not None and cost > left:
-            remaining = max_repeats - s["repeats"]
-            s.update(status=S.UNDECIDED, stop="budget", remaining_repeats=remaining,
-                     remaining_usd=price * remaining, budget_left_usd=max(left, 0.0))
+            _stopped(s, price, left, max_repeats)
             continue
         left -= cost or 0.0
+
+
+def _stopped(s: dict[str, Any], price: float | None, left: float, max_repeats: int
+             ) -> None:
+    """Undecided at the budget: the repeats left to max_repeats, their worst-case price
+    (None where the model has no price) and what is left of the budget."""
+    remaining = max_repeats - s["repeats"]
+    s.update(status=S.UNDECIDED, stop="budget", remaining_repeats=remaining,
+             remaining_usd=None if price is None else price * remaining,
+             budget_left_usd=None if math.isinf(left) else max(left, 0.0))
 
 
 def record_usd(record: dict[str, Any]) -> float:

@@ -5,6 +5,10 @@ the pin, a fold that never happened) are invalid and may be retried. Catch-up is
 and is not retried: that row answered a different question. The arm's own behaviour
 (parse failure, truncation, abstention) stays valid and in the means: retrying it would
 select for the arm succeeding.
+
+A run a staged decision's budget stopped part-way (not_run:budget) is invalid and is not
+retried either: it is run again only when budget_usd is raised (fold_budget), from the
+response store for the folds it paid.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from ..backends.base import served_elsewhere
 from ..io import read_json
 
 RETRYABLE_PREFIXES = ("infrastructure:", "endpoint_mismatch", "missing_folds")
+# not_run_reason of a staged run that budget_usd stopped before its last call
+BUDGET = "budget"
 
 
 def validity(record: dict[str, Any]) -> tuple[bool, str]:
@@ -41,6 +47,11 @@ def validity(record: dict[str, Any]) -> tuple[bool, str]:
 def retryable(reason: str) -> bool:
     """May a row invalid for this reason be run again without biasing the study."""
     return reason.startswith(RETRYABLE_PREFIXES)
+
+
+def budget_stopped(record: dict[str, Any]) -> bool:
+    """Did budget_usd stop this run part-way (a staged decision's record, issue 33)."""
+    return record.get("status") == "not_run" and record.get("not_run_reason") == BUDGET
 
 
 def attempts_dir(record_path: str | Path) -> Path:
@@ -72,3 +83,24 @@ def fold_attempt(record_path: str | Path, retry_infrastructure: bool) -> int:
         if not valid and retryable(reason):
             return n + 1
     return n
+
+
+def fold_budget(record_path: str | Path, budget_usd: float | None) -> float | None:
+    """The budget a staged run's fold job is made under: its rule's param (issue 33).
+
+    A run budget_usd stopped part-way gets the budget configured now, so raising it
+    changes the param and Snakemake reruns exactly those jobs, their paid folds from the
+    response store; at the same budget the param is what it was and nothing reruns. Any
+    other run keeps the budget its record was made under, so a raised budget reruns none
+    of them; a run with no record yet gets the budget it will be made under, which its
+    record then keeps (a param that went back to None after the rerun would rerun it once
+    more).
+    """
+    p = Path(record_path)
+    if not p.is_file():
+        return budget_usd
+    try:
+        record = read_json(p)
+    except (ValueError, UnicodeDecodeError):
+        return budget_usd  # unreadable: the grade stage names it
+    return budget_usd if budget_stopped(record) else record.get("budget_usd")

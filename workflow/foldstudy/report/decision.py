@@ -117,7 +117,14 @@ def staged_line(s: dict[str, Any]) -> str:
             f"{_usd(s.get('remaining_usd'))}" if s.get("remaining_repeats") else "")
     return (f"Staged decision (`decide:`): **{s['stop']}** after {s['repeats']} repeats in "
             f"{s['looks']} look{'s' if s['looks'] != 1 else ''}{p}; spent "
-            f"{_usd(s.get('usd'))}{fixed}{left}.")
+            f"{_usd(s.get('usd'))}{fixed}{left}." + (MID_STAGE if s.get("mid_stage") else ""))
+
+
+# A budget that ran out in the middle of a stage (analysis/staging.py): what was left out,
+# and how to go on.
+MID_STAGE = (" The budget ran out in the middle of a stage: the repeat it stopped and any "
+             "after it are left out. To go on, raise `budget_usd` and run again: the runs "
+             "it stopped run again, their paid calls from the response store.")
 
 
 def card_markdown(c: D.Card, an: Analysis) -> list[str]:
@@ -237,7 +244,8 @@ def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[st
                 "staged_worst_usd": None if price is None else price * s["repeats"],
                 "remaining_repeats": s.get("remaining_repeats"),
                 "remaining_usd": s.get("remaining_usd"), "p": s.get("p"),
-                "nominal": s.get("nominal")}
+                "nominal": s.get("nominal"),
+                "mid_stage": bool(s.get("stopped_mid_stage"))}
     return out
 
 

@@ -29,9 +29,9 @@ from ..backends.base import (
     Reply,
 )
 from ..backends.call import cached_complete
-from ..backends.ledger import job_ledger
+from ..backends.ledger import BudgetExhausted, job_ledger
 from ..backends.store import ResponseStore
-from ..grade.validity import attempts_dir, retryable, validity
+from ..grade.validity import BUDGET, attempts_dir, retryable, validity
 from ..io import read_json, write_json
 from ..study.spec import Arm, Fixture
 
@@ -105,7 +105,10 @@ class RunRecord:
     """results/runs/.../{arm}.json: everything a grader or a reviewer needs of one run.
 
     status "run": every fold and the recall turn as they happened. status "not_run": the
-    probe forbade the arm, no call was made, and not_run_reason says which verdict.
+    probe forbade the arm, no call was made, and not_run_reason says which verdict; or,
+    in a staged decision's sweep, budget_usd stopped the run part-way (not_run_reason
+    "budget", the ledger's words in not_run_detail): its folds are those made and paid
+    before the stop, so a look counts their spend.
     """
 
     status: str
@@ -137,9 +140,13 @@ class RunRecord:
     # not_run only
     not_run_reason: str | None = None
     not_run_detail: str | None = None
+    # a staged decision's run only: the budget_usd in force when it was made (the fold
+    # rule reruns a budget-stopped run when it changes: validity.fold_budget)
+    budget_usd: float | None = None
 
     _OPTIONAL = ("endpoint", "ceiling_delivery", "token_count_method", "temperature",
-                 "n_chunks", "store", "wall_s", "not_run_reason", "not_run_detail")
+                 "n_chunks", "store", "wall_s", "not_run_reason", "not_run_detail",
+                 "budget_usd")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -342,13 +349,21 @@ def infra_error(e: BackendError, turn: str) -> dict[str, Any]:
 @dataclass
 class FoldChain:
     """What the folds of one run left: the carry the recall turn reads, every fold made,
-    and whether a catch-up or a fault cost any of them."""
+    and whether a catch-up, a fault or the budget cost any of them."""
 
     carry: str = ""
     folds: list[dict[str, Any]] = field(default_factory=list)
     catchup_fired: bool = False
     missing: int = 0
     infra_error: dict[str, Any] | None = None
+    # the ledger's refusal of the next call (budget_usd reached), kept with the folds
+    # made before it: run_row decides whether the run ends as a record or as the job
+    budget_stop: BudgetExhausted | None = None
+
+    @property
+    def ended(self) -> bool:
+        """Did a fault or the budget end the chain (no recall turn follows)."""
+        return self.infra_error is not None or self.budget_stop is not None
 
 
 def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carry: str,
@@ -405,7 +420,7 @@ def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carr
 def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
               temperature: float) -> FoldChain:
     """Every fold of the session; a chunk that overflows is folded with the next
-    (catch-up), and an infrastructure fault ends the chain."""
+    (catch-up), and an infrastructure fault or the budget ends the chain."""
     n = len(fixture.chunks)
     chain = FoldChain()
     pending: list[int] = []
@@ -425,6 +440,10 @@ def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
         except BackendError as e:
             chain.infra_error = infra_error(e, f"fold{i}")
             log.error("%s fold %d/%d failed: %s", caller.sample.row_id, i + 1, n, e)
+            chain.missing += n - i
+            break
+        except BudgetExhausted as e:
+            chain.budget_stop = e  # no call was sent; the folds made so far are kept
             chain.missing += n - i
             break
         chain.folds.append(fold)
@@ -480,17 +499,23 @@ def run_row(
     temperature: float,
     recall_max_tokens: int,
     recheck: bool = False,
+    staged: bool = False,
 ) -> RunRecord:
     """Fold the whole session through one arm and ask the recall turn (none after a
     fault: the row is invalid either way, and the call would be paid for nothing).
 
     recheck: this is a retry of an infrastructure-invalid row, so each stored reply is
     checked again before it is reused (call.cached_complete).
+
+    staged: the run belongs to a staged decision's sweep (config `decide:`), where a
+    budget that runs out part-way ends the run as a not_run:budget record keeping the
+    folds it paid (issue 33: a look then says *undecided*, with the spend). Elsewhere
+    BudgetExhausted ends the job as before, with no record.
     """
     caller = Caller(backend, store, sample, recheck)
     chain = run_folds(caller, arm, prompts, fixture, temperature)
     recall = None
-    if chain.infra_error is None:
+    if not chain.ended:
         try:
             recall = recall_turn(caller, prompts, chain.carry,
                                  [f.label for f in fixture.graded], temperature,
@@ -498,7 +523,23 @@ def run_row(
         except BackendError as e:
             chain.infra_error = infra_error(e, "recall")
             log.error("%s recall failed: %s", sample.row_id, e)
-    return run_record(caller, fixture, arm, temperature, chain, recall)
+        except BudgetExhausted as e:
+            chain.budget_stop = e
+    if chain.budget_stop is not None and not staged:
+        raise chain.budget_stop
+    record = run_record(caller, fixture, arm, temperature, chain, recall)
+    if chain.budget_stop is not None:
+        budget_stopped_record(record, chain.budget_stop)
+    return record
+
+
+def budget_stopped_record(record: RunRecord, stop: BudgetExhausted) -> None:
+    """Mark (in place) a staged run the budget stopped: not_run:budget, the ledger's
+    words kept, the folds it made (and paid) kept for the look's spend."""
+    record.status, record.not_run_reason, record.not_run_detail = "not_run", BUDGET, str(stop)
+    log.warning("%s stopped after %d folds: %s; recorded not_run:budget (a staged "
+                "decision's look reads it as undecided at the budget)", record.row_id,
+                len(record.folds), stop)
 
 
 def not_run_record(sample: Sample, scenario: str, arm: Arm, reason: str, detail: str = ""
@@ -530,6 +571,7 @@ def run_fold(
     lock: str | None = None,
     ledger: str | None = None,
     budget_usd: float | None = None,
+    staged: bool = False,
 ) -> RunRecord:
     """One run job: every fold of one (sweep, model, arm, repeat), then recall.
 
@@ -538,7 +580,10 @@ def run_fold(
 
     ledger, budget_usd (DESIGN §6): every paid call is held to the study's budget; past
     it BudgetExhausted ends the job before the call and no record is written, so a rerun
-    with a higher budget runs it again from the store.
+    with a higher budget runs it again from the store. In a staged decision's sweep
+    (staged) the job ends with a not_run:budget record instead, so the look after the
+    stage can still give a verdict; every record there keeps the budget in force
+    (validity.fold_budget reruns a stopped one when it is raised).
     """
     fixture = Fixture.from_dict(read_json(fixture_path))
     arm_spec = Arm.from_dict(arm)
@@ -549,6 +594,7 @@ def run_fold(
         if not perm["allowed"]:
             record = not_run_record(Sample(**sample), fixture.scenario, arm_spec,
                                     perm["verdict"], perm.get("reason", ""))
+            record.budget_usd = budget_usd if staged else None
             write_json(record.to_dict(), out)
             log.info("%s not run: probe verdict %s (%s); no call made", record.row_id,
                      perm["verdict"], perm.get("reason", ""))
@@ -564,7 +610,7 @@ def run_fold(
         record = run_row(
             fixture, arm_spec, backend, store, prompts, Sample(**sample),
             temperature=temperature, recall_max_tokens=recall_max_tokens,
-            recheck=bool(earlier) and not replay,
+            recheck=bool(earlier) and not replay, staged=staged,
         )
     finally:
         backend.close()
@@ -578,6 +624,7 @@ def run_fold(
     # old record before the job starts, so the job cannot read it).
     record.previous_attempts = earlier
     record.attempt = len(record.previous_attempts) + 1
+    record.budget_usd = budget_usd if staged else None
     _keep_attempt(record, out)
     write_json(record.to_dict(), out)
     log.info("%s attempt %d done in %.1fs; response store: %d hits, %d misses",
@@ -613,7 +660,8 @@ def fold_stage(input: Any, output: Any, params: Any, threads: int,
     --cores). They come from the script, not a `params` lambda: a callable param costs
     Snakemake an inspection per job, a third of the paper study's dry run. budget_usd
     comes from the script's config too (checked when the workflow loaded): as a param,
-    raising it would rerun every finished run."""
+    raising it would rerun every finished run. A staged decision's run carries
+    run["staged"] (common.smk run_params), which only its sweeps' runs have."""
     run = params.run
     return run_fold(
         input.fixture, arm=run["arm"], model_name=run["sample"]["model"],
@@ -622,5 +670,5 @@ def fold_stage(input: Any, output: Any, params: Any, threads: int,
         temperature=params.temperature,
         recall_max_tokens=params.recall_max_tokens, store_dir=params.store,
         out=output.record, probe_path=input.probe, replay=params.replay, lock=params.lock,
-        ledger=params.ledger, budget_usd=budget_usd,
+        ledger=params.ledger, budget_usd=budget_usd, staged="staged" in run,
     )
