@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from foldstudy.analysis import power as P
 from foldstudy.analysis import sequential as S
 
 ALPHA = 0.05
@@ -48,6 +49,23 @@ def test_stages_are_rounded_to_the_rotation_and_never_pass_the_maximum():
     # before the equal share, which it takes (rounded up to the rotation, never past 24)
     assert S.next_stage(8, [1 / 3], np.zeros(8), 0.75, 14, 0.10, ALPHA, 0.8, 24, 2, 1) == 8
     assert S.next_stage(8, [1 / 3], np.zeros(8), 0.75, 14, 0.10, ALPHA, 0.8, 24, 2, 5) == 10
+
+
+def test_the_next_stage_is_sized_by_the_plan_the_cards_use():
+    """One plan (power.decide_power): a staged study's next stage is the fewest repeats at
+    which the test that would decide the contrast at the observed difference reaches the
+    power at the next look's level; inside the margin that test is TOST (rows of 100
+    independent checks, where equivalence is reachable within the maximum)."""
+    small = np.tile([0.02, -0.01], 4)  # b - a = +0.005 over 8 blocks
+    step = S.next_stage(8, [8 / 24], small, 0.0, 100, 0.10, ALPHA, 0.8, 24, 2, 1)
+    level = S.nominal_levels([8 / 24, (8 + step) / 24], ALPHA)[-1]
+    before = S.nominal_levels([8 / 24, (7 + step) / 24], ALPHA)[-1]
+    mean = float(small.mean())
+    assert P.decide_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level) >= 0.8
+    assert P.decide_power(7 + step, mean, 0.0, 100, 0.10, 0.5, before) < 0.8
+    assert P.decide_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level) == \
+        P.tost_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level)
+    assert step < 8  # not the equal share of the 16 left over 2 looks
 
 
 def _shaped_blocks(rng: np.random.Generator, keep_a: float, keep_b: float, n: int,

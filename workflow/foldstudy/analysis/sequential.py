@@ -130,23 +130,23 @@ def next_stage(done: int, fractions: Sequence[float], diffs: Sequence[float], ic
                k: float, margin: float, alpha: float, power: float, max_repeats: int,
                looks_left: int, rotation: int, p_bar: float = 0.5) -> int:
     """Repeats to add before the next look, from the plan at the ICC so far: the fewest
-    (a multiple of the rotation) at which the planned test (power.power_at) reaches
-    `power` at the observed difference (at least the margin) and at the level the next
-    look would have under the spending; at most an equal share of what remains over the
-    looks left, so the looks are not spent at once. The last look takes all that remains."""
+    (a multiple of the rotation) at which the test that would decide the contrast at the
+    observed difference (power.decide_power: the sign-flip test at or beyond the margin,
+    TOST inside it, the plan the decision cards use) reaches `power` at the level the
+    next look would have under the spending; at most an equal share of what remains over
+    the looks left, so the looks are not spent at once. Before any block the plan is a
+    difference at the margin. The last look takes all that remains."""
     left = max_repeats - done
     if looks_left <= 1 or left <= 0:
         return max(left, 0)
-    top = 2 * min(p_bar, 1 - p_bar)
-    d = min(max(abs(float(np.mean(diffs))) if len(diffs) else margin, margin), top)
-    # planned at two decimals of the difference and the ICC: a plan is no finer than
-    # that, and power.power_at's simulated powers are then reused from look to look
-    d, icc = round(d, 2), round(icc, 2)
+    d = float(np.mean(diffs)) if len(diffs) else margin
     share = min(left, round_up(math.ceil(left / looks_left), rotation))
     for step in range(rotation, share, rotation):
         n = done + step
+        # the level to six decimals, as the plan's difference and ICC are rounded
+        # (power.plan_point): its simulated powers are then reused from look to look
         level = round(nominal_levels([*fractions, n / max_repeats], alpha)[-1], 6)
-        if P.power_at(n, d, icc, k, p_bar, level) >= power:
+        if P.decide_power(n, d, icc, k, margin, p_bar, level) >= power:
             return step
     return share
 
