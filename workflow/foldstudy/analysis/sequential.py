@@ -42,15 +42,18 @@ def obf_spent(t: float, alpha: float) -> float:
     return float(2 - 2 * sps.norm.cdf(sps.norm.ppf(1 - alpha / 2) / math.sqrt(t)))
 
 
-def _inside(bounds: Sequence[float], fractions: Sequence[float]) -> float:
-    """P(|Z_i| < c_i for every look i) for the score process at these fractions."""
+def _inside(bounds: Sequence[float], fractions: Sequence[float], drift: float = 0.0
+            ) -> float:
+    """P(|Z_i| < c_i for every look i) for the score process at these fractions, whose
+    statistic at information t has mean drift * sqrt(t) (0: no difference)."""
     k = len(bounds)
-    if k == 1:
-        return float(1 - 2 * sps.norm.sf(bounds[0]))
     t = np.asarray(fractions, float)
+    mean = drift * np.sqrt(t)
+    if k == 1:
+        return float(sps.norm.cdf(bounds[0] - mean[0]) - sps.norm.cdf(-bounds[0] - mean[0]))
     cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
     c = np.asarray(bounds, float)
-    mvn = sps.multivariate_normal(mean=np.zeros(k), cov=cov)
+    mvn = sps.multivariate_normal(mean=mean, cov=cov)
     return float(mvn.cdf(c, lower_limit=-c))
 
 
@@ -91,6 +94,22 @@ def _nominal(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
     # a study looks at few distinct fractions, and each boundary is a root-finding over
     # multivariate normal integrals: computed once per (fractions, alpha)
     return tuple(float(2 * sps.norm.sf(c)) for c in boundaries(fractions, alpha))
+
+
+def inflation_factor(fractions: Sequence[float], alpha: float, power: float) -> float:
+    """How much larger a staged design's maximum must be than the fixed design's for the
+    same power at the same alpha (Jennison & Turnbull 2000, §2.7): (theta_K /
+    theta_1)^2, theta the drift of the score process at full information at which the
+    looks' boundaries reject with probability `power`. At the same maximum a staged
+    design is less powerful than the fixed level-alpha test, the most powerful there;
+    this is the maximum that buys the power back."""
+    def drift(ts: Sequence[float]) -> float:
+        bounds = boundaries(ts, alpha)
+        z = float(sps.norm.isf(alpha / 2) + sps.norm.ppf(power))
+        return float(optimize.brentq(lambda th: 1 - _inside(bounds, ts, th) - power,
+                                     0.5 * z, 2 * z, xtol=1e-6))
+
+    return (drift(fractions) / drift([1.0])) ** 2
 
 
 @dataclass(frozen=True)
