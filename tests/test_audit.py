@@ -53,6 +53,37 @@ def test_unknown_prices_make_the_total_a_lower_bound(arms):
     assert rows[-1]["est_usd_max"].endswith("+")
 
 
+def test_a_staged_decision_prices_its_first_stage_and_its_maximum(arms):
+    """Issue 33: "The DAG stays plannable: -n and the audit show the first stage and the
+    maximum." A sweep decided in stages plans its maximum (the per-model lines and TOTAL
+    count every run up to max_repeats); its DECIDE_FIRST line gives the first stage's
+    repeats, runs, calls and worst-case dollars, every model's, and DECIDE_MAX the
+    maximum's, which is the sweep's whole plan."""
+    from foldstudy.run.audit import PLAN_COLUMNS, StagedSweep
+
+    runs = [PlannedRun("s", model, arm, rep) for model in ("hosted", "other")
+            for rep in range(24) for arm in "jm"]
+    probes = {m: {"price_prompt_usd_per_token": 1e-6, "price_completion_usd_per_token": 2e-6}
+              for m in ("hosted", "other")}
+    backends = dict.fromkeys(probes, "openrouter")
+    rows = plan_rows(runs, arms, backends, probes, SIZES, 400, 50.0,
+                     [StagedSweep("s", ("j", "m"), 8, 24, 3)])
+    assert [r["model"] for r in rows[-4:]] == ["TOTAL", "DECIDE_FIRST", "DECIDE_MAX", "BUDGET"]
+    first, most, total = rows[-3], rows[-2], rows[-4]
+    assert all(set(r) == set(PLAN_COLUMNS) for r in rows)
+    assert (first["sweep"], first["repeats"], most["repeats"]) == ("s", 8, 24)
+    assert first["runs"] == 8 * 2 * 2 and most["runs"] == total["runs"] == 96
+    assert most["calls"] == total["calls"] == 3 * first["calls"]
+    assert most["est_usd_max"] == total["est_usd_max"]
+    assert float(first["est_usd_max"]) == pytest.approx(float(total["est_usd_max"]) / 3,
+                                                        abs=0.01)
+    assert "j vs m: the first stage, 8 repeats per model over 2 models" in \
+        first["price_source"]
+    # without a staged decision the plan is as before: no DECIDE lines
+    assert not [r for r in plan_rows(runs, arms, backends, probes, SIZES, 400)
+                if r["model"].startswith("DECIDE")]
+
+
 @pytest.mark.workflow
 def test_audit_rule_calls_no_model(tmp_path):
     p = snakemake(tmp_path, "-c1", "results/audit/plan.tsv", timeout=300)

@@ -11,6 +11,7 @@ import pytest
 
 from foldstudy.analysis import analysis as A
 from foldstudy.analysis import decision as D
+from foldstudy.analysis import power as P
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.report import decision as R
 from foldstudy.study.spec import load_arm_table, resolve_arm
@@ -81,6 +82,33 @@ def test_equal_arms_are_equivalent_and_a_close_call_is_undecided_and_priced():
     assert v.more_calls == 12 * v.more_repeats
     assert v.more_usd == pytest.approx(0.10 * v.more_repeats)
     assert "repeats would decide it" in R.contrast_line(v)
+
+
+def test_an_undecided_contrast_is_planned_by_the_test_that_would_decide_it():
+    """Issue 33: "An undecided contrast says how many more repeats would decide it at the
+    observed difference and ICC, and what those cost". Beyond the margin (b - a =
+    +0.15) a difference decides it, planned as the card tests it: the sign-flip test's
+    simulated power, never fewer repeats than the t formula; inside it (b - a = 0) only
+    equivalence can, planned as TOST at the margin. Both through power.repeats_to_decide,
+    the plan a staged study's next stage uses too."""
+    ci = dataclasses.replace(CI, decide_pair=("j", "m"), price=lambda s, m, a: D.Price(6, 0.05),
+                             rotation=lambda s: 5)
+    for m_recalls, test in (([0.7, 0.6, 0.6, 0.8], P.DIFFERENCE),
+                            ([0.6, 0.6, 0.4, 0.5], P.EQUIVALENCE)):
+        rows, checks = _cell({"j": [0.5, 0.7, 0.3, 0.6], "m": m_recalls})
+        v = _contrast(D.cards(rows, checks, AN, ci)[0], "j", "m")
+        assert v.word == "undecided" and v.planned_test == test
+        p_bar = (v.a_mean + v.b_mean) / 2
+        plan = P.repeats_to_decide(v.difference, v.icc, 10, 0.10, p_bar, AN.alpha, 0.8, 5)
+        assert (v.repeats_to_decide, v.planned_difference) == (plan.repeats, plan.difference)
+        assert v.more_repeats == plan.repeats - 4 and v.more_calls == 12 * v.more_repeats
+        assert v.more_usd == pytest.approx(0.10 * v.more_repeats)
+        line = R.contrast_line(v)
+        assert f"{plan.repeats} repeats would decide it" in line
+        assert ("as equivalent (TOST at the margin)" in line) == (test == P.EQUIVALENCE)
+        if test == P.DIFFERENCE:
+            assert plan.repeats >= P.repeats_needed(plan.difference, plan.icc, 10, p_bar,
+                                                    AN.alpha, 0.8, 5, simulate=False)
 
 
 def test_every_arm_lost_every_fact_gets_that_verdict_and_no_ranking():

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from foldstudy.analysis import power as P
 from foldstudy.analysis import sequential as S
 
 ALPHA = 0.05
@@ -49,6 +50,46 @@ def test_stages_are_rounded_to_the_rotation_and_never_pass_the_maximum():
     # before the equal share, which it takes (rounded up to the rotation, never past 24)
     assert S.next_stage(8, [1 / 3], np.zeros(8), 0.75, 14, 0.10, ALPHA, 0.8, 24, 2, 1) == 8
     assert S.next_stage(8, [1 / 3], np.zeros(8), 0.75, 14, 0.10, ALPHA, 0.8, 24, 2, 5) == 10
+
+
+def test_the_next_stage_is_sized_by_the_plan_the_cards_use():
+    """One plan (power.decide_power): a staged study's next stage is the fewest repeats at
+    which the test that would decide the contrast at the observed difference reaches the
+    power at the next look's level; inside the margin that test is TOST (rows of 100
+    independent checks, where equivalence is reachable within the maximum)."""
+    small = np.tile([0.02, -0.01], 4)  # b - a = +0.005 over 8 blocks
+    step = S.next_stage(8, [8 / 24], small, 0.0, 100, 0.10, ALPHA, 0.8, 24, 2, 1)
+    level = S.nominal_levels([8 / 24, (8 + step) / 24], ALPHA)[-1]
+    before = S.nominal_levels([8 / 24, (7 + step) / 24], ALPHA)[-1]
+    mean = float(small.mean())
+    assert P.decide_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level) >= 0.8
+    assert P.decide_power(7 + step, mean, 0.0, 100, 0.10, 0.5, before) < 0.8
+    assert P.decide_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level) == \
+        P.tost_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level)
+    assert step < 8  # not the equal share of the 16 left over 2 looks
+
+
+def test_the_inflation_factor_is_the_maximum_that_buys_the_power_back():
+    """A staged design at the fixed design's maximum is less powerful (the fixed level-alpha
+    test is the most powerful there); inflated by sequential.inflation_factor, the score
+    process at the fixed design's power-0.8 drift crosses a boundary with probability 0.8
+    (Monte Carlo at the looks, 400,000 paths: standard error 0.0006)."""
+    t = np.array([1 / 3, 2 / 3, 1.0])
+    f = S.inflation_factor(list(t), ALPHA, 0.8)
+    assert S.inflation_factor([1.0], ALPHA, 0.8) == pytest.approx(1.0, abs=1e-4)
+    assert 1.005 < f < 1.03  # O'Brien-Fleming spends little early: a small price
+    assert S.inflation_factor([0.25, 0.5, 0.75, 1.0], ALPHA, 0.8) > f
+    c = S.boundaries(list(t), ALPHA)
+    drift = sps.norm.isf(ALPHA / 2) + sps.norm.ppf(0.8)  # the fixed design's, nearly
+    rng = np.random.default_rng(1)
+    inc = rng.standard_normal((400_000, 3)) * np.sqrt(np.diff(np.r_[0, t]))
+
+    def power(scale: float) -> float:
+        z = (np.cumsum(inc, axis=1) + drift * np.sqrt(scale) * t) / np.sqrt(t)
+        return float(np.mean((np.abs(z) >= c).any(axis=1)))
+
+    assert power(1.0) < 0.8 - 0.003  # the same maximum: less power than the fixed test
+    assert power(f) == pytest.approx(0.8, abs=0.003)
 
 
 def _shaped_blocks(rng: np.random.Generator, keep_a: float, keep_b: float, n: int,

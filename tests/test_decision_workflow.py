@@ -227,6 +227,23 @@ def test_without_decide_the_plan_has_no_checkpoint(tmp_path):
     assert "first 8 repeats per model, at most 24 over 3 looks" in p.stdout + p.stderr
 
 
+def test_the_audit_prices_the_first_stage_and_the_maximum(tmp_path):
+    """Issue 33: "The DAG stays plannable: -n and the audit show the first stage and the
+    maximum." The audit (no call: the stand-in's address is closed) prices both."""
+    import csv
+
+    study = GatewayStudy(tmp_path, _config("http://127.0.0.1:9/api/v1"), KEY)
+    p = study.snakemake("results/audit/plan.tsv")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "its DECIDE_FIRST and DECIDE_MAX lines" in p.stdout + p.stderr
+    with open(tmp_path / "results/audit/plan.tsv", newline="") as f:
+        plan = {r["model"]: r for r in csv.DictReader(f, delimiter="\t")}
+    first, most = plan["DECIDE_FIRST"], plan["DECIDE_MAX"]
+    assert (first["sweep"], first["repeats"], most["repeats"]) == ("s", "8", "24")
+    assert (first["runs"], most["runs"]) == ("16", plan["TOTAL"]["runs"]) == ("16", "48")
+    assert int(most["calls"]) == 3 * int(first["calls"])
+
+
 @pytest.mark.model
 def test_the_embedded_default_card_says_every_arm_lost_every_fact(tiny_study, tmp_path):
     """Read from the shared tiny study's evidence (evidence mode: no model runs here)."""

@@ -206,3 +206,68 @@ def test_the_paper_packages_within_cell_icc_is_the_one_the_docs_quote(tmp_path):
     assert round(every.value, 3) == 0.477
     assert "within cells of all arms (581 rows, 107 cells)" in every.source
     assert P.PAPER_ICC == 0.750 > every.value
+
+
+# ------------------------------------------- the plan of a contrast still undecided
+
+@pytest.mark.parametrize(("d", "icc"), [(0.0, 0.0), (0.03, 0.1)])
+def test_the_equivalence_plan_is_tost_paireds_power(d, icc):
+    """Issue 33: "An undecided contrast says how many more repeats would decide it at the
+    observed difference and ICC, and what those cost". Inside the margin only
+    equivalence decides it, so the plan is TOST's power (power.tost_power), checked here
+    against stats.tost_paired on simulated beta-binomial rows at two sizes and at the
+    plan's own size, where it must reach the target: 1,000 studies each, a standard
+    error of at most 0.016, so a tolerance of 0.05 (three of them)."""
+    k, margin, sims = 14, 0.10, 1000
+    plan = P.repeats_to_decide(d, icc, k, margin)
+    assert plan.test == P.EQUIVALENCE and plan.difference == d
+    n_plan = plan.repeats
+    assert P.tost_power(n_plan, d, icc, k, margin) >= 0.8 > P.tost_power(n_plan - 1, d, icc,
+                                                                         k, margin)
+    rng = np.random.default_rng(33)
+    for n in (n_plan // 2, n_plan, 2 * n_plan):
+        shape = (sims, n)
+        if icc:
+            a = _beta_binomial_recalls(rng, 0.5 - d / 2, icc, k, shape)
+            b = _beta_binomial_recalls(rng, 0.5 + d / 2, icc, k, shape)
+        else:
+            a = rng.binomial(k, 0.5 - d / 2, shape) / k
+            b = rng.binomial(k, 0.5 + d / 2, shape) / k
+        got = np.mean([stats.tost_paired(b[i], a[i], margin).equivalent for i in range(sims)])
+        assert got == pytest.approx(P.tost_power(n, d, icc, k, margin), abs=0.05), n
+
+
+def test_the_plan_to_decide_rises_toward_the_margin_from_both_sides():
+    """Equivalence gets harder as the observed difference nears the margin from inside,
+    a difference easier as it grows beyond it: the plan is monotone on each side."""
+    inside = [P.repeats_to_decide(d, 0.3, 14, 0.10).repeats for d in (0.0, 0.02, 0.05, 0.08)]
+    beyond = [P.repeats_to_decide(d, 0.3, 14, 0.10).repeats for d in (0.10, 0.2, 0.3, 0.5)]
+    assert inside == sorted(inside) and inside[0] < inside[-1]
+    assert beyond == sorted(beyond, reverse=True) and beyond[0] > beyond[-1]
+    # more power needs more repeats; a closing rotation rounds up
+    assert P.repeats_to_decide(0.02, 0.3, 14, 0.10, power=0.9).repeats > inside[1]
+    assert P.repeats_to_decide(0.02, 0.3, 14, 0.10, rotation=7).repeats == \
+        7 * math.ceil(inside[1] / 7)
+
+
+def test_the_difference_plan_is_the_permutation_tests_not_the_t_formulas():
+    """Beyond the margin the plan is the sign-flip test the card reads, simulated below
+    PLAN_SIMULATE_MAX blocks: never fewer repeats than the t formula, more where the
+    permutation test's discreteness and ties cost power (8-16 blocks at ICC 0.75), and
+    the same above PLAN_SIMULATE_MAX. It is also the plan of the power.tsv lines."""
+    more = 0
+    for d in (0.35, 0.45, 0.6, 0.8):
+        plan = P.repeats_to_decide(d, 0.75, 14, 0.10)
+        t_plan = P.repeats_needed(d, 0.75, 14, simulate=False)
+        assert plan.test == P.DIFFERENCE and plan.repeats >= t_plan
+        assert plan.repeats == P.repeats_needed(d, 0.75, 14)
+        assert P.power_at(plan.repeats, d, 0.75, 14) >= 0.8
+        assert P.power_at(plan.repeats - 1, d, 0.75, 14) < 0.8
+        more += plan.repeats > t_plan
+    assert more >= 2
+    far = P.repeats_to_decide(0.15, 0.75, 14, 0.10)  # hundreds of blocks: the t formula's
+    assert far.repeats == P.repeats_needed(0.15, 0.75, 14, simulate=False)
+    # the plan is made at two decimals of the difference and the ICC, so close
+    # contrasts share simulated powers (power._simulated_power's cache)
+    assert P.repeats_to_decide(-0.4512, 0.7481, 14, 0.10) == P.DecidePlan(
+        P.repeats_to_decide(0.45, 0.75, 14, 0.10).repeats, P.DIFFERENCE, 0.45, 0.75)

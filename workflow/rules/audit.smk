@@ -26,6 +26,8 @@ rule audit:
         # the plan against the budget, and what the ledger has spent so far (DESIGN §6)
         budget_usd=STUDY.config["budget_usd"],
         ledger=LEDGER,
+        # a staged decision (decide:): its first stage and its maximum, both priced
+        staged=audit_staged(),
     script:
         "../scripts/audit.py"
 

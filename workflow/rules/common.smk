@@ -411,7 +411,10 @@ def audit_fixtures():
 
 
 def audit_runs():
-    return [{"sweep": r.sweep, "model": r.model, "arm": r.arm} for r in STUDY.runs]
+    return [
+        {"sweep": r.sweep, "model": r.model, "arm": r.arm, "repeat": r.repeat}
+        for r in STUDY.runs
+    ]
 
 
 def audit_arms():
@@ -475,8 +478,23 @@ for (
     logger.info(
         f"decide: sweep {_s} runs {DECIDE['pair'][0]} against {DECIDE['pair'][1]} in "
         f"stages: first {_n} repeats per model, at most {DECIDE['max_repeats']} over "
-        f"{DECIDE['looks']} looks (results/audit/plan.tsv prices the most)"
+        f"{DECIDE['looks']} looks (results/audit/plan.tsv prices both: its DECIDE_FIRST "
+        "and DECIDE_MAX lines)"
     )
+
+
+def audit_staged():
+    """The audit's view of a staged decision: per decide sweep the pair, the first stage
+    and the maximum, so plan.tsv prices both (as -n names both)."""
+    return {
+        s: {
+            "pair": list(DECIDE["pair"]),
+            "first": n,
+            "most": DECIDE["max_repeats"],
+            "looks": DECIDE["looks"],
+        }
+        for s, n in DECIDE_FIRST.items()
+    }
 
 
 def repeats_at(sweep, look):

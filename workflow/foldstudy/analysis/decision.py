@@ -7,7 +7,8 @@ A card gives, for one model in one sweep:
   blocks with its interval, the exact sign-flip permutation p (stats.sign_flip_test: the
   study's own verdict test, DESIGN §6 Small-sample inference), TOST at the margin, and
   one word. An undecided contrast carries the repeats that would decide it at the
-  observed difference and the within-cell ICC (power.repeats_needed), priced;
+  observed difference and the within-cell ICC, by the test that would (a difference
+  beyond the margin, equivalence inside it: power.repeats_to_decide), priced;
 - the paper's diagnosis where the undivided arm ran (paper §4.6-4.7);
 - how the model's failing rows fail (paper §4.11);
 - whether a user's own arm holds an undivided free-text slot (paper §5);
@@ -71,6 +72,7 @@ class ContrastVerdict:
     # undecided only: the repeats in all that would decide it, the more to run, their cost
     repeats_to_decide: int | None = None
     planned_difference: float | None = None  # the difference that plan is made at
+    planned_test: str | None = None  # power.DIFFERENCE or power.EQUIVALENCE
     more_repeats: int | None = None
     more_calls: int | None = None
     more_usd: float | None = None
@@ -171,23 +173,23 @@ def judge(a: str, b: str, source: str, a_vals: np.ndarray, b_vals: np.ndarray,
 def to_decide(v: ContrastVerdict, k: float, margin: float, alpha: float, power: float,
               rotation: int, price: Price | None) -> ContrastVerdict:
     """An undecided contrast with the repeats that would decide it at the observed
-    difference and ICC (at least the margin: a smaller difference is decided by
-    equivalence, planned at the margin), and what the more repeats cost."""
+    difference and ICC, planned as the card would test it (power.repeats_to_decide, the
+    plan a staged study's next stage uses too): at or beyond the margin the sign-flip
+    test's simulated power, since the t formula understates the repeats below 32 blocks;
+    inside it TOST at the margin, since a difference smaller than the margin is decided
+    by equivalence, never by a difference test. Then what the more repeats cost."""
     if v.word != UNDECIDED:
         return v
     p_bar = min(max((v.a_mean + v.b_mean) / 2, 0.05), 0.95)
-    top = 2 * min(p_bar, 1 - p_bar)
-    target = min(max(abs(v.difference), margin), top)
-    # the t plan: a card plans every undecided contrast of every model at once, and the
-    # simulated plan took minutes a package (docs/budget-and-power.md)
-    need = P.repeats_needed(target, v.icc, k, p_bar, alpha, power, rotation, simulate=False)
-    more = max(0, need - v.blocks)
+    plan = P.repeats_to_decide(v.difference, v.icc, k, margin, p_bar, alpha, power, rotation)
+    more = max(0, plan.repeats - v.blocks)
     calls = usd = None
     if price is not None:
         calls = price.calls * more
         usd = None if price.usd is None else price.usd * more
-    return _replace(v, repeats_to_decide=need, planned_difference=target, more_repeats=more,
-                    more_calls=calls, more_usd=usd)
+    return _replace(v, repeats_to_decide=plan.repeats, planned_difference=plan.difference,
+                    planned_test=plan.test, more_repeats=more, more_calls=calls,
+                    more_usd=usd)
 
 
 def _replace(v: ContrastVerdict, **kw: Any) -> ContrastVerdict:

@@ -24,6 +24,12 @@ and no power at all where n blocks cannot give a permutation p at or below alpha
 at its largest, so the plan is conservative when the arms' recall is not known yet.
 tests/test_power.py checks the formula against statsmodels' TTestPower and the claimed
 power by simulating beta-binomial rows analysed with the permutation test.
+
+A contrast already run and still undecided (issue 33) is planned by the test that would
+decide it at the observed difference (decide_power, repeats_to_decide): the permutation
+test above when the difference is at least the equivalence margin, else TOST at the
+margin (tost_power), the test stats.tost_paired runs. The decision cards and a staged
+study's next stage use that one plan.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,28 +205,135 @@ def repeats_needed(difference: float, icc: float, k: float, p_bar: float = 0.5,
     """The fewest repeats whose blocks detect `difference` with the given power.
 
     A repeat gives one block per model (`models` > 1 for a line pooled over a sweep's
-    models), and the repeats are rounded up to a multiple of `rotation`, the repeats
-    that close the sweep's order design (study.design.cycle_length: 5 for a 5-arm Latin
-    square, 10 for a 5-arm Williams design), so every arm leads equally often.
-    ValueError for a difference outside (0, 2 min(p_bar, 1 - p_bar)].
+    models), and the repeats are a multiple of `rotation`, the repeats that close the
+    sweep's order design (study.design.cycle_length: 5 for a 5-arm Latin square, 10 for
+    a 5-arm Williams design), so every arm leads equally often. The permutation test's
+    power (power_at) is searched from the paired t test's answer up: below
+    PLAN_SIMULATE_MAX blocks the test's discreteness and ties only cost power the t
+    formula does not see (the figures above PLAN_SIMULATE_MAX), so no fewer repeats can
+    reach it, and a plan costs a few simulated powers, not a search from 6 blocks.
+    simulate=False: the t test's answer (it understates the repeats below
+    PLAN_SIMULATE_MAX blocks). ValueError for a difference outside
+    (0, 2 min(p_bar, 1 - p_bar)].
     """
     _check_difference(difference, p_bar)
-    # simulate=False: the paired t test's power throughout (issue 32 allows either plan),
-    # a quick estimate where many contrasts are planned at once (the decision cards);
-    # it understates the repeats below PLAN_SIMULATE_MAX blocks (the t formula's bias).
-    at = power_at if simulate else t_power
-    lo = max(min_blocks(alpha), 2)
-    hi = lo
-    while at(hi, difference, icc, k, p_bar, alpha) < power:
-        lo, hi = hi + 1, hi * 2
-    while lo < hi:  # the fewest blocks in [lo, hi] with enough power
+    planned = _fewest_repeats(lambda n: t_power(n, difference, icc, k, p_bar, alpha), power,
+                              math.ceil(min_blocks(alpha) / models), rotation, models)
+    if not simulate:
+        return planned
+    return _fewest_repeats(lambda n: power_at(n, difference, icc, k, p_bar, alpha), power,
+                           planned, rotation, models)
+
+
+# Past this many blocks a plan is no plan: a difference or an equivalence this close to
+# its limit is not decided by repeating the study.
+PLAN_MAX_BLOCKS = 10**7
+
+
+def _fewest_repeats(power_of: Callable[[int], float], power: float, start: int,
+                    rotation: int, models: int) -> int:
+    """The fewest repeats, a multiple of `rotation` and at least `start`, whose blocks
+    (repeats x models) reach `power`: a galloping search then bisection over the
+    multiples, on a power that rises with the blocks. Only multiples can be the answer,
+    so only multiples are evaluated: a simulated power is the costly step of a plan."""
+    lo = hi = max(1, math.ceil(start / rotation))
+    step = 1
+    while power_of(hi * rotation * models) < power:
+        if hi * rotation * models > PLAN_MAX_BLOCKS:
+            raise ValueError(f"no plan: {hi * rotation * models} blocks do not reach power "
+                             f"{power:g}")
+        lo, hi, step = hi + 1, hi + step, step * 2
+    while lo < hi:
         mid = (lo + hi) // 2
-        if at(mid, difference, icc, k, p_bar, alpha) >= power:
-            hi = mid
-        else:
-            lo = mid + 1
-    repeats = math.ceil(hi / models)
-    return rotation * math.ceil(repeats / rotation)
+        lo, hi = (lo, mid) if power_of(mid * rotation * models) >= power else (mid + 1, hi)
+    return hi * rotation
+
+
+def tost_power(blocks: int, difference: float, icc: float, k: float, margin: float,
+               p_bar: float = 0.5, alpha: float = 0.05) -> float:
+    """Power of TOST at +/-margin (stats.tost_paired: two one-sided paired t tests, each
+    at level alpha) on `blocks` block differences whose true mean is `difference`:
+        P(T1 > c) + P(T2 < -c) - 1,  c = t_{1-alpha, n-1},
+        T1 ~ noncentral t(n - 1, (difference + margin) sqrt(n) / sd),
+        T2 ~ noncentral t(n - 1, (difference - margin) sqrt(n) / sd),
+    sd = block_diff_sd at the difference. The two tests share the blocks' mean and sd,
+    so this is P(both reject) >= P(T1 > c) + P(T2 < -c) - 1, exact when one of them
+    always rejects (for large n) and otherwise a lower bound: the plan errs on more
+    blocks, never fewer. tests/test_power.py checks it against simulated tost_paired."""
+    n = int(blocks)
+    if n < 2 or abs(difference) >= margin:
+        return 0.0
+    sd = block_diff_sd(difference, icc, k, p_bar)
+    if sd == 0:
+        return 1.0
+    df, root = n - 1, math.sqrt(n) / sd
+    crit = sps.t.ppf(1 - alpha, df)
+    upper = _nct_sf(crit, df, (difference + margin) * root)
+    lower = 1 - _nct_sf(-crit, df, (difference - margin) * root)
+    return float(min(1.0, max(0.0, upper + lower - 1)))
+
+
+def _nct_sf(x: float, df: int, nc: float) -> float:
+    """P(T > x), T noncentral t; the normal limit where scipy's far tail gives nan."""
+    got = float(sps.nct.sf(x, df, nc))
+    return got if math.isfinite(got) else float(sps.norm.sf(x - nc))
+
+
+EQUIVALENCE, DIFFERENCE = "equivalence", "difference"
+
+
+@dataclass(frozen=True)
+class DecidePlan:
+    """What would decide a contrast: the repeats in all, the test that would decide it,
+    and the difference and ICC the plan is made at."""
+
+    repeats: int
+    test: str  # DIFFERENCE: the sign-flip test; EQUIVALENCE: TOST at the margin
+    difference: float
+    icc: float
+
+
+def plan_point(difference: float, icc: float, margin: float, p_bar: float = 0.5
+               ) -> tuple[str, float, float]:
+    """(test, difference, ICC) a decision is planned at. |difference| >= margin is
+    decided by the sign-flip test, planned at |difference| and the ICC to two decimals
+    (a plan is no finer, and _simulated_power's cache then serves every card and look
+    that lands there); below the margin only equivalence can decide it, TOST planned at
+    the observed difference itself (t-based, no simulation, and rounding could carry it
+    onto the margin, where TOST never passes)."""
+    d = abs(float(difference))
+    if d < margin:
+        return EQUIVALENCE, d, float(icc)
+    top = 2 * min(p_bar, 1 - p_bar)
+    return DIFFERENCE, min(max(round(d, 2), 0.01), top), round(float(icc), 2)
+
+
+def decide_power(blocks: int, difference: float, icc: float, k: float, margin: float,
+                 p_bar: float = 0.5, alpha: float = 0.05) -> float:
+    """Power of `blocks` blocks to decide a contrast whose true difference is the
+    observed one, by the test that would decide it (plan_point): the sign-flip test's
+    (power_at) at or beyond the margin, TOST's (tost_power) inside it. The one plan the
+    cards' repeats to decide and a staged study's next stage both use."""
+    test, d, icc = plan_point(difference, icc, margin, p_bar)
+    if test == EQUIVALENCE:
+        return tost_power(blocks, d, icc, k, margin, p_bar, alpha)
+    return power_at(blocks, d, icc, k, p_bar, alpha)
+
+
+def repeats_to_decide(difference: float, icc: float, k: float, margin: float,
+                      p_bar: float = 0.5, alpha: float = 0.05, power: float = 0.8,
+                      rotation: int = 1, models: int = 1) -> DecidePlan:
+    """The fewest repeats (a multiple of `rotation`) that decide a contrast at the
+    observed difference and ICC with the given power, planned as it will be tested
+    (decide_power): a difference by the simulated sign-flip plan (repeats_needed), an
+    equivalence by TOST at the margin."""
+    test, d, icc = plan_point(difference, icc, margin, p_bar)
+    if test == DIFFERENCE:
+        need = repeats_needed(d, icc, k, p_bar, alpha, power, rotation, models)
+    else:
+        need = _fewest_repeats(lambda n: tost_power(n, d, icc, k, margin, p_bar, alpha),
+                               power, math.ceil(2 / models), rotation, models)
+    return DecidePlan(need, test, d, icc)
 
 
 def mde(repeats: int, icc: float, k: float, p_bar: float = 0.5, alpha: float = 0.05,

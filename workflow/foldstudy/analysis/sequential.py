@@ -43,15 +43,18 @@ def obf_spent(t: float, alpha: float) -> float:
     return float(2 - 2 * sps.norm.cdf(sps.norm.ppf(1 - alpha / 2) / math.sqrt(t)))
 
 
-def _inside(bounds: Sequence[float], fractions: Sequence[float]) -> float:
-    """P(|Z_i| < c_i for every look i) for the score process at these fractions."""
+def _inside(bounds: Sequence[float], fractions: Sequence[float], drift: float = 0.0
+            ) -> float:
+    """P(|Z_i| < c_i for every look i) for the score process at these fractions, whose
+    statistic at information t has mean drift * sqrt(t) (0: no difference)."""
     k = len(bounds)
-    if k == 1:
-        return float(1 - 2 * sps.norm.sf(bounds[0]))
     t = np.asarray(fractions, float)
+    mean = drift * np.sqrt(t)
+    if k == 1:
+        return float(sps.norm.cdf(bounds[0] - mean[0]) - sps.norm.cdf(-bounds[0] - mean[0]))
     cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
     c = np.asarray(bounds, float)
-    mvn = sps.multivariate_normal(mean=np.zeros(k), cov=cov)
+    mvn = sps.multivariate_normal(mean=mean, cov=cov)
     return float(mvn.cdf(c, lower_limit=-c))
 
 
@@ -94,6 +97,22 @@ def _nominal(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
     return tuple(float(2 * sps.norm.sf(c)) for c in boundaries(fractions, alpha))
 
 
+def inflation_factor(fractions: Sequence[float], alpha: float, power: float) -> float:
+    """How much larger a staged design's maximum must be than the fixed design's for the
+    same power at the same alpha (Jennison & Turnbull 2000, §2.7): (theta_K /
+    theta_1)^2, theta the drift of the score process at full information at which the
+    looks' boundaries reject with probability `power`. At the same maximum a staged
+    design is less powerful than the fixed level-alpha test, the most powerful there;
+    this is the maximum that buys the power back."""
+    def drift(ts: Sequence[float]) -> float:
+        bounds = boundaries(ts, alpha)
+        z = float(sps.norm.isf(alpha / 2) + sps.norm.ppf(power))
+        return float(optimize.brentq(lambda th: 1 - _inside(bounds, ts, th) - power,
+                                     0.5 * z, 2 * z, xtol=1e-6))
+
+    return (drift(fractions) / drift([1.0])) ** 2
+
+
 @dataclass(frozen=True)
 class Look:
     blocks: int
@@ -121,23 +140,23 @@ def next_stage(done: int, fractions: Sequence[float], diffs: Sequence[float], ic
                k: float, margin: float, alpha: float, power: float, max_repeats: int,
                looks_left: int, rotation: int, p_bar: float = 0.5) -> int:
     """Repeats to add before the next look, from the plan at the ICC so far: the fewest
-    (a multiple of the rotation) at which the planned test (power.power_at) reaches
-    `power` at the observed difference (at least the margin) and at the level the next
-    look would have under the spending; at most an equal share of what remains over the
-    looks left, so the looks are not spent at once. The last look takes all that remains."""
+    (a multiple of the rotation) at which the test that would decide the contrast at the
+    observed difference (power.decide_power: the sign-flip test at or beyond the margin,
+    TOST inside it, the plan the decision cards use) reaches `power` at the level the
+    next look would have under the spending; at most an equal share of what remains over
+    the looks left, so the looks are not spent at once. Before any block the plan is a
+    difference at the margin. The last look takes all that remains."""
     left = max_repeats - done
     if looks_left <= 1 or left <= 0:
         return max(left, 0)
-    top = 2 * min(p_bar, 1 - p_bar)
-    d = min(max(abs(float(np.mean(diffs))) if len(diffs) else margin, margin), top)
-    # planned at two decimals of the difference and the ICC: a plan is no finer than
-    # that, and power.power_at's simulated powers are then reused from look to look
-    d, icc = round(d, 2), round(icc, 2)
+    d = float(np.mean(diffs)) if len(diffs) else margin
     share = min(left, round_up(math.ceil(left / looks_left), rotation))
     for step in range(rotation, share, rotation):
         n = done + step
+        # the level to six decimals, as the plan's difference and ICC are rounded
+        # (power.plan_point): its simulated powers are then reused from look to look
         level = round(nominal_levels([*fractions, n / max_repeats], alpha)[-1], 6)
-        if P.power_at(n, d, icc, k, p_bar, level) >= power:
+        if P.decide_power(n, d, icc, k, margin, p_bar, level) >= power:
             return step
     return share
 

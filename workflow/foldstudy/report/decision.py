@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis import decision as D
+from ..analysis import power as P
 from ..analysis.analysis import Analysis
 from ..analysis.compare import pair_label
 from ..evidence import columns
@@ -55,11 +56,11 @@ def contrast_line(v: D.ContrastVerdict) -> str:
     band = (f" [{v.ci_low:+.3f}, {v.ci_high:+.3f}]" if v.ci_low is not None else "")
     verdict = f"**{v.word}**"
     if v.word == D.UNDECIDED and v.repeats_to_decide is not None:
-        at = ("the margin" if v.planned_difference is not None
-              and v.planned_difference > abs(v.difference) else "the observed difference")
-        verdict += (f": {v.repeats_to_decide} repeats would decide it at {at} "
-                    f"{v.planned_difference:.3f} and ICC {v.icc:.2f} ({v.icc_source}); "
-                    f"{v.more_repeats} more, ")
+        how = ("as equivalent (TOST at the margin)" if v.planned_test == P.EQUIVALENCE
+               else "as a difference (the sign-flip test)")
+        verdict += (f": {v.repeats_to_decide} repeats would decide it {how} at the "
+                    f"observed difference {v.planned_difference:.3f} and ICC {v.icc:.2f} "
+                    f"({v.icc_source}); {v.more_repeats} more, ")
         verdict += (f"{v.more_calls} calls, {_usd(v.more_usd)}" if v.more_calls is not None
                     else "price unknown (no audit prices in evidence mode)")
     return (f"| {pair_label(v.a, v.b)} ({v.source}) | {v.blocks} | {v.a_mean:.3f} | "

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,9 +29,13 @@ from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
 
-PLAN_COLUMNS = ["model", "backend", "pin", "runs", "runs_forbidden", "folds", "calls",
-                "est_prompt_tokens", "max_completion_tokens", "usd_per_mtok_prompt",
-                "usd_per_mtok_completion", "est_usd_max", "price_source"]
+# sweep and repeats: filled on a staged decision's DECIDE_FIRST and DECIDE_MAX lines only
+PLAN_COLUMNS = ["model", "sweep", "repeats", "backend", "pin", "runs", "runs_forbidden",
+                "folds", "calls", "est_prompt_tokens", "max_completion_tokens",
+                "usd_per_mtok_prompt", "usd_per_mtok_completion", "est_usd_max",
+                "price_source"]
+COUNTS = ("runs", "runs_forbidden", "folds", "calls", "est_prompt_tokens",
+          "max_completion_tokens")
 
 
 # Verdicts that say nothing about whether the arm can run (no key yet, server down):
@@ -44,6 +48,19 @@ class PlannedRun:
     sweep: str
     model: str
     arm: str
+    repeat: int = 0
+
+
+@dataclass(frozen=True)
+class StagedSweep:
+    """A sweep a staged decision (config `decide:`) runs in stages: the pair, the first
+    stage's repeats per model (sequential.first_stage) and the most it may run."""
+
+    sweep: str
+    pair: tuple[str, str]
+    first: int
+    most: int
+    looks: int
 
 
 @dataclass(frozen=True)
@@ -93,12 +110,10 @@ def run_usd(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int,
     return calls, None if pp is None or pc is None else prompt * pp + completion * pc
 
 
-def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, str],
-              probes: dict[str, dict[str, Any]], sizes: Sizes, recall_max_tokens: int,
-              budget_usd: float | None = None) -> list[dict[str, Any]]:
-    """One row per model, then a TOTAL row, and with a budget a BUDGET row: how many of
-    the runs, in the study's order, its worst case covers (DESIGN §6)."""
-    acc: dict[str, dict[str, Any]] = defaultdict(lambda: defaultdict(int))
+def run_sums(runs: list[PlannedRun], arms: dict[str, Arm], probes: dict[str, dict[str, Any]],
+             sizes: Sizes, recall_max_tokens: int) -> dict[str, dict[str, int]]:
+    """Per model, the COUNTS of these runs (a run its probe forbids makes no call)."""
+    acc: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COUNTS, 0))
     for r in runs:
         a = acc[r.model]
         a["runs"] += 1
@@ -111,39 +126,84 @@ def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, 
         a["calls"] += calls
         a["est_prompt_tokens"] += prompt
         a["max_completion_tokens"] += completion
+    return acc
+
+
+def sums_usd(sums: dict[str, int], prices: tuple[float | None, float | None, str]
+             ) -> float | None:
+    """Worst-case dollars of one model's sums at its prices (None: a price unknown)."""
+    pp, pc, _ = prices
+    if pp is None or pc is None:
+        return None
+    return sums["est_prompt_tokens"] * pp + sums["max_completion_tokens"] * pc
+
+
+def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, str],
+              probes: dict[str, dict[str, Any]], sizes: Sizes, recall_max_tokens: int,
+              budget_usd: float | None = None, staged: Sequence[StagedSweep] = ()
+              ) -> list[dict[str, Any]]:
+    """One row per model, then a TOTAL row; per staged sweep its DECIDE_FIRST and
+    DECIDE_MAX lines; with a budget a BUDGET row: how many of the runs, in the study's
+    order, its worst case covers (DESIGN §6)."""
+    acc = run_sums(runs, arms, probes, sizes, recall_max_tokens)
     rows = []
-    total: dict[str, Any] = defaultdict(int)
-    unknown_price = False
+    total: dict[str, Any] = dict.fromkeys(COUNTS, 0)
+    total_usd, unknown_price = 0.0, False
     for model in sorted(acc):
         a = acc[model]
         backend = backends[model]
         probe = probes.get(model) or {}
-        pp, pc, source = backend_class(backend).audit_prices(probe)
-        usd = None if pp is None or pc is None else (
-            a["est_prompt_tokens"] * pp + a["max_completion_tokens"] * pc)
+        prices = backend_class(backend).audit_prices(probe)
+        pp, pc, source = prices
+        usd = sums_usd(a, prices)
         unknown_price |= usd is None and a["calls"] > 0
-        row = {"model": model, "backend": backend,
-               "pin": (probe.get("pin") or {}).get("provider_name") or "",
-               **{k: a[k] for k in ("runs", "runs_forbidden", "folds", "calls",
-                                    "est_prompt_tokens", "max_completion_tokens")},
+        row = {**dict.fromkeys(PLAN_COLUMNS, ""), "model": model, "backend": backend,
+               "pin": (probe.get("pin") or {}).get("provider_name") or "", **a,
                "usd_per_mtok_prompt": "" if pp is None else f"{pp * 1e6:.4g}",
                "usd_per_mtok_completion": "" if pc is None else f"{pc * 1e6:.4g}",
                "est_usd_max": "" if usd is None else f"{usd:.2f}", "price_source": source}
         rows.append(row)
-        for k in ("runs", "runs_forbidden", "folds", "calls", "est_prompt_tokens",
-                  "max_completion_tokens"):
+        for k in COUNTS:
             total[k] += a[k]
-        total["usd"] += usd or 0.0
-    rows.append({"model": "TOTAL", "backend": "", "pin": "",
-                 **{k: total[k] for k in ("runs", "runs_forbidden", "folds", "calls",
-                                          "est_prompt_tokens", "max_completion_tokens")},
-                 "usd_per_mtok_prompt": "", "usd_per_mtok_completion": "",
-                 "est_usd_max": f"{total['usd']:.2f}" + ("+" if unknown_price else ""),
+        total_usd += usd or 0.0
+    rows.append({**dict.fromkeys(PLAN_COLUMNS, ""), "model": "TOTAL", **total,
+                 "est_usd_max": f"{total_usd:.2f}" + ("+" if unknown_price else ""),
                  "price_source": "lower bound: some prices unknown" if unknown_price else ""})
+    for st in staged:
+        rows += staged_rows(st, runs, arms, backends, probes, sizes, recall_max_tokens)
     if budget_usd is not None:
         rows.append(budget_row(runs, arms, backends, probes, sizes, recall_max_tokens,
                                budget_usd))
     return rows
+
+
+def staged_rows(st: StagedSweep, runs: list[PlannedRun], arms: dict[str, Arm],
+                backends: dict[str, str], probes: dict[str, dict[str, Any]], sizes: Sizes,
+                recall_max_tokens: int) -> list[dict[str, Any]]:
+    """A staged sweep's two lines (issue 33: "The DAG stays plannable: -n and the audit
+    show the first stage and the maximum"): the runs, calls and worst-case dollars of
+    its first stage, which every model runs, and of its maximum, which the per-model
+    lines count; a look may stop a model anywhere between."""
+    out = []
+    for label, repeats, what in (("DECIDE_FIRST", st.first, "the first stage"),
+                                 ("DECIDE_MAX", st.most, "the most it may run")):
+        part = [r for r in runs if r.sweep == st.sweep and r.repeat < repeats]
+        acc = run_sums(part, arms, probes, sizes, recall_max_tokens)
+        usd = [sums_usd(a, model_prices(backends[m], probes.get(m) or {}))
+               for m, a in acc.items()]
+        unknown = any(u is None and acc[m]["calls"] > 0 for m, u in zip(acc, usd,
+                                                                         strict=True))
+        out.append({**dict.fromkeys(PLAN_COLUMNS, ""), "model": label, "sweep": st.sweep,
+                    "repeats": repeats,
+                    **{k: sum(a[k] for a in acc.values()) for k in COUNTS},
+                    "est_usd_max": f"{sum(u or 0.0 for u in usd):.2f}"
+                                   + ("+" if unknown else ""),
+                    "price_source": f"decide {st.pair[0]} vs {st.pair[1]}: {what}, "
+                                    f"{repeats} repeats per model over {len(acc)} "
+                                    f"models ({st.looks} looks at most)"
+                                    + ("; lower bound: some prices unknown"
+                                       if unknown else "")})
+    return out
 
 
 def runs_covered(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, str],
@@ -213,15 +273,18 @@ def probe_records(probe_dir: str, models: Iterable[str]) -> dict[str, dict[str, 
 def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
                runs: list[dict[str, str]], arms: dict[str, dict[str, Any]],
                backends: dict[str, str], probe_dir: str, recall_max_tokens: int, out: str,
-               budget_usd: float | None = None, ledger: str | None = None
-               ) -> list[dict[str, Any]]:
+               budget_usd: float | None = None, ledger: str | None = None,
+               staged: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """results/audit/plan.tsv from the config's runs, the fixtures and any probe records;
-    with a budget, its BUDGET line and the spend the ledger holds so far."""
+    with a budget, its BUDGET line and the spend the ledger holds so far; with a staged
+    decision (staged: sweep -> pair, first, most, looks), its first stage and maximum."""
     sizes = plan_sizes(prompts, fixture_paths)
     probes = probe_records(probe_dir, backends)
+    stages = [StagedSweep(s, (d["pair"][0], d["pair"][1]), int(d["first"]), int(d["most"]),
+                          int(d["looks"])) for s, d in (staged or {}).items()]
     rows = plan_rows([PlannedRun(**r) for r in runs],
                      {a: Arm.from_dict(d) for a, d in arms.items()}, backends, probes, sizes,
-                     recall_max_tokens, budget_usd)
+                     recall_max_tokens, budget_usd, stages)
     write_tsv(rows, PLAN_COLUMNS, out)
     t = next(r for r in rows if r["model"] == "TOTAL")
     log.info("%d runs, %d calls, ~%d prompt and <= %d completion tokens, <= $%s; probe "
@@ -248,7 +311,7 @@ def audit_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
     prompts, fixtures = plan_inputs(input)
     return write_plan(prompts, fixtures, params.runs, params.arms, params.backends,
                       params.probe_dir, params.recall_max_tokens, output.plan,
-                      params.budget_usd, params.ledger)
+                      params.budget_usd, params.ledger, params.staged)
 
 
 def budget_note(budget_usd: float | None, ledger: str, plan: str) -> str | None:
