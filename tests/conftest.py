@@ -15,8 +15,46 @@ TINY_CONFIG = ROOT / ".test/config.yaml"
 
 def pytest_report_collectionfinish(config, start_path, items) -> list[str]:
     """Issue 34: say once, before the run, which tests will skip for want of Chromium,
-    graphviz or SLURM, and why."""
+    graphviz or SLURM, and why (in one process: -n0; under xdist, the header says it)."""
     return system.skip_notice(items)
+
+
+def pytest_report_header(config, start_path) -> list[str]:
+    """The same notice under pytest-xdist, whose controller collects nothing itself."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return system.skip_notice_before_workers(config.args)
+    return []
+
+
+# Two workers (pytest-xdist, `--dist loadgroup`, pyproject's addopts). A session fixture is
+# built once per worker, so the tests that read one of the builds below share a group, and
+# one worker builds it; SLURM's daemons are one per machine, so the cluster tests join the
+# tiny study's group too (they replay its store). Every other file is a group of its own
+# (its module fixtures built once), but for SPREAD, whose tests each go to whichever worker
+# is free. The groups that take longest come first, so one worker starts on them while
+# the other takes the rest.
+SHARED_BUILDS = {"tiny_study": "tiny", "evidence_build": "evidence"}
+FIRST = ("tiny", "evidence")
+SPREAD = {"test_model.py"}
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The group an item runs in (None: spread over the workers)."""
+    for fixture, group in SHARED_BUILDS.items():
+        if fixture in item.fixturenames:
+            return group
+    if item.get_closest_marker("cluster"):
+        return "tiny"
+    return None if item.path.name in SPREAD else item.path.name
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if group := xdist_group(item):
+            item.add_marker(pytest.mark.xdist_group(group))
+    rank = {g: i for i, g in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(xdist_group(item), len(rank)))
 
 
 def pytest_runtest_setup(item) -> None:

@@ -16,6 +16,7 @@ from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import arm_ids, load_arm_table, resolve_arm
 
 from .conftest import ROOT
+from .support.procs import MODEL_THREADS
 
 pytestmark = pytest.mark.model
 SCALE = 0.01
@@ -31,7 +32,7 @@ def setup(config_schema, resources, facts_spec, filler, grading, tmp_path_factor
     arms = {a: resolve_arm(a, table, resources, CAPACITY) for a in arm_ids(table)}
     fixture = build_fixture("distributed", 3, SCALE, facts_spec, filler,
                             set(grading["stock_signature"]["ports"]))
-    backend = EmbeddedBackend("smollm2-135m", {"n_ctx": 2048, "threads": 2})
+    backend = EmbeddedBackend("smollm2-135m", {"n_ctx": 2048, "threads": MODEL_THREADS})
     store = ResponseStore(tmp_path_factory.mktemp("store"))
     yield {
         "arms": arms, "fixture": fixture, "backend": backend, "store": store,
@@ -90,7 +91,7 @@ def test_rerun_is_served_from_the_store_and_identical(setup):
 
 
 def test_context_overflow_fires_catch_up_and_invalidates_the_row(setup):
-    small = EmbeddedBackend("smollm2-135m", {"n_ctx": 600, "threads": 2})
+    small = EmbeddedBackend("smollm2-135m", {"n_ctx": 600, "threads": MODEL_THREADS})
     try:
         rec = run(setup, "m", repeat=2, backend=small)
     finally:

@@ -64,10 +64,19 @@ def _text(f: IO[bytes]) -> str:
     return f.read().decode("utf-8", errors="replace")
 
 
+# Every model process in the tests runs on one thread. The suite runs on two workers
+# (pyproject's addopts), and llama.cpp's threads wait for each other at every step: a fold
+# at two threads took 2.3x as long beside one busy process as alone, at one thread no
+# longer (bench-style pairs, 2026-12-02, 2-core machine: 2.06 s and 4.77 s against 3.65 s
+# and 3.45 s). A job's threads are what Snakemake grants it (run/fold.py fold_stage).
+MODEL_THREADS = 1
+
+
 def snakemake_argv(workdir: Path, *args: str) -> list[str]:
-    """The workflow's Snakemake on this checkout's Snakefile, run in workdir."""
+    """The workflow's Snakemake on this checkout's Snakefile, run in workdir, its model
+    jobs on MODEL_THREADS."""
     return [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-            "--directory", str(workdir), *args]
+            "--directory", str(workdir), "--max-threads", str(MODEL_THREADS), *args]
 
 
 def snakemake(workdir: Path, *args: str, timeout: float = 900,

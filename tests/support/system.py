@@ -86,12 +86,36 @@ def require(marker: str) -> None:
 def skip_notice(items: Sequence[pytest.Item]) -> list[str]:
     """One notice before the run: per unmet need, why, and every collected test of its
     marker that will therefore skip (or fail, under CI=true). Empty when all is here."""
+    return notice({m: [i.nodeid for i in items if i.get_closest_marker(m)] for m in NEEDS})
+
+
+def skip_notice_before_workers(args: Sequence[str]) -> list[str]:
+    """The same notice where pytest-xdist's workers collect and the controller that prints
+    has no items: a collection of its own, run only for a need that is unmet (a few
+    seconds), of the tests of that marker among args."""
+    import subprocess
+    import sys
+
+    tests = {}
+    for marker, need in NEEDS.items():
+        if not need.problems():
+            continue
+        p = subprocess.run([sys.executable, "-m", "pytest", "-n0", "-p",
+                            "no:cacheprovider", "--collect-only", "-q", "-m", marker, *args],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+        tests[marker] = list(dict.fromkeys(  # each node id once, in order
+            line.strip() for line in p.stdout.splitlines() if "::" in line))
+    return notice(tests)
+
+
+def notice(tests: dict[str, list[str]]) -> list[str]:
+    """The notice's lines from the node ids of each marker's tests."""
     lines = []
     for need in NEEDS.values():
-        tests = [item.nodeid for item in items if item.get_closest_marker(need.marker)]
-        if tests and (problems := need.problems()):
-            lines.append(f"  {need.what} ({'; '.join(problems)}): {len(tests)} tests")
-            lines.extend(f"    {t}" for t in tests)
+        ids = tests.get(need.marker, [])
+        if ids and (problems := need.problems()):
+            lines.append(f"  {need.what} ({'; '.join(problems)}): {len(ids)} tests")
+            lines.extend(f"    {t}" for t in ids)
     if not lines:
         return []
     verb = "fail (CI=true)" if in_ci() else "skip"
