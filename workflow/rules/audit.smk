@@ -15,6 +15,7 @@ rule audit:
         ),
     log:
         "results/logs/audit.log",
+    localrule: True
     conda:
         ENV
     params:
@@ -53,6 +54,7 @@ rule power:
         md="results/audit/power.md",
     log:
         "results/logs/power.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -35,6 +35,7 @@ rule compare:
         ),
     log:
         "results/logs/compare.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -15,6 +15,7 @@ rule decision:
         json="results/decision.json",
     log:
         "results/logs/decision.log",
+    localrule: True
     conda:
         ENV
     params:
@@ -48,6 +49,7 @@ checkpoint decide_look:
         state="results/decide/{sweep}/look{look}.json",
     log:
         "results/logs/decide/{sweep}/look{look}.log",
+    localrule: True
     conda:
         ENV
     params:

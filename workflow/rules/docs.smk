@@ -13,6 +13,7 @@ rule rulegraph:
         "docs/rulegraph.svg",
     log:
         "results/logs/rulegraph.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -18,6 +18,7 @@ rule evidence:
         manifest="results/evidence/manifest.json",
     log:
         "results/logs/evidence.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -37,6 +37,7 @@ rule figures:
         svg=expand("results/figures/{name}.svg", name=FIGURES),
     log:
         "results/logs/figures.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -14,6 +14,7 @@ rule fixture:
         manifest="results/fixtures/{sweep}/manifest.json",
     log:
         "results/logs/fixture/{sweep}.log",
+    localrule: True
     conda:
         ENV
     params:
@@ -33,6 +34,7 @@ rule candidates:
         md="results/sessions/{scenario}/candidates.md",
     log:
         "results/logs/candidates/{scenario}.log",
+    localrule: True
     conda:
         ENV
     params:

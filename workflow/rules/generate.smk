@@ -12,6 +12,7 @@ rule lock:
         analysis=ANALYSIS_YAML,
     log:
         "results/logs/lock.log",
+    localrule: True
     conda:
         ENV
     params:
@@ -35,6 +36,7 @@ rule verify:
         analysis=ANALYSIS_YAML,
     log:
         "results/logs/verify.log",
+    localrule: True
     conda:
         ENV
     params:

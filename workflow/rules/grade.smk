@@ -15,6 +15,7 @@ rule grade:
         trace="results/graded/{sweep}/trace.csv",
     log:
         "results/logs/grade/{sweep}.log",
+    localrule: True
     conda:
         ENV
     script:

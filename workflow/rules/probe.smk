@@ -47,6 +47,7 @@ rule probe:
         ),
     log:
         "results/logs/probe/summary.log",
+    localrule: True
     conda:
         ENV
     script:

@@ -8,6 +8,7 @@ from foldstudy.release.crate import workflow_sources
 rule release:
     input:
         f"results/release/{STUDY.config['study']}.tar.gz",
+    localrule: True
 
 
 rule release_package:
@@ -28,6 +29,7 @@ rule release_package:
         tarball="results/release/{name}.tar.gz",
     log:
         "results/logs/release/{name}.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -23,6 +23,7 @@ rule stats:
         ),
     log:
         "results/logs/stats.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -17,6 +17,7 @@ rule summary:
         ),
     log:
         "results/logs/summary.log",
+    localrule: True
     conda:
         ENV
     params:

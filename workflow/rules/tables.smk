@@ -27,6 +27,7 @@ rule tables:
         ),
     log:
         "results/logs/tables.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -15,6 +15,7 @@ rule token_classes:
         table="results/stats/chars-per-token.csv",
     log:
         "results/logs/token_classes.log",
+    localrule: True
     conda:
         ENV
     params:

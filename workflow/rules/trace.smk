@@ -25,6 +25,7 @@ rule trace:
         facts="results/trace/fact-losses-by-fact.csv",
     log:
         "results/logs/trace.log",
+    localrule: True
     conda:
         ENV
     params:

@@ -29,6 +29,7 @@ rule viewer:
         ),
     log:
         "results/logs/viewer.log",
+    localrule: True
     conda:
         ENV
     params:
