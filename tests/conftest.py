@@ -30,12 +30,12 @@ def pytest_report_header(config, start_path) -> list[str]:
 # built once per worker, so the tests that read one of the builds below share a group, and
 # one worker builds it; SLURM's daemons are one per machine, so the cluster tests join the
 # tiny study's group too (they replay its store). Every other file is a group of its own
-# (its module fixtures built once), but for SPREAD, whose tests each go to whichever worker
-# is free. The groups that take longest come first, so one worker starts on them while
-# the other takes the rest.
+# (its module fixtures built once; test_model's rows are made once and reread), but for
+# SPREAD, whose tests each go to whichever worker is free. The groups that take longest
+# come first, one on each worker, and the rest follow.
 SHARED_BUILDS = {"tiny_study": "tiny", "evidence_build": "evidence"}
-FIRST = ("tiny", "evidence")
-SPREAD = {"test_model.py"}
+FIRST = ("tiny", "test_model.py", "evidence")
+SPREAD: set[str] = set()
 
 
 def xdist_group(item: pytest.Item) -> str | None:

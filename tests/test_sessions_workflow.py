@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .support import procs
 from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
@@ -152,68 +153,81 @@ def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path
     assert not (tmp_path / "results").exists()
 
 
-def fold_with_the_embedded_model(tmp_path: Path, transcript: Path, facts: str,
-                                 cores: int) -> Path:
-    """The real model (SmolLM2-135M, no key, no network) folding a sample session in
-    three folds under j and m; the results directory, its trace and pages checked."""
-    (tmp_path / "facts.yaml").write_text(facts, encoding="utf-8")
+SAMPLES = {  # scenario: (transcript, three of its facts)
+    "atlas": (DATA / "atlas.claude-code.jsonl", [
+        {"label": "the primary ingress port", "value": "47213", "class": "port"},
+        {"label": "the release tag", "value": "v7.41.3-kestrel"},
+        {"label": "the department that owns the routes", "value": "Отдел Маршрутизации"}]),
+    "harbor": (DATA / "harbor.codex.jsonl", [
+        {"label": "the upstream port of the mirror", "value": "51873", "class": "port"},
+        {"label": "the release tag", "value": "v3.18.2-moraine"},
+        {"label": "the department that owns the mirror", "value": "Служба Причалов"}]),
+}
+
+
+@pytest.fixture(scope="module")
+def folded_by_the_model(tmp_path_factory) -> Path:
+    """The real model (SmolLM2-135M, no key, no network) folding both sample sessions,
+    the Claude Code one and the Codex one, each a scenario of one study, in three folds
+    under j and m (one Snakemake run for both: the tests below read their scenario's
+    results). Three facts of each (so the capacity chosen for them, and each fold, stays
+    small)."""
+    tmp_path = tmp_path_factory.mktemp("own-sessions")
+    scenarios, sweeps = {}, {}
+    for name, (transcript, facts) in SAMPLES.items():
+        path = tmp_path / f"{name}.facts.yaml"
+        path.write_text(yaml.safe_dump({"facts": facts}, allow_unicode=True), encoding="utf-8")
+        scenarios[name] = {"transcript": str(transcript), "facts": str(path), "folds": 3}
+        sweeps[name] = {"scenario": name, "models": ["smollm2-135m"], "arms": ["j", "m"],
+                        "repeats": 1}
     cfg = {"study": "own-session", "recall_max_tokens": 64,
            "models": {"smollm2-135m": {"backend": "embedded", "n_ctx": 4096, "threads": 2}},
-           "scenarios": {"mine": {"transcript": str(transcript),
-                                  "facts": str(tmp_path / "facts.yaml"), "folds": 3}},
-           "sweeps": {"mine": {"scenario": "mine", "models": ["smollm2-135m"],
-                               "arms": ["j", "m"], "repeats": 1}},
-           "compare_pairs": [["j", "m"]]}
+           "scenarios": scenarios, "sweeps": sweeps, "compare_pairs": [["j", "m"]]}
     study = GatewayStudy(tmp_path, cfg, KEY)
-    # alone a minute; a model process sharing the two cores slows it 10-40x
-    p = procs.snakemake(tmp_path, "--configfile", str(study.configfile), f"-c{cores}",
+    p = procs.snakemake(tmp_path, "--configfile", str(study.configfile), "-c2",
                         "results/evidence/trace.csv", "results/compare", timeout=2400,
                         env=study.env)
     assert p.returncode == 0, p.stderr[-4000:]
-    res = tmp_path / "results"
-    trace = read_csv(res / "evidence/trace.csv")
-    fx = json.loads((res / "fixtures/mine/fixture.json").read_text())
+    return tmp_path / "results"
+
+
+def check_folded(res: Path, scenario: str) -> None:
+    """The scenario's trace and records: the model's own carries, fold by fold."""
+    trace = [t for t in read_csv(res / "evidence/trace.csv")
+             if t["row_id"].startswith(f"{scenario}/")]
+    fx = json.loads((res / f"fixtures/{scenario}/fixture.json").read_text())
     assert len(fx["chunks"]) == 3
     # one line per (run, fact, fold): 2 runs x 3 facts x 3 folds, dated by the session
     assert len(trace) == 2 * 3 * 3
     assert {t["fold"] for t in trace} == {"1", "2", "3"}
     planted = {f["label"]: f["chunk"] + 1 for f in fx["facts"]}
     assert all(int(t["planted_fold"]) == planted[t["label"]] for t in trace)
-    for arm in ("j", "m"):  # the model's own carries, fold by fold
-        record = json.loads((res / f"runs/mine/smollm2-135m/r0/{arm}.json").read_text())
+    for arm in ("j", "m"):
+        record = json.loads((res / f"runs/{scenario}/smollm2-135m/r0/{arm}.json").read_text())
         assert record["status"] == "run" and len(record["folds"]) == 3
         assert all(isinstance(f["carry"], str) for f in record["folds"])
-    return res
 
 
 @pytest.mark.model
-def test_the_embedded_model_folds_a_sample_session_under_two_arms(tmp_path):
-    """The sample Claude Code session, three of its six facts (so the capacity chosen for
-    them, and each fold, stays small): the trace and the comparison page come out."""
-    res = fold_with_the_embedded_model(tmp_path, DATA / "atlas.claude-code.jsonl", (
-        "facts:\n"
-        "  - {label: the primary ingress port, value: '47213', class: port}\n"
-        "  - {label: the release tag, value: v7.41.3-kestrel}\n"
-        "  - {label: the department that owns the routes, value: Отдел Маршрутизации}\n"),
-        cores=2)
-    page = (res / "compare/mine/smollm2-135m/r0.html").read_text(encoding="utf-8")
+def test_the_embedded_model_folds_a_sample_session_under_two_arms(folded_by_the_model):
+    """The sample Claude Code session, three of its six facts: the trace and the
+    comparison page come out."""
+    check_folded(folded_by_the_model, "atlas")
+    page = (folded_by_the_model / "compare/atlas/smollm2-135m/r0.html").read_text(
+        encoding="utf-8")
     assert "the primary ingress port" in page and "Отдел Маршрутизации" in page
 
 
 @pytest.mark.model
-def test_the_embedded_model_folds_the_codex_sample_under_j_and_m(tmp_path):
+def test_the_embedded_model_folds_the_codex_sample_under_j_and_m(folded_by_the_model):
     """Issue 30: a Codex CLI rollout folded end to end by the real model; its own
     compaction (`compacted`) is the baseline beside the arms in the manifest."""
-    res = fold_with_the_embedded_model(tmp_path, DATA / "harbor.codex.jsonl", (
-        "facts:\n"
-        "  - {label: the upstream port of the mirror, value: '51873', class: port}\n"
-        "  - {label: the release tag, value: v3.18.2-moraine}\n"
-        "  - {label: the department that owns the mirror, value: Служба Причалов}\n"),
-        cores=2)
-    manifest = json.loads((res / "fixtures/mine/manifest.json").read_text())
+    check_folded(folded_by_the_model, "harbor")
+    manifest = json.loads((folded_by_the_model / "fixtures/harbor/manifest.json").read_text())
     assert manifest["session"]["format"] == "codex"
     assert manifest["own_compaction"]["held"] == ["the upstream port of the mirror"]
-    page = (res / "compare/mine/smollm2-135m/r0.html").read_text(encoding="utf-8")
+    page = (folded_by_the_model / "compare/harbor/smollm2-135m/r0.html").read_text(
+        encoding="utf-8")
     assert "the upstream port of the mirror" in page and "Служба Причалов" in page
 
 
