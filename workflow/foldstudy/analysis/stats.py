@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special
-from scipy import stats as sps
-from statsmodels.stats.weightstats import ttost_paired
+
+# scipy and statsmodels are imported by the functions that call them: most jobs that read
+# this module (pages, traces, tables) call none of them, and the two took about a second
+# of each such job's start.
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def _icc_interval(msb: float, msw: float, k: float, g: int, n: int, confidence: 
                   ) -> tuple[float, float]:
     """The exact F-distribution interval of ICC(1): F = MSB/MSW on (g-1, N-g) degrees of
     freedom, its bounds mapped through (F - 1) / (F + k - 1). nan when MSW is 0."""
+    from scipy import stats as sps
     if msw == 0:
         return float("nan"), float("nan")
     f = msb / msw
@@ -111,6 +113,7 @@ class Fisher:
 
 def fisher(a: int, n1: int, b: int, n2: int) -> Fisher | None:
     """Fisher exact on rows (not checks): the unit that is near-independent. None if empty."""
+    from scipy import stats as sps
     if n1 <= 0 or n2 <= 0:
         return None
     res = sps.fisher_exact([[a, n1 - a], [b, n2 - b]], alternative="two-sided")
@@ -235,6 +238,7 @@ def tost_paired(first: np.ndarray, second: np.ndarray, margin: float, alpha: flo
     pass". None with fewer than two pairs; with no variance in the differences (every
     block the same, e.g. every row of both arms at 1.000), the verdict without a p.
     """
+    from statsmodels.stats.weightstats import ttost_paired
     first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     if len(first) < 2:
         return None
@@ -258,6 +262,7 @@ def pearson(x: Sequence | np.ndarray, y: Sequence | np.ndarray, confidence: floa
             ) -> Pearson | None:
     """scipy's Pearson r with its n and Fisher-z interval; None when n < 3 or either side
     is constant."""
+    from scipy import stats as sps
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
@@ -277,6 +282,7 @@ def separation_weight(n: int, k: int) -> float:
     post hoc on a continuous variable, weighs about p = 1/C(8, 2) = 0.036, not what
     "no overlap" suggests.
     """
+    from scipy import special
     return 1.0 / float(special.comb(n, k, exact=True))
 
 
