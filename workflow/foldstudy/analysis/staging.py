@@ -48,6 +48,13 @@ def first_budget_stop(cell: pd.DataFrame) -> int | None:
     return None if stopped.empty else int(stopped.min())
 
 
+def block_diffs(cell: pd.DataFrame, pair: tuple[str, str]) -> np.ndarray:
+    """One model's paired differences (second arm minus first), a block each, over the
+    blocks where both arms have a valid row: what each look tests."""
+    pr = A.pairs(A.valid_rows(cell), *pair)
+    return (pr["recall_second"] - pr["recall_first"]).to_numpy()
+
+
 def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
                checks: pd.DataFrame, pair: tuple[str, str], decide: dict[str, Any],
                alpha: float, power: float, rotation: int, seed: int) -> dict[str, Any]:
@@ -64,8 +71,7 @@ def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
     if stop is not None:
         return _budget_look(model, prev, cell[cell["repeat"] < stop], stop, pair, decide,
                             alpha, seed)
-    pr = A.pairs(A.valid_rows(cell), *pair)
-    diffs = (pr["recall_second"] - pr["recall_first"]).to_numpy()
+    diffs = block_diffs(cell, pair)
     done = int(cell["repeat"].max()) + 1 if len(cell) else 0
     fractions = [*(prev["fractions"] if prev else []), done / mx]
     k = len(fractions)
@@ -97,8 +103,7 @@ def _budget_look(model: str, prev: dict[str, Any] | None, cell: pd.DataFrame, do
     stage's first repeat adds no block: the last look's test stands, and is not repeated
     at the same information. No stage follows, so there is no `next`."""
     mx = int(decide["max_repeats"])
-    pr = A.pairs(A.valid_rows(cell), *pair)
-    diffs = (pr["recall_second"] - pr["recall_first"]).to_numpy()
+    diffs = block_diffs(cell, pair)
     before = prev["fractions"] if prev else []
     grew = done > (prev["repeats"] if prev else 0)
     fractions = [*before, done / mx] if grew else list(before)

@@ -586,6 +586,7 @@ def run_fold(
     (validity.fold_budget reruns a stopped one when it is raised).
     """
     fixture = Fixture.from_dict(read_json(fixture_path))
+    staged_budget = budget_usd if staged else None  # what every record here keeps
     arm_spec = Arm.from_dict(arm)
     probe = read_json(probe_path) if probe_path else {}
     if probe:
@@ -594,7 +595,7 @@ def run_fold(
         if not perm["allowed"]:
             record = not_run_record(Sample(**sample), fixture.scenario, arm_spec,
                                     perm["verdict"], perm.get("reason", ""))
-            record.budget_usd = budget_usd if staged else None
+            record.budget_usd = staged_budget
             write_json(record.to_dict(), out)
             log.info("%s not run: probe verdict %s (%s); no call made", record.row_id,
                      perm["verdict"], perm.get("reason", ""))
@@ -624,7 +625,7 @@ def run_fold(
     # old record before the job starts, so the job cannot read it).
     record.previous_attempts = earlier
     record.attempt = len(record.previous_attempts) + 1
-    record.budget_usd = budget_usd if staged else None
+    record.budget_usd = staged_budget
     _keep_attempt(record, out)
     write_json(record.to_dict(), out)
     log.info("%s attempt %d done in %.1fs; response store: %d hits, %d misses",
