@@ -223,3 +223,15 @@ def test_a_budget_stopped_run_is_invalid_and_not_retried_and_reruns_only_at_a_ne
     assert fold_budget(path, 2.0) == 2.0 and fold_budget(path, 5.0) == 5.0
     path.write_text(json.dumps({**record, "status": "run", "not_run_reason": None}))
     assert fold_budget(path, 5.0) == 2.0  # a finished run keeps its budget: no rerun
+
+
+def test_an_unreadable_record_plans_at_the_budget_now_and_grade_names_it(tmp_path):
+    """A record cut off mid-write (a killed job, a full disk) does not stop the plan: the
+    fold param takes the budget in force, and the grade stage is what names the file."""
+    from foldstudy.grade.validity import fold_budget
+
+    path = tmp_path / "j.json"
+    path.write_text('{"status": "not_run", "not_run_reas')
+    assert fold_budget(path, 3.0) == 3.0
+    path.write_bytes(b"\xff\xfe not utf-8")
+    assert fold_budget(path, 3.0) == 3.0
