@@ -19,8 +19,11 @@ from .conftest import ROOT
 from .support.procs import MODEL_THREADS
 
 pytestmark = pytest.mark.model
-SCALE = 0.01
-CAPACITY = 0.03
+# Half the tiny study's session and two-thirds its capacity: a fold's prompt is mostly
+# the session's chunk, and prompt evaluation is most of a row's time at one thread
+# (arm j's row: 31.6 s at 0.01 and 0.03, 23.5 s here; 2026-12-02).
+SCALE = 0.005
+CAPACITY = 0.02
 # The recall turn's answer, cut short: what these rows test is each arm's folds; 64 tokens
 # still answer several labels (200 took 6.4 s of a row's 41.5 s at one thread).
 RECALL_MAX_TOKENS = 64
