@@ -67,16 +67,29 @@ def bare_fold_checkout(tmp: Path) -> Path:
     return copy
 
 
-def main() -> None:
+def snakefile_run(snakefile: Path, workdir: Path, *args: str) -> str:
+    """One Snakemake run of another Snakefile than this checkout's (common.snakemake runs
+    that one); its standard output."""
     import subprocess
     import sys
 
+    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(snakefile),
+                           "--directory", str(workdir), *args],
+                          capture_output=True, check=True, text=True).stdout
+
+
+def job_count(output: str) -> int:
+    """The `total` line of a `-n --quiet rules` summary."""
+    return int(re.search(r"^total\s+(\d+)", output, re.M).group(1))
+
+
+def main() -> None:
     with tempfile.TemporaryDirectory(prefix="foldstudy-bench-") as tmp:
         work = Path(tmp) / "paper"
         work.mkdir()
         _, p = snakemake(work, "-n", "--quiet", "rules", "--configfile",
                          str(ROOT / "config/study-paper.yaml"))
-        jobs = int(re.search(r"^total\s+(\d+)", p.stdout + p.stderr, re.M).group(1))
+        jobs = job_count(p.stdout + p.stderr)
         def paper_study(*args: str) -> None:
             snakemake(work, *args, "--configfile", str(ROOT / "config/study-paper.yaml"))
 
@@ -85,22 +98,17 @@ def main() -> None:
         (mini / "Snakefile").write_text(MINIMAL.format(n=jobs - 1))
 
         def minimal(*args: str) -> None:
-            subprocess.run([sys.executable, "-m", "snakemake", "-s", str(mini / "Snakefile"),
-                            "--directory", str(mini), *args], capture_output=True, check=True)
+            snakefile_run(mini / "Snakefile", mini, *args)
 
         floor = bare_fold_checkout(Path(tmp))
         floor_work = Path(tmp) / "floor-work"
         floor_work.mkdir()
 
         def floor_study(*args: str) -> str:
-            return subprocess.run(
-                [sys.executable, "-m", "snakemake", "-s", str(floor / "Snakefile"),
-                 "--directory", str(floor_work), *args, "--configfile",
-                 str(floor / "config/study-paper.yaml")],
-                capture_output=True, check=True, text=True).stdout
+            return snakefile_run(floor / "Snakefile", floor_work, *args, "--configfile",
+                                 str(floor / "config/study-paper.yaml"))
 
-        floor_jobs = int(re.search(r"^total\s+(\d+)", floor_study("-n", "--quiet", "rules"),
-                                   re.M).group(1))
+        floor_jobs = job_count(floor_study("-n", "--quiet", "rules"))
 
         paper, base, ratio = paired_walls(lambda: paper_study("-n"), lambda: minimal("-n"))
         bare, base_again, floor_ratio = paired_walls(lambda: floor_study("-n"),
