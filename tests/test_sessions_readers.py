@@ -273,13 +273,17 @@ def test_an_encrypted_compaction_is_an_opaque_baseline_that_grades_nothing():
 
 def test_gemini_jsonl_reads_as_the_cli_replays_it():
     """Gemini CLI >= 0.39: a header, messages written again under their id as their tool
-    calls complete, $set updates with a messages checkpoint, a turn rewound: the same
-    session as the single JSON document and the chat messages."""
+    calls complete, $set updates with a messages checkpoint, a compression, a turn
+    rewound: the same session as the single JSON document and the chat messages."""
     tr = read_transcript(GEMINI_JSONL)
     assert tr.format == "gemini"
     assert turns(tr) == turns(read_transcript(DATA / "harbor.gemini.json")) == turns(
         read_transcript(MESSAGES))
-    assert dict(tr.left_out) == {"checkpoint": 1, "info": 1, "rewound": 2, "rewritten": 4}
+    assert dict(tr.left_out) == {"checkpoint": 1, "compression_ack": 1, "info": 1,
+                                 "rewound": 2, "rewritten": 4}
+    # the compression's <state_snapshot> is the CLI's own carry: the baseline, not a turn
+    assert tr.compactions == 1 and "TN-VESPER" in tr.compaction_summaries[0]
+    assert "state_snapshot" not in "\n".join(turns(tr))
     assert "Dropping the mirror" not in "\n".join(turns(tr))
     assert [f.chunk for f in fixture(GEMINI_JSONL).facts] == [
         f.chunk for f in fixture(MESSAGES).facts]

@@ -382,8 +382,10 @@ def new_root() -> list[dict]:
 def gemini_jsonl() -> list[dict]:
     """The Gemini session as Gemini CLI 0.39 on writes it: a header, each message
     appended (a gemini message with tool calls written first as they start and again as
-    they complete, under its id), `$set` updates (a `messages` checkpoint among them), and
-    a turn the user rewound (`$rewindTo` its prompt)."""
+    they complete, under its id), `$set` updates (a `messages` checkpoint of the same
+    messages, as masking writes it), a compression's checkpoint (its <state_snapshot>
+    summary, the model's acknowledgement, the turn it kept), and a turn the user rewound
+    (`$rewindTo` its prompt)."""
     doc = gemini()
     out: list[dict] = [{"sessionId": SESSION, "projectHash": doc["projectHash"],
                         "startTime": doc["startTime"], "lastUpdated": doc["startTime"],
@@ -393,8 +395,16 @@ def gemini_jsonl() -> list[dict]:
             out.append({**m, "toolCalls": [{**c, "status": "executing", "result": None}
                                            for c in m["toolCalls"]]})
         out.append(m)
-        if m["type"] == "info":  # the history rebuilt: the same messages, checkpointed
+        if i == 1:  # tool outputs masked: the same messages, checkpointed
             out.append({"$set": {"messages": doc["messages"][:i + 1],
+                                 "lastUpdated": stamp(i)}})
+        if m["type"] == "info":  # the history compressed
+            snapshot = {"id": ids("gs"), "timestamp": stamp(55), "type": "user", "content": [
+                {"text": f"<state_snapshot>\n  <overall_goal>{SUMMARY}</overall_goal>\n"
+                         "</state_snapshot>"}]}
+            ack = {"id": ids("ga"), "timestamp": stamp(56), "type": "gemini",
+                   "content": [{"text": "Got it. Thanks for the additional context!"}]}
+            out.append({"$set": {"messages": [snapshot, ack, doc["messages"][i - 1]],
                                  "lastUpdated": stamp(i)}})
             aborted = {"id": ids("gx"), "timestamp": stamp(60), "type": "user",
                        "content": "Drop the mirror and start over from the upstream."}

@@ -17,6 +17,14 @@ Two files, both detected:
   one after it. A `$rewindTo` naming no message read so far is refused by line (the CLI
   never writes one; replayed, it would empty the thread).
 
+One checkpoint is read otherwise: the one a compression writes (`chatCompressionService`:
+the new history opens with a user turn holding the CLI's `<state_snapshot>` summary and
+the model's "Got it. Thanks for the additional context!", then the turns it kept). That
+summary is the CLI's own carry, the baseline, never a turn of the thread; the messages the
+compression dropped stay on the thread (the agent read them before it compressed, as
+Claude Code's history before a compact_boundary does), and the kept ones keep their
+place.
+
 `user` and `gemini` messages are the thread; tool results sit in each gemini message's
 `toolCalls` (its functionResponse, as the model received it). `info`, `error` and
 `warning` messages are the CLI's notes: counted, not content. A subagent's own session
@@ -50,6 +58,10 @@ THREAD = ("user", "gemini")
 NOTES = ("info", "error", "warning")
 
 
+SNAPSHOT = "<state_snapshot>"
+ACK = "Got it. Thanks for the additional context!"
+
+
 class Gemini(Source):
     format = "gemini"
     title = "Gemini CLI chat"
@@ -77,13 +89,14 @@ class Gemini(Source):
         msgs = expect(doc.get("messages"), (list,), str(path), "messages",
                       "a Gemini CLI chat holds its messages as a list")
         kept = [(f"{path}: messages[{i}]", i + 1, m) for i, m in enumerate(msgs)]
-        return _transcript(path, kept, Counter(), opts, doc.get("sessionId"))
+        return _transcript(path, kept, Counter(), [], opts, doc.get("sessionId"))
 
     def read(self, path: Path, records: list[Record], opts: ReadOptions) -> Transcript:
         if not any(self.looks(r) for _, r in records):  # `format: gemini` on another file
             raise SessionError(f"{path}: not a {self.title} ({self.shape})")
         thread: dict[str, tuple[str, int, Any]] = {}  # id -> (where, line, message)
         left: Counter[str] = Counter()
+        summaries: list[str] = []
         session = None
         for line, r in records:
             at = f"{path}:{line}"
@@ -93,7 +106,7 @@ class Gemini(Source):
             elif "$set" in r:
                 update = expect(r["$set"], (dict,), at, "$set", "an object of updates")
                 if "messages" in update:
-                    _checkpoint(thread, update["messages"], at, line, left)
+                    _checkpoint(thread, update["messages"], at, line, left, summaries)
             elif isinstance(r.get("id"), str):
                 if r["id"] in thread:
                     left["rewritten"] += 1  # the same message, written again
@@ -101,12 +114,12 @@ class Gemini(Source):
             elif "sessionId" in r:
                 session = r.get("sessionId")
                 if isinstance(r.get("messages"), list):  # a header holding the messages
-                    _checkpoint(thread, r["messages"], at, line, left)
+                    _checkpoint(thread, r["messages"], at, line, left, summaries)
             else:
                 raise SessionError(f"{at}: neither a message {{id, type, content}}, a $set, "
                                    "a $rewindTo nor the session header; a Gemini CLI "
                                    "session line is one of them")
-        return _transcript(path, list(thread.values()), left, opts, session)
+        return _transcript(path, list(thread.values()), left, summaries, opts, session)
 
 
 def _rewind(thread: dict[str, tuple[str, int, Any]], target: str, at: str,
@@ -123,19 +136,33 @@ def _rewind(thread: dict[str, tuple[str, int, Any]], target: str, at: str,
 
 
 def _checkpoint(thread: dict[str, tuple[str, int, Any]], msgs: Any, at: str, line: int,
-                left: Counter[str]) -> None:
+                left: Counter[str], summaries: list[str]) -> None:
     """A `messages` checkpoint replaces the list (the CLI writes one when the history is
-    rebuilt: masking, compression, a session migrated from the JSON document)."""
+    rebuilt: masked tool outputs, a session migrated from the JSON document), except a
+    compression's (module docstring)."""
     expect(msgs, (list,), at, "$set.messages", "a checkpoint of the messages, a list")
-    left["checkpoint"] += 1
-    thread.clear()
+    given = []
     for i, m in enumerate(msgs):
         expect(m, (dict,), at, f"$set.messages[{i}]", "an object {id, type, content}")
-        thread[str(m.get("id", f"#{i}"))] = (f"{at}: messages[{i}]", line, m)
+        given.append((str(m.get("id", f"#{i}")), (f"{at}: messages[{i}]", line, m)))
+    snapshot = [i for i, (_, (w, _, m)) in enumerate(given) if m.get("type") == "user"
+                and SNAPSHOT in parts_text(m.get("content"), w)]
+    if not snapshot:
+        left["checkpoint"] += 1
+        thread.clear()
+        thread.update(given)
+        return
+    for i, (u, (w, _, m)) in enumerate(given):
+        if i in snapshot:
+            summaries.append(parts_text(m.get("content"), w))  # the CLI's own carry
+        elif i - 1 in snapshot and parts_text(m.get("content"), w).strip() == ACK:
+            left["compression_ack"] += 1
+        else:
+            thread[u] = given[i][1]  # a kept turn keeps its place
 
 
 def _transcript(path: Path, kept: list[tuple[str, int, Any]], left: Counter[str],
-                opts: ReadOptions, session: Any) -> Transcript:
+                summaries: list[str], opts: ReadOptions, session: Any) -> Transcript:
     out: list[Message] = []
     for at, line, m in kept:
         if isinstance(m, dict) and m.get("type") not in THREAD:
@@ -146,7 +173,8 @@ def _transcript(path: Path, kept: list[tuple[str, int, Any]], left: Counter[str]
         raise SessionError(f"{path}: no user or gemini message; a Gemini CLI chat holds the "
                            "conversation in its messages")
     subagents = _subagent_files(path, session)
-    return Transcript(str(path), "gemini", tuple(out), left_out=counted(left),
+    return Transcript(str(path), "gemini", tuple(out), tuple(summaries),
+                      compactions=len(summaries), left_out=counted(left),
                       subagent_files=subagents)
 
 
