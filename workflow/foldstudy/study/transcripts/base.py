@@ -18,6 +18,8 @@ import zstandard
 from ...errors import StudyError
 
 DEFAULT_MAX_MB = 50
+NULL = type(None)  # a JSON null, for `expect`
+CONVERSATION = ("user", "assistant")  # the roles a thread is made of
 
 
 class SessionError(StudyError, ValueError):

@@ -41,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from .base import (
+    CONVERSATION,
+    NULL,
     Message,
     ReadOptions,
     Record,
@@ -54,8 +56,6 @@ from .base import (
     render_message,
 )
 
-CONVERSATION = ("user", "assistant")
-NULL = type(None)
 META_TYPES = ("summary", "file-history-snapshot", "queue-operation", "custom-title",
               "progress")
 

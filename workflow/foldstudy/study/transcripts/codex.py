@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from .base import (
+    CONVERSATION,
+    NULL,
     Message,
     ReadOptions,
     Record,
@@ -51,9 +53,7 @@ from .base import (
     read_text,
 )
 
-NULL = type(None)
 TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
-CONVERSATION = ("user", "assistant")
 # User messages the CLI writes itself at the start of a session: the environment and the
 # repository's instructions (AGENTS.md), not anything the user said.
 INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import (
+    NULL,
     Message,
     ReadOptions,
     Record,
@@ -53,7 +54,6 @@ from .base import (
     parts_text,
 )
 
-NULL = type(None)
 THREAD = ("user", "gemini")
 NOTES = ("info", "error", "warning")
 
