@@ -113,6 +113,17 @@ def test_links_broken_as_the_cli_breaks_them_read_the_same_thread_and_facts(tmp_
                for line in read_note(tr))
 
 
+def test_a_first_record_whose_parent_is_absent_starts_the_thread(tmp_path):
+    """A file the CLI began mid-session: its first record links to one written elsewhere.
+    Nothing comes before it, so the thread starts there; counted, not refused."""
+    recs = records(DATA / "harbor.claude-code.jsonl")
+    first = next(r for r in recs if r.get("type") == "user")
+    first["parentUuid"] = "6d1c3f0a-0000-4000-8000-00000000beef"
+    tr = read_transcript(write(tmp_path, "mid.jsonl", recs))
+    assert thread(tr) == thread(read_transcript(DATA / "harbor.claude-code.jsonl"))
+    assert dict(tr.repaired) == {"parent_at_start": 1}
+
+
 def test_a_cycle_of_links_is_the_one_link_refused(tmp_path):
     recs = records(DATA / "harbor.claude-code.jsonl")
     first = next(i for i, r in enumerate(recs) if r.get("type") == "user")

@@ -20,7 +20,7 @@ forks) and subagents (isSidechain records, agent progress; their own files in
 Repaired, never refused, and counted (`Transcript.repaired`): the file order is the CLI's
 write order, and every intact link points at a record written before it, so
 - a parentUuid naming no record of the file joins the main-thread record written just
-  before it (`parent`);
+  before it (`parent`; with none before it, the thread starts there: `parent_at_start`);
 - a compact_boundary whose logicalParentUuid names no record joins the last main-thread
   record before the boundary (`logical_parent`), so the history before the compaction
   stays on the thread; one with no record before it starts a new root (`new_roots`);
