@@ -146,8 +146,10 @@ def _cut(parent: Path, text: str, records: list[Record], base: dict[str, Any], a
     else those whose `ordinal` is below `end_ordinal_exclusive`, else that many lines."""
     offset, end = base.get("end_byte_offset"), base.get("end_ordinal_exclusive")
     for key, v in (("end_byte_offset", offset), ("end_ordinal_exclusive", end)):
-        expect(v, (int, NULL), at, f"session_meta.payload.history_base.{key}",
-               "a count of the parent's bytes or records")
+        if expect(v, (int, NULL), at, f"session_meta.payload.history_base.{key}",
+                  "a count of the parent's bytes or records") is not None and v < 0:
+            raise SessionError(f"{at}: session_meta.payload.history_base.{key} is {v}, "
+                               "below 0; a count of the parent's bytes or records")
     if offset is not None:
         last = text.encode("utf-8")[:offset].count(b"\n")
         return [(n, r) for n, r in records if n <= last]
