@@ -215,12 +215,15 @@ def test_a_format_that_cannot_be_detected_is_refused(tmp_path):
         read_transcript(p)
 
 
-def test_a_broken_parent_chain_is_refused_by_line(tmp_path):
+def test_a_parent_naming_no_record_joins_the_record_written_before_it(tmp_path):
+    """Claude Code often links a record to one it never persisted (claude-code #58554):
+    the link is repaired, not refused, and counted."""
     recs = records(CC)
     last = max(i for i, r in enumerate(recs) if r.get("type") == "assistant")
     recs[last]["parentUuid"] = "00000000-0000-4000-8000-000000000000"
-    with pytest.raises(SessionError, match=rf":{last + 1}: parentUuid .* names no record"):
-        read_transcript(write(tmp_path, "broken.jsonl", recs))
+    tr = read_transcript(write(tmp_path, "broken.jsonl", recs))
+    assert tr.messages == read_transcript(CC).messages
+    assert dict(tr.repaired) == {"parent": 1}
 
 
 def test_two_facts_with_one_label_or_one_value_are_refused(tmp_path):

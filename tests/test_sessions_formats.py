@@ -299,10 +299,12 @@ def test_json_lines_with_a_broken_first_line_are_still_named_by_that_line(tmp_pa
         read_transcript(p)
 
 
-def test_a_value_only_before_a_new_root_is_refused_as_such_not_as_a_fork(tmp_path):
-    """Issue 30 audit: records before a compact_boundary whose logical parent is absent
-    are no abandoned fork: the file lost what led to them. A fact found only there is
-    refused saying so, not "only on a side branch"."""
+def test_a_value_before_a_compaction_whose_logical_parent_is_absent_stays_on_the_thread(
+        tmp_path):
+    """A compact_boundary whose logicalParentUuid names no record of the file joins the
+    last main-thread record before it (Claude Code writes this after /compact in print
+    mode): the history before the compaction is read, not lost, and a fact stated only
+    there is planted; the join is counted, and no new root is claimed."""
     earlier = [
         {"parentUuid": None, "isSidechain": False, "type": "user", "uuid": "0a01",
          "message": {"role": "user", "content": "rotate the mirror to blobs-p3.idx"}},
@@ -312,13 +314,13 @@ def test_a_value_only_before_a_new_root_is_refused_as_such_not_as_a_fork(tmp_pat
     ]
     p = write(tmp_path, "lost.jsonl", earlier + records(NEW_ROOT))
     tr = read_transcript(p)
-    assert tr.new_roots == (3,) and dict(tr.left_out)["before_new_root"] == 2
-    assert not tr.off_thread and "side_branch" not in dict(tr.left_out)
+    assert tr.new_roots == () and dict(tr.repaired) == {"logical_parent": 1}
+    assert [m.text for m in tr.messages[:2]] == ["rotate the mirror to blobs-p3.idx",
+                                                 "Rotating to blobs-p3.idx."]
+    assert [(m.role, m.text) for m in tr.messages[2:]] == [
+        (m.role, m.text) for m in read_transcript(NEW_ROOT).messages]
     facts = tmp_path / "f.yaml"
     facts.write_text("facts:\n  - {label: the old index, value: blobs-p3.idx}\n",
                      encoding="utf-8")
-    with pytest.raises(SessionError) as e:
-        build_session_fixture(SessionSpec("n", str(p), str(facts), folds=3), 1, "t")
-    msg = str(e.value)
-    assert "only before a new root" in msg and "the history before it is unknown" in msg
-    assert "side branch" not in msg and "fork" not in msg
+    fx = build_session_fixture(SessionSpec("n", str(p), str(facts), folds=3), 1, "t")
+    assert fx.facts[0].chunk == 0 and fx.meta["session"]["repaired"] == {"logical_parent": 1}

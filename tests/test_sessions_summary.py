@@ -34,3 +34,23 @@ def test_each_fact_per_arm_with_the_baseline_beside_it():
     assert "| tag | 5 | lost | 0/0 | 0/1 | 1/2 | 1/2 |" in text
     assert ("Baseline: the session's own compaction (1 summary, 384 characters) held 1 of 2 "
             "facts: port.") in text
+
+
+def test_an_opaque_baseline_grades_no_fact_and_the_repairs_are_said():
+    """A Codex summary stored encrypted: every fact's baseline cell says opaque, never
+    held or lost, and the links the reader repaired are named by kind."""
+    rows = pd.DataFrame({"row_id": ["s/x/r0/m"], "sweep": "s", "arm": ["m"], "valid": [True],
+                         "recall": [1.0], "n_correct": [1], "n_graded": 1})
+    checks = pd.DataFrame({"row_id": ["s/x/r0/m"], "label": ["port"],
+                           "in_carrier": ["true"], "correct": ["true"]})
+    manifest = {"scenario": "rollout", "facts": [{"label": "port", "chunk": 0, "graded": True}],
+                "session": {"repaired": {"json_output": 6, "fork_prefix": 1}},
+                "own_compaction": {"summaries": 1, "summary_chars": 0, "held": [],
+                                   "opaque": "opaque: the CLI stored its summary encrypted"}}
+    text = "\n".join(session_lines(rows, checks, {"s": manifest}, Analysis.load()))
+    assert "| port | 1 | opaque | 1/1 | 1/1 |" in text
+    assert ("Baseline: none; the session's own compaction is opaque: the CLI stored its "
+            "summary encrypted, so it grades no fact.") in text
+    assert "held 0 of" not in text
+    assert "Read with repairs (the file as the CLI wrote it; docs/own-sessions.md): " \
+           "1 fork_prefix, 6 json_output." in text

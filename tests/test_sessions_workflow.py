@@ -91,14 +91,18 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
 
 
 HARBOR = {"cc": "harbor.claude-code.jsonl", "codex": "harbor.codex.jsonl",
-          "gemini": "harbor.gemini.json", "msg": "harbor.messages.jsonl"}
+          "gemini": "harbor.gemini.json", "msg": "harbor.messages.jsonl",
+          # a Codex fork whose parent's rollout is compressed and JSON-wraps its outputs
+          "fork": "codex/sessions/2026/11/29/"
+                  "rollout-2026-11-29T08-02-00-0f6c8a31-9d2e-4b57-a1c3-6e8d2b40f719.jsonl"}
 
 
 def test_one_session_in_all_four_formats_folds_the_same_through_the_gateway(tmp_path):
     """Issue 30: the same session written by Claude Code, Codex CLI, Gemini CLI and as chat
-    messages, each format detected from its file, gives the same chunks and the same
-    planted folds through the whole workflow: every run sent the same fold requests, and
-    the trace dates every fact alike."""
+    messages (and as a Codex fork read through its compressed parent), each format
+    detected from its file, gives the same chunks and the same planted folds through the
+    whole workflow: every run sent the same fold requests, and the trace dates every fact
+    alike."""
     models = [Model("acme/m", [Endpoint("A", "a", supported_parameters=ALL_PARAMETERS)])]
     with GatewayStandin(models, key=KEY) as gw:
         cfg = {"study": "harbor", "recall_max_tokens": 64,
@@ -120,7 +124,9 @@ def test_one_session_in_all_four_formats_folds_the_same_through_the_gateway(tmp_
     manifests = {s: json.loads((res / f"fixtures/{s}/manifest.json").read_text())
                  for s in HARBOR}
     assert {s: m["session"]["format"] for s, m in manifests.items()} == {
-        "cc": "claude-code", "codex": "codex", "gemini": "gemini", "msg": "messages"}
+        "cc": "claude-code", "codex": "codex", "gemini": "gemini", "msg": "messages",
+        "fork": "codex"}
+    assert manifests["fork"]["session"]["repaired"] == {"fork_prefix": 1, "json_output": 6}
     fx = {s: json.loads((res / f"fixtures/{s}/fixture.json").read_text()) for s in HARBOR}
     planted = {s: [(f["label"], f["chunk"]) for f in fx[s]["facts"]] for s in HARBOR}
     for s in HARBOR:

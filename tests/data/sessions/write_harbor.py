@@ -9,7 +9,10 @@ document, tool results inside toolCalls, thoughts, an info note) and chat messag
 The shapes follow the CLIs' own files as public parsers and format notes describe them;
 every value is made up. Also writes two small Claude Code files: a partial compaction
 (compactMetadata.preservedSegment, the preserved records written again) and a
-compaction whose logical parent is not in the file.
+compaction whose logical parent is not in the file; and the shapes current CLIs write:
+the Gemini session as Gemini CLI's JSONL stream, a Codex rollout with a remote
+(encrypted) compaction, a Codex fork whose parent's rollout is compressed (.zst) and
+JSON-wraps its outputs, and a Claude Code file a second /compact re-appended history to.
 
 Run from the repository root: python tests/data/sessions/write_harbor.py
 """
@@ -19,6 +22,8 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+
+import zstandard
 
 HERE = Path(__file__).parent
 SESSION = "3b8e41d2-6f0a-4c57-b9e3-58d1a7c2e904"
@@ -185,7 +190,11 @@ def claude_code() -> list[dict]:
     return c.lines
 
 
-def codex() -> list[dict]:
+def codex(wrapped: bool = False, encrypted: bool = False, thread: str = SESSION
+          ) -> list[dict]:
+    """The Codex rollout; `wrapped`: each output stored as a JSON string {output, metadata}
+    (Codex 0.39's shell, 0.60's apply_patch); `encrypted`: a remote compaction, its
+    message empty and the summary an encrypted item of replacement_history (#27016)."""
     out: list[dict] = []
 
     def line(kind: str, payload: dict) -> None:
@@ -204,11 +213,13 @@ def codex() -> list[dict]:
 
     def call(n: int, name: str, args: dict, result: str) -> tuple[dict, dict]:
         cid = f"call_H{n:02d}x7Qm"
+        output = json.dumps({"output": result, "metadata": {
+            "exit_code": 0, "duration_seconds": 0.4}}) if wrapped else result
         return ({"type": "function_call", "name": name, "arguments": json.dumps(args),
                  "call_id": cid},
-                {"type": "function_call_output", "call_id": cid, "output": result})
+                {"type": "function_call_output", "call_id": cid, "output": output})
 
-    line("session_meta", {"id": SESSION, "timestamp": stamp(0), "cwd": CWD,
+    line("session_meta", {"id": thread, "timestamp": stamp(0), "cwd": CWD,
                           "originator": "codex_cli_rs", "cli_version": "0.63.0",
                           "instructions": None, "source": "cli", "model_provider": "openai",
                           "git": {"branch": "fix-mirror"}})
@@ -240,11 +251,13 @@ def codex() -> list[dict]:
     item(read[1])
     line("event_msg", {"type": "token_count", "info": {"total_token_usage": {
         "input_tokens": 162044, "output_tokens": 2210}, "model_context_window": 272000}})
-    line("compacted", {"message": SUMMARY, "replacement_history": [
-        {"type": "message", "role": "user", "content": [{"type": "input_text",
-                                                         "text": PROMPT}]},
-        {"type": "message", "role": "user", "content": [{"type": "input_text",
-                                                         "text": SUMMARY}]}]})
+    kept = {"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                            "text": PROMPT}]}
+    line("compacted", {"message": "", "replacement_history": [kept, {
+        "type": "compaction", "encrypted_content": "gAAAAABpV2x0cGVybmV0X3N1bW1hcnk="}]}
+         if encrypted else {"message": SUMMARY, "replacement_history": [kept, {
+             "type": "message", "role": "user", "content": [{"type": "input_text",
+                                                             "text": SUMMARY}]}]})
     line("event_msg", {"type": "context_compacted"})
     line("turn_context", {"cwd": CWD, "model": "gpt-5.1-codex", "effort": "medium"})
     message("user", ASK)
@@ -366,6 +379,98 @@ def new_root() -> list[dict]:
     return c.lines
 
 
+def gemini_jsonl() -> list[dict]:
+    """The Gemini session as Gemini CLI 0.39 on writes it: a header, each message
+    appended (a gemini message with tool calls written first as they start and again as
+    they complete, under its id), `$set` updates (a `messages` checkpoint of the same
+    messages, as masking writes it), a compression's checkpoint (its <state_snapshot>
+    summary, the model's acknowledgement, the turn it kept), and a turn the user rewound
+    (`$rewindTo` its prompt)."""
+    doc = gemini()
+    out: list[dict] = [{"sessionId": SESSION, "projectHash": doc["projectHash"],
+                        "startTime": doc["startTime"], "lastUpdated": doc["startTime"],
+                        "kind": "main"}]
+    for i, m in enumerate(doc["messages"]):
+        if m.get("toolCalls"):
+            out.append({**m, "toolCalls": [{**c, "status": "executing", "result": None}
+                                           for c in m["toolCalls"]]})
+        out.append(m)
+        if i == 1:  # tool outputs masked: the same messages, checkpointed
+            out.append({"$set": {"messages": doc["messages"][:i + 1],
+                                 "lastUpdated": stamp(i)}})
+        if m["type"] == "info":  # the history compressed
+            snapshot = {"id": ids("gs"), "timestamp": stamp(55), "type": "user", "content": [
+                {"text": f"<state_snapshot>\n  <overall_goal>{SUMMARY}</overall_goal>\n"
+                         "</state_snapshot>"}]}
+            ack = {"id": ids("ga"), "timestamp": stamp(56), "type": "gemini",
+                   "content": [{"text": "Got it. Thanks for the additional context!"}]}
+            out.append({"$set": {"messages": [snapshot, ack, doc["messages"][i - 1]],
+                                 "lastUpdated": stamp(i)}})
+            aborted = {"id": ids("gx"), "timestamp": stamp(60), "type": "user",
+                       "content": "Drop the mirror and start over from the upstream."}
+            out += [aborted, {"id": ids("gy"), "timestamp": stamp(61), "type": "gemini",
+                              "content": "Dropping the mirror now.", "thoughts": []},
+                    {"$rewindTo": aborted["id"]}]
+        out.append({"$set": {"lastUpdated": stamp(i)}})
+    return out
+
+
+FORK_THREAD = "0f6c8a31-9d2e-4b57-a1c3-6e8d2b40f719"
+TREE = HERE / "codex/sessions/2026/11/29"
+
+
+def codex_fork() -> tuple[bytes, list[dict]]:
+    """A Codex 0.146 fork and its parent: the parent's rollout (JSON-wrapped outputs,
+    compressed in place as an idle rollout is) goes on past the fork point; the fork
+    holds only its own records, its session_meta naming the parent's prefix by
+    history_base (thread id, records and bytes before the cut)."""
+    whole = codex(wrapped=True)
+    cut = next(i for i, r in enumerate(whole) if r["type"] == "compacted")
+    went_on = {"timestamp": stamp(90), "type": "response_item", "payload": {
+        "type": "message", "role": "user", "content": [{"type": "input_text", "text":
+                                                        "(the parent went on elsewhere)"}]}}
+    parent = jsonl(whole[:cut]).encode("utf-8")
+    meta = {**whole[0]["payload"], "id": FORK_THREAD, "history_base": {
+        "thread_id": SESSION, "end_ordinal_exclusive": cut,
+        "end_byte_offset": len(parent)}}
+    fork = [{"timestamp": stamp(95), "type": "session_meta", "payload": meta}, *whole[cut:]]
+    return parent + jsonl([went_on]).encode("utf-8"), fork
+
+
+def reappended() -> list[dict]:
+    """A second /compact in one process (claude-code #92089): before writing its boundary
+    the CLI re-appends the history before the first compaction under its original uuids,
+    the finished turn's stop_hook_summary links to the last copy, and the new boundary's
+    logical parent is that hook record."""
+    c = Claude()
+    prev = None
+    for i in range(4):
+        text = f"before the first compaction, step {i}: lane k{i}{i + 4} drained"
+        prev = (c.user(prev, f"ra{i}", text) if i % 2 == 0 else
+                c.assistant(prev, f"ra{i}", f"msg_01R{i}", {"type": "text", "text": text}))
+    history = list(c.lines)
+    first = c.system(None, "rcb1", "compact_boundary", content="Conversation compacted",
+                     logicalParentUuid=prev,
+                     compactMetadata={"trigger": "manual", "preTokens": 88120})
+    prev = c.user(first, "rs1", "Summary: lanes k04 and k26 drained.", isCompactSummary=True,
+                  isVisibleInTranscriptOnly=True)
+    prev = c.user(prev, "rb0", "between the compactions: open lane k77")
+    prev = c.assistant(prev, "rb1", "msg_01RB1", {"type": "text", "text": "Lane k77 open."})
+    c.lines += [dict(r) for r in history]  # the re-appended copies, uuids as written
+    hook = c.system(history[-1]["uuid"], "rhook", "stop_hook_summary", hookCount=1,
+                    hookErrors=[], preventedContinuation=False, stopReason="",
+                    hasOutput=False)
+    second = c.system(None, "rcb2", "compact_boundary", content="Conversation compacted",
+                      logicalParentUuid=hook, compactMetadata={
+                          "trigger": "manual", "preTokens": 91003, "preservedSegment": {
+                              "headUuid": prev, "anchorUuid": ids("rs2"), "tailUuid": hook}})
+    prev = c.user(second, "rs2", "Summary: lane k77 is open.", isCompactSummary=True,
+                  isVisibleInTranscriptOnly=True)
+    prev = c.user(prev, "rc0", "after the second compaction: close lane k77")
+    c.assistant(prev, "rc1", "msg_01RC1", {"type": "text", "text": "Lane k77 closed."})
+    return c.lines
+
+
 def jsonl(records: list[dict]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
                    for r in records)
@@ -381,6 +486,17 @@ def main() -> None:
         encoding="utf-8")
     (HERE / "partial.claude-code.jsonl").write_text(jsonl(partial()), encoding="utf-8")
     (HERE / "new-root.claude-code.jsonl").write_text(jsonl(new_root()), encoding="utf-8")
+    (HERE / "harbor.gemini.jsonl").write_text(jsonl(gemini_jsonl()), encoding="utf-8")
+    (HERE / "encrypted.codex.jsonl").write_text(jsonl(codex(encrypted=True)),
+                                                encoding="utf-8")
+    (HERE / "reappended.claude-code.jsonl").write_text(jsonl(reappended()),
+                                                       encoding="utf-8")
+    parent, fork = codex_fork()
+    TREE.mkdir(parents=True, exist_ok=True)
+    (TREE / f"rollout-2026-11-29T07-10-00-{SESSION}.jsonl.zst").write_bytes(
+        zstandard.ZstdCompressor(level=19).compress(parent))
+    (TREE / f"rollout-2026-11-29T08-02-00-{FORK_THREAD}.jsonl").write_text(jsonl(fork),
+                                                                    encoding="utf-8")
 
 
 if __name__ == "__main__":

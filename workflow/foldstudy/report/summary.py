@@ -115,14 +115,21 @@ def session_lines(rows: pd.DataFrame, checks: pd.DataFrame, manifests: dict[str,
         head += [f"{a} {what}" for a in arms for what in ("carried", "right")]
         out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for f in [f for f in m["facts"] if f["graded"]]:
-            base = ("no compaction in the file" if not n_summaries
-                    else "held" if f["label"] in held else "lost")
+            base = ("no compaction in the file" if not n_summaries else "opaque"
+                    if own.get("opaque") else "held" if f["label"] in held else "lost")
             cells = [f["label"], str(f["chunk"] + 1), base]
             for a in arms:
                 g = c[(c["arm"] == a) & (c["label"] == f["label"])]
                 cells += [_rows_share(g["in_carrier"]), _rows_share(g["correct"])]
             out.append("| " + " | ".join(cells) + " |")
-        if n_summaries:
+        repaired = (m.get("session") or {}).get("repaired") or {}
+        if repaired:
+            out += ["", "Read with repairs (the file as the CLI wrote it; docs/own-sessions.md): "
+                    + ", ".join(f"{n} {kind}" for kind, n in sorted(repaired.items())) + "."]
+        if own.get("opaque"):
+            out += ["", f"Baseline: none; the session's own compaction is {own['opaque']}, "
+                    "so it grades no fact."]
+        elif n_summaries:
             out += ["", f"Baseline: the session's own compaction ({n_summaries} "
                     f"summar{'y' if n_summaries == 1 else 'ies'}, {own.get('summary_chars', 0)} "
                     f"characters) held {len(held)} of {len(m['facts'])} facts"

@@ -29,8 +29,14 @@ from ..secrets import find_secrets
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
 from .spec import Fact, Fixture
-from .transcript_base import DEFAULT_MAX_MB
-from .transcripts import SessionError, Transcript, check_file, read_transcript, render_message
+from .transcripts import (
+    DEFAULT_MAX_MB,
+    SessionError,
+    Transcript,
+    check_file,
+    read_transcript,
+    render_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -256,11 +262,19 @@ def credential_lines(transcript: Transcript) -> list[tuple[int, str]]:
     return [(h.line, h.kind) for h in find_secrets("\n".join(transcript.lines))]
 
 
+OPAQUE_NOTE = "opaque: the CLI stored its summary encrypted"
+
+
 def baseline(facts: list[Fact], transcript: Transcript) -> dict[str, Any]:
     """The session's own compaction as a baseline beside the arms: which facts its
     summaries held, by the presence grader's rule (paper §4.10: "how many graded values
-    are present in the carrier")."""
+    are present in the carrier"). A summary the CLI stored encrypted grades nothing: the
+    baseline says it is opaque, and no other text stands in for it."""
     text = "\n".join(transcript.compaction_summaries)
+    if transcript.opaque_compactions:
+        return {"summaries": len(transcript.compaction_summaries)
+                + transcript.opaque_compactions, "summary_chars": 0, "held": [],
+                "opaque": OPAQUE_NOTE}
     return {"summaries": len(transcript.compaction_summaries),
             "summary_chars": len(text),
             "held": [f.label for f in facts if has_whole_token(f.value, text)]}
@@ -273,18 +287,10 @@ def session_meta(spec: SessionSpec, tr: Transcript, sha256: str) -> dict[str, An
             "tool_results": tr.tool_results, "compactions": tr.compactions,
             "off_thread_records": len(tr.off_thread) + len(tr.subagent)
             + len(tr.before_root),
-            "left_out": dict(tr.left_out), "subagent_files": len(subagent_files(spec, tr)),
+            "left_out": dict(tr.left_out), "subagent_files": len(tr.subagent_files),
+            "repaired": dict(tr.repaired), "orphan_outputs": list(tr.orphan_outputs),
             "new_roots": [{"line": n, "note": NEW_ROOT_NOTE} for n in tr.new_roots],
             "include_thinking": spec.include_thinking}
-
-
-def subagent_files(spec: SessionSpec, tr: Transcript) -> list[Path]:
-    """Claude Code's subagents' own files beside a session (`<session>/subagents/
-    agent-<id>.jsonl`): never read (the main thread sees only the Task tool's result),
-    counted in the manifest."""
-    d = Path(spec.transcript).expanduser().with_suffix("") / "subagents"
-    return sorted(d.glob("agent-*.jsonl")) if tr.format == "claude-code" and d.is_dir() \
-        else []
 
 
 NEW_ROOT_NOTE = ("a compact_boundary whose logical parent is not in the file: the thread "
@@ -465,8 +471,13 @@ def read_note(tr: Transcript) -> list[str]:
     left = ", ".join(f"{n} {kind}" for kind, n in tr.left_out) or "nothing"
     out = [f"Read from {len(tr.messages)} messages of the main thread ({tr.format}), "
            f"{tr.tool_results} of them tool results; left out: {left}."]
+    if tr.repaired:
+        out.append("Repaired as read: " + ", ".join(f"{n} {kind}" for kind, n in tr.repaired)
+                   + " (docs/own-sessions.md says what each is).")
     out += [f"**Line {n}: {NEW_ROOT_NOTE}.** Identifiers stated only before it are not "
             "listed." for n in tr.new_roots]
+    out += [f"Line {n}: a tool output whose call is not in the file, kept where the agent "
+            "saw it." for n in tr.orphan_outputs]
     return out
 
 

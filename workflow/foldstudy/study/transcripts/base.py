@@ -1,6 +1,7 @@
-"""What every transcript reader shares (study/transcripts.py reads the four formats): the
-thread's types, the edge every file passes before it is read (a regular file, under
-`max_mb`), and the record-shape checks that name the file and line of a bad record."""
+"""What every transcript reader shares (one module per format beside this one, the
+registry detects and reads): the thread's types, the reader's interface, the edge every
+file passes before it is read (a regular file, under `max_mb`, decompressed when it is a
+`.zst`) and the record-shape checks that name the file and line of a bad record."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from ..errors import StudyError
+import zstandard
+
+from ...errors import StudyError
 
 DEFAULT_MAX_MB = 50
+NULL = type(None)  # a JSON null, for `expect`
+CONVERSATION = ("user", "assistant")  # the roles a thread is made of
 
 
 class SessionError(StudyError, ValueError):
@@ -58,11 +63,59 @@ class Transcript:
     # text of the records before a new root: not a fork, a history the file lost the
     # thread to (what came before the new root is unknown)
     before_root: tuple[str, ...] = ()
+    # (kind, count) of what the CLI wrote broken and the reader repaired: a link joined to
+    # the record written before it, an output unwrapped from its JSON, ... (the manifest,
+    # the candidates list and the summary say them)
+    repaired: tuple[tuple[str, int], ...] = ()
+    # lines of tool outputs whose call is not in the file: kept where the agent saw them
+    orphan_outputs: tuple[int, ...] = ()
+    # compactions whose summary the CLI stored encrypted: no text to grade, and never a
+    # substitute for it
+    opaque_compactions: int = 0
+    # the subagents' own session files beside this one: never read, counted
+    subagent_files: tuple[str, ...] = ()
 
     @property
     def tool_results(self) -> int:
         """How many tool results the main thread holds."""
         return sum(m.role == "tool" for m in self.messages)
+
+
+Record = tuple[int, dict[str, Any]]  # (file line, the line's JSON object)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a scenario asks of every reader."""
+
+    include_thinking: bool = False
+    max_mb: float = DEFAULT_MAX_MB
+
+
+class Source:
+    """One format's reader (after inspect_scout's `sources/`): a module per format defines
+    one subclass and the registry lists it once. A JSONL format says which records look
+    like its own (`looks`) and reads the file's records; a format written as one JSON
+    document (Gemini CLI's chat) says so in `document` and reads it in `read_document`."""
+
+    format: ClassVar[str]
+    title: ClassVar[str]  # what a file of it is called: "Codex CLI rollout"
+    shape: ClassVar[str]  # what the file looks like, for the refusal naming the shapes tried
+
+    def looks(self, record: dict[str, Any]) -> bool:
+        """Whether one JSONL record has this format's shape."""
+        return False
+
+    def document(self, text: str) -> dict[str, Any] | None:
+        """The whole file as one document of this format, or None (JSONL formats)."""
+        return None
+
+    def read(self, path: Path, records: list[Record], opts: ReadOptions) -> Transcript:
+        raise SessionError(f"{path}: not a {self.title} ({self.shape})")
+
+    def read_document(self, path: Path, doc: dict[str, Any], opts: ReadOptions
+                      ) -> Transcript:
+        raise SessionError(f"{path}: not a {self.title} ({self.shape})")
 
 
 def counted(c: Counter[str]) -> tuple[tuple[str, int], ...]:
@@ -126,10 +179,12 @@ def check_file(path: str | Path, where: str, max_mb: float = DEFAULT_MAX_MB) -> 
 
 
 def read_text(path: Path, max_mb: float = DEFAULT_MAX_MB) -> str:
-    """The file's text, at most max_mb (a file growing while read is cut there, refused)."""
+    """The file's text, at most max_mb (a file growing while read is cut there, refused);
+    a `.zst` file decompressed as it is read, max_mb bounding the decompressed text."""
     limit = int(max_mb * 1_000_000)
     with path.open("rb") as f:
-        data = f.read(limit + 1)
+        data = _unzstd(path, f, limit, max_mb) if path.name.endswith(".zst") \
+            else f.read(limit + 1)
     if len(data) > limit:
         raise SessionError(f"{path}: over the limit of {max_mb:g} MB (max_mb) while read; "
                            "a session file must not grow while the study reads it")
@@ -138,6 +193,45 @@ def read_text(path: Path, max_mb: float = DEFAULT_MAX_MB) -> str:
     except UnicodeDecodeError as e:
         raise SessionError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); a "
                            "transcript is a JSONL or JSON file") from e
+
+
+# Compressed input fed 1 KB at a time: zstd writes at most 128 KB per block of a few
+# bytes, so what one step can add past max_mb stays small (a zstd bomb is refused by size
+# before it is held).
+_ZSTD_STEP = 1024
+
+
+def _unzstd(path: Path, f: Any, limit: int, max_mb: float) -> bytes:
+    """A Codex rollout compressed in place (`rollout-*.jsonl.zst`), streamed: every frame
+    decompressed, refused when the text passes max_mb or the stream ends inside a frame
+    (a truncated file: its last line would be read cut)."""
+    out = bytearray()
+    d = zstandard.ZstdDecompressor().decompressobj()
+    pending = b""
+    try:
+        while chunk := pending or f.read(_ZSTD_STEP):
+            pending = b""
+            out += d.decompress(chunk)
+            if len(out) > limit:
+                raise SessionError(f"{path}: over the limit of {max_mb:g} MB (max_mb) once "
+                                   "decompressed; cut the session to the part to fold, or "
+                                   "raise max_mb")
+            if d.eof:  # one frame done: a next one may follow
+                pending = d.unused_data
+                d = zstandard.ZstdDecompressor().decompressobj()
+                if not pending and not (pending := f.read(_ZSTD_STEP)):
+                    return bytes(out)
+    except zstandard.ZstdError as e:
+        raise SessionError(f"{path}:{_lines(out) + 1}: not a zstd stream the study can "
+                           f"read ({e}); a .zst transcript is a rollout Codex compressed"
+                           ) from e
+    raise SessionError(f"{path}:{_lines(out) + 1}: the zstd stream ends inside a frame "
+                       f"(truncated after {len(out)} decompressed bytes); the file was cut "
+                       "while written or copied: copy it again whole")
+
+
+def _lines(data: bytearray) -> int:
+    return data.count(b"\n")
 
 
 def json_lines(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:

@@ -1,0 +1,40 @@
+"""A user's own agent session, read the way its tool wrote it (DESIGN §3 "Own sessions"):
+the main thread as a list of messages, the tool's own compaction summaries beside it, and
+what lies off the main thread, counted by kind.
+
+One module per format, each naming the CLI versions and public sources its shapes were
+learned from and what it repairs; `registry` lists them once, detects and reads:
+
+- `claude_code`: a Claude Code session file (`~/.claude/projects/<project>/<id>.jsonl`).
+- `codex`: a Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl[.zst]`).
+- `gemini`: a Gemini CLI chat (`~/.gemini/tmp/<project hash>/chats/session-*.json[l]`).
+- `messages`: OpenAI chat messages, one JSON object per line.
+
+Every file is checked before it is read (a regular file, under `max_mb`) and every
+record's shape is checked as it is read, so a bad input is one line naming the file and
+the line, never a traceback. A quirk the CLI really writes is repaired and counted, not
+refused.
+
+Paper §3.1: "Each fold receives the previous running summary and one chunk ... Nothing
+re-reads the transcript": what a fold may see is the conversation itself, so everything
+that is not conversation (the tool's own summary, its system notes, the agent's standing
+instructions, its progress records) stays out of the thread.
+"""
+
+from .base import (
+    DEFAULT_MAX_MB,
+    Message,
+    ReadOptions,
+    SessionError,
+    Source,
+    ToolCall,
+    Transcript,
+    arguments_text,
+    check_file,
+    render_message,
+)
+from .registry import FORMATS, SOURCES, detect_format, read_transcript
+
+__all__ = ["DEFAULT_MAX_MB", "FORMATS", "SOURCES", "Message", "ReadOptions", "SessionError",
+           "Source", "ToolCall", "Transcript", "arguments_text", "check_file",
+           "detect_format", "read_transcript", "render_message"]

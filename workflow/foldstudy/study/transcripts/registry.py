@@ -1,0 +1,109 @@
+"""The formats, registered once, and the one reader that detects and reads them.
+
+A file is checked at the edge first (a regular file, under `max_mb`; a `.zst` decompressed
+as it is read). A format written as one JSON document (Gemini CLI's chat) is tried on the
+whole text; otherwise every line is a JSON object and the one format whose records they
+all look like reads them. A file matching none, or several, is refused naming the shapes
+tried. A new format is one module with one `Source` subclass and one entry in SOURCES.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from pathlib import Path
+
+from .base import (
+    DEFAULT_MAX_MB,
+    ReadOptions,
+    Record,
+    SessionError,
+    Source,
+    Transcript,
+    check_file,
+    json_lines,
+    read_text,
+)
+from .claude_code import ClaudeCode
+from .codex import Codex
+from .gemini import Gemini
+from .messages import Messages
+
+# Detection tries the records against each in this order; the first that claims a record
+# names its kind (a Codex line is tried before a Claude Code one: both can carry ids).
+SOURCES: tuple[Source, ...] = (Codex(), ClaudeCode(), Gemini(), Messages())
+BY_FORMAT = {s.format: s for s in SOURCES}
+FORMATS = tuple(sorted(BY_FORMAT))
+
+
+def _kind(r: dict) -> str | None:
+    return next((s.format for s in SOURCES if s.looks(r)), None)
+
+
+def detect_format(records: list[Record], path: Path) -> str:
+    """The one JSONL shape the records have; refused by name when none or several."""
+    seen = Counter(k for _, r in records if (k := _kind(r)))
+    if len(seen) == 1:
+        return next(iter(seen))
+    if not seen:
+        raise _no_shape(path)
+    mixed = ", ".join(f"{n} lines like {k}" for k, n in seen.most_common())
+    raise SessionError(f"{path}: the format cannot be detected ({mixed}); set `format:` "
+                       f"to one of {', '.join(FORMATS)}")
+
+
+def _no_shape(path: Path, what: str = "") -> SessionError:
+    """The refusal of a file matching none of the shapes, naming them."""
+    shapes = "; ".join(f"{s.format}: {s.shape}" for s in sorted(SOURCES,
+                                                                 key=lambda s: s.format))
+    return SessionError(
+        f"{path}: the format cannot be detected{what}: it matches none of the shapes tried "
+        f"({shapes}); point `transcript` at a session file of one of them")
+
+
+def _one_document(path: Path, text: str) -> None:
+    """Refuse a file written as one JSON document over several lines that no format reads
+    as a document (read line by line, it would fail at its first line as "not a JSON
+    object", naming no shape): the shapes tried are named, as for any file matching none."""
+    body = text.strip()
+    if not body.startswith(("{", "[")) or "\n" not in body:
+        return
+    lines = body.split("\n")
+    # the first or last line a record of its own: JSON lines (a bad line of them is
+    # named by its number when read)
+    for line in (lines[0], lines[-1]):
+        try:
+            json.loads(line)
+            return
+        except json.JSONDecodeError:
+            pass
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError as e:
+        raise _no_shape(path, f" (neither JSON lines nor one JSON document: {e.msg} at "
+                              f"line {e.lineno}, column {e.colno})") from e
+    kind = "object" if isinstance(doc, dict) else "list" if isinstance(doc, list) else "value"
+    raise _no_shape(path, f" (one JSON {kind} over {len(lines)} lines, not a Gemini CLI "
+                          "chat: no messages[])")
+
+
+def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: bool = False,
+                    max_mb: float = DEFAULT_MAX_MB) -> Transcript:
+    """Read a transcript in its format (detected when `fmt` is None)."""
+    p = check_file(path, str(path), max_mb)
+    if fmt is not None and fmt not in BY_FORMAT:
+        raise SessionError(f"{path}: format {fmt!r} is not known (known: "
+                           f"{', '.join(FORMATS)})")
+    opts = ReadOptions(include_thinking, max_mb)
+    text = read_text(p, max_mb)
+    tried = [BY_FORMAT[fmt]] if fmt else list(SOURCES)
+    doc = next(((s, d) for s in tried if (d := s.document(text)) is not None), None)
+    if doc is not None:
+        tr = doc[0].read_document(p, doc[1], opts)
+    else:
+        if fmt is None:
+            _one_document(p, text)
+        records = json_lines(p, text)
+        tr = BY_FORMAT[fmt or detect_format(records, p)].read(p, records, opts)
+    return dataclasses.replace(tr, path=str(path), lines=tuple(text.splitlines()))
