@@ -124,7 +124,9 @@ class LoopbackStandin:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # a short poll: shutdown() waits for the next one, and a test stops its server
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True,
+                                       kwargs={"poll_interval": 0.02})
 
     def handle(self, call: Call) -> tuple[int, dict[str, Any], dict[str, str]]:
         raise NotImplementedError
