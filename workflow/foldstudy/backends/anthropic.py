@@ -58,7 +58,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import BackendError, ChatRequest, Compaction, Reply
-from .direct import DIRECT_DEFAULTS, DirectBackend, chunk_of, conversation, system_text, usage_int
+from .direct import DIRECT_DEFAULTS, DirectBackend, chunk_of, conversation, usage_int, usage_of
 from .registry import register_backend
 
 ON_DEMAND = "on_demand"
@@ -111,14 +111,7 @@ class AnthropicBackend(DirectBackend):
     native_compaction: str | None = ON_DEMAND
     compaction_beta: str | None = ON_DEMAND_BETA
     chunk_presented_as = "user message"
-
-    @classmethod
-    def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
-                 ) -> dict[str, Any]:
-        # Never the URL (it may name a private host) and never the key.
-        cfg = cls.resolve_config(cfg)
-        return {"backend": cls.kind, "model": name, "model_id": cfg["model_id"],
-                "anthropic_version": cfg["anthropic_version"]}
+    identity_keys = ("anthropic_version",)
 
     # -- the request -----------------------------------------------------------------
 
@@ -128,11 +121,10 @@ class AnthropicBackend(DirectBackend):
     def body(self, request: ChatRequest) -> dict[str, Any]:
         if request.native is not None:
             return self.compaction_body(request)
-        body: dict[str, Any] = {"model": self.model_id, "max_tokens": request.max_tokens}
-        if system := system_text(request):
-            body["system"] = system
-        body["messages"] = conversation(request)
-        body["temperature"] = request.temperature
+        body: dict[str, Any] = {**self.head(request, "system"),
+                                "max_tokens": request.max_tokens,
+                                "messages": conversation(request),
+                                "temperature": request.temperature}
         if request.response_schema is not None:
             body["output_config"] = {"format": {"type": "json_schema",
                                                 "schema": request.response_schema}}
@@ -144,10 +136,8 @@ class AnthropicBackend(DirectBackend):
         previous = (request.native or {}).get("previous")
         messages = [{"role": "assistant", "content": [previous]}] if previous else []
         messages.append({"role": "user", "content": chunk_of(request)})
-        body: dict[str, Any] = {"model": self.model_id, "max_tokens": request.max_tokens}
-        if system := system_text(request):
-            body["system"] = system
-        return {**body, "messages": messages, "temperature": request.temperature,
+        return {**self.head(request, "system"), "max_tokens": request.max_tokens,
+                "messages": messages, "temperature": request.temperature,
                 "compaction": {"type": "summarize"}}
 
     def headers(self, request: ChatRequest) -> dict[str, str]:
@@ -161,25 +151,13 @@ class AnthropicBackend(DirectBackend):
         params = super().wire_parameters(request)
         return [*params, "anthropic-beta"] if request.native is not None else params
 
-    @classmethod
-    def compaction_request(cls, previous: Any, chunk: str, system_prompt: str,
-                           max_tokens: int, temperature: float) -> ChatRequest:
-        messages = ({"role": "system", "content": system_prompt},) if system_prompt else ()
-        return ChatRequest(messages=(*messages, {"role": "user", "content": chunk}),
-                           max_tokens=max_tokens, temperature=temperature,
-                           native={"mechanism": ON_DEMAND, "beta": ON_DEMAND_BETA,
-                                   "previous": previous})
-
     # -- the reply -------------------------------------------------------------------
 
     def reply_of(self, request: ChatRequest, body: dict[str, Any], latency: float) -> Reply:
         content = body.get("content")
         if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
             raise BackendError("malformed", "reply has no content blocks", retryable=True)
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
-        if usage is None:
-            raise BackendError("malformed", "reply carries no usage token counts",
-                               retryable=True)
+        usage = usage_of(body)
         prompt, completion = billed_tokens(usage)
         stop = str(body.get("stop_reason") or "unknown")
         blocks = [b for b in content if b.get("type") == "compaction"]

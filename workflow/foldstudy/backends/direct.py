@@ -14,19 +14,11 @@ Each provider is one small subclass that speaks its wire format (its `body`, `he
 
 from __future__ import annotations
 
-import copy
 from abc import abstractmethod
 from typing import Any, ClassVar
 
-from .base import (
-    RETRY_DEFAULTS,
-    Backend,
-    BackendError,
-    ChatRequest,
-    Reply,
-    RetryPolicy,
-)
-from .http import post_json, read_key
+from .base import RETRY_DEFAULTS, BackendError, ChatRequest, Reply
+from .http import HTTPBackend, post_json
 
 # Model keys both providers read with a default; model_id and the two prices have none
 # (required_keys); each subclass adds its own.
@@ -52,7 +44,7 @@ def chunk_of(request: ChatRequest) -> str:
     return str(conversation(request)[-1]["content"])
 
 
-class DirectBackend(Backend):
+class DirectBackend(HTTPBackend):
     """A provider's own API: paid, keyed from the environment, priced from the config."""
 
     required_keys = ("model_id", "price_prompt_usd_per_mtok", "price_completion_usd_per_mtok")
@@ -61,6 +53,9 @@ class DirectBackend(Backend):
     provider_name: ClassVar[str] = ""
     #: body keys that route or frame a request: the probe never removes them
     routing_keys: ClassVar[tuple[str, ...]] = ("model",)
+    #: the config keys that change what is sent, beside the model: in the identity, so
+    #: in every cache key
+    identity_keys: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
                  ) -> None:
@@ -69,20 +64,16 @@ class DirectBackend(Backend):
         self.cfg = cfg
         self.base_url = str(cfg["base_url"]).rstrip("/")
         self.model_id = cfg["model_id"]
-        self.timeout_s = float(cfg["timeout_s"])
-        self.key_env = cfg["api_key_env"]
-        self._key = read_key(self.key_env)
-        self.retry_policy = RetryPolicy.from_model(cfg)
-        self.context_length = self.config_context_length(cfg)
-        import requests  # the jobs that call a provider only; the DAG reads the class
-
-        self.session = requests.Session()
-        self.omit: frozenset[str] = frozenset()
+        self.open(cfg)
         self.identity = self.describe(name, cfg, pin)
 
     @classmethod
-    def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
-        return cfg.get("context_length")
+    def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+        # Never the URL (it may name a private host) and never the key.
+        cfg = cls.resolve_config(cfg)
+        return {"backend": cls.kind, "model": name, "model_id": cfg["model_id"],
+                **{k: cfg[k] for k in cls.identity_keys}}
 
     @classmethod
     def audit_prices(cls, probe: dict[str, Any]) -> tuple[float | None, float | None, str]:
@@ -93,10 +84,6 @@ class DirectBackend(Backend):
         if pp is not None and pc is not None:
             return pp, pc, "list price in the config"
         return pp, pc, "unknown: run the probe"
-
-    @property
-    def token_count_method(self) -> str:
-        return "exact"  # every reply's usage is the provider's own count
 
     def listed_prices(self) -> tuple[float, float] | None:
         pp, pc = (self.cfg.get("price_prompt_usd_per_mtok"),
@@ -147,15 +134,27 @@ class DirectBackend(Backend):
         return {k: v for k, v in self.headers(request).items() if k not in self.omit}
 
     def wire_parameters(self, request: ChatRequest) -> list[str]:
+        """Body keys (and, in a subclass, headers) the probe may leave off one at a time:
+        `without` drops either kind."""
         return [k for k in self.body(request) if k not in self.routing_keys]
 
-    def without(self, params: frozenset[str] | set[str]) -> Backend:
-        """A copy that leaves `params` (body keys or headers) off the wire; its identity
-        (and cache key) says so."""
-        other = copy.copy(self)
-        other.omit = frozenset(params)
-        other.identity = {**self.identity, "omit": sorted(other.omit)}
-        return other
+    def head(self, request: ChatRequest, system_key: str) -> dict[str, Any]:
+        """A body's first keys: the model, and the system prompt under the API's name for
+        it (left out when the request has none)."""
+        system = system_text(request)
+        return {"model": self.model_id, **({system_key: system} if system else {})}
+
+    @classmethod
+    def compaction_request(cls, previous: Any, chunk: str, system_prompt: str,
+                           max_tokens: int, temperature: float) -> ChatRequest:
+        """The system prompt and the chunk as messages (the subclass's body puts the
+        chunk on the wire as the item its endpoint compacts), and `native`: the
+        mechanism, its beta and the previous item, so the cache key holds all three."""
+        messages = ({"role": "system", "content": system_prompt},) if system_prompt else ()
+        return ChatRequest(messages=(*messages, {"role": "user", "content": chunk}),
+                           max_tokens=max_tokens, temperature=temperature,
+                           native={"mechanism": cls.native_compaction,
+                                   "beta": cls.compaction_beta, "previous": previous})
 
     def complete(self, request: ChatRequest) -> Reply:
         body, _, latency = post_json(self.session, f"{self.base_url}{self.path(request)}",
@@ -163,8 +162,14 @@ class DirectBackend(Backend):
                                      self.wire_headers(request), self.timeout_s, self._key)
         return self.reply_of(request, body, round(latency, 3))
 
-    def close(self) -> None:
-        self.session.close()
+
+def usage_of(body: dict[str, Any]) -> dict[str, Any]:
+    """A reply's usage object; a reply without one is malformed (retried): a call is
+    never settled at zero tokens for want of its counts."""
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        raise BackendError("malformed", "reply carries no usage token counts", retryable=True)
+    return usage
 
 
 def usage_int(usage: dict[str, Any], key: str) -> int:

@@ -15,7 +15,7 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .base import BackendError, ContextOverflow
+from .base import Backend, BackendError, ContextOverflow, RetryPolicy
 
 if TYPE_CHECKING:  # requests is imported by the jobs that call a server, not by the DAG
     import requests
@@ -33,6 +33,50 @@ CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "exceed_
                    # Anthropic's 400 invalid_request_error: "prompt is too long: N tokens >
                    # M maximum" (platform.claude.com/docs/en/api/errors)
                    "prompt is too long")
+
+
+class HTTPBackend(Backend):
+    """What every backend that calls a server over HTTP sets up and shares: a timeout, a
+    key from the environment, the retry policy, the context it declares, one session, and
+    the parameters it leaves off the wire (the probe's removals)."""
+
+    timeout_s: float
+    key_env: str | None
+    _key: str | None
+    session: requests.Session
+    omit: frozenset[str] = frozenset()
+
+    def open(self, cfg: dict[str, Any]) -> None:
+        """Set the above from a resolved config (the key is read, never stored)."""
+        self.timeout_s = float(cfg["timeout_s"])
+        self.key_env = cfg["api_key_env"]
+        self._key = read_key(self.key_env)
+        self.retry_policy = RetryPolicy.from_model(cfg)
+        self.context_length = self.config_context_length(cfg)
+        import requests  # the jobs that call a server only; the DAG reads the class
+
+        self.session = requests.Session()
+        self.omit = frozenset()
+
+    @classmethod
+    def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
+        return cfg.get("context_length")
+
+    @property
+    def token_count_method(self) -> str:
+        return "exact"  # the server's own usage counts every reply
+
+    def without(self, params: frozenset[str] | set[str]) -> Backend:
+        """A copy that leaves `params` off the wire; its identity (and cache key) says so."""
+        import copy
+
+        other = copy.copy(self)
+        other.omit = frozenset(params)
+        other.identity = {**self.identity, "omit": sorted(other.omit)}
+        return other
+
+    def close(self) -> None:
+        self.session.close()
 
 
 def read_key(env_var: str | None) -> str | None:

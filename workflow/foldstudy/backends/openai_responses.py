@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import BackendError, ChatRequest, Compaction, Reply
-from .direct import DIRECT_DEFAULTS, DirectBackend, chunk_of, conversation, system_text, usage_int
+from .direct import DIRECT_DEFAULTS, DirectBackend, chunk_of, conversation, usage_int, usage_of
 from .registry import register_backend
 
 COMPACT_ENDPOINT = "compact_endpoint"
@@ -84,14 +84,7 @@ class OpenAIResponsesBackend(DirectBackend):
     native_compaction: str | None = COMPACT_ENDPOINT
     compaction_beta: str | None = None
     chunk_presented_as = "assistant message"
-
-    @classmethod
-    def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
-                 ) -> dict[str, Any]:
-        # Never the URL (it may name a private host) and never the key.
-        cfg = cls.resolve_config(cfg)
-        return {"backend": cls.kind, "model": name, "model_id": cfg["model_id"],
-                "reasoning": cfg["reasoning"]}
+    identity_keys = ("reasoning",)
 
     # -- the request -----------------------------------------------------------------
 
@@ -101,11 +94,10 @@ class OpenAIResponsesBackend(DirectBackend):
     def body(self, request: ChatRequest) -> dict[str, Any]:
         if request.native is not None:
             return self.compaction_body(request)
-        body: dict[str, Any] = {"model": self.model_id}
-        if system := system_text(request):
-            body["instructions"] = system
-        body |= {"input": conversation(request), "max_output_tokens": request.max_tokens,
-                 "temperature": request.temperature, "store": False}
+        body: dict[str, Any] = {**self.head(request, "instructions"),
+                                "input": conversation(request),
+                                "max_output_tokens": request.max_tokens,
+                                "temperature": request.temperature, "store": False}
         if request.response_schema is not None:
             body["text"] = {"format": {"type": "json_schema", "name": request.schema_name,
                                        "schema": request.response_schema,
@@ -118,25 +110,11 @@ class OpenAIResponsesBackend(DirectBackend):
         """The compact request: the previous window first, unchanged, then the chunk as
         an assistant message."""
         previous = (request.native or {}).get("previous") or []
-        body: dict[str, Any] = {"model": self.model_id}
-        if system := system_text(request):
-            body["instructions"] = system
-        return {**body, "input": [*previous, {"role": "assistant",
-                                              "content": chunk_of(request)}]}
+        return {**self.head(request, "instructions"),
+                "input": [*previous, {"role": "assistant", "content": chunk_of(request)}]}
 
     def headers(self, request: ChatRequest) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.key()}", "Content-Type": "application/json"}
-
-    @classmethod
-    def compaction_request(cls, previous: Any, chunk: str, system_prompt: str,
-                           max_tokens: int, temperature: float) -> ChatRequest:
-        """max_tokens and temperature stay off the wire (the endpoint takes neither);
-        max_tokens is what the ledger holds the compaction's output to."""
-        messages = ({"role": "system", "content": system_prompt},) if system_prompt else ()
-        return ChatRequest(messages=(*messages, {"role": "user", "content": chunk}),
-                           max_tokens=max_tokens, temperature=temperature,
-                           native={"mechanism": COMPACT_ENDPOINT, "beta": None,
-                                   "previous": previous})
 
     # -- the reply -------------------------------------------------------------------
 
@@ -149,10 +127,7 @@ class OpenAIResponsesBackend(DirectBackend):
         output = body.get("output")
         if not isinstance(output, list) or not all(isinstance(i, dict) for i in output):
             raise BackendError("malformed", "reply has no output items", retryable=True)
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
-        if usage is None:
-            raise BackendError("malformed", "reply carries no usage token counts",
-                               retryable=True)
+        usage = usage_of(body)
         prompt, completion = usage_int(usage, "input_tokens"), usage_int(usage, "output_tokens")
         details = usage.get("output_tokens_details") or {}
         compacted = any(i.get("type") == "compaction" for i in output)
