@@ -269,12 +269,17 @@ def test_paid_calls_settle_from_usage_and_a_replay_pays_nothing(provider, tmp_pa
 # -- native compaction --------------------------------------------------------------
 
 
+def compact_twice(s: Any, p: Provider) -> tuple[Any, Any, Any]:
+    """CHUNK compacted, then NEXT after its item: (backend, first, second)."""
+    b = make_backend("m", p.cfg(s))
+    one = b.compact(None, CHUNK, SYSTEM, 400, 0.2)
+    return b, one, b.compact(one.item, NEXT, SYSTEM, 400, 0.2)
+
+
 def test_anthropics_on_demand_compaction_is_readable_and_replays_its_block_first(keyed):
     keyed(ANTHROPIC)
     with ANTHROPIC.start(seed=3, loss=0.4) as s:
-        b = make_backend("claude", ANTHROPIC.cfg(s))
-        one = b.compact(None, CHUNK, SYSTEM, 400, 0.2)
-        two = b.compact(one.item, NEXT, SYSTEM, 400, 0.2)
+        _, one, two = compact_twice(s, ANTHROPIC)
     first, second = s.calls
     assert first.body == {"model": "claude-standin", "max_tokens": 400, "system": SYSTEM,
                           "messages": [{"role": "user", "content": CHUNK}],
@@ -309,9 +314,7 @@ def test_a_changed_block_is_refused_and_a_failed_summary_is_no_compaction(keyed)
 def test_openais_compaction_is_opaque_and_keeps_user_messages_whole(keyed):
     keyed(OPENAI)
     with OPENAI.start(seed=3, loss=0.4) as s:
-        b = make_backend("gpt", OPENAI.cfg(s))
-        one = b.compact(None, CHUNK, SYSTEM, 400, 0.2)
-        two = b.compact(one.item, NEXT, SYSTEM, 400, 0.2)
+        b, one, two = compact_twice(s, OPENAI)
         window = [{"role": "user", "content": "Keep port 50321 in mind."}, *one.item]
         three = b.compact(window, NEXT, SYSTEM, 400, 0.2)
     first, second, _ = s.calls

@@ -59,13 +59,8 @@ class DirectBackend(HTTPBackend):
 
     def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
                  ) -> None:
-        cfg = self.resolve_config(cfg)
-        self.name = name
-        self.cfg = cfg
-        self.base_url = str(cfg["base_url"]).rstrip("/")
-        self.model_id = cfg["model_id"]
-        self.open(cfg)
-        self.identity = self.describe(name, cfg, pin)
+        self.cfg = self.resolve_config(cfg)
+        self.open(name, self.cfg, pin)
 
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None

@@ -40,14 +40,22 @@ class HTTPBackend(Backend):
     key from the environment, the retry policy, the context it declares, one session, and
     the parameters it leaves off the wire (the probe's removals)."""
 
+    name: str
+    base_url: str
+    model_id: str
     timeout_s: float
     key_env: str | None
     _key: str | None
     session: requests.Session
     omit: frozenset[str] = frozenset()
 
-    def open(self, cfg: dict[str, Any]) -> None:
-        """Set the above from a resolved config (the key is read, never stored)."""
+    def open(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None) -> None:
+        """Set the above, the server's root, the model and the identity from a resolved
+        config (the key is read from the environment, never written anywhere)."""
+        self.name = name
+        self.base_url = str(cfg["base_url"]).rstrip("/")
+        self.model_id = cfg["model_id"] or name
+        self.identity = self.describe(name, cfg, pin)
         self.timeout_s = float(cfg["timeout_s"])
         self.key_env = cfg["api_key_env"]
         self._key = read_key(self.key_env)

@@ -40,14 +40,10 @@ class OpenAICompatBackend(HTTPBackend):
     def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
                  ) -> None:
         cfg = self.resolve_config(cfg)
-        self.name = name
-        self.base_url = str(cfg["base_url"]).rstrip("/")
-        self.model_id = cfg["model_id"] or name
+        self.open(name, cfg, pin)
         self.style = cfg["structured_output"]
         self.strict = bool(cfg["strict_schema"])
         self.extra_body = dict(cfg["extra_body"])
-        self.open(cfg)
-        self.identity = self.describe(name, cfg, pin)
 
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
