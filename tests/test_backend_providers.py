@@ -344,10 +344,11 @@ def two_arms(study_arms):
     return [study[a] for a in "jm"]
 
 
-def probe(p: Provider, standin: Any, arms: list, tmp_path) -> dict[str, Any]:
+def probe(p: Provider, standin: Any, arms: list, tmp_path, replay: bool = False
+          ) -> dict[str, Any]:
     cfg = p.cfg(standin)
-    return probe_model("m", make_backend("m", cfg), ResponseStore(tmp_path), arms, 2000, 0.2,
-                       1, cfg)
+    return probe_model("m", make_backend("m", cfg, replay=replay), ResponseStore(tmp_path),
+                       arms, 2000, 0.2, 1, cfg)
 
 
 @pytest.mark.parametrize("p, mechanism, beta", [(ANTHROPIC, "on_demand", ON_DEMAND_BETA),
@@ -357,6 +358,14 @@ def test_the_probe_compacts_once_and_names_the_mechanism(p, mechanism, beta, key
     keyed(p)
     with p.start() as s:
         rec = probe(p, s, two_arms, tmp_path)
+        sent = len(s.calls)
+        replayed = probe(p, s, two_arms, tmp_path, replay=True)
+    assert len(s.calls) == sent  # a replay builds and reads the compaction as live did
+    verdict = ("verdict", "mechanism", "beta", "compacts", "opaque", "retained_tokens",
+               "responsible_parameter", "allowed")
+    assert [replayed["native_compaction"][k] for k in verdict] == [
+        rec["native_compaction"][k] for k in verdict]
+    assert replayed["native_compaction"]["exact_request"]["store_hit"]
     native = rec["native_compaction"]
     assert rec["verdict"] == OK and rec["permissions"]["j"]["allowed"]
     assert native["verdict"] == OK and native["allowed"] and native["compacts"]
