@@ -179,7 +179,7 @@ class AnthropicBackend(DirectBackend):
         block = reply.raw.get("compaction")
         failure = ""
         if reply.finish_reason != "compaction" or not isinstance(block, dict):
-            failure = f"stop_reason {reply.finish_reason!r} and no compaction block"
+            failure = f"stop_reason {reply.raw.get('stop_reason')!r} and no compaction block"
         elif not isinstance(block.get("content"), str) or not block["content"]:
             failure = "the compaction block's content is null (the summary failed)"
         return Compaction(

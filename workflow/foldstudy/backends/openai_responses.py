@@ -145,7 +145,10 @@ class OpenAIResponsesBackend(DirectBackend):
                  "status": body.get("status"),
                  "reasoning_tokens": usage_int(details, "reasoning_tokens")
                  if isinstance(details, dict) else 0,
-                 "reasoning_returned": any(i.get("type") == "reasoning" for i in output),
+                 # a reasoning item with text (an empty one is what a model that did
+                 # not reason may still return; reasoning_tokens counts the rest)
+                 "reasoning_returned": any(i.get("type") == "reasoning" and (
+                     i.get("summary") or i.get("content")) for i in output),
                  # the compacted window, kept whole: the next request sends it first
                  "compaction": output if request.native is not None and compacted
                  else None})
