@@ -406,3 +406,28 @@ def test_a_summary_that_does_not_fit_is_not_returned(keyed, two_arms, tmp_path, 
     with ANTHROPIC.start() as s:
         rec = probe(ANTHROPIC, s, two_arms, tmp_path)
     assert rec["native_compaction"]["verdict"] == NATIVE_NOT_RETURNED
+
+
+def test_reasoning_returned_is_read_from_each_providers_reply(monkeypatch):
+    """The probe refuses an endpoint whose model reasons although the study runs without
+    it (paper §4.2): a thinking block, or a Responses reasoning item with text; an empty
+    reasoning item is not reasoning."""
+    monkeypatch.setenv("PROVIDER_TEST_KEY", "k")
+    cfg = {"model_id": "m", "base_url": "http://127.0.0.1:9/v1", **PRICES, **FAST,
+           "api_key_env": "PROVIDER_TEST_KEY"}
+    claude = make_backend("c", {**cfg, "backend": "anthropic"})
+    gpt = make_backend("g", {**cfg, "backend": "openai_responses"})
+    usage = {"input_tokens": 5, "output_tokens": 2}
+    thought = {"content": [{"type": "thinking", "thinking": "first, the port", "signature": "s"},
+                           {"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+               "usage": usage}
+    assert claude.reply_of(req(), thought, 0.0).raw["reasoning_returned"]
+
+    def reasoning(summary: list) -> dict[str, Any]:
+        return {"status": "completed", "usage": usage, "output": [
+            {"type": "reasoning", "summary": summary},
+            {"type": "message", "content": [{"type": "output_text", "text": "ok"}]}]}
+    assert gpt.reply_of(req(), reasoning([{"type": "summary_text", "text": "first"}]),
+                        0.0).raw["reasoning_returned"]
+    quiet = gpt.reply_of(req(), reasoning([]), 0.0)
+    assert not quiet.raw["reasoning_returned"] and quiet.text == "ok"
