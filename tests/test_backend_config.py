@@ -47,7 +47,8 @@ def test_openai_needs_its_base_url(base, config_schema, resources):
 
 def test_unknown_backend_and_quantization_name_what_is_allowed(base, config_schema, resources):
     msg = problems(with_model(base, backend="bedrock"), config_schema, resources)
-    assert "'bedrock' is not allowed (allowed: embedded, openai, openrouter)" in msg
+    assert ("'bedrock' is not allowed (allowed: anthropic, embedded, openai, "
+            "openai_responses, openrouter)") in msg
     msg = problems(with_model(base, backend="openrouter", model_id="a/b", quantization="q4"),
                    config_schema, resources)
     assert "config.models.hosted.quantization: 'q4' is not allowed" in msg

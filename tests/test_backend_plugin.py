@@ -67,7 +67,8 @@ def test_a_study_runs_on_a_backend_added_as_its_module_and_registration(tmp_path
     # Not installed: the config check does not know the kind, and says which it knows.
     p = snakemake(work, configfile, "-n", site=None)
     assert p.returncode != 0
-    assert "'stub' is not allowed (allowed: embedded, openai, openrouter)" in p.stdout + p.stderr
+    assert ("'stub' is not allowed (allowed: anthropic, embedded, openai, openai_responses, "
+            "openrouter)") in p.stdout + p.stderr
 
     site = tmp_path / "site"
     install_plugin(site)

@@ -17,7 +17,7 @@ from foldstudy.study.backend_schema import with_backends
 
 from .conftest import ROOT
 
-BUILT_IN = ("embedded", "openai", "openrouter")
+BUILT_IN = ("anthropic", "embedded", "openai", "openai_responses", "openrouter")
 
 
 def slot_resources() -> set[str]:
@@ -29,9 +29,10 @@ def test_each_backend_declares_its_kind_and_is_found_by_it():
     assert tuple(classes) == BUILT_IN  # this process installs no plugin
     for kind, cls in classes.items():
         assert cls.kind == kind and backend_class(kind) is cls and cls.summary
-    assert slot_resources() == {"embedded_model", "api_openai", "api_openrouter"}
-    with pytest.raises(BackendError, match=r"'bedrock' is not available \(known: embedded, "
-                                           r"openai, openrouter\)"):
+    assert slot_resources() == {"embedded_model", "api_openai", "api_openrouter",
+                                "api_anthropic", "api_openai_responses"}
+    with pytest.raises(BackendError, match=r"'bedrock' is not available \(known: anthropic, "
+                                           r"embedded, openai, openai_responses, openrouter\)"):
         backend_class("bedrock")
 
 
@@ -59,7 +60,9 @@ def test_the_schema_file_names_no_backend_and_the_loaded_schema_names_every_one(
     assert model["properties"]["backend"]["enum"] == list(BUILT_IN)
     required = {rule["if"]["properties"]["backend"]["const"]: rule["then"]["required"]
                 for rule in model["allOf"]}
-    assert required == {"openai": ["base_url"], "openrouter": ["model_id"]}
+    prices = ["model_id", "price_prompt_usd_per_mtok", "price_completion_usd_per_mtok"]
+    assert required == {"openai": ["base_url"], "openrouter": ["model_id"],
+                        "anthropic": prices, "openai_responses": prices}
     assert set(schema["properties"]["limits"]["properties"]) == slot_resources()
 
 
@@ -83,6 +86,10 @@ def test_each_backend_prices_the_audit():
     assert backend_class("openai").audit_prices({}) == (0.0, 0.0, "local server (no charge)")
     assert backend_class("openrouter").audit_prices(probe) == (1e-6, 2e-6, "probe pin")
     assert backend_class("openrouter").audit_prices({})[2] == "unknown: run the probe"
+    for direct in ("anthropic", "openai_responses"):  # the config's list prices, as probed
+        assert backend_class(direct).audit_prices(probe) == (1e-6, 2e-6,
+                                                             "list price in the config")
+        assert backend_class(direct).audit_prices({})[2] == "unknown: run the probe"
 
 
 def test_only_a_backend_that_lists_endpoints_pins_one():

@@ -32,5 +32,5 @@ def make_backend(name: str, model: dict[str, Any], pin: dict[str, Any] | None = 
         from .replay import ReplayBackend
 
         return ReplayBackend(cls.describe(name, cfg, pin), cls.replay_tokenizer(cfg),
-                             cls.wire_facts(cfg, pin))
+                             cls.wire_facts(cfg, pin), live=cls)
     return cls(name, cfg, pin)  # type: ignore[call-arg]

@@ -52,10 +52,20 @@ class ChatRequest:
     # The full response schema (ceilings included); a provider decides how to enforce it.
     response_schema: dict[str, Any] | None = None
     schema_name: str = "carrier"
+    # A native compaction request (Backend.compaction_request): {"mechanism": the
+    # backend's, "previous": the item or block the last compaction returned, or None}.
+    # The messages then hold the system prompt and the chunk; the backend puts the chunk
+    # on the wire as the kind of item its endpoint compacts.
+    native: dict[str, Any] | None = None
 
     def canonical(self) -> dict[str, Any]:
+        """The request as the store keys it. `native` is in only where it is set, so every
+        plain request keys exactly as it did before the field existed (a study's store
+        replays unchanged)."""
         d = asdict(self)
         d["messages"] = [dict(m) for m in self.messages]
+        if d["native"] is None:
+            del d["native"]
         return d
 
 
@@ -143,6 +153,30 @@ class Reply:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Reply:
         return cls(**d)
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What one native compaction returned (Backend.compaction_of).
+
+    item: what the next request sends first, unchanged (the provider's docs require it
+    byte for byte): Anthropic's signed `compaction` block, or OpenAI's compacted window
+    (the kept user messages, then the encrypted `compaction` item). None: the provider
+    answered without compacting (its reason is in `failure`).
+    text: the summary a reader can grade (Anthropic's block `content`); None where the
+    item is opaque (OpenAI's `encrypted_content`), and then only the recall is graded.
+    retained_tokens: the compaction's own token count where the provider reports one,
+    else None (unknown, never an estimate).
+    """
+
+    item: Any
+    text: str | None
+    opaque: bool
+    mechanism: str
+    beta: str | None
+    retained_tokens: int | None
+    reply: Reply
+    failure: str = ""
 
 
 def served_elsewhere(served_by: str | None, pin: str | None) -> bool:
@@ -369,6 +403,47 @@ class Backend(ABC):
         None when it must be bought again (a reply the validity rule rejects for where
         it came from). Backends without endpoints have nothing to check."""
         return reply
+
+    # -- the provider's own compaction (native arms) ----------------------------------
+    # What follows depends on the backend's kind alone (classmethods), so a replay
+    # builds and reads every compaction exactly as the live backend did.
+
+    #: the compaction mechanism this backend asks its provider for (None: it has none);
+    #: the probe sends one minimal compaction request where it is set
+    native_compaction: str | None = None
+    #: the beta the mechanism is under, sent on every request that carries its item
+    compaction_beta: str | None = None
+    #: how the chunk goes on the wire in a compaction request (the docs say what each
+    #: endpoint compacts and what it keeps whole)
+    chunk_presented_as: str = ""
+
+    @classmethod
+    def compaction_request(cls, previous: Any, chunk: str, system_prompt: str,
+                           max_tokens: int, temperature: float) -> ChatRequest:
+        """The request asking the provider to compact (previous item or block, then the
+        chunk) now: a ChatRequest, so the store, the ledger and the replay take it like
+        any call (call.cached_complete)."""
+        raise BackendError("config", f"{cls.__name__} has no native compaction",
+                           retryable=False)
+
+    @classmethod
+    def compaction_of(cls, reply: Reply) -> Compaction:
+        """The compaction a reply to compaction_request carries."""
+        raise BackendError("config", f"{cls.__name__} has no native compaction",
+                           retryable=False)
+
+    @classmethod
+    def refused_parameter(cls, error: BackendError) -> str:
+        """The parameter a refused compaction request's error names (a beta header the
+        account or model lacks, the compaction endpoint), or "" where it names none."""
+        return ""
+
+    def compact(self, previous: Any, chunk: str, system_prompt: str = "",
+                max_tokens: int = 4096, temperature: float = 0.0) -> Compaction:
+        """One native compaction sent directly (no store, no ledger): what a fold asks
+        through cached_complete, in one call."""
+        return self.compaction_of(self.complete(
+            self.compaction_request(previous, chunk, system_prompt, max_tokens, temperature)))
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -15,7 +15,7 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .base import BackendError, ContextOverflow
+from .base import Backend, BackendError, ContextOverflow, RetryPolicy
 
 if TYPE_CHECKING:  # requests is imported by the jobs that call a server, not by the DAG
     import requests
@@ -29,7 +29,62 @@ NO_ENDPOINT_MARKERS = (
     "meets your routing requirements",
 )
 CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "exceed_context_size",
-                   "exceeds the available context size")
+                   "exceeds the available context size",
+                   # Anthropic's 400 invalid_request_error: "prompt is too long: N tokens >
+                   # M maximum" (platform.claude.com/docs/en/api/errors)
+                   "prompt is too long")
+
+
+class HTTPBackend(Backend):
+    """What every backend that calls a server over HTTP sets up and shares: a timeout, a
+    key from the environment, the retry policy, the context it declares, one session, and
+    the parameters it leaves off the wire (the probe's removals)."""
+
+    name: str
+    base_url: str
+    model_id: str
+    timeout_s: float
+    key_env: str | None
+    _key: str | None
+    session: requests.Session
+    omit: frozenset[str] = frozenset()
+
+    def open(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None) -> None:
+        """Set the above, the server's root, the model and the identity from a resolved
+        config (the key is read from the environment, never written anywhere)."""
+        self.name = name
+        self.base_url = str(cfg["base_url"]).rstrip("/")
+        self.model_id = cfg["model_id"] or name
+        self.identity = self.describe(name, cfg, pin)
+        self.timeout_s = float(cfg["timeout_s"])
+        self.key_env = cfg["api_key_env"]
+        self._key = read_key(self.key_env)
+        self.retry_policy = RetryPolicy.from_model(cfg)
+        self.context_length = self.config_context_length(cfg)
+        import requests  # the jobs that call a server only; the DAG reads the class
+
+        self.session = requests.Session()
+        self.omit = frozenset()
+
+    @classmethod
+    def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
+        return cfg.get("context_length")
+
+    @property
+    def token_count_method(self) -> str:
+        return "exact"  # the server's own usage counts every reply
+
+    def without(self, params: frozenset[str] | set[str]) -> Backend:
+        """A copy that leaves `params` off the wire; its identity (and cache key) says so."""
+        import copy
+
+        other = copy.copy(self)
+        other.omit = frozenset(params)
+        other.identity = {**self.identity, "omit": sorted(other.omit)}
+        return other
+
+    def close(self) -> None:
+        self.session.close()
 
 
 def read_key(env_var: str | None) -> str | None:
@@ -84,14 +139,28 @@ def classify_http_error(status: int, body: Any, text: str, headers: dict[str, st
         detail["cost_usd"] = cost
     if meta.get("error_type"):
         detail["error_type"] = meta["error_type"]
+    elif isinstance(err.get("type"), str) and err["type"]:
+        # Anthropic's and OpenAI's envelopes type the error in error.type
+        # (overloaded_error, rate_limit_error, invalid_request_error, ...)
+        detail["error_type"] = err["type"]
     lowered = f"{message} {err.get('type', '')} {err.get('code', '')}".lower()
-    ra = retry_after_s(headers.get("Retry-After") or headers.get("retry-after"))
+    ra = retry_after_s(header(headers, "retry-after"))
+    if ra is None and (ms := header(headers, "retry-after-ms")):
+        # OpenAI's own, finer header (openai-python reads it before Retry-After)
+        ra = retry_after_s(ms)
+        ra = None if ra is None else ra / 1000
     if ra is not None:
         detail["retry_after_s"] = ra
     if any(m in lowered for m in CONTEXT_MARKERS):
         return ContextOverflow(message, detail=detail)
     kind, retryable = _kind(status, lowered)
     return BackendError(kind, message, retryable=retryable, detail=detail)
+
+
+def header(headers: dict[str, str], name: str) -> str | None:
+    """A response header by its name in any case (a plain dict of them keeps the case
+    the server wrote)."""
+    return next((v for k, v in headers.items() if k.lower() == name), None)
 
 
 def error_cost(body: Any) -> Any:
@@ -115,6 +184,9 @@ _STATUS_KINDS = {401: ("auth", False), 402: ("insufficient_credits", False),
 
 def _kind(status: int, lowered: str) -> tuple[str, bool]:
     """The failure class of an HTTP error and whether sending it again may succeed."""
+    if status == 429 and "insufficient_quota" in lowered:
+        # OpenAI answers an exhausted quota with 429 too: sending it again proves nothing
+        return "insufficient_credits", False
     if status in _STATUS_KINDS:
         return _STATUS_KINDS[status]
     if status in (404, 503) and any(m in lowered for m in NO_ENDPOINT_MARKERS):

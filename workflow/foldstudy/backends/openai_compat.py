@@ -9,19 +9,16 @@ Token counts are the server's own (`usage`), recorded as exact.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from .base import (
     RETRY_DEFAULTS,
-    Backend,
     BackendError,
     ChatRequest,
     Reply,
-    RetryPolicy,
     chat_body,
 )
-from .http import parse_choice, post_json, read_key
+from .http import HTTPBackend, parse_choice, post_json
 from .registry import register_backend
 
 # Keys that route a request rather than parameterise it: never removed by the probe.
@@ -29,7 +26,7 @@ ROUTING_KEYS = ("model", "messages")
 
 
 @register_backend
-class OpenAICompatBackend(Backend):
+class OpenAICompatBackend(HTTPBackend):
     kind = "openai"
     summary = "any OpenAI-compatible server (vLLM, llama.cpp's server, Ollama)"
     defaults = {
@@ -43,22 +40,10 @@ class OpenAICompatBackend(Backend):
     def __init__(self, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
                  ) -> None:
         cfg = self.resolve_config(cfg)
-        self.name = name
-        self.base_url = str(cfg["base_url"]).rstrip("/")
-        self.model_id = cfg["model_id"] or name
+        self.open(name, cfg, pin)
         self.style = cfg["structured_output"]
         self.strict = bool(cfg["strict_schema"])
         self.extra_body = dict(cfg["extra_body"])
-        self.timeout_s = float(cfg["timeout_s"])
-        self.key_env = cfg["api_key_env"]
-        self._key = read_key(self.key_env)
-        self.retry_policy = RetryPolicy.from_model(cfg)
-        self.context_length = self.config_context_length(cfg)
-        import requests  # the jobs that call a server only; the DAG reads the class
-
-        self.session = requests.Session()
-        self.omit: frozenset[str] = frozenset()
-        self.identity = self.describe(name, cfg, pin)
 
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
@@ -75,18 +60,10 @@ class OpenAICompatBackend(Backend):
         }
 
     @classmethod
-    def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
-        return cfg.get("context_length")
-
-    @classmethod
     def audit_prices(cls, probe: dict[str, Any]) -> tuple[float | None, float | None, str]:
         pp = probe.get("price_prompt_usd_per_token")
         pp = pc = 0.0 if pp is None else pp
         return pp, pc, "local server (no charge)"
-
-    @property
-    def token_count_method(self) -> str:
-        return "exact"
 
     # -- the request ---------------------------------------------------------------
 
@@ -105,13 +82,6 @@ class OpenAICompatBackend(Backend):
 
     def routing_keys(self) -> tuple[str, ...]:
         return ROUTING_KEYS
-
-    def without(self, params: frozenset[str] | set[str]) -> Backend:
-        """A copy that leaves `params` off the wire; its identity (and cache key) says so."""
-        other = copy.copy(self)
-        other.omit = frozenset(params)
-        other.identity = {**self.identity, "omit": sorted(other.omit)}
-        return other
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._key}"} if self._key else {}
@@ -148,8 +118,6 @@ class OpenAICompatBackend(Backend):
                  "reasoning_returned": reasoning_returned(message)},
         )
 
-    def close(self) -> None:
-        self.session.close()
 
 
 def reasoning_returned(message: dict[str, Any]) -> bool:

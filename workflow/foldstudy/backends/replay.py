@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Backend, ChatRequest, ReplayMiss, Reply, Tokenizer
+from .base import Backend, BackendError, ChatRequest, Compaction, ReplayMiss, Reply, Tokenizer
 
 
 class ReplayBackend(Backend):
@@ -20,13 +20,20 @@ class ReplayBackend(Backend):
     replay = True
 
     def __init__(self, identity: dict[str, Any], tokenizer: Tokenizer | None = None,
-                 wire_facts: dict[str, Any] | None = None) -> None:
+                 wire_facts: dict[str, Any] | None = None,
+                 live: type[Backend] | None = None) -> None:
         self.identity = identity
         self._tokenizer = tokenizer
         facts = wire_facts or {}
         self.context_length = facts.get("context_length")
         self.ceiling_delivery = facts.get("ceiling_delivery", Backend.ceiling_delivery)
         self.seed_sent = facts.get("seed_sent", Backend.seed_sent)
+        # live: the class replayed. Its compaction requests and readings depend on its
+        # kind alone, so a replay builds and reads each exactly as the live run did.
+        self.live = live or Backend
+        self.native_compaction = self.live.native_compaction
+        self.compaction_beta = self.live.compaction_beta
+        self.chunk_presented_as = self.live.chunk_presented_as
 
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
@@ -47,6 +54,17 @@ class ReplayBackend(Backend):
         if self._tokenizer is not None:
             return self._tokenizer.clip(text, max_tokens)
         return super().clip(text, max_tokens)
+
+    def compaction_request(self, previous: Any, chunk: str, system_prompt: str,  # type: ignore[override]
+                           max_tokens: int, temperature: float) -> ChatRequest:
+        return self.live.compaction_request(previous, chunk, system_prompt, max_tokens,
+                                            temperature)
+
+    def compaction_of(self, reply: Reply) -> Compaction:  # type: ignore[override]
+        return self.live.compaction_of(reply)
+
+    def refused_parameter(self, error: BackendError) -> str:  # type: ignore[override]
+        return self.live.refused_parameter(error)
 
     def complete(self, request: ChatRequest) -> Reply:
         raise ReplayMiss("replay serves only from the response store; this request was "

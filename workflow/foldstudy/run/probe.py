@@ -14,6 +14,12 @@ read as "cannot do structured output" on eight models. So this probe
 A verdict is about model + endpoint + request, never the model alone, and it is given
 per arm: plain arms need no structured-output support.
 
+A backend whose provider compacts on its own side (Backend.native_compaction: Anthropic's
+on-demand compaction, OpenAI's compact endpoint) gets one minimal compaction request
+more, after every shape: the record's `native_compaction` says whether the endpoint
+compacts, by which mechanism and beta, and, refused, the parameter responsible (a beta
+header the account or model lacks). It decides no plain arm's permission.
+
 A study may name arms to probe on a model and never fold (the model config's
 `probe_arms`; paper §4.2: qwen3.6-flash's schema verdict, while its sweep ran plain arms
 only). Their shapes are sent after the folded arms' on the same pin, and their verdicts
@@ -59,6 +65,14 @@ TRANSIENT_KINDS = ("unreachable", "timeout", "server", "rate_limited", "malforme
                    "provider_error")
 PROBE_USER = ("This is a capability probe before a long run. Reply in one short line. "
               "If a JSON schema is enforced, fill every field with a short phrase.")
+NATIVE_REFUSED = "native_compaction_refused"
+NATIVE_NOT_RETURNED = "native_compaction_not_returned"
+# The probe's compaction: a system prompt, a chunk with two identifiers, and an output
+# budget a short summary fits in (what the ledger holds the call to).
+PROBE_COMPACTION_SYSTEM = "You compact an operations session; keep every identifier."
+PROBE_COMPACTION_CHUNK = ("Capability probe before a long run. The relay listens on port "
+                          "48213 and its signing key is kx-7Q2M-93LD.")
+PROBE_COMPACTION_MAX_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -311,7 +325,11 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     else:
         n_ctx = backend.context_length
         record["context_length"] = n_ctx
-        if n_ctx and int(n_ctx) < required_context:
+        record["price_prompt_usd_per_token"], record["price_completion_usd_per_token"] = \
+            backend.listed_prices() or (None, None)
+        if problem := backend.missing_key():
+            fail = (AUTH_FAILED, f"{problem}; no call was made")
+        elif n_ctx and int(n_ctx) < required_context:
             fail = (CONTEXT_TOO_SHORT, f"n_ctx {n_ctx} < {required_context} tokens a fold needs")
     record["endpoint"] = backend.identity
     if fail is None:
@@ -334,6 +352,9 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
             log.info("%s %s (probe_arms %s, never folded): %s %s", model, shape.name,
                      "".join(shape.arms), res["verdict"], res.get("reason", ""))
     record["probe_arms"] = probe_arm_verdicts(extra, record["shapes"], fail)
+    if backend.native_compaction:
+        record["native_compaction"] = probe_compaction(backend, store, model, temperature,
+                                                       fail, bought)
     permissions: dict[str, dict[str, Any]] = {}
     for shape in shapes:
         res = next((r for r in record["shapes"] if r["shape"] == shape.name), None)
@@ -363,6 +384,45 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     for r in record["shapes"]:
         r.pop("global", None)
     return record
+
+
+def probe_compaction(backend: Backend, store: ResponseStore, model: str, temperature: float,
+                     fail: tuple[str, str] | None, bought: Bought | None = None
+                     ) -> dict[str, Any]:
+    """The native compaction verdict: one minimal compaction request (no previous item,
+    one short chunk), or the failure that stopped the probe before it. `allowed` is what
+    a native arm on this model may read."""
+    out: dict[str, Any] = {"mechanism": backend.native_compaction,
+                           "beta": backend.compaction_beta or "",
+                           "chunk_presented_as": backend.chunk_presented_as,
+                           "compacts": False, "opaque": None, "retained_tokens": None,
+                           "responsible_parameter": ""}
+    if fail is not None:
+        return {**out, "verdict": fail[0], "reason": fail[1], "allowed": False}
+    request = backend.compaction_request(None, PROBE_COMPACTION_CHUNK, PROBE_COMPACTION_SYSTEM,
+                                         PROBE_COMPACTION_MAX_TOKENS, temperature)
+    a = _attempt(backend, store, request, {"probe": model, "shape": "native_compaction"},
+                 bought)
+    out |= {"request_parameters": backend.wire_parameters(request),
+            "exact_request": _public(a)}
+    if a["ok"]:
+        c = backend.compaction_of(a["reply"])
+        if c.item is None:
+            out |= {"verdict": NATIVE_NOT_RETURNED, "reason": c.failure}
+        else:
+            out |= {"verdict": OK, "reason": "", "compacts": True, "opaque": c.opaque,
+                    "retained_tokens": c.retained_tokens}
+    else:
+        err: BackendError = a["error"]
+        g = _global_verdict(err)
+        responsible = "" if g else backend.refused_parameter(err)
+        out |= {"verdict": g[0] if g else NATIVE_REFUSED,
+                "reason": g[1] if g else f"{err.kind}: {err.message}",
+                "responsible_parameter": responsible}
+    log.info("%s native compaction (%s%s): %s %s", model, out["mechanism"],
+             f", beta {out['beta']}" if out["beta"] else "", out["verdict"],
+             out["responsible_parameter"] or out["reason"])
+    return {**out, "allowed": out["verdict"] == OK}
 
 
 def probe_arm_verdicts(extra: list[Shape], results: list[dict[str, Any]],
@@ -444,7 +504,8 @@ SUMMARY_COLUMNS = ["model", "backend", "verdict", "responsible_parameter", "arms
                    "arms_forbidden", "pin", "quantization", "context_length",
                    "required_context_tokens", "usd_per_mtok_prompt", "usd_per_mtok_completion",
                    "reason", "sends_reasoning", "verdict_with_reasoning",
-                   "verdict_without_reasoning", "probe_only", "probe_arms"]
+                   "verdict_without_reasoning", "probe_only", "probe_arms",
+                   "native_compaction"]
 
 
 def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
@@ -471,7 +532,21 @@ def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
         "verdict_without_reasoning": (rp.get("without") or {}).get("verdict", ""),
         "probe_only": _flag(rec.get("probe_only", False)),
         "probe_arms": probe_arms_cell(rec.get("probe_arms") or {}),
+        "native_compaction": native_cell(rec.get("native_compaction") or {}),
     }
+
+
+def native_cell(native: dict[str, Any]) -> str:
+    """The summary's native_compaction cell: the verdict, mechanism and beta, and the
+    parameter responsible where one was named (`native_compaction_refused on_demand
+    compact-2026-09-04 (anthropic-beta: compact-2026-09-04)`); empty for a backend with
+    no native compaction."""
+    if not native:
+        return ""
+    cell = " ".join(v for v in (native.get("verdict"), native.get("mechanism"),
+                                native.get("beta")) if v)
+    return cell + (f" ({native['responsible_parameter']})"
+                   if native.get("responsible_parameter") else "")
 
 
 def probe_arms_cell(verdicts: dict[str, dict[str, Any]]) -> str:
