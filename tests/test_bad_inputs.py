@@ -173,13 +173,13 @@ EVIDENCE_CASES = [
     ("n_graded 0 with recall 1", nothing_graded_recall_one,
      ["rows.csv", "column n_graded", "grades no fact", "on line"]),
     ("negative n_correct", set_cell("n_correct", "-1"),
-     ["rows.csv", "column n_correct", "is negative", "on line"]),
+     ["rows.csv", "column n_correct is malformed: -1 on line", "is negative"]),
     ("negative carried_chars", set_cell("carried_chars", "-40.0"),
      ["rows.csv", "column carried_chars", "is negative", "on line"]),
     ("negative prompt_tokens", set_cell("prompt_tokens", "-3"),
      ["rows.csv", "column prompt_tokens", "is negative", "on line"]),
     ("negative repeat", set_cell("repeat", "-1"),
-     ["rows.csv", "column repeat", "is negative", "on line"]),
+     ["rows.csv", "column repeat is malformed: -1 on line", "is negative"]),
     ("duplicate row_id", duplicate_row,
      ["rows.csv", "column row_id", "repeats line 2", "on line 62"]),
     ("unknown arm", set_cell("arm", "x"),
@@ -247,6 +247,7 @@ def assert_evidence_refused(tmp_path: Path, package: Path, edit, expected: list[
                       Analysis.load())
     for part in expected:
         assert part in str(e.value), (part, str(e.value))
+    assert "np." not in str(e.value)  # a cell as written, never numpy's repr of it
     assert not out.exists()  # nothing written from the bad package
 
 
