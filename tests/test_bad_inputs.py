@@ -556,6 +556,22 @@ def test_snakemake_refuses_a_bad_config_by_key_before_any_job(tmp_path, base):
     assert not (tmp_path / "results").exists()
 
 
+def test_snakemake_refuses_a_key_named_sweep_before_any_job_never_showing_it(tmp_path, base):
+    """Issue 41: `sk-or-v1-…` as a sweep name passed the dry run (exit 0) and then sat in
+    every path, log and row id. Refused by key and the config file's line, not shown."""
+    cfg = copy.deepcopy(base)
+    cfg["sweeps"] = {KEY: cfg["sweeps"]["main"]}
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(cfg))
+    p = snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "bad.yaml"))
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    said = [ln for ln in out.splitlines() if "a name shaped like a credential" in ln]
+    assert len(said) == 1 and said[0].strip().startswith("config.sweeps (") and \
+        "bad.yaml line " in said[0], out[-2000:]
+    assert KEY not in out and KEY[:12] not in out and "Traceback" not in out
+    assert not (tmp_path / "results").exists()
+
+
 def test_snakemake_refuses_an_impossible_package_and_writes_nothing(tmp_path, package):
     bad = tmp_path / "bad"
     shutil.copytree(package, bad)

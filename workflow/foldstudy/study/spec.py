@@ -332,6 +332,9 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
     except (ValueError, OSError) as e:
         return table, [f"{where}: not readable YAML ({str(e)[:200]})"]
     problems, bad = own_arms_problems(doc, path, list(table["arms"]), name_rule)
+    problems += [f"{where}: {line}" for line in secret_lines(
+        src, "the arms file is carried in a release, and an arm's id becomes a path, a log "
+        "line and a row id")]
     if bad is None:
         return table, problems
     out = copy.deepcopy(table)
@@ -414,19 +417,26 @@ def own_arm_files(path: str | Path) -> dict[str, Path]:
     return out
 
 
-def _secret_lines(path: Path, at: str) -> list[str]:
-    """A secret in an own arm's prompt or schema file, by file and line, never its value:
-    the file is sent to the model with every fold, and a release carries it. Found as a
-    transcript's are (foldstudy/secrets.py's find_secrets)."""
+def secret_lines(path: Path, why: str) -> list[str]:
+    """Each credential-shaped string in a file a user wrote (an own arm's prompt, schema
+    or arms file, a session's facts file), by file and line, never its value: found as a
+    transcript's and a config's are (foldstudy/secrets.py's find_secrets). `why`: where
+    the file's text would go."""
     from ..secrets import find_secrets
 
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        return [f"{at}: {path} is not readable as UTF-8 text ({str(e)[:120]})"]
-    return [f"{at}: {path}:{h.line}: a credential-shaped string ({h.kind}; not shown); it "
-            "would be sent to the model with every fold and carried in a release: remove it"
-            for h in find_secrets(text)]
+        return [f"{path} is not readable as UTF-8 text ({str(e)[:120]})"]
+    return [f"{path}:{h.line}: a credential-shaped string ({h.kind}; not shown); {why}: "
+            "remove it" for h in find_secrets(text)]
+
+
+def _secret_lines(path: Path, at: str) -> list[str]:
+    """A secret in an own arm's prompt or schema file: the file is sent to the model with
+    every fold, and a release carries it."""
+    return [f"{at}: {line}" for line in secret_lines(
+        path, "it would be sent to the model with every fold and carried in a release")]
 
 
 def own_arm_twins(path: str | Path | None) -> dict[str, str]:
