@@ -365,6 +365,67 @@ def test_a_published_sessions_secrets_are_redacted_and_counted(study):  # noqa: 
     assert verify_package(study, package) == []
 
 
+def _session_with_key(study) -> tuple[dict, list[str]]:  # noqa: F811
+    """A session whose tool result holds a (fake) OpenSSH key, folded by sweep `mine`: its
+    transcript, and its fixture as the fixture rule writes it (the chunk the model read,
+    the transcript scan's findings by line and kind, the transcript's sha256)."""
+    from foldstudy.secrets import find_secrets
+
+    from .test_redact import openssh_key, transcript_line
+
+    block, body = openssh_key()
+    t = study["root"] / "atlas.jsonl"
+    t.write_text(transcript_line(block) + "\n")
+    fx = study["root"] / "fixtures/mine"
+    fx.mkdir(parents=True, exist_ok=True)
+    said = [{"line": h.line, "kind": h.kind} for h in find_secrets(t.read_text())]
+    (fx / "fixture.json").write_text(json.dumps({
+        "scenario": "atlas", "seed": 1, "scale": 0.0, "facts": [],
+        "chunks": [f"[turn 0] user: $ cat ~/.ssh/id_ed25519\n{block}"],
+        "meta": {"credential_lines": said, "session": {"transcript_sha256": sha256_file(t)}}}))
+    return {"scenarios": {"atlas": {"transcript": str(t)}},
+            "sweeps": {"mine": {"scenario": "atlas"}},
+            "release": {"publish_sessions": True}}, body
+
+
+def test_a_key_body_line_kept_without_its_block_is_redacted_by_value(study, caplog):  # noqa: F811
+    """Issue 41: a carry kept part of an OpenSSH key's body line, without its BEGIN and
+    END lines and too short for any shape, and the release said "scanned clean". The
+    text the transcript scan found is redacted wherever any of it appears, and the line
+    says what was redacted, where, and that each finding is accounted for."""
+    import logging
+
+    from .test_redact import gone
+
+    config, body = _session_with_key(study)
+    _plant_session_text(study, body[2][:50])
+    with caplog.at_level(logging.INFO, logger="foldstudy.release.package"):
+        package = release(study, config)
+    tar = gzip.decompress((study["root"] / "release/pkg.tar.gz").read_bytes())
+    assert gone(every_text(package), body) and gone(tar.decode("utf-8", "replace"), body)
+    assert "<redacted: Private Key>" in (package / "evidence/folds.csv").read_text()
+    line = next(r.getMessage() for r in caplog.records if "scanned clean" in r.getMessage())
+    assert "1 secret(s) redacted (evidence/folds.csv 1)" in line
+    assert "the transcript scan's 2 finding(s) (mine 2) each found again" in line
+    assert verify_package(study, package) == []
+
+
+def test_a_session_secret_the_transcript_no_longer_holds_is_refused(study):  # noqa: F811
+    """A finding of the fixture's scan that its transcript no longer holds cannot be
+    redacted by value: refused in one line, naming the sweep, the file and the line."""
+    from foldstudy.release.redact import SecretsUnaccounted, session_secrets
+
+    config, body = _session_with_key(study)
+    t = Path(config["scenarios"]["atlas"]["transcript"])
+    t.write_text('{"type": "user", "message": "nothing here"}\n')
+    with pytest.raises(SecretsUnaccounted) as e:
+        session_secrets(config, study["root"] / "fixtures")
+    msg = str(e.value)
+    assert f"sweep mine's transcript {t} is not the file its fixture was built from" in msg
+    assert "2 of its 2 secret finding(s) (first: line 1, " in msg and "\n" not in msg
+    assert not any(line[:16] in msg for line in body)
+
+
 def test_a_secret_in_an_unpublished_release_is_refused_by_kind_never_shown(
         study):  # noqa: F811
     """Outside a published session a secret is no redaction but a refusal, each by file,
