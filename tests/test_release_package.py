@@ -343,29 +343,42 @@ def _plant_session_text(study, text: str) -> None:  # noqa: F811
     (study["ev"] / "manifest.json").write_text(json.dumps(manifest))
 
 
-def test_a_published_sessions_secrets_are_redacted_and_counted(study):  # noqa: F811
+def test_a_published_sessions_secrets_are_redacted_and_counted(study, caplog):  # noqa: F811
     """Issue 31's five (an OpenSSH key, a Slack token, a postgres password, a Stripe and a
     Google key) in a published session's carries: gone from every file and the tarball,
-    each replaced by its kind, counted, and the package verifies."""
-    _plant_session_text(study, " ".join(text for _, text, _, _ in SECRETS))
-    config = {"scenarios": {"atlas": {"transcript": "/home/dev/atlas.jsonl"}},
-              "sweeps": {"mine": {"scenario": "atlas"}},
-              "release": {"publish_sessions": True}}
-    package = release(study, config)
+    each replaced by its kind, counted, and the package verifies. Issue 41: beside them a
+    carry kept part of a key's body line, without its BEGIN and END lines and too short
+    for any shape (the release said "scanned clean"): the text the transcript scan found
+    is redacted wherever any of it appears, and the release line says what it redacted,
+    where, and that each finding of the scan is accounted for."""
+    import logging
+
+    from .test_redact import gone
+
+    config, body = _session_with_key(study["root"])
+    _plant_session_text(study, " ".join(text for _, text, _, _ in SECRETS) + " "
+                        + body[2][:50])
+    with caplog.at_level(logging.INFO, logger="foldstudy.release.package"):
+        package = release(study, config)
     tar = gzip.decompress((study["root"] / "release/pkg.tar.gz").read_bytes())
     folds = (package / "evidence/folds.csv").read_text()
     for _, _, kind, value in SECRETS:
         assert value not in every_text(package) and value.encode() not in tar
         assert f"<redacted: {kind}>" in folds
+    assert gone(every_text(package), body) and gone(tar.decode("utf-8", "replace"), body)
+    n = len(SECRETS) + 1
     lock = json.loads((package / "lock.json").read_text())
-    assert lock["package"]["redacted"] == {"evidence/folds.csv": len(SECRETS)}
-    assert (f"{len(SECRETS)} secret(s) in the published session's text"
+    assert lock["package"]["redacted"] == {"evidence/folds.csv": n}
+    assert (f"{n} secret(s) in the published session's text"
             in (package / "README.md").read_text())
-    assert "/home/dev" not in every_text(package)  # the transcript's path left out too
+    line = next(r.getMessage() for r in caplog.records if "scanned clean" in r.getMessage())
+    assert f"{n} secret(s) redacted (evidence/folds.csv {n})" in line
+    assert "the transcript scan's 2 finding(s) (mine 2) each found again" in line
+    assert str(study["root"]) not in every_text(package)  # the transcript's path left out
     assert verify_package(study, package) == []
 
 
-def _session_with_key(study) -> tuple[dict, list[str]]:  # noqa: F811
+def _session_with_key(root: Path) -> tuple[dict, list[str]]:
     """A session whose tool result holds a (fake) OpenSSH key, folded by sweep `mine`: its
     transcript, and its fixture as the fixture rule writes it (the chunk the model read,
     the transcript scan's findings by line and kind, the transcript's sha256)."""
@@ -374,9 +387,9 @@ def _session_with_key(study) -> tuple[dict, list[str]]:  # noqa: F811
     from .test_redact import openssh_key, transcript_line
 
     block, body = openssh_key()
-    t = study["root"] / "atlas.jsonl"
+    t = root / "atlas.jsonl"
     t.write_text(transcript_line(block) + "\n")
-    fx = study["root"] / "fixtures/mine"
+    fx = root / "fixtures/mine"
     fx.mkdir(parents=True, exist_ok=True)
     said = [{"line": h.line, "kind": h.kind} for h in find_secrets(t.read_text())]
     (fx / "fixture.json").write_text(json.dumps({
@@ -388,38 +401,16 @@ def _session_with_key(study) -> tuple[dict, list[str]]:  # noqa: F811
             "release": {"publish_sessions": True}}, body
 
 
-def test_a_key_body_line_kept_without_its_block_is_redacted_by_value(study, caplog):  # noqa: F811
-    """Issue 41: a carry kept part of an OpenSSH key's body line, without its BEGIN and
-    END lines and too short for any shape, and the release said "scanned clean". The
-    text the transcript scan found is redacted wherever any of it appears, and the line
-    says what was redacted, where, and that each finding is accounted for."""
-    import logging
-
-    from .test_redact import gone
-
-    config, body = _session_with_key(study)
-    _plant_session_text(study, body[2][:50])
-    with caplog.at_level(logging.INFO, logger="foldstudy.release.package"):
-        package = release(study, config)
-    tar = gzip.decompress((study["root"] / "release/pkg.tar.gz").read_bytes())
-    assert gone(every_text(package), body) and gone(tar.decode("utf-8", "replace"), body)
-    assert "<redacted: Private Key>" in (package / "evidence/folds.csv").read_text()
-    line = next(r.getMessage() for r in caplog.records if "scanned clean" in r.getMessage())
-    assert "1 secret(s) redacted (evidence/folds.csv 1)" in line
-    assert "the transcript scan's 2 finding(s) (mine 2) each found again" in line
-    assert verify_package(study, package) == []
-
-
-def test_a_session_secret_the_transcript_no_longer_holds_is_refused(study):  # noqa: F811
+def test_a_session_secret_the_transcript_no_longer_holds_is_refused(tmp_path):
     """A finding of the fixture's scan that its transcript no longer holds cannot be
     redacted by value: refused in one line, naming the sweep, the file and the line."""
     from foldstudy.release.redact import SecretsUnaccounted, session_secrets
 
-    config, body = _session_with_key(study)
+    config, body = _session_with_key(tmp_path)
     t = Path(config["scenarios"]["atlas"]["transcript"])
     t.write_text('{"type": "user", "message": "nothing here"}\n')
     with pytest.raises(SecretsUnaccounted) as e:
-        session_secrets(config, study["root"] / "fixtures")
+        session_secrets(config, tmp_path / "fixtures")
     msg = str(e.value)
     assert f"sweep mine's transcript {t} is not the file its fixture was built from" in msg
     assert "2 of its 2 secret finding(s) (first: line 1, " in msg and "\n" not in msg
