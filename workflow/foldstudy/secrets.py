@@ -142,6 +142,7 @@ WINDOW_CHARS = 16
 # The characters a secret's token is made of (base64, hex, the separators of a key's
 # shape): a stretch of them is what is compared.
 TOKEN = re.compile(r"[A-Za-z0-9+/=_.~-]+")
+LONG_TOKEN = re.compile(rf"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]{{{WINDOW_CHARS},}}")
 # A private key block's start, and a break between its lines: real, or escaped as `\n`
 # inside a JSON string or a CSV cell.
 KEY_BLOCK_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----")
@@ -218,14 +219,17 @@ class SecretIndex:
 
     def kinds_in(self, text: str) -> list[str]:
         """The kinds of the secrets any of whose text is in `text`, each once."""
+        if not self:
+            return []
         found = [k for v, k in self.whole.items() if v in text]
-        found += [k for m in TOKEN.finditer(text) if len(m.group(0)) >= WINDOW_CHARS
-                  and (k := self._kind(m.group(0)))]
+        found += [k for m in LONG_TOKEN.finditer(text) if (k := self._kind(m.group(0)))]
         return list(dict.fromkeys(found))
 
     def redact(self, text: str) -> tuple[str, int]:
         """`text` with each secret's text replaced by its kind's marker (a token holding
         a stretch of one, whole), and how many were."""
+        if not self:
+            return text, 0
         n = 0
         for value, kind in self.whole.items():
             if value in text:
@@ -234,10 +238,10 @@ class SecretIndex:
 
         def token(m: re.Match[str]) -> str:
             nonlocal n
-            kind = self._kind(m.group(0)) if len(m.group(0)) >= WINDOW_CHARS else None
+            kind = self._kind(m.group(0))
             if kind is None:
                 return m.group(0)
             n += 1
             return marker(kind)
 
-        return TOKEN.sub(token, text), n
+        return LONG_TOKEN.sub(token, text), n
