@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import StudyError
 from ..io import read_json, sha256_file
 from ..secrets import SecretIndex, SecretText, find_secrets, redact_secrets, secret_texts
+from ..study.transcripts.base import DEFAULT_MAX_MB, read_text
 
 log = logging.getLogger(__name__)
 
@@ -60,21 +61,22 @@ def session_secrets(config: dict[str, Any], fixtures: str | Path | None) -> Sess
         texts += secret_texts("\n".join(fx.get("chunks") or []))
         said = (fx.get("meta") or {}).get("credential_lines") or []
         if said:
-            scenario = config["sweeps"][sweep]["scenario"]
-            texts += _found_again(config["scenarios"][scenario]["transcript"], said,
-                                  fx["meta"].get("session") or {}, sweep)
+            own = config["scenarios"][config["sweeps"][sweep]["scenario"]]
+            texts += _found_again(own["transcript"], float(own.get("max_mb") or DEFAULT_MAX_MB),
+                                  said, fx["meta"].get("session") or {}, sweep)
             findings[sweep] = len(said)
     return SessionSecrets(SecretIndex(texts), findings)
 
 
-def _found_again(transcript: str, said: list[dict[str, Any]], session: dict[str, Any],
-                 sweep: str) -> list[SecretText]:
+def _found_again(transcript: str, max_mb: float, said: list[dict[str, Any]],
+                 session: dict[str, Any], sweep: str) -> list[SecretText]:
     """The texts of the transcript's secrets, each finding of the fixture's scan found
-    again in the file (the one its fixture was built from)."""
+    again in the file (the one its fixture was built from), read as its reader reads it
+    (a `.zst` rollout decompressed)."""
     p = Path(transcript).expanduser()
     why = ("is gone" if not p.is_file() else "is not the file its fixture was built from "
            "(sha256 differs)" if sha256_file(p) != session.get("transcript_sha256") else "")
-    text = p.read_text(encoding="utf-8", errors="replace") if not why else ""
+    text = read_text(p, max_mb) if not why else ""
     again = {(h.line, h.kind) for h in find_secrets(text)}
     lost = [c for c in said if (c.get("line"), c.get("kind")) not in again]
     if lost:
