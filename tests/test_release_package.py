@@ -417,6 +417,26 @@ def test_a_session_secret_the_transcript_no_longer_holds_is_refused(tmp_path):
     assert not any(line[:16] in msg for line in body)
 
 
+def test_a_compressed_rollouts_secrets_are_found_again_as_its_reader_reads_it(tmp_path):
+    """A Codex rollout compressed in place (`.jsonl.zst`) is scanned decompressed, so
+    its findings are found again the same way, never as the compressed bytes."""
+    import zstandard
+
+    from foldstudy.release.redact import session_secrets
+
+    config, body = _session_with_key(tmp_path)
+    t = Path(config["scenarios"]["atlas"]["transcript"])
+    z = t.with_name(t.name + ".zst")
+    z.write_bytes(zstandard.ZstdCompressor().compress(t.read_bytes()))
+    fixture = tmp_path / "fixtures/mine/fixture.json"
+    fx = json.loads(fixture.read_text())
+    fx["meta"]["session"]["transcript_sha256"] = sha256_file(z)
+    fixture.write_text(json.dumps(fx))
+    config["scenarios"]["atlas"]["transcript"] = str(z)
+    found = session_secrets(config, tmp_path / "fixtures")
+    assert found.findings == {"mine": 2} and found.index.kinds_in(body[3]) == ["Private Key"]
+
+
 def test_a_secret_in_an_unpublished_release_is_refused_by_kind_never_shown(
         study):  # noqa: F811
     """Outside a published session a secret is no redaction but a refusal, each by file,
