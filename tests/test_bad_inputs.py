@@ -173,13 +173,13 @@ EVIDENCE_CASES = [
     ("n_graded 0 with recall 1", nothing_graded_recall_one,
      ["rows.csv", "column n_graded", "grades no fact", "on line"]),
     ("negative n_correct", set_cell("n_correct", "-1"),
-     ["rows.csv", "column n_correct", "is negative", "on line"]),
+     ["rows.csv", "column n_correct is malformed: -1 on line", "is negative"]),
     ("negative carried_chars", set_cell("carried_chars", "-40.0"),
      ["rows.csv", "column carried_chars", "is negative", "on line"]),
     ("negative prompt_tokens", set_cell("prompt_tokens", "-3"),
      ["rows.csv", "column prompt_tokens", "is negative", "on line"]),
     ("negative repeat", set_cell("repeat", "-1"),
-     ["rows.csv", "column repeat", "is negative", "on line"]),
+     ["rows.csv", "column repeat is malformed: -1 on line", "is negative"]),
     ("duplicate row_id", duplicate_row,
      ["rows.csv", "column row_id", "repeats line 2", "on line 62"]),
     ("unknown arm", set_cell("arm", "x"),
@@ -247,6 +247,7 @@ def assert_evidence_refused(tmp_path: Path, package: Path, edit, expected: list[
                       Analysis.load())
     for part in expected:
         assert part in str(e.value), (part, str(e.value))
+    assert "np." not in str(e.value)  # a cell as written, never numpy's repr of it
     assert not out.exists()  # nothing written from the bad package
 
 
@@ -552,6 +553,22 @@ def test_snakemake_refuses_a_bad_config_by_key_before_any_job(tmp_path, base):
     assert p.returncode != 0
     assert "config.sweeps.main.arms[1]: 'x' is not an arm" in out
     assert "config.sweeps.main.repeats" in out
+    assert not (tmp_path / "results").exists()
+
+
+def test_snakemake_refuses_a_key_named_sweep_before_any_job_never_showing_it(tmp_path, base):
+    """Issue 41: `sk-or-v1-…` as a sweep name passed the dry run (exit 0) and then sat in
+    every path, log and row id. Refused by key and the config file's line, not shown."""
+    cfg = copy.deepcopy(base)
+    cfg["sweeps"] = {KEY: cfg["sweeps"]["main"]}
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(cfg))
+    p = snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "bad.yaml"))
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    said = [ln for ln in out.splitlines() if "a name shaped like a credential" in ln]
+    assert len(said) == 1 and said[0].strip().startswith("config.sweeps (") and \
+        "bad.yaml line " in said[0], out[-2000:]
+    assert KEY not in out and KEY[:12] not in out and "Traceback" not in out
     assert not (tmp_path / "results").exists()
 
 

@@ -492,3 +492,32 @@ def test_an_unreadable_ledger_or_journal_is_refused_in_one_line(tmp_path, monkey
             Ledger(ledger.path, 1.0).reserve(Paid(), REQ, "b")
         msg = str(e.value)
         assert f"{locked}: cannot be read (Permission denied)" in msg and "\n" not in msg
+
+
+def test_a_charge_written_twice_in_the_journal_counts_once(tmp_path, caplog):
+    """Issue 41: a charge line written twice (a copied journal, a replayed append) was
+    counted twice by a rebuilt ledger, so the study stopped early and its rebuilt spend
+    was above what was billed; with the ledger present, the refusal named two figures
+    and not the line. A charge id counts once, its repeat said by line."""
+    ledger = Ledger(tmp_path / "l.json", 1.0)
+    paid = sum(_call(ledger, Paid()) for _ in range(2))
+    j = journal_path(ledger.path)
+    lines = j.read_text().splitlines()
+    charge = next(i for i, ln in enumerate(lines) if '"id"' in ln)
+    j.write_text("\n".join([*lines, lines[charge]]) + "\n")
+    with caplog.at_level(logging.WARNING), Ledger(ledger.path, 1.0).locked() as state:
+        assert state["spent_usd"] == pytest.approx(paid)  # the ledger present: no refusal
+    ledger.path.unlink()
+    with caplog.at_level(logging.WARNING), Ledger(ledger.path, 1.0).locked() as state:
+        assert state["spent_usd"] == pytest.approx(paid) and state["calls"] == 2
+    cid = json.loads(lines[charge])["id"]
+    assert (f"line {len(lines) + 1} repeats the charge {cid!r} of line {charge + 1}"
+            in caplog.text)
+    # the same id with another figure is no copy: refused, naming both lines
+    twice = {**json.loads(lines[charge]), "usd": 1.5}
+    j.write_text("\n".join([*lines, json.dumps(twice)]) + "\n")
+    with pytest.raises(LedgerError) as e:
+        Ledger(ledger.path, 1.0).reserve(Paid(), REQ, "b")
+    msg = str(e.value)
+    assert f"line {len(lines) + 1} charges {cid!r} $1.500000 where line {charge + 1}" in msg
+    assert "\n" not in msg

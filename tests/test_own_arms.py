@@ -27,6 +27,8 @@ def arms_file(tmp_path: Path, arms: dict) -> Path:
     (d / "leaky.json").write_text('{"type": "object", "properties": {"summary": {"type": '
                                   '"string", "description": "keep xoxb-123456789012-'
                                   '1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"}}}\n')
+    (d / "list.json").write_text('[{"type": "object"}]\n')
+    (d / "prompts").mkdir(exist_ok=True)
     p = d / "arms.yaml"
     p.write_text(yaml.safe_dump({"arms": arms}))
     return p
@@ -61,6 +63,11 @@ CASES = [
      "arms.mine.system_prompt: ../outside.md is outside the arms file's folder"),
     ("a prompt that does not exist", {"mine": {**GOOD, "system_prompt": "nope.md"}},
      "nope.md does not exist"),
+    ("a schema file that is a JSON list", {"mine": {**GOOD, "schema": "list.json",
+                                                    "carry": "raw_json"}},
+     "arms.mine.schema: {d}/list.json is a JSON array; a schema is a JSON object"),
+    ("a prompt that is a directory", {"mine": {**GOOD, "system_prompt": "prompts"}},
+     "arms.mine.system_prompt: {d}/prompts is a directory; name a file in it"),
     ("a key in a prompt inside the folder", {"mine": {**GOOD, "system_prompt": "leaky.md"}},
      "leaky.md:2: a credential-shaped string ("),
     ("a token in a schema inside the folder", {"mine": {**GOOD, "schema": "leaky.json",
@@ -75,6 +82,7 @@ def test_an_own_arms_problem_is_named_by_file_arm_and_key_before_any_job(
     path = arms_file(tmp_path, arms)
     before = sorted(tmp_path.rglob("*"))
     msg = problems(config(arms_file=str(path)), config_schema, resources)
+    line = line.replace("{d}", str(path.parent.resolve()))
     said = [s.strip() for s in msg.splitlines() if line in s]
     assert said and said[0].startswith(f"{path}: arms."), msg
     assert "Traceback" not in msg and KEY not in msg
@@ -88,3 +96,11 @@ def test_every_problem_of_every_arm_at_once(tmp_path, config_schema, resources):
     msg = problems(config(arms_file=str(path)), config_schema, resources)
     for line in ("arms.a1.carry:", "arms.a2.fold_budget_tokens:", "arms.a3.system_prompt:"):
         assert f"{path}: {line}" in msg, msg
+
+
+def test_an_arms_file_that_is_a_directory_is_named_as_one(tmp_path, config_schema, resources):
+    """Issue 41: a directory was reported as "no such file"."""
+    path = arms_file(tmp_path, {"mine": GOOD}).parent
+    msg = problems(config(arms_file=str(path)), config_schema, resources)
+    assert f"config.arms_file ({path}): a directory, not a file; name the YAML in it" in msg
+    assert "no such file" not in msg and "Traceback" not in msg

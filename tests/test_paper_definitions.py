@@ -119,6 +119,30 @@ def test_an_answer_beyond_its_carrier_is_counted_in_a_package_and_here_alike(
     assert v.verdict == "reproduced"
 
 
+def test_an_answer_beyond_its_carrier_is_said_once_naming_the_first_row(
+        carrier_evidence, tmp_path, caplog):
+    """Issue 41: such a row was counted in `carrier.answer_beyond_carrier` and said nowhere
+    else. The stats job warns once: how many rows, the first row and its label."""
+    import logging
+
+    from foldstudy.analysis.numbers import write_numbers
+
+    rows, checks = (f.copy() for f in carrier_evidence)
+    for rid in ("s1/m1/r1/q", "s1/m1/r0/q"):
+        i = checks.index[(checks["row_id"] == rid) & checks["correct"]][0]
+        checks.loc[i, "in_carrier"] = False
+        rows.loc[rows["row_id"] == rid, "carrier_present"] -= 1
+    first = checks[(checks["correct"]) & (checks["in_carrier"] == False)].iloc[0]  # noqa: E712
+    out = tmp_path / "stats"
+    with caplog.at_level(logging.WARNING, logger="foldstudy.analysis.numbers"):
+        write_numbers(_package(tmp_path, rows, checks), out / "n.json", out / "p.json",
+                      out / "n.tex", AN, POOLED)
+    said = [r.getMessage() for r in caplog.records if "carrier lacked" in r.getMessage()]
+    assert len(said) == 1, said
+    assert said[0].startswith("2 valid row(s) answer a fact right that their carrier lacked")
+    assert f"the first: row {first['row_id']!r}, label {first['label']!r}" in said[0]
+
+
 def test_abstention_table_counts_the_whole_answer_and_its_prefix():
     """Two failing rows abstain in the answer, one only past character 400: the whole-
     answer count holds both, the prefix count (the paper's) one."""

@@ -343,26 +343,98 @@ def _plant_session_text(study, text: str) -> None:  # noqa: F811
     (study["ev"] / "manifest.json").write_text(json.dumps(manifest))
 
 
-def test_a_published_sessions_secrets_are_redacted_and_counted(study):  # noqa: F811
+def test_a_published_sessions_secrets_are_redacted_and_counted(study, caplog):  # noqa: F811
     """Issue 31's five (an OpenSSH key, a Slack token, a postgres password, a Stripe and a
     Google key) in a published session's carries: gone from every file and the tarball,
-    each replaced by its kind, counted, and the package verifies."""
-    _plant_session_text(study, " ".join(text for _, text, _, _ in SECRETS))
-    config = {"scenarios": {"atlas": {"transcript": "/home/dev/atlas.jsonl"}},
-              "sweeps": {"mine": {"scenario": "atlas"}},
-              "release": {"publish_sessions": True}}
-    package = release(study, config)
+    each replaced by its kind, counted, and the package verifies. Issue 41: beside them a
+    carry kept part of a key's body line, without its BEGIN and END lines and too short
+    for any shape (the release said "scanned clean"): the text the transcript scan found
+    is redacted wherever any of it appears, and the release line says what it redacted,
+    where, and that each finding of the scan is accounted for."""
+    import logging
+
+    from .test_redact import gone
+
+    config, body = _session_with_key(study["root"])
+    _plant_session_text(study, " ".join(text for _, text, _, _ in SECRETS) + " "
+                        + body[2][:50])
+    with caplog.at_level(logging.INFO, logger="foldstudy.release.package"):
+        package = release(study, config)
     tar = gzip.decompress((study["root"] / "release/pkg.tar.gz").read_bytes())
     folds = (package / "evidence/folds.csv").read_text()
     for _, _, kind, value in SECRETS:
         assert value not in every_text(package) and value.encode() not in tar
         assert f"<redacted: {kind}>" in folds
+    assert gone(every_text(package), body) and gone(tar.decode("utf-8", "replace"), body)
+    n = len(SECRETS) + 1
     lock = json.loads((package / "lock.json").read_text())
-    assert lock["package"]["redacted"] == {"evidence/folds.csv": len(SECRETS)}
-    assert (f"{len(SECRETS)} secret(s) in the published session's text"
+    assert lock["package"]["redacted"] == {"evidence/folds.csv": n}
+    assert (f"{n} secret(s) in the published session's text"
             in (package / "README.md").read_text())
-    assert "/home/dev" not in every_text(package)  # the transcript's path left out too
+    line = next(r.getMessage() for r in caplog.records if "scanned clean" in r.getMessage())
+    assert f"{n} secret(s) redacted (evidence/folds.csv {n})" in line
+    assert "the transcript scan's 2 finding(s) (mine 2) each found again" in line
+    assert str(study["root"]) not in every_text(package)  # the transcript's path left out
     assert verify_package(study, package) == []
+
+
+def _session_with_key(root: Path) -> tuple[dict, list[str]]:
+    """A session whose tool result holds a (fake) OpenSSH key, folded by sweep `mine`: its
+    transcript, and its fixture as the fixture rule writes it (the chunk the model read,
+    the transcript scan's findings by line and kind, the transcript's sha256)."""
+    from foldstudy.secrets import find_secrets
+
+    from .test_redact import openssh_key, transcript_line
+
+    block, body = openssh_key()
+    t = root / "atlas.jsonl"
+    t.write_text(transcript_line(block) + "\n")
+    fx = root / "fixtures/mine"
+    fx.mkdir(parents=True, exist_ok=True)
+    said = [{"line": h.line, "kind": h.kind} for h in find_secrets(t.read_text())]
+    (fx / "fixture.json").write_text(json.dumps({
+        "scenario": "atlas", "seed": 1, "scale": 0.0, "facts": [],
+        "chunks": [f"[turn 0] user: $ cat ~/.ssh/id_ed25519\n{block}"],
+        "meta": {"credential_lines": said, "session": {"transcript_sha256": sha256_file(t)}}}))
+    return {"scenarios": {"atlas": {"transcript": str(t)}},
+            "sweeps": {"mine": {"scenario": "atlas"}},
+            "release": {"publish_sessions": True}}, body
+
+
+def test_a_session_secret_the_transcript_no_longer_holds_is_refused(tmp_path):
+    """A finding of the fixture's scan that its transcript no longer holds cannot be
+    redacted by value: refused in one line, naming the sweep, the file and the line."""
+    from foldstudy.release.redact import SecretsUnaccounted, session_secrets
+
+    config, body = _session_with_key(tmp_path)
+    t = Path(config["scenarios"]["atlas"]["transcript"])
+    t.write_text('{"type": "user", "message": "nothing here"}\n')
+    with pytest.raises(SecretsUnaccounted) as e:
+        session_secrets(config, tmp_path / "fixtures")
+    msg = str(e.value)
+    assert f"sweep mine's transcript {t} is not the file its fixture was built from" in msg
+    assert "2 of its 2 secret finding(s) (first: line 1, " in msg and "\n" not in msg
+    assert not any(line[:16] in msg for line in body)
+
+
+def test_a_compressed_rollouts_secrets_are_found_again_as_its_reader_reads_it(tmp_path):
+    """A Codex rollout compressed in place (`.jsonl.zst`) is scanned decompressed, so
+    its findings are found again the same way, never as the compressed bytes."""
+    import zstandard
+
+    from foldstudy.release.redact import session_secrets
+
+    config, body = _session_with_key(tmp_path)
+    t = Path(config["scenarios"]["atlas"]["transcript"])
+    z = t.with_name(t.name + ".zst")
+    z.write_bytes(zstandard.ZstdCompressor().compress(t.read_bytes()))
+    fixture = tmp_path / "fixtures/mine/fixture.json"
+    fx = json.loads(fixture.read_text())
+    fx["meta"]["session"]["transcript_sha256"] = sha256_file(z)
+    fixture.write_text(json.dumps(fx))
+    config["scenarios"]["atlas"]["transcript"] = str(z)
+    found = session_secrets(config, tmp_path / "fixtures")
+    assert found.findings == {"mine": 2} and found.index.kinds_in(body[3]) == ["Private Key"]
 
 
 def test_a_secret_in_an_unpublished_release_is_refused_by_kind_never_shown(

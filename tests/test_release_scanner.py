@@ -64,6 +64,26 @@ def test_public_url_is_not_a_finding():
     assert scan_text("README.md", "see https://openrouter.ai/api/v1\n", {}, PLANTED) == []
 
 
+def test_a_public_name_is_released_as_written_and_never_looked_up(monkeypatch):
+    """docs/release.md: a host name is judged by its spelling, never resolved (a lookup
+    would tie the release to this machine's resolver and send the name out). A public
+    name whose DNS answer is loopback (localtest.me) is released as written."""
+    import socket
+
+    from foldstudy.release.sanitize import sanitize_config
+
+    def no_lookup(*a, **k):
+        raise AssertionError("a host name was resolved")
+
+    for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex"):
+        monkeypatch.setattr(socket, name, no_lookup)
+    url = "http://localtest.me:8000/v1"
+    released, substituted = sanitize_config({"models": {"m": {"backend": "openai",
+                                                              "base_url": url}}})
+    assert released["models"]["m"]["base_url"] == url and substituted == {}
+    assert scan_text("config.yaml", f"base_url: {url}\n", {}, set()) == []
+
+
 @pytest.mark.parametrize("host, private", [
     ("10.1", True), ("127.1", True), ("2130706433", True), ("0x7f000001", True),
     ("8.8.8.8", False), ("134744072", False), ("1e100.net", False), ("deadbeef", False),

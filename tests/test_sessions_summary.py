@@ -54,3 +54,19 @@ def test_an_opaque_baseline_grades_no_fact_and_the_repairs_are_said():
     assert "held 0 of" not in text
     assert "Read with repairs (the file as the CLI wrote it; docs/own-sessions.md): " \
            "1 fork_prefix, 6 json_output." in text
+
+
+def test_a_label_holding_markup_is_text_in_the_summary():
+    """Issue 41: a `<script>` fact label was written raw into results/summary.md, which a
+    Markdown renderer passes through as HTML; a `|` in it would split the table's cell."""
+    label = "<script>alert(1)</script> | a&b"
+    rows = pd.DataFrame({"row_id": ["s/x/r0/m"], "sweep": "s", "arm": ["m"], "valid": [True],
+                         "recall": [1.0], "n_correct": [1], "n_graded": 1})
+    checks = pd.DataFrame({"row_id": ["s/x/r0/m"], "label": [label], "in_carrier": ["true"],
+                           "correct": ["true"]})
+    manifest = {"scenario": "atlas", "facts": [{"label": label, "chunk": 0, "graded": True}],
+                "own_compaction": {"summaries": 1, "summary_chars": 9, "held": [label]}}
+    text = "\n".join(session_lines(rows, checks, {"s": manifest}, Analysis.load()))
+    shown = "&lt;script&gt;alert(1)&lt;/script&gt; \\| a&amp;b"
+    assert f"| {shown} | 1 | held | 1/1 | 1/1 |" in text and f"facts: {shown}." in text
+    assert "<script>" not in text

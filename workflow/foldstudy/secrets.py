@@ -6,7 +6,8 @@ of every released file, and the redaction of a published session's text): both c
 
 Two sources of shapes, side by side: the project's own key shapes (credentials.py, the
 one place they are written) and detect-secrets' maintained regex plugins (private keys,
-Slack, Stripe, a password inside a URL, ...), at the version pyproject.toml pins. Its
+Slack, Stripe, a password inside a URL, ...), at the version pyproject.toml pins, with
+the project's own plugin beside them (secret_plugins.py: a key block's body line). Its
 entropy and keyword plugins are left out on purpose: the study plants high-entropy,
 non-derivable values (paper §3.1: licence keys, signing-key ids, UUIDs) that they would
 report as secrets, and a public IP address is no secret.
@@ -52,6 +53,8 @@ def _detectors() -> tuple[tuple[str, re.Pattern[str]], ...]:
     from detect_secrets.plugins.ip_public import IPPublicDetector
 
     import_plugins()
+    from . import secret_plugins  # noqa: F401 - the project's plugin, collected below
+
     plugins = sorted((c for c in _subclasses(RegexBasedDetector)
                       if c is not IPPublicDetector and isinstance(c.__dict__.get("denylist"),
                                                                   list | tuple)),
@@ -126,3 +129,119 @@ def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         else:
             out.append((s, e, k))
     return out
+
+
+# -- by value: the text of the secrets a scan found, wherever it appears ---------------------
+
+# A secret's text shorter than this is redacted by shape only: a short piece (a six-letter
+# password, a block's END line) occurs in unrelated text.
+MIN_SECRET_CHARS = 8
+# A secret's text is redacted wherever any stretch of this many of its characters appears
+# in a token: a body line a carry's cap cut short, a key split over two cells.
+WINDOW_CHARS = 16
+# The characters a secret's token is made of (base64, hex, the separators of a key's
+# shape): a stretch of them is what is compared.
+TOKEN = re.compile(r"[A-Za-z0-9+/=_.~-]+")
+LONG_TOKEN = re.compile(rf"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]{{{WINDOW_CHARS},}}")
+# A private key block's start, and a break between its lines: real, or escaped as `\n`
+# inside a JSON string or a CSV cell.
+KEY_BLOCK_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----")
+LINE_BREAK = re.compile(r"\r?\n|(?:\\r)?\\n")
+# A PEM header line inside a block (Proc-Type: 4,ENCRYPTED; DEK-Info: ...).
+PEM_HEADER = re.compile(r"[A-Za-z-]+: ")
+
+
+@dataclass(frozen=True)
+class SecretText:
+    """The text of one secret a scan found, and where: the 1-based line of the text
+    scanned (a key block's: its BEGIN line) and its kind. Held in memory only, to find
+    the same text elsewhere; never written or shown."""
+
+    value: str
+    kind: str
+    line: int
+
+
+def secret_texts(text: str) -> list[SecretText]:
+    """The text of every secret in `text`: each span the detectors find, and each line of
+    each private key block, its body lines included (BEGIN to END, or to the first line
+    that is no base64 where the block was cut off). Texts shorter than MIN_SECRET_CHARS
+    are left to the shapes."""
+    out: list[SecretText] = []
+    for m in KEY_BLOCK_BEGIN.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        out += [SecretText(v, "Private Key", line) for v in _block_lines(text[m.end():])]
+    for i, line in enumerate(text.splitlines(), start=1):
+        out += [SecretText(line[a:b], kind, i) for a, b, kind in _spans(line)]
+    out += [SecretText(t.value.replace("\\/", "/"), t.kind, t.line) for t in out
+            if "\\/" in t.value]  # a JSON writer's escaped slash
+    first = {t.value: t for t in reversed(out)}  # each text once, as first found
+    return [t for t in out if first[t.value] is t and len(t.value) >= MIN_SECRET_CHARS]
+
+
+def _block_lines(rest: str) -> list[str]:
+    """The body lines of a key block, from just after its BEGIN line."""
+    out = []
+    for piece in LINE_BREAK.split(rest)[1:]:
+        piece = piece.strip().replace("\\/", "/")  # a JSON writer's escaped slash
+        if not piece or PEM_HEADER.match(piece):
+            continue
+        if piece.startswith("-----END"):
+            break
+        run = re.match(r"[A-Za-z0-9+/=]+", piece)
+        if run is None:
+            break
+        out.append(run.group(0))
+        if run.end() < len(piece):  # the block was cut off inside this piece
+            break
+    return out
+
+
+class SecretIndex:
+    """The texts of secrets found elsewhere (a transcript, the chunks a model read),
+    to find and redact wherever any of their text appears: whole, or any WINDOW_CHARS
+    stretch of a token of theirs inside a token of the text."""
+
+    def __init__(self, texts: list[SecretText]) -> None:
+        self.whole = {t.value: t.kind for t in sorted(texts, key=lambda t: -len(t.value))}
+        self.windows: dict[str, str] = {}
+        for t in texts:
+            for run in TOKEN.findall(t.value):
+                for i in range(len(run) - WINDOW_CHARS + 1):
+                    self.windows.setdefault(run[i:i + WINDOW_CHARS], t.kind)
+
+    def __bool__(self) -> bool:
+        return bool(self.whole)
+
+    def _kind(self, token: str) -> str | None:
+        return next((self.windows[w] for i in range(len(token) - WINDOW_CHARS + 1)
+                     if (w := token[i:i + WINDOW_CHARS]) in self.windows), None)
+
+    def kinds_in(self, text: str) -> list[str]:
+        """The kinds of the secrets any of whose text is in `text`, each once."""
+        if not self:
+            return []
+        found = [k for v, k in self.whole.items() if v in text]
+        found += [k for m in LONG_TOKEN.finditer(text) if (k := self._kind(m.group(0)))]
+        return list(dict.fromkeys(found))
+
+    def redact(self, text: str) -> tuple[str, int]:
+        """`text` with each secret's text replaced by its kind's marker (a token holding
+        a stretch of one, whole), and how many were."""
+        if not self:
+            return text, 0
+        n = 0
+        for value, kind in self.whole.items():
+            if value in text:
+                n += text.count(value)
+                text = text.replace(value, marker(kind))
+
+        def token(m: re.Match[str]) -> str:
+            nonlocal n
+            kind = self._kind(m.group(0))
+            if kind is None:
+                return m.group(0)
+            n += 1
+            return marker(kind)
+
+        return LONG_TOKEN.sub(token, text), n

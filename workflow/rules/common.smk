@@ -59,9 +59,10 @@ CONFIG_SCHEMA = load_yaml(ROOT / "config/schema/config.schema.yaml")
 # Snakemake read the config files with a loader that keeps a key given twice silently
 # (the last one wins) and expands any alias: read each again with ours, which refuses
 # both by file and line before the config check walks them.
-for _configfile in dict.fromkeys(
-    [*workflow.configfiles, *(workflow.overwrite_configfiles or [])]
-):
+CONFIG_FILES = list(
+    dict.fromkeys([*workflow.configfiles, *(workflow.overwrite_configfiles or [])])
+)
+for _configfile in CONFIG_FILES:
     try:
         load_yaml(_configfile)
     except StudyError as e:
@@ -75,6 +76,7 @@ try:
         CONFIG_SCHEMA,
         ARM_TABLE,
         RESOURCES,
+        config_files=CONFIG_FILES,
     )
 except ConfigError as e:
     raise WorkflowError(str(e))

@@ -569,15 +569,9 @@ def carrier_crosstab(v: pd.DataFrame, checks: pd.DataFrame, an: Analysis) -> pd.
     value the carrier lacked; the loader refuses such a check, so 0), paper §4.10: "All
     44 disagreements run the same way ... There is not a single row in which the answer
     was right about a fact the carrier did not contain"."""
-    rec = carrier_recorded(v)
-    c = checks[checks["row_id"].isin(rec["row_id"])]
-    c = c.merge(rec[["row_id", "arm"]], on="row_id")
-    c_in = c["in_carrier"].fillna(False).astype(bool)
-    c_ok = c["correct"].astype(bool)
-    per_row = pd.DataFrame({
-        "row_id": c["row_id"], "arm": c["arm"],
-        "missed": c_in & ~c_ok, "beyond": c_ok & ~c_in,
-    }).groupby(["row_id", "arm"], as_index=False)[["missed", "beyond"]].sum()
+    c = carrier_checks(v, checks)
+    per_row = c[["row_id", "arm", "missed", "beyond"]].groupby(
+        ["row_id", "arm"], as_index=False)[["missed", "beyond"]].sum()
     out = []
     for arm, g in per_row.groupby("arm"):
         out.append({"arm": arm, "rows": int(len(g)),
@@ -587,6 +581,18 @@ def carrier_crosstab(v: pd.DataFrame, checks: pd.DataFrame, an: Analysis) -> pd.
                     "agree": int(((g["missed"] == 0) & (g["beyond"] == 0)).sum())})
     df = pd.DataFrame(out, columns=CARRIER_COLUMNS)
     return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+def carrier_checks(v: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:
+    """The checks of the rows whose carrier was recorded, in file order, each with its
+    row's arm and two flags: `missed` (the carrier held the value, the answer missed it)
+    and `beyond` (the answer right about a value the carrier lacked)."""
+    rec = carrier_recorded(v)
+    c = checks[checks["row_id"].isin(rec["row_id"])]
+    c = c.merge(rec[["row_id", "arm"]], on="row_id")
+    c_in = c["in_carrier"].fillna(False).astype(bool)
+    c_ok = c["correct"].astype(bool)
+    return c.assign(missed=c_in & ~c_ok, beyond=c_ok & ~c_in)
 
 
 # carrier_crosstab's columns: each is also a carrier.* number, per arm and summed.

@@ -13,6 +13,7 @@ Booleans are 0/1.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from . import keys, stats
 from .analysis import Analysis
 from .scopes import Scopes
 from .view import Evidence, Number
+
+log = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------- numbers
 
@@ -579,12 +582,30 @@ def write_numbers(evidence_dir: str | Path, numbers_out: str | Path, provenance_
                   ) -> dict[str, Number]:
     """Evidence -> numbers.json, its provenance, and the LaTeX macros."""
     rows, checks = load_evidence(evidence_dir, an.arm_order, an.scenarios)
+    warn_answers_beyond_carrier(rows, checks)
     nums, prov = compute_with_provenance(rows, checks, an, scopes)
     prov["evidence"] = str(evidence_dir)
     write_json(nums, numbers_out)
     write_json(prov, provenance_out)
     write_text(latex_macros(nums), macros_out)
     return nums
+
+
+def warn_answers_beyond_carrier(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
+    """Said once, in the stats job's log: valid rows whose answer was right about a fact
+    their carrier lacked. Paper §4.10 found "not a single row in which the answer was
+    right about a fact the carrier did not contain"; such a row is counted
+    (`carrier.answer_beyond_carrier`), yet a count in numbers.json is easily read past,
+    and the row is where to look (a carrier recorded wrong, or an answer from elsewhere)."""
+    beyond = A.carrier_checks(A.valid_rows(rows), checks)
+    beyond = beyond[beyond["beyond"]]
+    if beyond.empty:
+        return
+    first = beyond.iloc[0]
+    log.warning("%d valid row(s) answer a fact right that their carrier lacked (checks.csv: "
+                "correct true, in_carrier false), counted in carrier.answer_beyond_carrier "
+                "(paper §4.10 found none); the first: row %r, label %r",
+                beyond["row_id"].nunique(), first["row_id"], first["label"])
 
 
 def stats_stage(input: Any, output: Any, params: Any) -> dict[str, Number]:

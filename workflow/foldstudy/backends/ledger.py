@@ -205,13 +205,68 @@ Paid = tuple[float, int, dict[str, list[float]]]  # (usd, charges, endpoint -> [
 
 
 def read_journal(path: Path) -> Paid:
-    """What the journal beside the ledger records as paid. A line cut off by a kill is
-    the last and is skipped."""
-    return _tally(_journal_charge(rec) for rec in _journal_lines(path))
+    """What the journal beside the ledger records as paid, each charge once. A line cut
+    off by a kill is the last and is skipped; a charge line written twice (a copied
+    journal, a replayed append) is said by line and counted once."""
+    lines, repeats = _journal_records(path)
+    if repeats:
+        log.warning("spend journal %s: %s; each charge is counted once",
+                    journal_path(path), _repeats_said(repeats))
+    return _tally(_journal_charge(rec) for rec in lines)
 
 
 def _journal_lines(path: Path) -> list[dict[str, Any]]:
-    """The journal's lines as objects (one cut off by a kill, the last, is skipped)."""
+    """The journal's lines as objects, each charge once (see _journal_records)."""
+    return _journal_records(path)[0]
+
+
+def _repeats_said(repeats: list[tuple[int, int, str]]) -> str:
+    shown = [f"line {n} repeats the charge {cid!r} of line {first}"
+             for n, first, cid in repeats[:3]]
+    more = f" (and {len(repeats) - 3} more)" if len(repeats) > 3 else ""
+    return ", ".join(shown) + more
+
+
+def _charge_key(rec: dict[str, Any]) -> tuple[str, str] | None:
+    """What names a charge line: its id on its endpoint (a store rebuild wrote one line
+    per endpoint under the one id `rebuilt`); None for a hold or release line."""
+    if "hold" in rec or "release" in rec or "id" not in rec:
+        return None
+    return str(rec["id"]), str(rec.get("endpoint"))
+
+
+def _journal_records(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, int, str]]]:
+    """The journal's lines as objects (one cut off by a kill, the last, is skipped) with
+    each charge once, and each repeat as (line, line first written, charge id). A
+    charge id is one call settled once: a repeat with another figure is no copy, and is
+    refused naming both lines."""
+    seen: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    out, repeats = [], []
+    for n, rec in _numbered_lines(path):
+        key = _charge_key(rec)
+        if key is not None and key in seen:
+            first, was = seen[key]
+            if reported_cost(was.get("usd")) != reported_cost(rec.get("usd")):
+                raise LedgerError(
+                    f"spend journal {journal_path(path)}: line {n} charges {key[0]!r} "
+                    f"${_usd(rec.get('usd'))} where line {first} charged it "
+                    f"${_usd(was.get('usd'))}; one call is charged once: restore the "
+                    "journal from its backup, or delete the line that is wrong")
+            repeats.append((n, first, key[0]))
+            continue
+        if key is not None:
+            seen[key] = (n, rec)
+        out.append(rec)
+    return out, repeats
+
+
+def _usd(v: Any) -> str:
+    cost = reported_cost(v)
+    return f"{cost:.6f}" if cost is not None else str(v)
+
+
+def _numbered_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(1-based line, object) of each readable line of the journal."""
     j = journal_path(path)
     _refuse_non_file(j, "spend journal")
     if not j.exists():
@@ -222,13 +277,13 @@ def _journal_lines(path: Path) -> list[dict[str, Any]]:
         raise LedgerError(f"spend journal {j}: cannot be read ({e.strerror}); make it "
                           "readable by the study's user") from e
     out = []
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), start=1):
         try:
             rec = json.loads(line)
         except ValueError:
             continue
         if isinstance(rec, dict):
-            out.append(rec)
+            out.append((n, rec))
     return out
 
 
@@ -396,7 +451,7 @@ class Ledger:
         if not n:
             paid, n, by = store_paid(self.store_root)
             source, self._floor = f"the response store {self.store_root}", 0.0
-            self._pending = [{"id": "rebuilt", "endpoint": ep, "usd": u}
+            self._pending = [{"id": f"rebuilt:{ep}", "endpoint": ep, "usd": u}
                              for ep, (u, _) in by.items()]
         if n:
             state["spent_usd"], state["calls"] = paid, n

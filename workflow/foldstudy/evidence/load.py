@@ -118,14 +118,14 @@ def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
             num = pd.to_numeric(col, errors="coerce")
             bad = col[num.isna() & col.notna()]
             if len(bad):
-                raise EvidenceError(f"{name}: column {c} is malformed: {bad.iloc[0]!r} on line "
-                                    f"{bad.index[0] + 2} is not a number")
+                raise EvidenceError(f"{name}: column {c} is malformed: {_cell(bad.iloc[0])} on "
+                                    f"line {bad.index[0] + 2} is not a number")
         if c in columns.NUMERIC:
             # counts, sizes, fills and positions: none of them can be below zero
             negative = col[pd.to_numeric(col, errors="coerce") < 0]
             if len(negative):
-                raise EvidenceError(f"{name}: column {c} is malformed: {negative.iloc[0]!r} on "
-                                    f"line {negative.index[0] + 2} is negative")
+                raise EvidenceError(f"{name}: column {c} is malformed: {_cell(negative.iloc[0])} "
+                                    f"on line {negative.index[0] + 2} is negative")
             _check_bounds(pd.to_numeric(col, errors="coerce"), c, name)
         if c in columns.BOOLEAN and col.isna().any():
             src = {p: a for a, p in df.attrs.get("aliases", {}).items()}.get(c, c)
@@ -133,8 +133,8 @@ def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
                               keep_default_na=False)[src]
             bad = raw[~raw.isin(["true", "false", ""])]
             if len(bad):
-                raise EvidenceError(f"{name}: column {c} is malformed: {bad.iloc[0]!r} on line "
-                                    f"{bad.index[0] + 2} is not true/false")
+                raise EvidenceError(f"{name}: column {c} is malformed: {_cell(bad.iloc[0])} on "
+                                    f"line {bad.index[0] + 2} is not true/false")
             if c in columns.BOOLEAN_REQUIRED:
                 line = int(col.isna().to_numpy().argmax()) + 2
                 raise EvidenceError(f"{name}: column {c} is empty on line {line}; "
@@ -341,12 +341,22 @@ def load_evidence(directory: str | Path, arms: Collection[str],
     return rows, checks
 
 
-def _first(df: pd.DataFrame, mask: pd.Series) -> tuple[pd.Series, int] | None:
-    """The first row where mask holds, and its line in the file (line 1 is the header)."""
+def _first(df: pd.DataFrame, mask: pd.Series) -> tuple[dict[str, Any], int] | None:
+    """The first row where mask holds, its cells as Python values (so a refusal says `2`,
+    never numpy's `np.int64(2)`), and its line in the file (line 1 is the header)."""
     hits = df[mask.fillna(False).astype(bool)]
     if not len(hits):
         return None
-    return hits.iloc[0], int(hits.index[0]) + 2
+    return {k: _python(v) for k, v in hits.iloc[0].items()}, int(hits.index[0]) + 2
+
+
+def _python(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _cell(v: Any) -> str:
+    """A cell's value as a refusal shows it: the Python value's repr, never numpy's."""
+    return repr(_python(v))
 
 
 def check_consistency(rows: pd.DataFrame, checks: pd.DataFrame, arms: Collection[str]

@@ -20,10 +20,16 @@ from ..errors import StudyError
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study, study_digest
 from ..io import load_yaml, read_json, sha256_file, write_json, write_yaml
-from ..secrets import redact_secrets
 from ..study.spec import arms_file_path, own_arm_files
 from .crate import is_snakemake_mark, run_facts, workflow_sources, write_crate
 from .lock import EVIDENCE_FILES, verify_study
+from .redact import (
+    SessionSecrets,
+    accounted,
+    own_session_sweeps,
+    redact_package,
+    session_secrets,
+)
 from .sanitize import sanitize_config
 from .scan import (
     ABSOLUTE_PATH,
@@ -95,8 +101,9 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     (release/whole.py) and pack it.
 
     Paper §7: private endpoints and local paths are excluded (release/sanitize.py), a
-    published session's secrets redacted (foldstudy/secrets.py), and a credential
-    anywhere else, or a file that drifted from the lock, means no package is written.
+    published session's secrets redacted, by shape and by the text its transcript scan
+    found (release/redact.py), and a credential anywhere else, any text of a redacted
+    one left, or a file that drifted from the lock, means no package is written.
     workflow_root: the checkout whose Snakefile, rule files and scripts the package
     carries as the crate's workflow; metadata_dir: Snakemake's job records, read for the
     run's start time only.
@@ -109,6 +116,9 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     scan_config(released, ev, fixtures, project_root)
     if verify is not None:
         verify_study(evidence_dir, numbers, lock, config=config, **verify)
+    # the published sessions' secrets, each finding found again, before anything is written
+    own = own_session_sweeps(config)
+    secrets = session_secrets(config, fixtures) if own else SessionSecrets()
     files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
                               if (ev / n).is_file()}
     files["stats/numbers.json"] = Path(numbers)
@@ -126,7 +136,7 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     dest = Path(out_dir)
     assemble(files, dest)
     write_yaml(released, dest / "config.yaml")
-    redacted = redact_package(dest) if own_session_sweeps(config) else {}
+    redacted = redact_package(dest, secrets) if own else {}
     rewritten = sorted(redacted) + (["evidence/manifest.json"] if release_manifest(
         dest / "evidence/manifest.json", redacted) else [])
     resources = Path((verify or {}).get("resources") or PROJECT_ROOT / "resources")
@@ -154,22 +164,22 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
 
     # Every file, then the crate that describes them: a leak is named before anything
     # the crate would say of the files; and what the crate says is scanned as they are.
-    refuse(scan_tree(dest, live_secrets(), allowed, markers))
+    refuse(scan_tree(dest, live_secrets(), allowed, markers, secrets.index))
     lock_json = read_json(lock)
     facts = run_facts(name, released, dest, lock_json, workflow_root, schema, metadata_dir,
                       job_outputs(files, lock_json, verify))
     crate = write_crate(dest, replace(facts, lock_sha256={
         k: v for k, v in facts.lock_sha256.items() if k not in rewritten}))
     refuse(scan_text(crate.name, crate.read_text(encoding="utf-8"), live_secrets(), allowed,
-                     markers))
+                     markers, secrets.index))
     write_json({**lock_json, "package": package_section(dest, substituted, redacted,
                                                         rewritten)},
                dest / LOCK_FILE)
     tarball(dest, Path(tar_out))
     log.info("release %s: %d files, scanned clean; %d config value(s) excluded (private "
-             "endpoints, local paths: %s); %d secret(s) redacted; %s", name,
+             "endpoints, local paths: %s); %s; %s", name,
              sum(1 for p in dest.rglob("*") if p.is_file()), len(substituted),
-             ", ".join(sorted(substituted)) or "none", sum(redacted.values()), tar_out)
+             ", ".join(sorted(substituted)) or "none", accounted(secrets, redacted), tar_out)
 
 
 def left_out(substituted: dict[str, Any], redacted: dict[str, int]) -> str:
@@ -188,28 +198,6 @@ def left_out(substituted: dict[str, Any], redacted: dict[str, int]) -> str:
                      "each replaced by `<redacted: kind>`: " + ", ".join(
                          f"{k} ({n})" for k, n in sorted(redacted.items())) + ".")
     return "\n".join(lines) + "\n"
-
-
-def redact_packaged_text(path: Path) -> int:
-    """Redact one file of the package in place; how many secrets it held."""
-    text, n = redact_secrets(path.read_text(encoding="utf-8"))
-    if n:
-        path.write_text(text, encoding="utf-8")
-    return n
-
-
-def redact_package(dest: Path) -> dict[str, int]:
-    """A published session's text (release.publish_sessions): every secret in the
-    package's evidence redacted, by file (DESIGN §3: "never in a release unless asked,
-    and then with secrets redacted")."""
-    out = {}
-    for p in sorted((dest / "evidence").glob("*.csv")):
-        n = redact_packaged_text(p)
-        if n:
-            out[p.relative_to(dest).as_posix()] = n
-            log.warning("%s: %d secret(s) of the published session redacted (kind named, "
-                        "value gone)", p.relative_to(dest), n)
-    return out
 
 
 def release_manifest(path: Path, redacted: dict[str, int]) -> bool:
@@ -269,12 +257,6 @@ def scan_config(config: dict[str, Any], evidence_dir: Path, fixtures: str | None
 
 class SessionsUnpublished(StudyError, RuntimeError):
     """A release of a study that folds the user's own sessions, not opted into."""
-
-
-def own_session_sweeps(config: dict[str, Any]) -> list[str]:
-    """The sweeps that fold one of the user's own sessions (config `scenarios`)."""
-    own = set(config.get("scenarios") or {})
-    return [s for s, sw in config.get("sweeps", {}).items() if sw.get("scenario") in own]
 
 
 def check_sessions_publishable(config: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 from ..credentials import SECRET_ENV
 from ..errors import StudyError
-from ..secrets import find_secrets
+from ..secrets import SecretIndex, find_secrets
 from ..study.spec import PACKAGED_ARMS
 
 # A bracketed IPv6 host ("http://[::1]:8000/v1") is part of the URL, brackets and all.
@@ -111,8 +111,11 @@ def scan_text(
     secrets: Mapping[str, str],
     allowed: set[str],
     local_markers: Iterable[str] = (),
+    found: SecretIndex | None = None,
 ) -> list[Finding]:
-    """Findings in one file's text; `allowed` values (planted facts) are skipped."""
+    """Findings in one file's text; `allowed` values (planted facts) are skipped. found:
+    the text of the secrets a published session's scan found (release/redact.py), any of
+    which left in the text is a finding, however it is cut."""
     out: list[Finding] = []
     markers = [m for m in local_markers if m]
     for i, line in enumerate(text.splitlines(), start=1):
@@ -124,6 +127,9 @@ def scan_text(
             if value in probe:
                 out.append(Finding(name, i, f"value of ${var}", _mask(value)))
         out += [Finding(name, i, hit.kind, "not shown") for hit in find_secrets(probe)]
+        if found:
+            out += [Finding(name, i, f"text of a {kind} the session's scan found",
+                            "not shown") for kind in found.kinds_in(probe)]
         for m in URL.finditer(probe):
             try:
                 host = urlparse(m.group(0)).hostname or ""
@@ -154,7 +160,7 @@ def local_markers(project_root: Path) -> list[str]:
 
 
 def scan_tree(root: Path, secrets: Mapping[str, str], allowed: set[str],
-              markers: Iterable[str]) -> list[Finding]:
+              markers: Iterable[str], found: SecretIndex | None = None) -> list[Finding]:
     out = []
     markers = list(markers)
     for p in sorted(root.rglob("*")):
@@ -162,7 +168,7 @@ def scan_tree(root: Path, secrets: Mapping[str, str], allowed: set[str],
         if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES
                             or rel.parts[0] == PACKAGED_ARMS):  # a prompt: any name
             text = without_embedded_images(p.read_text(encoding="utf-8", errors="replace"))
-            out += scan_text(rel.as_posix(), text, secrets, allowed, markers)
+            out += scan_text(rel.as_posix(), text, secrets, allowed, markers, found)
     return out
 
 

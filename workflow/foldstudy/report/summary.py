@@ -24,6 +24,7 @@ from ..evidence import columns
 from ..evidence.load import read_artifact, read_table
 from ..evidence.provenance import check_same_study
 from ..io import read_json, write_text
+from .table import md_escape
 from .trace import DROPPED, MISSED_IN_ANSWER, NEVER_CARRIED, RECALLED
 
 WHERE = [("tables", "results/tables/index.md"), ("figures", "results/figures/"),
@@ -117,7 +118,7 @@ def session_lines(rows: pd.DataFrame, checks: pd.DataFrame, manifests: dict[str,
         for f in [f for f in m["facts"] if f["graded"]]:
             base = ("no compaction in the file" if not n_summaries else "opaque"
                     if own.get("opaque") else "held" if f["label"] in held else "lost")
-            cells = [f["label"], str(f["chunk"] + 1), base]
+            cells = [md_escape(f["label"]), str(f["chunk"] + 1), base]
             for a in arms:
                 g = c[(c["arm"] == a) & (c["label"] == f["label"])]
                 cells += [_rows_share(g["in_carrier"]), _rows_share(g["correct"])]
@@ -133,7 +134,7 @@ def session_lines(rows: pd.DataFrame, checks: pd.DataFrame, manifests: dict[str,
             out += ["", f"Baseline: the session's own compaction ({n_summaries} "
                     f"summar{'y' if n_summaries == 1 else 'ies'}, {own.get('summary_chars', 0)} "
                     f"characters) held {len(held)} of {len(m['facts'])} facts"
-                    + (f": {', '.join(sorted(held))}." if held else ".")]
+                    + (f": {', '.join(map(md_escape, sorted(held)))}." if held else ".")]
     return out
 
 

@@ -30,6 +30,7 @@ def render(template_dir: Path, name: str, **context: object) -> str:
         lstrip_blocks=True,
     )
     env.filters["tex"] = tex_escape
+    env.filters["md"] = md_escape
     return env.get_template(name).render(**context)
 
 
@@ -135,6 +136,16 @@ class Table(Body):
 
     name: str
     title: str
+
+
+def md_escape(s: object) -> str:
+    """A cell or a name from the data (a fact's label, a model's answer) as Markdown text:
+    a Markdown renderer passes raw HTML through (CommonMark; GitHub then strips what it
+    distrusts, an editor's preview may not), so `<`, `>` and `&` are written as entities,
+    which every renderer shows as the characters. A `|` would end a table cell (escaped) and
+    a line break its row (written as a space)."""
+    text = str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("\r\n", " ").replace("\n", " ")
 
 
 def tex_escape(s: object) -> str:

@@ -12,6 +12,7 @@ study/schema.py, the sessions' checks in study/session_checks.py, and the readin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,9 +47,15 @@ from .spec import (
 
 
 class ConfigError(StudyError, ValueError):
-    """A config that would fail or mislead the study; the message lists every problem."""
+    """A config that would fail or mislead the study; the message lists every problem.
+
+    Each problem is said with any credential in it redacted to its kind: a check that
+    names a key by its path (a sweep named like a key) never echoes that key."""
 
     def __init__(self, problems: list[str]):
+        from ..secrets import redact_secrets
+
+        problems = [redact_secrets(p)[0] for p in problems]
         self.problems = problems
         super().__init__("invalid config:\n  " + "\n  ".join(problems))
 
@@ -327,10 +334,14 @@ def probe_arm_problems(cfg: dict[str, Any]) -> list[str]:
 
 
 def load_study(
-    config: dict[str, Any], schema: dict[str, Any], arm_table: dict[str, Any], resources: Path
+    config: dict[str, Any], schema: dict[str, Any], arm_table: dict[str, Any], resources: Path,
+    config_files: Sequence[str | Path] = (),
 ) -> Study:
-    """Check the config (every problem at once), fill defaults, resolve the plan."""
-    problems = nonfinite_problems(config) + secret_problems(config)
+    """Check the config (every problem at once), fill defaults, resolve the plan.
+
+    config_files: the files the config was read from, so a credential in one is named by
+    its line there as well as by its key."""
+    problems = nonfinite_problems(config) + secret_problems(config, _texts(config_files))
     problems += fixed_field_problems(config)
     if (arms_file := arms_file_path(config)) is not None:  # the user's own arms join
         arm_table, own_arm_problems = merge_own_arms(arm_table, str(arms_file), resources,
@@ -380,6 +391,17 @@ def load_study(
     study.warnings = warnings + unused_override_warnings(cfg)
     study.sessions = sessions
     return study
+
+
+def _texts(paths: Sequence[str | Path]) -> dict[str, str]:
+    """Each readable config file's text (one that is not was named when it was read)."""
+    out = {}
+    for p in paths:
+        try:
+            out[str(p)] = Path(p).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
 
 
 def packaged_capacity_scale(evidence: str) -> float | None:

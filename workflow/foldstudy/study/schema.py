@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
@@ -191,37 +192,62 @@ def _shown(value: Any) -> str:
     return "<a value shaped like a key, not shown>" if looks_like_a_key(value) else repr(value)
 
 
-def secret_problems(config: dict[str, Any]) -> list[str]:
-    """A key written into the config would travel into logs, records and releases.
+def secret_problems(config: dict[str, Any], sources: Mapping[str, str] | None = None
+                    ) -> list[str]:
+    """A key written into the config would travel into paths, logs, records and releases.
 
-    Refused wherever it sits (a model's own keys, extra_body at any depth) by its name or
-    by its shape, and never echoed back. Under `extra_body` and `headers`, which travel
-    to the server and into the manifest as written, any name that says credential
-    (credentials.credential_name: auth, key, token, secret, password) is refused.
+    One scan (foldstudy/secrets.py's find_secrets: the project's key shapes and
+    detect-secrets' plugins) over every name the config gives (study, sweeps, scenarios,
+    models, any key at any depth) and every string value: a credential-shaped one is
+    refused by key, and by file and line where a config file holds it (`sources`: config
+    file -> its text), never echoed. A name is also a path (results/runs/<sweep>/...), a
+    log line and a row id, so a key-shaped sweep name would be in every one of them.
+    Under a model, a key named like a credential (api_key, token, ...) is refused by its
+    name; under `extra_body` and `headers`, which travel to the server and into the
+    manifest as written, any name that says credential (credentials.credential_name:
+    auth, key, token, secret, password) is.
     """
-    out = []
+    from ..secrets import find_secrets
 
-    def walk(obj: Any, where: str, sent: bool = False) -> None:
+    out: list[str] = []
+    lines = [(path, n, line) for path, text in (sources or {}).items()
+             for n, line in enumerate(text.splitlines(), start=1)]
+
+    def shaped(text: str, where: str, what: str) -> bool:
+        """Whether `text` holds a credential; if so, it is refused at `where` as `what`,
+        by its kinds and, where a config file holds it, by file and line."""
+        kinds = ", ".join(dict.fromkeys(h.kind for h in find_secrets(text)))
+        if kinds:
+            at = next((f" ({path} line {n})" for path, n, line in lines if text in line), "")
+            out.append(f"{where}{at}: {what} ({kinds}; not shown)")
+        return bool(kinds)
+
+    def walk(obj: Any, where: str, model: bool = False, sent: bool = False) -> None:
         if isinstance(obj, dict):
             for k, v in obj.items():
-                here = f"{where}.{k}"
-                inside = sent or str(k) in SENT_AS_WRITTEN
-                if str(k).lower().replace("-", "_") in SECRET_KEYS or (
-                        sent and credential_name(str(k))):
+                name = str(k)
+                here = f"{where}.{name}"
+                if shaped(name, where, "a name shaped like a credential"):
+                    out[-1] += ("; a name becomes a path, a log line and a row id: rename "
+                                "it (keys come from the environment only)")
+                    here = f"{where}.<a name shaped like a credential>"
+                if model and (name.lower().replace("-", "_") in SECRET_KEYS or (
+                        sent and credential_name(name))):
                     out.append(f"{here}: keys come from the environment only; name the "
                                "variable instead, e.g. api_key_env: OPENROUTER_API_KEY "
                                "(the value is not shown and is never written)")
-                else:
-                    walk(v, here, inside)
+                    continue
+                walk(v, here, model or where == "config.models",
+                     sent or (model and name in SENT_AS_WRITTEN))
         elif isinstance(obj, list):
             for i, v in enumerate(obj):
-                walk(v, f"{where}[{i}]", sent)
-        elif looks_like_a_key(obj):
-            out.append(f"{where}: a value shaped like an API key (not shown); keys come from "
-                       "the environment only: name the variable in api_key_env")
+                walk(v, f"{where}[{i}]", model, sent)
+        elif isinstance(obj, str) and shaped(obj, where, "a value shaped like a credential"):
+            out[-1] += ("; keys come from the environment only: name the variable in "
+                        "api_key_env" if model else "; a key would be written into paths, "
+                        "logs and the release: remove it")
 
-    for name, m in (config.get("models") or {}).items():
-        walk(m, f"config.models.{name}")
+    walk(config, "config")
     return out
 
 

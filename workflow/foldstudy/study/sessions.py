@@ -28,7 +28,7 @@ from ..io import load_yaml, sha256_file
 from ..secrets import find_secrets
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
-from .spec import Fact, Fixture
+from .spec import Fact, Fixture, secret_lines
 from .transcripts import (
     DEFAULT_MAX_MB,
     SessionError,
@@ -117,6 +117,9 @@ def read_facts(path: str, where: str, max_mb: float = DEFAULT_MAX_MB) -> list[Ow
     each value a string as the session writes it, each label one line."""
     p = check_file(path, where, max_mb)
     doc = load_yaml(p)
+    if leaks := secret_lines(p, "a label is sent to the model in the recall turn, a value "
+                             "is what its answer is graded by, and a release carries both"):
+        raise SessionError("; ".join(leaks))
     items = doc.get("facts") if isinstance(doc, dict) else None
     if not isinstance(items, list) or not items:
         raise SessionError(f"{path}: needs `facts:`, a list of {{label, value, class}} "

@@ -322,6 +322,9 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
 
     where = f"config.arms_file ({path})"
     src = Path(path).expanduser()
+    if src.is_dir():
+        return table, [f"{where}: a directory, not a file; name the YAML in it (a file in "
+                       "resources/arms.yaml's shape, e.g. arms.yaml)"]
     if not src.is_file():
         return table, [f"{where}: no such file (a YAML in resources/arms.yaml's shape)"]
     try:
@@ -329,6 +332,9 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
     except (ValueError, OSError) as e:
         return table, [f"{where}: not readable YAML ({str(e)[:200]})"]
     problems, bad = own_arms_problems(doc, path, list(table["arms"]), name_rule)
+    problems += [f"{where}: {line}" for line in secret_lines(
+        src, "the arms file is carried in a release, and an arm's id becomes a path, a log "
+        "line and a row id")]
     if bad is None:
         return table, problems
     out = copy.deepcopy(table)
@@ -345,9 +351,31 @@ def _inside(folder: Path, rel: str, at: str) -> tuple[Path, str | None]:
     if not p.is_relative_to(folder.resolve()):
         return p, (f"{at}: {rel} is outside the arms file's folder {folder}; keep it "
                    "beside the arms file (what an arm names is sent to the model)")
+    if p.is_dir():
+        return p, f"{at}: {p} is a directory; name a file in it (a path relative to the arms file)"
     if not p.is_file():
         return p, f"{at}: {p} does not exist (a path relative to the arms file)"
     return p, None
+
+
+_JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+               type(None): "null"}
+
+
+def _schema_file_problem(path: Path, at: str) -> str | None:
+    """Why an own arm's schema file is no JSON Schema of a reply, or None: it must be a
+    JSON object whose `properties` is an object (one entry per field the arm writes)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return f"{at}: {path} is not readable JSON ({str(e)[:120]})"
+    if not isinstance(doc, dict) or not isinstance(doc.get("properties"), dict):
+        what = ("a JSON object without `properties`" if isinstance(doc, dict) else
+                f"a JSON {_JSON_KINDS.get(type(doc), type(doc).__name__)}")
+        return (f"{at}: {path} is {what}; a schema is a JSON object whose `properties` "
+                "names each field of the reply, e.g. {\"type\": \"object\", "
+                "\"properties\": {\"summary\": {\"type\": \"string\"}}}")
+    return None
 
 
 # Where a release carries the user's own arms (config arms_file): the arms file and the
@@ -389,19 +417,26 @@ def own_arm_files(path: str | Path) -> dict[str, Path]:
     return out
 
 
-def _secret_lines(path: Path, at: str) -> list[str]:
-    """A secret in an own arm's prompt or schema file, by file and line, never its value:
-    the file is sent to the model with every fold, and a release carries it. Found as a
-    transcript's are (foldstudy/secrets.py's find_secrets)."""
+def secret_lines(path: Path, why: str) -> list[str]:
+    """Each credential-shaped string in a file a user wrote (an own arm's prompt, schema
+    or arms file, a session's facts file), by file and line, never its value: found as a
+    transcript's and a config's are (foldstudy/secrets.py's find_secrets). `why`: where
+    the file's text would go."""
     from ..secrets import find_secrets
 
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        return [f"{at}: {path} is not readable as UTF-8 text ({str(e)[:120]})"]
-    return [f"{at}: {path}:{h.line}: a credential-shaped string ({h.kind}; not shown); it "
-            "would be sent to the model with every fold and carried in a release: remove it"
-            for h in find_secrets(text)]
+        return [f"{path} is not readable as UTF-8 text ({str(e)[:120]})"]
+    return [f"{path}:{h.line}: a credential-shaped string ({h.kind}; not shown); {why}: "
+            "remove it" for h in find_secrets(text)]
+
+
+def _secret_lines(path: Path, at: str) -> list[str]:
+    """A secret in an own arm's prompt or schema file: the file is sent to the model with
+    every fold, and a release carries it."""
+    return [f"{at}: {line}" for line in secret_lines(
+        path, "it would be sent to the model with every fold and carried in a release")]
 
 
 def own_arm_twins(path: str | Path | None) -> dict[str, str]:
@@ -423,6 +458,8 @@ def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[st
         if a.get(key):
             p, problem = _inside(src.parent, a[key], f"{at}.{key}")
             spec[f"{key}_file"] = str(p)
+            if problem is None and key == "schema":
+                problem = _schema_file_problem(p, f"{at}.{key}")
             problems += [problem] if problem else _secret_lines(p, f"{at}.{key}")
     spec.setdefault("ceilings", {})
     spec.setdefault("description", a["title"])
