@@ -17,7 +17,6 @@ or key and what would be right.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from ..io import load_yaml, sha256_file
 from ..secrets import find_secrets
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
+from .identifiers import SET_ASIDE, classify
 from .spec import Fact, Fixture
 from .transcripts import (
     DEFAULT_MAX_MB,
@@ -343,126 +343,72 @@ def make_session_fixture(spec: dict[str, Any], seed: int, fixture_out: str,
 
 # -- candidates: help writing a facts file (no model) ------------------------------------------
 
-# Identifier shapes, most specific first; a token is given the first class it matches.
-CANDIDATE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("uuid", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                        r"[0-9a-fA-F]{12}\b")),
-    ("url", re.compile(r"\bhttps?://[^\s\"'<>()\]]+[^\s\"'<>()\].,;:]")),
-    ("timestamp", re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
-                             r"(?:Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2} UTC\b")),
-    ("key_id", re.compile(r"\b(?:kid|key|akid)[-_][A-Za-z0-9-]{4,}\b")),
-    ("hash", re.compile(r"\b(?:sha256:)?[0-9a-f]{12,64}\b")),
-    ("release_tag", re.compile(r"(?<![\w.])v\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?\b")),
-    ("path", re.compile(r"(?<![\w:/])(?:~|\.{1,2})?/(?:[\w.@-]+/)*[\w.@-]+")),
-    ("handle", re.compile(r"(?<![\w.])@[A-Za-z][\w.-]*\w")),
-    ("hostname", re.compile(r"\b(?:[a-z0-9-]+\.)+(?:internal|local|lan|corp|zone|com|net|"
-                            r"org|io|dev|cloud)\b")),
-    ("port", re.compile(r"(?:(?<=[a-z]:)|(?<=[:=] )|(?<=port )|(?<=port: ))\d{4,5}(?![\w.])")),
-)
 CANDIDATE_COLUMNS = ("token", "class", "first_turn", "count", "context")
-# A number after `key: ` or `key = ` is a port only when the key's last part says so (a
-# JSON "server.timeout": 30000 is not one), or when it follows a host (gw.internal:47213).
-PORT_KEY = re.compile(r"port|listen|bind", re.IGNORECASE)
-_KEY_BEFORE = re.compile(r"([\w.-]+)([\"']?)(\s*)([:=])(\s?)$")
-
-# `@name` in a code attribute's, decorator's, annotation's or doc tag's place is no handle.
-# Where a line of code opens: the text's own line start, a line the Read tool numbered
-# (`     4→`, cat -n style, or `4<tab>`), or an escaped newline inside a JSON string (an
-# Edit or Write tool call's input), then indentation and a doc comment's marker
-# (` * @param`, `/// @see`, `// @ts-ignore`).
-_READ_LINE_NUMBER = re.compile(r"\s*\d+(?:→|\t)")
-_CODE_INDENT = re.compile(r"(?:\s|\\t)*(?:(?:\*|//+)\s*)?")
-# What follows an attribute definition rather than a name in prose: a call, a string or
-# heredoc (`@moduledoc """`, escaped inside JSON), a literal, a typespec, an assignment.
-_ATTRIBUTE_TAIL = re.compile(r"\(|\s+(?:\\?\"|'''|(?:true|false|nil)\b|::)"
-                             r"|\s*[-+*/|&]?=(?!=)")
-# The names code gives such attributes, which no handle is taken for: Elixir module
-# attributes, Python decorators, Java/Kotlin/TypeScript annotations, JSDoc and Javadoc
-# tags, CSS and Sass at-rules, Swift attributes.
-CODE_ATTRIBUTES = frozenset("""
-    moduledoc doc typedoc spec type typep opaque impl behaviour behavior callback
-    macrocallback derive enforce_keys optional_callbacks compile deprecated since
-    external_resource on_load before_compile after_compile dialyzer vsn moduletag
-    describetag dataclass property staticmethod classmethod abstractmethod cached_property
-    override overload wraps contextmanager asynccontextmanager total_ordering lru_cache
-    cache fixture Override Deprecated SuppressWarnings FunctionalInterface SafeVarargs Test
-    BeforeEach AfterEach BeforeAll AfterAll Autowired Component Service Repository
-    Controller RestController Bean Configuration Entity Injectable Input Output NgModule
-    Directive HostListener ViewChild JvmStatic Nullable NonNull Nonnull param returns
-    return throws throw see author example todo typedef link inheritDoc ts-ignore
-    ts-expect-error ts-nocheck media import keyframes font-face supports layer container
-    tailwind apply mixin include extend charset namespace objc available escaping MainActor
-    Published State Binding discardableResult
-""".split())
-# Modules whose decorators are written dotted (`@pytest.fixture`, `@mock.patch`).
-CODE_MODULES = frozenset({"pytest", "functools", "unittest", "mock", "typing", "abc",
-                          "contextlib", "dataclasses", "app", "router", "click"})
-
-
-def _code_attribute(text: str, m: re.Match[str]) -> bool:
-    """Whether an `@name` sits where code puts an attribute, not where prose names a
-    person: its name is one code gives attributes (in prose too: "the module lacks a
-    @moduledoc"), it opens a line of code (a line of the Read tool's numbered output or
-    one inside a JSON-escaped tool input included), it sits in inline code, or what
-    follows it is an attribute's value or a call."""
-    name = m.group(0)[1:]
-    if name in CODE_ATTRIBUTES or name.split(".")[0] in CODE_MODULES:
-        return True
-    if m.start() > 0 and text[m.start() - 1] == "`":
-        return True
-    line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-    escaped = line.rsplit("\\n", 1)
-    numbered = _READ_LINE_NUMBER.match(line)
-    opening = escaped[-1] if len(escaped) == 2 else line[numbered.end() if numbered else 0:]
-    if _CODE_INDENT.fullmatch(opening):
-        return True
-    return bool(_ATTRIBUTE_TAIL.match(text, m.end()))
-
-
-def _fits(cls: str, text: str, m: re.Match[str]) -> bool:
-    """Whether the token's context agrees with the class its shape proposes: a port by
-    its key, a handle not in a code attribute's place (_code_attribute)."""
-    if cls == "port":
-        key = _KEY_BEFORE.search(text[max(0, m.start() - 60):m.start()])
-        if key is None:
-            return True  # "port 47213": the pattern itself read the word port
-        name, quote, sep = key.group(1), key.group(2), key.group(4)
-        if PORT_KEY.search(name.rsplit(".", 1)[-1]):
-            return True
-        # host:port is written tight (gw.internal:47213); a JSON or YAML key's value
-        # follows a quote or a space ("server.timeout": 30000, db.pool_size: 20000),
-        # and then only the key's last part may say port
-        tight = not (quote or key.group(3) or key.group(5))
-        return tight and sep == ":" and ("." in name or name == "localhost")
-    if cls == "handle":
-        return not _code_attribute(text, m)
-    return True
+SET_ASIDE_COLUMNS = ("reason", "tokens", "examples", "says")
 
 
 def candidates(transcript: Transcript, context_chars: int = 60) -> list[dict[str, Any]]:
-    """The identifier-shaped tokens of the main thread: for each its proposed class, the
-    turn it first occurs in, how often it occurs, and a snippet around its first
-    occurrence; in order of first occurrence."""
+    """The identifier-shaped tokens of the main thread a user would pick (the one
+    classifier, study/identifiers.py): for each its proposed class, the turn it first
+    occurs in, how often it occurs, and a snippet around its first occurrence; in order
+    of first occurrence."""
+    return candidates_and_set_aside(transcript, context_chars)[0]
+
+
+def candidates_and_set_aside(transcript: Transcript, context_chars: int = 60
+                             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """(the candidates, reason -> the distinct tokens of an identifier's shape set aside
+    for it, in order of first occurrence).
+
+    A token is a candidate where any occurrence of it is one, except an `@name` that code
+    or markup uses anywhere in the session: `@pane_id` of a HEEx template is an attribute
+    in the assistant's prose about it too ("the @pane_id assign is nil")."""
     found: dict[str, dict[str, Any]] = {}
-    for turn, text in enumerate(turns(transcript)):
-        taken: list[tuple[int, int]] = []
-        for cls, pat in CANDIDATE_CLASSES:
-            for m in pat.finditer(text):
-                if any(a < m.end() and m.start() < b for a, b in taken):
-                    continue  # inside a token a more specific class already took
-                if not _fits(cls, text, m):
-                    continue
-                token = m.group(0)
-                taken.append((m.start(), m.end()))
-                if token not in found:
-                    a, b = max(0, m.start() - context_chars), m.end() + context_chars
-                    snippet = " ".join(text[a:b].split())
-                    found[token] = {"token": token, "class": cls, "first_turn": turn,
-                                    "count": 0, "context": snippet}
-    whole = "\n".join(turns(transcript))
+    aside: dict[str, str] = {}
+    rendered = turns(transcript)
+    for turn, text in enumerate(rendered):
+        for t in classify(text):
+            if t.set_aside:
+                aside.setdefault(t.text, t.set_aside)
+                if t.set_aside == "code_attribute":
+                    aside[t.text] = "code_attribute"
+                continue
+            if t.text not in found:
+                a, b = max(0, t.start - context_chars), t.end + context_chars
+                found[t.text] = {"token": t.text, "class": t.cls, "first_turn": turn,
+                                 "count": 0, "context": " ".join(text[a:b].split())}
+    for token, why in aside.items():
+        if why == "code_attribute":
+            found.pop(token, None)
+    whole = "\n".join(rendered)
     for row in found.values():
         row["count"] = len(whole_token_pattern(row["token"]).findall(whole))
-    return [r for r in found.values() if r["count"]]
+    by_reason: dict[str, list[str]] = {r: [] for r in SET_ASIDE}
+    for token, why in aside.items():
+        if token not in found:
+            by_reason[why].append(token)
+    return [r for r in found.values() if r["count"]], by_reason
+
+
+def set_aside_rows(by_reason: dict[str, list[str]], examples: int = 5
+                   ) -> list[dict[str, Any]]:
+    """One row a reason: how many distinct tokens it set aside, the first few, and what
+    the reason means (SET_ASIDE)."""
+    return [{"reason": r, "tokens": len(ts), "examples": " ".join(ts[:examples]),
+             "says": SET_ASIDE[r]} for r, ts in by_reason.items()]
+
+
+def set_aside_note(rows: list[dict[str, Any]]) -> str:
+    """The candidates list's line on what it set aside, by reason."""
+    total = sum(r["tokens"] for r in rows)
+    if not total:
+        return "Set aside: no token of an identifier's shape."
+    parts = [f"{r['tokens']} {r['reason'].replace('_', ' ')} ({r['says']}"
+             + (f"; e.g. {', '.join(f'`{t}`' for t in r['examples'].split()[:3])})"
+                if r["examples"] else ")")
+             for r in rows if r["tokens"]]
+    return (f"Set aside {total} token(s) of an identifier's shape that are none a user "
+            f"would plant (counted in set_aside.tsv): {'; '.join(parts)}.")
 
 
 def read_note(tr: Transcript) -> list[str]:
@@ -497,14 +443,18 @@ def candidates_markdown(rows: list[dict[str, Any]], name: str, transcript: str,
 
 
 def candidates_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
-    """Rule candidates: results/sessions/<scenario>/candidates.tsv and .md."""
+    """Rule candidates: results/sessions/<scenario>/candidates.tsv and .md, and
+    set_aside.tsv, what the list left out by reason."""
     from ..io import write_text, write_tsv
 
     spec = SessionSpec.of(params.name, {**params.scenario, "transcript": input.transcript})
     tr = spec.read(f"config.scenarios.{params.name}")
-    rows = candidates(tr)
+    rows, by_reason = candidates_and_set_aside(tr)
+    aside = set_aside_rows(by_reason)
     write_tsv(rows, CANDIDATE_COLUMNS, output.tsv)
-    write_text(candidates_markdown(rows, params.name, input.transcript, read_note(tr)),
-               output.md)
-    log.info("%s: %d candidate tokens", params.name, len(rows))
+    write_tsv(aside, SET_ASIDE_COLUMNS, output.set_aside)
+    write_text(candidates_markdown(rows, params.name, input.transcript,
+                                   [*read_note(tr), set_aside_note(aside)]), output.md)
+    log.info("%s: %d candidate tokens, %d set aside", params.name, len(rows),
+             sum(r["tokens"] for r in aside))
     return rows
