@@ -17,24 +17,26 @@ or key and what would be right.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..io import load_yaml, sha256_file
+from ..io import load_yaml
 from ..secrets import find_secrets
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
 from .identifiers import SET_ASIDE, classify
+from .session_cache import file_sha256, read_cached, secrets_cached
 from .spec import Fact, Fixture
 from .transcripts import (
     DEFAULT_MAX_MB,
     SessionError,
     Transcript,
     check_file,
-    read_transcript,
     render_message,
 )
 
@@ -71,7 +73,7 @@ class SessionSpec:
     def read(self, where: str) -> Transcript:
         """The transcript, checked at the edge and read in its format."""
         path = check_file(self.transcript, f"{where}.transcript", self.max_mb)
-        return read_transcript(path, self.format, self.include_thinking, self.max_mb)
+        return read_cached(path, self.format, self.include_thinking, self.max_mb)
 
 
 def _value_nodes(path: Path) -> dict[int, yaml.Node]:
@@ -165,52 +167,112 @@ def turns(transcript: Transcript) -> list[str]:
     return [render_message(m, i) for i, m in enumerate(transcript.messages)]
 
 
-def _split_lines(text: str, limit: int) -> list[str]:
-    """A turn longer than a chunk, cut at line boundaries into pieces of at most `limit`
-    characters (a single line longer than that stays whole: no line is cut)."""
-    pieces, cur = [], ""
-    for line in text.split("\n"):
-        if cur and len(cur) + 1 + len(line) > limit:
-            pieces.append(cur)
-            cur = line
+# Where a line longer than a chunk is cut, in order of preference: the last whitespace
+# within the limit, else (a run of text with no whitespace as long as a chunk: minified
+# JSON, a base64 blob) exactly at the limit. Each cut is counted in the manifest.
+CUT_KINDS = ("whitespace", "hard")
+
+
+def _cut_line(line: str, limit: int, cuts: dict[str, int]) -> list[str]:
+    """A line cut into pieces of at most `limit` characters: at the last space or tab
+    within each piece's limit (the whitespace becomes the piece's end), else at the limit.
+    One pass: each search looks back over one piece at most, so the work is linear in
+    the line's length."""
+    pieces, start, n = [], 0, len(line)
+    while n - start > limit:
+        end = start + limit
+        ws = max(line.rfind(" ", start + 1, end + 1), line.rfind("\t", start + 1, end + 1))
+        if ws > start:
+            pieces.append(line[start:ws])
+            start = ws + 1
+            cuts["whitespace"] += 1
         else:
-            cur = f"{cur}\n{line}" if cur else line
-    pieces.append(cur)
+            pieces.append(line[start:end])
+            start = end
+            cuts["hard"] += 1
+    pieces.append(line[start:])
+    return pieces
+
+
+def _split_lines(text: str, limit: int, cuts: dict[str, int] | None = None) -> list[str]:
+    """A turn longer than a chunk, cut at line boundaries into pieces of at most `limit`
+    characters; a single line longer than that is cut itself (_cut_line), and the cuts
+    counted in `cuts` by kind."""
+    cuts = cuts if cuts is not None else dict.fromkeys(CUT_KINDS, 0)
+    pieces: list[str] = []
+    cur: list[str] = []
+    size = -1  # the length of "\n".join(cur)
+    for line in text.split("\n"):
+        parts = _cut_line(line, limit, cuts) if len(line) > limit else [line]
+        for part in parts:
+            if cur and size + 1 + len(part) > limit:
+                pieces.append("\n".join(cur))
+                cur, size = [], -1
+            cur.append(part)
+            size += 1 + len(part)
+    pieces.append("\n".join(cur))
     return pieces
 
 
 def chunk_turns(units: list[str], folds: int) -> list[list[str]]:
     """`folds` groups of consecutive turns of about equal size: each cut at the turn
-    boundary nearest its share of the whole, every group holding at least one turn."""
-    total = sum(len(u) + 1 for u in units)
-    ends, acc = [], 0
-    for u in units:
-        acc += len(u) + 1
-        ends.append(acc)
+    boundary nearest its share of the whole, every group holding at least one turn.
+
+    Each cut is found by bisection in the turns' running ends (they only grow, so the
+    nearest end is beside the target's place), so a session of many turns cut into many
+    folds takes (turns + folds) x log(turns), not turns x folds."""
+    ends = list(accumulate(len(u) + 1 for u in units))
+    total = ends[-1] if ends else 0
     cuts, lo = [], 0
     for k in range(1, folds):
         target = total * k / folds
         hi = len(units) - (folds - k)  # leave a turn for every later group
-        best = min(range(lo + 1, hi + 1), key=lambda i: abs(ends[i - 1] - target))
+        j = bisect_left(ends, target, lo, hi)  # ends[lo:hi] holds ends[i - 1], i in lo+1..hi
+        near = sorted({min(max(x, lo), hi - 1) for x in (j - 1, j)})
+        best = 1 + min(near, key=lambda x: abs(ends[x] - target))
         cuts.append(best)
         lo = best
     bounds = [0, *cuts, len(units)]
     return [units[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
+def session_units(rendered: list[str], folds: int) -> tuple[list[str], dict[str, int]]:
+    """The turns to group into `folds` chunks: each turn whole, a turn longer than a
+    chunk's share cut into pieces (_split_lines); and the cuts by kind, with how many
+    messages were cut (`messages`)."""
+    limit = max(1, sum(len(t) + 1 for t in rendered) // folds)
+    cuts = {"messages": 0, **dict.fromkeys(CUT_KINDS, 0)}
+    units: list[str] = []
+    for t in rendered:
+        if len(t) > limit:
+            cuts["messages"] += 1
+            units += _split_lines(t, limit, cuts)
+        else:
+            units.append(t)
+    return units, cuts
+
+
+def chunk_texts(units: list[str], folds: int) -> list[str]:
+    """The units grouped into `folds` chunk texts, each with the synthetic chunks' header."""
+    return [f"=== session chunk {c + 1} of {folds} ===\n" + "\n".join(g) + "\n"
+            for c, g in enumerate(chunk_turns(units, folds))]
+
+
 def session_chunks(transcript: Transcript, folds: int) -> list[str]:
     """The main thread as `folds` chunk texts, each with the synthetic chunks' header.
 
     Paper §3.1: "A synthetic session ... is divided into chunks": here at message
-    boundaries, a message longer than a chunk split at line boundaries, so no fold ever
-    sees half a line.
+    boundaries, a message longer than a chunk split at line boundaries, and a line longer
+    than a chunk at its last whitespace within the chunk's share (else at that share), so
+    every chunk stays near its share and a smaller share (more `folds`) always shrinks it.
     """
-    rendered = turns(transcript)
-    limit = max(1, sum(len(t) + 1 for t in rendered) // folds)
-    units = [p for t in rendered for p in (_split_lines(t, limit) if len(t) > limit else [t])]
-    groups = chunk_turns(units, folds)
-    return [f"=== session chunk {c + 1} of {folds} ===\n" + "\n".join(g) + "\n"
-            for c, g in enumerate(groups)]
+    return chunk_texts(session_units(turns(transcript), folds)[0], folds)
+
+
+def chunk_chars_at(rendered: list[str], folds: int) -> list[int]:
+    """The characters of each chunk `folds` would cut the rendered turns into (the
+    context check's trial of a `folds` before it advises it)."""
+    return [len(c) for c in chunk_texts(session_units(rendered, folds)[0], folds)]
 
 
 # -- planting and its checks -----------------------------------------------------------------
@@ -259,7 +321,8 @@ def credential_lines(transcript: Transcript) -> list[tuple[int, str]]:
     """(line, kind) of every secret in the transcript's raw file lines (foldstudy/secrets.py:
     the project's key shapes and detect-secrets' plugins): reported by file and line,
     never the value (a transcript is private; its chunks reach a model)."""
-    return [(h.line, h.kind) for h in find_secrets("\n".join(transcript.lines))]
+    return secrets_cached(transcript.path, lambda: [
+        (h.line, h.kind) for h in find_secrets("\n".join(transcript.lines))])
 
 
 OPAQUE_NOTE = "opaque: the CLI stored its summary encrypted"
@@ -309,18 +372,44 @@ def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
         raise SessionError(f"{spec.transcript}: {len(tr.messages)} messages on the main "
                            f"thread, fewer than folds: {spec.folds}; lower `folds` or use a "
                            "longer session")
-    chunks = session_chunks(tr, spec.folds)
+    rendered = turns(tr)
+    units, cut = session_units(rendered, spec.folds)
+    chunks = chunk_texts(units, spec.folds)
     facts = plant(facts_in, chunks, tr, spec.facts)
     meta = {
         "n_chunks": spec.folds,
         "chunk_chars_target": sum(len(c) for c in chunks) // spec.folds,
         **size_meta(chunks),
-        "session": session_meta(spec, tr, sha256_file(Path(spec.transcript).expanduser())),
+        # `cut`: messages longer than a chunk's share, and their cuts by kind
+        "session": {**session_meta(spec, tr, file_sha256(Path(spec.transcript).expanduser())),
+                    "cut": cut},
         "own_compaction": baseline(facts, tr),
         "credential_lines": [{"line": n, "kind": k} for n, k in credential_lines(tr)],
     }
     # scale does not apply: the session's size is the transcript's
-    return Fixture(spec.name, seed, 0.0, tuple(chunks), tuple(facts), meta)
+    return SessionFixture(spec.name, seed, 0.0, tuple(chunks), tuple(facts), meta,
+                          rendered=tuple(rendered),
+                          message_lines=tuple(m.line for m in tr.messages))
+
+
+@dataclass(frozen=True)
+class SessionFixture(Fixture):
+    """A session's fixture, with the rendered turns it was cut from, so the context check
+    can try another `folds` before it advises one (never written: the fixture JSON and
+    manifest are the Fixture's)."""
+
+    rendered: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    message_lines: tuple[int, ...] = field(default=(), repr=False, compare=False)
+
+    def chunk_chars_at(self, folds: int) -> list[int]:
+        """The characters of each chunk at `folds` (chunk_chars_at)."""
+        return chunk_chars_at(list(self.rendered), folds)
+
+    def longest_message(self) -> str:
+        """The longest message of the main thread, named by turn and transcript line."""
+        i = max(range(len(self.rendered)), key=lambda k: len(self.rendered[k]))
+        return (f"the longest, message {i} at transcript line {self.message_lines[i]}, is "
+                f"{len(self.rendered[i]):,} characters")
 
 
 def make_session_fixture(spec: dict[str, Any], seed: int, fixture_out: str,
