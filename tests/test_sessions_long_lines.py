@@ -11,8 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from foldstudy.study.boundary import has_whole_token
 from foldstudy.study.capacity import smallest_fitting
-from foldstudy.study.sessions import _split_lines, session_units
+from foldstudy.study.sessions import (
+    OwnFact,
+    _split_lines,
+    plant,
+    session_chunks,
+    session_units,
+)
+from foldstudy.study.transcripts import SessionError, read_transcript
 
 from .test_sessions_config import config, load, problems
 
@@ -90,3 +98,21 @@ def test_no_folds_fits_when_the_messages_run_out_and_the_refusal_names_the_messa
 def test_the_smallest_fitting_folds_is_one_that_fits(start):
     assert smallest_fitting(lambda f: f >= 23, start, 100) == max(23, start)
     assert smallest_fitting(lambda f: f >= 230, start, 100) is None
+
+
+def test_a_fact_a_cut_goes_through_is_refused_saying_so(tmp_path):
+    """A line of 4,000 characters without whitespace, cut hard at each chunk's share:
+    an id the cut goes through is refused as cut, not as "inside a longer token"."""
+    line = ";".join(f"id{i:07d}" for i in range(400))
+    recs = [{"role": "user", "content": f"Step {i}."} for i in range(10)]
+    recs.insert(5, {"role": "tool", "content": line})
+    p = tmp_path / "ids.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    tr = read_transcript(p)
+    chunks = session_chunks(tr, 10)
+    ids = re.findall(r"id\d{7}", line)
+    cut = [v for v in ids if not any(has_whole_token(v, c) for c in chunks)]
+    assert cut  # the hard cuts went through ids
+    with pytest.raises(SessionError, match="a line longer than a chunk was cut through it"):
+        plant([OwnFact("an id at a cut", cut[0])], chunks, tr, "facts.yaml")
+    plant([OwnFact("an id away from the cuts", ids[3])], chunks, tr, "facts.yaml")

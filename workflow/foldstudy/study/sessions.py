@@ -292,7 +292,11 @@ def _where_else(fact: OwnFact, transcript: Transcript) -> str:
     for texts, says in places:
         if any(has_whole_token(fact.value, t) for t in texts):
             return f" ({says})"
-    if fact.value in "\n".join(turns(transcript)):
+    rendered = "\n".join(turns(transcript))
+    if has_whole_token(fact.value, rendered):
+        return (" (a line longer than a chunk was cut through it, at a space of the value "
+                "or where the line has no whitespace; another `folds` moves the cut)")
+    if fact.value in rendered:
         return " (only inside a longer token; the grader needs it whole)"
     return ""
 
