@@ -192,3 +192,14 @@ def test_a_handle_in_prose_stays_one_and_an_attribute_in_a_template_is_set_aside
     tags = {t.text: t.set_aside for t in classify("<div><b>x</b></div> ~/.zshrc /tmp")}
     assert tags == {"/b": "markup_tag", "/div": "markup_tag", "~/.zshrc": "",
                     "/tmp": "no_directory"}
+
+
+def test_a_whole_token_count_is_the_graders():
+    from foldstudy.study.boundary import whole_token_pattern
+    from foldstudy.study.sessions import whole_token_count
+
+    text = "47213 x-47213 (47213) 147213 47213.5 port: 47213. 4721347213 47213"
+    for value in ("47213", "x-47213", "213", "47213 x", "4721347213"):
+        assert whole_token_count(value, text) == len(whole_token_pattern(value).findall(
+            text)), value
+    assert whole_token_count("47213", text) == 4

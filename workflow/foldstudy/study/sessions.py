@@ -475,12 +475,28 @@ def candidates_and_set_aside(transcript: Transcript, context_chars: int = 60
             found.pop(token, None)
     whole = "\n".join(rendered)
     for row in found.values():
-        row["count"] = len(whole_token_pattern(row["token"]).findall(whole))
+        row["count"] = whole_token_count(row["token"], whole)
     by_reason: dict[str, list[str]] = {r: [] for r in SET_ASIDE}
     for token, why in aside.items():
         if token not in found:
             by_reason[why].append(token)
     return [r for r in found.values() if r["count"]], by_reason
+
+
+def whole_token_count(value: str, text: str) -> int:
+    """How many times `value` occurs in `text` as a whole token (the grader's rule: the
+    same count as whole_token_pattern(value).findall(text)), found by substring search
+    and each hit checked where it stands: the pattern's lookbehinds, tried at every
+    character, take seconds a token on a 30 MB session; a substring search takes
+    milliseconds."""
+    pattern, n, i = whole_token_pattern(value), 0, text.find(value)
+    while i >= 0:
+        if pattern.match(text, i):
+            n += 1
+            i = text.find(value, i + len(value))
+        else:
+            i = text.find(value, i + 1)
+    return n
 
 
 def set_aside_rows(by_reason: dict[str, list[str]], examples: int = 5
