@@ -106,3 +106,14 @@ def test_a_scan_is_cached_by_content_and_without_a_directory_nothing_is(tmp_path
     secrets_cached(p, scan)
     read_cached(p)
     assert len(scans) == 2 and not (tmp_path / ".snakemake").exists()
+
+
+def test_the_cache_keeps_the_most_recently_used_entries(tmp_path, monkeypatch):
+    monkeypatch.setattr(session_cache, "MAX_ENTRIES", 2)
+    cache = tmp_path / "cache"
+    paths = [session(tmp_path, f"{i}.jsonl") for i in range(3)]
+    for i, p in enumerate(paths):  # three contents, three entries written
+        p.write_text(p.read_text(encoding="utf-8").replace("harbor", f"harbor{i}"),
+                     encoding="utf-8")
+        read_cached(p, where=cache)
+    assert len(list(cache.glob("transcript-*.pickle"))) == 2

@@ -189,6 +189,14 @@ def test_a_handle_in_prose_stays_one_and_an_attribute_in_a_template_is_set_aside
     assert handles("  <%= @title %> and @count == 0") == {
         "@title": "code_attribute", "@count": "code_attribute"}
     assert handles("can @ana do it") == {"@ana": ""}
+    assert handles("**@ana.li** owns it; | @bo-ops | on call |") == {"@ana.li": "",
+                                                                    "@bo-ops": ""}
+    assert handles("<%= for item <- @items do %>") == {"@items": "code_attribute"}
+    assert handles('import { useQuery } from "@tanstack/react-query"') == {
+        "@tanstack": "code_attribute"}
+    paths = {t.text: t.set_aside for t in classify(
+        'import { Button } from "@/components/ui/button"') if t.cls == "path"}
+    assert paths == {"@/components/ui/button": ""}
     tags = {t.text: t.set_aside for t in classify("<div><b>x</b></div> ~/.zshrc /tmp")}
     assert tags == {"/b": "markup_tag", "/div": "markup_tag", "~/.zshrc": "",
                     "/tmp": "no_directory"}

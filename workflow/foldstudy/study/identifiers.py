@@ -31,10 +31,11 @@ CANDIDATE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("key_id", re.compile(r"\b(?:kid|key|akid)[-_][A-Za-z0-9-]{4,}\b")),
     ("hash", re.compile(r"\b(?:sha256:)?[0-9a-f]{12,64}\b")),
     ("release_tag", re.compile(r"(?<![\w.])v\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?\b")),
-    # absolute or home- or dot-relative (`/srv/x`, `~/.zshrc`, `./run.sh`), or relative
+    # absolute or home-, dot- or source-root-relative (`/srv/x`, `~/.zshrc`, `./run.sh`,
+    # a bundler's `@/components/ui/button`), or relative
     # with a directory part (`lib/app_web/live/pane_live.ex`); _path_problem says which
     # of these is no path a user would plant
-    ("path", re.compile(_PATH_START + r"(?:(?:~|\.{1,2})?/(?:[\w.@-]+/)*[\w.@-]+"
+    ("path", re.compile(_PATH_START + r"(?:(?:~|\.{1,2}|@)?/(?:[\w.@-]+/)*[\w.@-]+"
                         r"|[A-Za-z_][\w.-]*(?:/[\w.@-]+)+)")),
     ("handle", re.compile(r"(?<![\w.])@[A-Za-z][\w.-]*\w")),
     ("hostname", re.compile(r"\b(?:[a-z0-9-]+\.)+(?:internal|local|lan|corp|zone|com|net|"
@@ -133,8 +134,8 @@ def _path_problem(text: str, m: re.Match[str]) -> str:
     parts = token.split("/")
     if _has_extension(parts[-1]):
         return ""
-    if token.startswith(("/", "~", ".")):
-        # `/srv/x` has a directory part; `~/x` and `./x` name theirs
+    if token.startswith(("/", "~", ".", "@")):
+        # `/srv/x` has a directory part; `~/x`, `./x` and `@/x` name theirs
         return "" if len(parts) > 2 or parts[0] else "no_directory"
     return "" if len(parts) > 2 else "words_with_slash"
 
@@ -174,16 +175,18 @@ _CODE_INDENT = re.compile(r"(?:\s|\\t)*(?:(?:\*|//+)\s*)?")
 # What follows an attribute definition or use rather than a name in prose: a call, a
 # string or heredoc (`@moduledoc """`, escaped inside JSON), a literal, a typespec, an
 # assignment, a comparison or boolean operator, a pipe, a template's `do` or `%>`, an
-# index or the end of an expression (`{@pane_id}`, `(@open)`).
-_ATTRIBUTE_TAIL = re.compile(r"\(|\[|[}\]]|\s+(?:\\?\"|'''|(?:true|false|nil)\b|::)"
+# index or the end of an expression (`{@pane_id}`, `(@open)`), or a package scope's slash
+# (`@tanstack/react-query`).
+_ATTRIBUTE_TAIL = re.compile(r"\(|\[|[}\]]|/(?=\w)|\s+(?:\\?\"|'''|(?:true|false|nil)\b|::)"
                              r"|\s+do\s*(?:$|%>|\\n)"
                              r"|\s*(?:[-+*/|&]?=(?!=)|[=!]==?|&&|\|\||\|>|<>|->|%>)", re.M)
 # What code writes right before an attribute it uses: an opening brace, bracket or
-# a call's parenthesis (HEEx `{@pane_id}`, `#{@id}`, `assign(@x)`), an assignment or a
-# boolean operator, a template tag's opening (`<%= @title`); or, written tight with no
-# space (where prose puts one: "Thanks! @ana", "(primary), @ana"), any other operator or
-# separator (`[@a,@b]`, `!@open`).
-_CODE_BEFORE = re.compile(r"(?:(?:\w\(|[{\[=]|&&|\|\||\|>|<%[=#]?)\s?|[!&|+*%^;,])$")
+# a call's parenthesis (HEEx `{@pane_id}`, `#{@id}`, `assign(@x)`), an assignment, a
+# boolean operator, a pipe or an Elixir arrow (`item <- @items`), a template tag's
+# opening (`<%= @title`); or, written tight with no space (where prose puts one: "Thanks!
+# @ana", "(primary), @ana"), another operator or separator (`[@a,@b]`, `!@open`). Not
+# `*`: Markdown bolds a handle (`**@ana**`).
+_CODE_BEFORE = re.compile(r"(?:(?:\w\(|[{\[=]|&&|\|\||\|>|<-|->|<%[=#]?)\s?|[!&|+%^;,])$")
 # The names code gives such attributes, which no handle is taken for: Elixir module
 # attributes, Python decorators, Java/Kotlin/TypeScript annotations, JSDoc and Javadoc
 # tags, CSS and Sass at-rules, Swift attributes.

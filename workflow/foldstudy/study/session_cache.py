@@ -12,7 +12,8 @@ Python version; for the scan, the secret shapes' source and detect-secrets' vers
 an edited file or an edited reader is parsed again. An entry that cannot be loaded
 (truncated, corrupt, another Python's pickle) is ignored and rewritten, never an error;
 entries are written atomically (a temporary file renamed into place), so two commands
-racing write the same bytes.
+racing write the same bytes. The MAX_ENTRIES most recently used entries of each kind are
+kept (a session that grows as its agent works is a new entry at each change).
 
 Where: the directory FOLDSTUDY_SESSION_CACHE names; workflow/rules/common.smk sets it to
 `.snakemake/foldstudy/sessions/` of the working directory, so the cache lives and goes
@@ -39,6 +40,9 @@ CACHE_ENV = "FOLDSTUDY_SESSION_CACHE"
 # The cache's place under a working directory (common.smk sets CACHE_ENV to it).
 CACHE_DIR = Path(".snakemake") / "foldstudy" / "sessions"
 FORMAT = 1  # the layout of an entry; bumped when it changes
+# Entries kept a kind: a session that grows as its agent works is a new entry at every
+# change, so the least recently used beyond these are removed when one is written.
+MAX_ENTRIES = 8
 
 T = TypeVar("T")
 
@@ -110,6 +114,7 @@ def memo(kind: str, key: str, compute: Callable[[], T], check: Callable[[Any], b
         with open(entry, "rb") as f:
             value = pickle.load(f)
         if check(value):
+            os.utime(entry)  # recently used: pruned last
             return value
     except Exception:  # noqa: BLE001 - a missing or corrupt entry is a miss, never an error
         pass
@@ -124,9 +129,17 @@ def memo(kind: str, key: str, compute: Callable[[], T], check: Callable[[Any], b
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+        _prune(where, kind)
     except OSError:
         pass
     return value
+
+
+def _prune(where: Path, kind: str) -> None:
+    """Remove the least recently used entries of a kind beyond MAX_ENTRIES."""
+    entries = sorted(where.glob(f"{kind}-*.pickle"), key=lambda p: p.stat().st_mtime_ns)
+    for old in entries[:-MAX_ENTRIES]:
+        old.unlink(missing_ok=True)
 
 
 def read_cached(path: str | Path, fmt: str | None = None, include_thinking: bool = False,
