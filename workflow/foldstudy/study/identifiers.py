@@ -16,6 +16,7 @@ less specific class never takes a token inside one already taken.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 # Identifier shapes, most specific first; a token is given the first class it matches.
@@ -78,14 +79,18 @@ def classify(text: str) -> list[Token]:
 
     A token set aside still takes its span: `/div` of `</div>` is not then read as a
     shorter token of a less specific class."""
-    taken: list[tuple[int, int]] = []
+    starts: list[int] = []  # the spans taken, disjoint, in order: starts[i], ends[i]
+    ends: list[int] = []
     out: list[Token] = []
     for cls, pat in CANDIDATE_CLASSES:
         for m in pat.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+            a, b = m.span()
+            i = bisect_right(starts, a)
+            if (i and ends[i - 1] > a) or (i < len(starts) and starts[i] < b):
                 continue  # inside a token a more specific class already took
-            taken.append((m.start(), m.end()))
-            out.append(Token(m.group(0), cls, m.start(), m.end(), _set_aside(cls, text, m)))
+            starts.insert(i, a)
+            ends.insert(i, b)
+            out.append(Token(m.group(0), cls, a, b, _set_aside(cls, text, m)))
     return sorted(out, key=lambda t: t.start)
 
 

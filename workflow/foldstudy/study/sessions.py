@@ -17,7 +17,9 @@ or key and what would be right.
 from __future__ import annotations
 
 import logging
+import re
 from bisect import bisect_left
+from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -473,14 +475,35 @@ def candidates_and_set_aside(transcript: Transcript, context_chars: int = 60
     for token, why in aside.items():
         if why == "code_attribute":
             found.pop(token, None)
-    whole = "\n".join(rendered)
+    in_turns = _turns_by_word(rendered)
     for row in found.values():
-        row["count"] = whole_token_count(row["token"], whole)
+        row["count"] = sum(whole_token_count(row["token"], rendered[i])
+                           for i in _turns_holding(row["token"], in_turns))
     by_reason: dict[str, list[str]] = {r: [] for r in SET_ASIDE}
     for token, why in aside.items():
         if token not in found:
             by_reason[why].append(token)
     return [r for r in found.values() if r["count"]], by_reason
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _turns_by_word(rendered: list[str]) -> dict[str, list[int]]:
+    """word -> the turns it occurs in as a whole run of word characters."""
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, text in enumerate(rendered):
+        for word in set(_WORD.findall(text)):
+            index[word].append(i)
+    return index
+
+
+def _turns_holding(token: str, in_turns: dict[str, list[int]]) -> list[int]:
+    """The turns a whole-token occurrence of `token` can be in: those holding its rarest
+    word. A whole token has no word character on either side, so each of its runs of
+    word characters is a whole run in the text too; a token occurs within one turn (no
+    candidate holds a newline), so its count over the session is the sum over these."""
+    return min((in_turns.get(w, []) for w in _WORD.findall(token)), key=len, default=[])
 
 
 def whole_token_count(value: str, text: str) -> int:
