@@ -117,3 +117,17 @@ def test_the_cache_keeps_the_most_recently_used_entries(tmp_path, monkeypatch):
                      encoding="utf-8")
         read_cached(p, where=cache)
     assert len(list(cache.glob("transcript-*.pickle"))) == 2
+
+
+def test_a_codex_fork_that_reads_its_parents_rollout_is_never_cached(tmp_path, parses):
+    """A fork's thread is its parent's prefix and its own lines: its own content is not
+    the whole key, so it is parsed at every read."""
+    fork = next((DATA / "codex").rglob("rollout-*-0f6c8a31-*.jsonl"))
+    tree = tmp_path / "codex"
+    shutil.copytree(DATA / "codex", tree)
+    copy = tree / fork.relative_to(DATA / "codex")
+    cache = tmp_path / "cache"
+    first = read_cached(copy, where=cache)
+    assert dict(first.repaired).get("fork_prefix") == 1
+    assert read_cached(copy, where=cache) == first
+    assert len(parses) == 2 and not list(cache.glob("transcript-*.pickle"))

@@ -101,11 +101,12 @@ def _key(*parts: str) -> str:
 
 
 def memo(kind: str, key: str, compute: Callable[[], T], check: Callable[[Any], bool],
-         where: Path | None = None) -> T:
+         where: Path | None = None, store: Callable[[T], bool] = lambda v: True) -> T:
     """compute(), or what an earlier compute() of the same key left in the cache.
 
-    An entry that cannot be loaded or fails check() is ignored and replaced; a cache
-    that cannot be written (read-only, full) only costs the next command a parse."""
+    An entry that cannot be loaded or fails check() is ignored and replaced; a value
+    store() refuses is not kept; a cache that cannot be written (read-only, full) only
+    costs the next command a parse."""
     where = where if where is not None else cache_dir()
     if where is None:
         return compute()
@@ -119,6 +120,8 @@ def memo(kind: str, key: str, compute: Callable[[], T], check: Callable[[Any], b
     except Exception:  # noqa: BLE001 - a missing or corrupt entry is a miss, never an error
         pass
     value = compute()
+    if not store(value):
+        return value
     try:
         where.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{kind}-", suffix=".tmp")
@@ -145,14 +148,22 @@ def _prune(where: Path, kind: str) -> None:
 def read_cached(path: str | Path, fmt: str | None = None, include_thinking: bool = False,
                 max_mb: float | None = None, where: Path | None = None) -> Transcript:
     """read_transcript(path, ...), parsed once a file content (a refusal is never
-    cached: the next command reads the file again and refuses it again)."""
+    cached: the next command reads the file again and refuses it again; nor is a parse
+    that read another file as well, _one_file)."""
     args = (fmt, include_thinking) + (() if max_mb is None else (max_mb,))
     if where is None and cache_dir() is None:
         return read_transcript(path, *args)
     key = _key(file_sha256(path), reader_digest(), repr((fmt, include_thinking)))
     tr = memo("transcript", key, lambda: read_transcript(path, *args),
-              lambda v: isinstance(v, Transcript), where)
+              lambda v: isinstance(v, Transcript), where, store=_one_file)
     return tr if tr.path == str(path) else replace(tr, path=str(path))
+
+
+def _one_file(tr: Transcript) -> bool:
+    """Whether the parse read this file alone, so its content is the whole key: a Codex
+    fork reads its parent's rollout too (the reader counts it as `fork_prefix`), and is
+    parsed at every command rather than served stale when only the parent changed."""
+    return not dict(tr.repaired).get("fork_prefix")
 
 
 def secrets_cached(path: str | Path, scan: Callable[[], T], where: Path | None = None) -> T:
