@@ -88,6 +88,11 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
     assert cand[0].split("\t") == ["token", "class", "first_turn", "count", "context"]
     assert any(line.startswith("@mirela.dobrev\thandle\t") for line in cand)
     assert (res / "sessions/atlas-cc/candidates.md").is_file()
+    aside = (res / "sessions/atlas-cc/set_aside.tsv").read_text(encoding="utf-8")
+    assert aside.startswith("reason\ttokens\texamples\tsays\n")
+    # each transcript was parsed once, into the cache under .snakemake/
+    assert len(list((tmp_path / ".snakemake/foldstudy/sessions").glob(
+        "transcript-*.pickle"))) == 2
 
 
 HARBOR = {"cc": "harbor.claude-code.jsonl", "codex": "harbor.codex.jsonl",

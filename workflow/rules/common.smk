@@ -24,6 +24,7 @@ from foldstudy.grade.validity import fold_attempt, fold_budget
 from foldstudy.study.config import ConfigError, decide_sweeps, load_study, run_path
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
+from foldstudy.study.session_cache import CACHE_DIR, CACHE_ENV
 from foldstudy.study.spec import (
     arm_ids,
     arms_file_path,
@@ -70,6 +71,9 @@ for _configfile in CONFIG_FILES:
 if _empty := empty_flag_problems(workflow.config_settings.config):
     raise WorkflowError("\n".join(_empty))
 command_line_flags(config, CONFIG_SCHEMA)
+# A session scenario's transcript is parsed once a file content, under .snakemake/ of the
+# working directory, so a command's config check does not grow with the session's size.
+os.environ.setdefault(CACHE_ENV, os.path.abspath(CACHE_DIR))
 try:
     STUDY = load_study(
         config,

@@ -32,6 +32,7 @@ rule candidates:
     output:
         tsv="results/sessions/{scenario}/candidates.tsv",
         md="results/sessions/{scenario}/candidates.md",
+        set_aside="results/sessions/{scenario}/set_aside.tsv",
     log:
         "results/logs/candidates/{scenario}.log",
     localrule: True

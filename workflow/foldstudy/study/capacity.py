@@ -128,12 +128,15 @@ def required_context_tokens(chunk_chars: int, arms: list[Arm], chars_per_token: 
 
 
 def context_problems(arms: dict[str, Arm], chunk_chars: list[int],
-                     contexts: dict[str, int | None], where: str, chars_per_token: float
-                     ) -> list[str]:
+                     contexts: dict[str, int | None], where: str, chars_per_token: float,
+                     refold: FoldTrial | None = None) -> list[str]:
     """Every model whose context cannot hold a fold of the largest chunk: the chunk, the
     fold prompt (system prompt and schema), the largest carry and the output budget
     (paper §3.1: "Each fold receives the previous running summary and one chunk").
-    contexts: model -> its configured context in tokens (None: known only to its probe)."""
+    contexts: model -> its configured context in tokens (None: known only to its probe).
+    refold: how the session would be cut at another `folds`; the `folds` the refusal
+    advises is one this check passes, found by cutting it (never an estimate that would
+    give the same refusal), or the refusal says no `folds` fits."""
     arm_list = list(arms.values())
     need = required_context_tokens(max(chunk_chars), arm_list, chars_per_token)
     fixed = required_context_tokens(0, arm_list, chars_per_token)
@@ -143,15 +146,65 @@ def context_problems(arms: dict[str, Arm], chunk_chars: list[int],
         if ctx is None or need <= ctx:
             continue
         room = ctx - fixed
-        fit = (f"no number of folds fits: the fold prompt, carry and output budget alone "
-               f"need ~{fixed:,} tokens" if room <= 0 else
-               f"folds: {math.ceil(sum(chunk_chars) / (room * chars_per_token))} or more "
-               f"would fit (chunks of at most ~{room:,} tokens)")
+        if room <= 0:
+            fit = (f"no number of folds fits: the fold prompt, carry and output budget alone "
+                   f"need ~{fixed:,} tokens")
+        else:
+            estimate = math.ceil(sum(chunk_chars) / (room * chars_per_token))
+            if refold is None:
+                fit = (f"folds: {estimate} or more would fit (chunks of at most ~{room:,} "
+                       "tokens)")
+            else:
+                def fits(folds: int, ctx: int = ctx) -> bool:
+                    return required_context_tokens(max(refold.chunk_chars(folds)), arm_list,
+                                                   chars_per_token) <= ctx
+                folds = smallest_fitting(fits, max(estimate, refold.folds + 1),
+                                         refold.most)
+                fit = (f"folds: {folds} fits (chunks of at most ~{room:,} tokens)"
+                       if folds is not None else
+                       f"no `folds` fits: chunks of at most ~{room:,} tokens need folds: "
+                       f"{max(estimate, refold.folds + 1)} or more, and the main thread has "
+                       f"{refold.most} messages ({refold.longest})")
         out.append(f"{where}: the largest chunk (~{chunk_tokens:,} tokens, {max(chunk_chars):,} "
                    f"characters) with the fold prompt, the largest carry and the output "
                    f"budget needs ~{need:,} tokens, over model {model}'s context of {ctx:,} "
                    f"tokens; {fit}, or give {model} a larger context")
     return out
+
+
+@dataclass(frozen=True)
+class FoldTrial:
+    """A session cut again at another `folds`: the one it is cut at now, the most it can
+    be cut into (one message a chunk at least), the sizes of its chunks at a given
+    `folds`, and its longest message named (for a refusal that no `folds` fits)."""
+
+    folds: int
+    most: int
+    chunk_chars: Any  # Callable[[int], list[int]]
+    longest: str = ""
+
+
+def smallest_fitting(fits: Any, start: int, most: int) -> int | None:
+    """The smallest `folds` from `start` to `most` that fits(folds), found in a few trials
+    (each cuts the whole session once): doubling from `start` to a fit, then bisection
+    between the last miss and that fit; None when not even `most` fits. The value
+    returned was itself tried, so it fits."""
+    if start > most:
+        return None
+    if fits(start):
+        return start
+    lo, step = start, 1
+    while True:
+        hi = min(most, start + step)
+        if fits(hi):
+            break
+        if hi == most:
+            return None
+        lo, step = hi, step * 2
+    while hi - lo > 1:  # lo misses, hi fits
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return hi
 
 
 def auto_capacity_scale(resolve: Any, arm_ids: list[str], loads: list[FactLoad],

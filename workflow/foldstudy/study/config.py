@@ -482,6 +482,15 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
                            read("scenario/filler.yaml"), stock)
         return [len(c) for c in fx.chunks]
 
+    def refold(fx: Fixture) -> cap.FoldTrial | None:
+        # a session's fixture can be cut again, so the advice is a `folds` tried
+        from .sessions import SessionFixture
+
+        if not isinstance(fx, SessionFixture):
+            return None
+        return cap.FoldTrial(len(fx.chunks), len(fx.rendered), fx.chunk_chars_at,
+                             fx.longest_message())
+
     problems, warnings = [], []
     if cfg.get("capacity_scale") is None:
         cfg["capacity_scale"] = cap.auto_capacity_scale(resolve, used, list(loads.values()),
@@ -511,7 +520,7 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
                 f"folds: {len(sessions[sw['scenario']].chunks)})",
                 # the measured rate of this identifier-dense text, not the fixture
                 # generator's 3.0 convention, which would undercount a chunk's tokens
-                cap.TEXT_CHARS_PER_TOKEN)
+                cap.TEXT_CHARS_PER_TOKEN, refold(sessions[sw["scenario"]]))
     if problems:
         raise ConfigError(problems)
     return warnings

@@ -18,23 +18,27 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from bisect import bisect_left
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..io import load_yaml, sha256_file
+from ..io import load_yaml
 from ..secrets import find_secrets
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
+from .identifiers import SET_ASIDE, classify
+from .session_cache import file_sha256, read_cached, secrets_cached
 from .spec import Fact, Fixture, secret_lines
 from .transcripts import (
     DEFAULT_MAX_MB,
     SessionError,
     Transcript,
     check_file,
-    read_transcript,
     render_message,
 )
 
@@ -71,7 +75,7 @@ class SessionSpec:
     def read(self, where: str) -> Transcript:
         """The transcript, checked at the edge and read in its format."""
         path = check_file(self.transcript, f"{where}.transcript", self.max_mb)
-        return read_transcript(path, self.format, self.include_thinking, self.max_mb)
+        return read_cached(path, self.format, self.include_thinking, self.max_mb)
 
 
 def _value_nodes(path: Path) -> dict[int, yaml.Node]:
@@ -168,52 +172,112 @@ def turns(transcript: Transcript) -> list[str]:
     return [render_message(m, i) for i, m in enumerate(transcript.messages)]
 
 
-def _split_lines(text: str, limit: int) -> list[str]:
-    """A turn longer than a chunk, cut at line boundaries into pieces of at most `limit`
-    characters (a single line longer than that stays whole: no line is cut)."""
-    pieces, cur = [], ""
-    for line in text.split("\n"):
-        if cur and len(cur) + 1 + len(line) > limit:
-            pieces.append(cur)
-            cur = line
+# Where a line longer than a chunk is cut, in order of preference: the last whitespace
+# within the limit, else (a run of text with no whitespace as long as a chunk: minified
+# JSON, a base64 blob) exactly at the limit. Each cut is counted in the manifest.
+CUT_KINDS = ("whitespace", "hard")
+
+
+def _cut_line(line: str, limit: int, cuts: dict[str, int]) -> list[str]:
+    """A line cut into pieces of at most `limit` characters: at the last space or tab
+    within each piece's limit (the whitespace becomes the piece's end), else at the limit.
+    One pass: each search looks back over one piece at most, so the work is linear in
+    the line's length."""
+    pieces, start, n = [], 0, len(line)
+    while n - start > limit:
+        end = start + limit
+        ws = max(line.rfind(" ", start + 1, end + 1), line.rfind("\t", start + 1, end + 1))
+        if ws > start:
+            pieces.append(line[start:ws])
+            start = ws + 1
+            cuts["whitespace"] += 1
         else:
-            cur = f"{cur}\n{line}" if cur else line
-    pieces.append(cur)
+            pieces.append(line[start:end])
+            start = end
+            cuts["hard"] += 1
+    pieces.append(line[start:])
+    return pieces
+
+
+def _split_lines(text: str, limit: int, cuts: dict[str, int] | None = None) -> list[str]:
+    """A turn longer than a chunk, cut at line boundaries into pieces of at most `limit`
+    characters; a single line longer than that is cut itself (_cut_line), and the cuts
+    counted in `cuts` by kind."""
+    cuts = cuts if cuts is not None else dict.fromkeys(CUT_KINDS, 0)
+    pieces: list[str] = []
+    cur: list[str] = []
+    size = -1  # the length of "\n".join(cur)
+    for line in text.split("\n"):
+        parts = _cut_line(line, limit, cuts) if len(line) > limit else [line]
+        for part in parts:
+            if cur and size + 1 + len(part) > limit:
+                pieces.append("\n".join(cur))
+                cur, size = [], -1
+            cur.append(part)
+            size += 1 + len(part)
+    pieces.append("\n".join(cur))
     return pieces
 
 
 def chunk_turns(units: list[str], folds: int) -> list[list[str]]:
     """`folds` groups of consecutive turns of about equal size: each cut at the turn
-    boundary nearest its share of the whole, every group holding at least one turn."""
-    total = sum(len(u) + 1 for u in units)
-    ends, acc = [], 0
-    for u in units:
-        acc += len(u) + 1
-        ends.append(acc)
+    boundary nearest its share of the whole, every group holding at least one turn.
+
+    Each cut is found by bisection in the turns' running ends (they only grow, so the
+    nearest end is beside the target's place), so a session of many turns cut into many
+    folds takes (turns + folds) x log(turns), not turns x folds."""
+    ends = list(accumulate(len(u) + 1 for u in units))
+    total = ends[-1] if ends else 0
     cuts, lo = [], 0
     for k in range(1, folds):
         target = total * k / folds
         hi = len(units) - (folds - k)  # leave a turn for every later group
-        best = min(range(lo + 1, hi + 1), key=lambda i: abs(ends[i - 1] - target))
+        j = bisect_left(ends, target, lo, hi)  # ends[lo:hi] holds ends[i - 1], i in lo+1..hi
+        near = sorted({min(max(x, lo), hi - 1) for x in (j - 1, j)})
+        best = 1 + min(near, key=lambda x: abs(ends[x] - target))
         cuts.append(best)
         lo = best
     bounds = [0, *cuts, len(units)]
     return [units[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
+def session_units(rendered: list[str], folds: int) -> tuple[list[str], dict[str, int]]:
+    """The turns to group into `folds` chunks: each turn whole, a turn longer than a
+    chunk's share cut into pieces (_split_lines); and the cuts by kind, with how many
+    messages were cut (`messages`)."""
+    limit = max(1, sum(len(t) + 1 for t in rendered) // folds)
+    cuts = {"messages": 0, **dict.fromkeys(CUT_KINDS, 0)}
+    units: list[str] = []
+    for t in rendered:
+        if len(t) > limit:
+            cuts["messages"] += 1
+            units += _split_lines(t, limit, cuts)
+        else:
+            units.append(t)
+    return units, cuts
+
+
+def chunk_texts(units: list[str], folds: int) -> list[str]:
+    """The units grouped into `folds` chunk texts, each with the synthetic chunks' header."""
+    return [f"=== session chunk {c + 1} of {folds} ===\n" + "\n".join(g) + "\n"
+            for c, g in enumerate(chunk_turns(units, folds))]
+
+
 def session_chunks(transcript: Transcript, folds: int) -> list[str]:
     """The main thread as `folds` chunk texts, each with the synthetic chunks' header.
 
     Paper §3.1: "A synthetic session ... is divided into chunks": here at message
-    boundaries, a message longer than a chunk split at line boundaries, so no fold ever
-    sees half a line.
+    boundaries, a message longer than a chunk split at line boundaries, and a line longer
+    than a chunk at its last whitespace within the chunk's share (else at that share), so
+    every chunk stays near its share and a smaller share (more `folds`) always shrinks it.
     """
-    rendered = turns(transcript)
-    limit = max(1, sum(len(t) + 1 for t in rendered) // folds)
-    units = [p for t in rendered for p in (_split_lines(t, limit) if len(t) > limit else [t])]
-    groups = chunk_turns(units, folds)
-    return [f"=== session chunk {c + 1} of {folds} ===\n" + "\n".join(g) + "\n"
-            for c, g in enumerate(groups)]
+    return chunk_texts(session_units(turns(transcript), folds)[0], folds)
+
+
+def chunk_chars_at(rendered: list[str], folds: int) -> list[int]:
+    """The characters of each chunk `folds` would cut the rendered turns into (the
+    context check's trial of a `folds` before it advises it)."""
+    return [len(c) for c in chunk_texts(session_units(rendered, folds)[0], folds)]
 
 
 # -- planting and its checks -----------------------------------------------------------------
@@ -233,7 +297,11 @@ def _where_else(fact: OwnFact, transcript: Transcript) -> str:
     for texts, says in places:
         if any(has_whole_token(fact.value, t) for t in texts):
             return f" ({says})"
-    if fact.value in "\n".join(turns(transcript)):
+    rendered = "\n".join(turns(transcript))
+    if has_whole_token(fact.value, rendered):
+        return (" (a line longer than a chunk was cut through it, at a space of the value "
+                "or where the line has no whitespace; another `folds` moves the cut)")
+    if fact.value in rendered:
         return " (only inside a longer token; the grader needs it whole)"
     return ""
 
@@ -262,7 +330,8 @@ def credential_lines(transcript: Transcript) -> list[tuple[int, str]]:
     """(line, kind) of every secret in the transcript's raw file lines (foldstudy/secrets.py:
     the project's key shapes and detect-secrets' plugins): reported by file and line,
     never the value (a transcript is private; its chunks reach a model)."""
-    return [(h.line, h.kind) for h in find_secrets("\n".join(transcript.lines))]
+    return secrets_cached(transcript.path, lambda: [
+        (h.line, h.kind) for h in find_secrets("\n".join(transcript.lines))])
 
 
 OPAQUE_NOTE = "opaque: the CLI stored its summary encrypted"
@@ -312,18 +381,44 @@ def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
         raise SessionError(f"{spec.transcript}: {len(tr.messages)} messages on the main "
                            f"thread, fewer than folds: {spec.folds}; lower `folds` or use a "
                            "longer session")
-    chunks = session_chunks(tr, spec.folds)
+    rendered = turns(tr)
+    units, cut = session_units(rendered, spec.folds)
+    chunks = chunk_texts(units, spec.folds)
     facts = plant(facts_in, chunks, tr, spec.facts)
     meta = {
         "n_chunks": spec.folds,
         "chunk_chars_target": sum(len(c) for c in chunks) // spec.folds,
         **size_meta(chunks),
-        "session": session_meta(spec, tr, sha256_file(Path(spec.transcript).expanduser())),
+        # `cut`: messages longer than a chunk's share, and their cuts by kind
+        "session": {**session_meta(spec, tr, file_sha256(Path(spec.transcript).expanduser())),
+                    "cut": cut},
         "own_compaction": baseline(facts, tr),
         "credential_lines": [{"line": n, "kind": k} for n, k in credential_lines(tr)],
     }
     # scale does not apply: the session's size is the transcript's
-    return Fixture(spec.name, seed, 0.0, tuple(chunks), tuple(facts), meta)
+    return SessionFixture(spec.name, seed, 0.0, tuple(chunks), tuple(facts), meta,
+                          rendered=tuple(rendered),
+                          message_lines=tuple(m.line for m in tr.messages))
+
+
+@dataclass(frozen=True)
+class SessionFixture(Fixture):
+    """A session's fixture, with the rendered turns it was cut from, so the context check
+    can try another `folds` before it advises one (never written: the fixture JSON and
+    manifest are the Fixture's)."""
+
+    rendered: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    message_lines: tuple[int, ...] = field(default=(), repr=False, compare=False)
+
+    def chunk_chars_at(self, folds: int) -> list[int]:
+        """The characters of each chunk at `folds` (chunk_chars_at)."""
+        return chunk_chars_at(list(self.rendered), folds)
+
+    def longest_message(self) -> str:
+        """The longest message of the main thread, named by turn and transcript line."""
+        i = max(range(len(self.rendered)), key=lambda k: len(self.rendered[k]))
+        return (f"the longest, message {i} at transcript line {self.message_lines[i]}, is "
+                f"{len(self.rendered[i]):,} characters")
 
 
 def make_session_fixture(spec: dict[str, Any], seed: int, fixture_out: str,
@@ -346,126 +441,109 @@ def make_session_fixture(spec: dict[str, Any], seed: int, fixture_out: str,
 
 # -- candidates: help writing a facts file (no model) ------------------------------------------
 
-# Identifier shapes, most specific first; a token is given the first class it matches.
-CANDIDATE_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("uuid", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                        r"[0-9a-fA-F]{12}\b")),
-    ("url", re.compile(r"\bhttps?://[^\s\"'<>()\]]+[^\s\"'<>()\].,;:]")),
-    ("timestamp", re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
-                             r"(?:Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2} UTC\b")),
-    ("key_id", re.compile(r"\b(?:kid|key|akid)[-_][A-Za-z0-9-]{4,}\b")),
-    ("hash", re.compile(r"\b(?:sha256:)?[0-9a-f]{12,64}\b")),
-    ("release_tag", re.compile(r"(?<![\w.])v\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?\b")),
-    ("path", re.compile(r"(?<![\w:/])(?:~|\.{1,2})?/(?:[\w.@-]+/)*[\w.@-]+")),
-    ("handle", re.compile(r"(?<![\w.])@[A-Za-z][\w.-]*\w")),
-    ("hostname", re.compile(r"\b(?:[a-z0-9-]+\.)+(?:internal|local|lan|corp|zone|com|net|"
-                            r"org|io|dev|cloud)\b")),
-    ("port", re.compile(r"(?:(?<=[a-z]:)|(?<=[:=] )|(?<=port )|(?<=port: ))\d{4,5}(?![\w.])")),
-)
 CANDIDATE_COLUMNS = ("token", "class", "first_turn", "count", "context")
-# A number after `key: ` or `key = ` is a port only when the key's last part says so (a
-# JSON "server.timeout": 30000 is not one), or when it follows a host (gw.internal:47213).
-PORT_KEY = re.compile(r"port|listen|bind", re.IGNORECASE)
-_KEY_BEFORE = re.compile(r"([\w.-]+)([\"']?)(\s*)([:=])(\s?)$")
-
-# `@name` in a code attribute's, decorator's, annotation's or doc tag's place is no handle.
-# Where a line of code opens: the text's own line start, a line the Read tool numbered
-# (`     4→`, cat -n style, or `4<tab>`), or an escaped newline inside a JSON string (an
-# Edit or Write tool call's input), then indentation and a doc comment's marker
-# (` * @param`, `/// @see`, `// @ts-ignore`).
-_READ_LINE_NUMBER = re.compile(r"\s*\d+(?:→|\t)")
-_CODE_INDENT = re.compile(r"(?:\s|\\t)*(?:(?:\*|//+)\s*)?")
-# What follows an attribute definition rather than a name in prose: a call, a string or
-# heredoc (`@moduledoc """`, escaped inside JSON), a literal, a typespec, an assignment.
-_ATTRIBUTE_TAIL = re.compile(r"\(|\s+(?:\\?\"|'''|(?:true|false|nil)\b|::)"
-                             r"|\s*[-+*/|&]?=(?!=)")
-# The names code gives such attributes, which no handle is taken for: Elixir module
-# attributes, Python decorators, Java/Kotlin/TypeScript annotations, JSDoc and Javadoc
-# tags, CSS and Sass at-rules, Swift attributes.
-CODE_ATTRIBUTES = frozenset("""
-    moduledoc doc typedoc spec type typep opaque impl behaviour behavior callback
-    macrocallback derive enforce_keys optional_callbacks compile deprecated since
-    external_resource on_load before_compile after_compile dialyzer vsn moduletag
-    describetag dataclass property staticmethod classmethod abstractmethod cached_property
-    override overload wraps contextmanager asynccontextmanager total_ordering lru_cache
-    cache fixture Override Deprecated SuppressWarnings FunctionalInterface SafeVarargs Test
-    BeforeEach AfterEach BeforeAll AfterAll Autowired Component Service Repository
-    Controller RestController Bean Configuration Entity Injectable Input Output NgModule
-    Directive HostListener ViewChild JvmStatic Nullable NonNull Nonnull param returns
-    return throws throw see author example todo typedef link inheritDoc ts-ignore
-    ts-expect-error ts-nocheck media import keyframes font-face supports layer container
-    tailwind apply mixin include extend charset namespace objc available escaping MainActor
-    Published State Binding discardableResult
-""".split())
-# Modules whose decorators are written dotted (`@pytest.fixture`, `@mock.patch`).
-CODE_MODULES = frozenset({"pytest", "functools", "unittest", "mock", "typing", "abc",
-                          "contextlib", "dataclasses", "app", "router", "click"})
-
-
-def _code_attribute(text: str, m: re.Match[str]) -> bool:
-    """Whether an `@name` sits where code puts an attribute, not where prose names a
-    person: its name is one code gives attributes (in prose too: "the module lacks a
-    @moduledoc"), it opens a line of code (a line of the Read tool's numbered output or
-    one inside a JSON-escaped tool input included), it sits in inline code, or what
-    follows it is an attribute's value or a call."""
-    name = m.group(0)[1:]
-    if name in CODE_ATTRIBUTES or name.split(".")[0] in CODE_MODULES:
-        return True
-    if m.start() > 0 and text[m.start() - 1] == "`":
-        return True
-    line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-    escaped = line.rsplit("\\n", 1)
-    numbered = _READ_LINE_NUMBER.match(line)
-    opening = escaped[-1] if len(escaped) == 2 else line[numbered.end() if numbered else 0:]
-    if _CODE_INDENT.fullmatch(opening):
-        return True
-    return bool(_ATTRIBUTE_TAIL.match(text, m.end()))
-
-
-def _fits(cls: str, text: str, m: re.Match[str]) -> bool:
-    """Whether the token's context agrees with the class its shape proposes: a port by
-    its key, a handle not in a code attribute's place (_code_attribute)."""
-    if cls == "port":
-        key = _KEY_BEFORE.search(text[max(0, m.start() - 60):m.start()])
-        if key is None:
-            return True  # "port 47213": the pattern itself read the word port
-        name, quote, sep = key.group(1), key.group(2), key.group(4)
-        if PORT_KEY.search(name.rsplit(".", 1)[-1]):
-            return True
-        # host:port is written tight (gw.internal:47213); a JSON or YAML key's value
-        # follows a quote or a space ("server.timeout": 30000, db.pool_size: 20000),
-        # and then only the key's last part may say port
-        tight = not (quote or key.group(3) or key.group(5))
-        return tight and sep == ":" and ("." in name or name == "localhost")
-    if cls == "handle":
-        return not _code_attribute(text, m)
-    return True
+SET_ASIDE_COLUMNS = ("reason", "tokens", "examples", "says")
 
 
 def candidates(transcript: Transcript, context_chars: int = 60) -> list[dict[str, Any]]:
-    """The identifier-shaped tokens of the main thread: for each its proposed class, the
-    turn it first occurs in, how often it occurs, and a snippet around its first
-    occurrence; in order of first occurrence."""
+    """The identifier-shaped tokens of the main thread a user would pick (the one
+    classifier, study/identifiers.py): for each its proposed class, the turn it first
+    occurs in, how often it occurs, and a snippet around its first occurrence; in order
+    of first occurrence."""
+    return candidates_and_set_aside(transcript, context_chars)[0]
+
+
+def candidates_and_set_aside(transcript: Transcript, context_chars: int = 60
+                             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """(the candidates, reason -> the distinct tokens of an identifier's shape set aside
+    for it, in order of first occurrence).
+
+    A token is a candidate where any occurrence of it is one, except an `@name` that code
+    or markup uses anywhere in the session: `@pane_id` of a HEEx template is an attribute
+    in the assistant's prose about it too ("the @pane_id assign is nil")."""
     found: dict[str, dict[str, Any]] = {}
-    for turn, text in enumerate(turns(transcript)):
-        taken: list[tuple[int, int]] = []
-        for cls, pat in CANDIDATE_CLASSES:
-            for m in pat.finditer(text):
-                if any(a < m.end() and m.start() < b for a, b in taken):
-                    continue  # inside a token a more specific class already took
-                if not _fits(cls, text, m):
-                    continue
-                token = m.group(0)
-                taken.append((m.start(), m.end()))
-                if token not in found:
-                    a, b = max(0, m.start() - context_chars), m.end() + context_chars
-                    snippet = " ".join(text[a:b].split())
-                    found[token] = {"token": token, "class": cls, "first_turn": turn,
-                                    "count": 0, "context": snippet}
-    whole = "\n".join(turns(transcript))
+    aside: dict[str, str] = {}
+    rendered = turns(transcript)
+    for turn, text in enumerate(rendered):
+        for t in classify(text):
+            if t.set_aside:
+                aside.setdefault(t.text, t.set_aside)
+                if t.set_aside == "code_attribute":
+                    aside[t.text] = "code_attribute"
+                continue
+            if t.text not in found:
+                a, b = max(0, t.start - context_chars), t.end + context_chars
+                found[t.text] = {"token": t.text, "class": t.cls, "first_turn": turn,
+                                 "count": 0, "context": " ".join(text[a:b].split())}
+    for token, why in aside.items():
+        if why == "code_attribute":
+            found.pop(token, None)
+    in_turns = _turns_by_word(rendered)
     for row in found.values():
-        row["count"] = len(whole_token_pattern(row["token"]).findall(whole))
-    return [r for r in found.values() if r["count"]]
+        row["count"] = sum(whole_token_count(row["token"], rendered[i])
+                           for i in _turns_holding(row["token"], in_turns))
+    by_reason: dict[str, list[str]] = {r: [] for r in SET_ASIDE}
+    for token, why in aside.items():
+        if token not in found:
+            by_reason[why].append(token)
+    return [r for r in found.values() if r["count"]], by_reason
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _turns_by_word(rendered: list[str]) -> dict[str, list[int]]:
+    """word -> the turns it occurs in as a whole run of word characters."""
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, text in enumerate(rendered):
+        for word in set(_WORD.findall(text)):
+            index[word].append(i)
+    return index
+
+
+def _turns_holding(token: str, in_turns: dict[str, list[int]]) -> list[int]:
+    """The turns a whole-token occurrence of `token` can be in: those holding its rarest
+    word. A whole token has no word character on either side, so each of its runs of
+    word characters is a whole run in the text too; a token occurs within one turn (no
+    candidate holds a newline), so its count over the session is the sum over these."""
+    return min((in_turns.get(w, []) for w in _WORD.findall(token)), key=len, default=[])
+
+
+def whole_token_count(value: str, text: str) -> int:
+    """How many times `value` occurs in `text` as a whole token (the grader's rule: the
+    same count as whole_token_pattern(value).findall(text)), found by substring search
+    and each hit checked where it stands: the pattern's lookbehinds, tried at every
+    character, take seconds a token on a 30 MB session; a substring search takes
+    milliseconds."""
+    pattern, n, i = whole_token_pattern(value), 0, text.find(value)
+    while i >= 0:
+        if pattern.match(text, i):
+            n += 1
+            i = text.find(value, i + len(value))
+        else:
+            i = text.find(value, i + 1)
+    return n
+
+
+def set_aside_rows(by_reason: dict[str, list[str]], examples: int = 5
+                   ) -> list[dict[str, Any]]:
+    """One row a reason: how many distinct tokens it set aside, the first few, and what
+    the reason means (SET_ASIDE)."""
+    return [{"reason": r, "tokens": len(ts), "examples": " ".join(ts[:examples]),
+             "says": SET_ASIDE[r]} for r, ts in by_reason.items()]
+
+
+def set_aside_note(rows: list[dict[str, Any]]) -> str:
+    """The candidates list's line on what it set aside, by reason."""
+    total = sum(r["tokens"] for r in rows)
+    if not total:
+        return "Set aside: no token of an identifier's shape."
+    parts = [f"{r['tokens']} {r['reason'].replace('_', ' ')} ({r['says']}"
+             + (f"; e.g. {', '.join(f'`{t}`' for t in r['examples'].split()[:3])})"
+                if r["examples"] else ")")
+             for r in rows if r["tokens"]]
+    return (f"Set aside {total} token(s) of an identifier's shape that are none a user "
+            f"would plant (counted in set_aside.tsv): {'; '.join(parts)}.")
 
 
 def read_note(tr: Transcript) -> list[str]:
@@ -500,14 +578,18 @@ def candidates_markdown(rows: list[dict[str, Any]], name: str, transcript: str,
 
 
 def candidates_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
-    """Rule candidates: results/sessions/<scenario>/candidates.tsv and .md."""
+    """Rule candidates: results/sessions/<scenario>/candidates.tsv and .md, and
+    set_aside.tsv, what the list left out by reason."""
     from ..io import write_text, write_tsv
 
     spec = SessionSpec.of(params.name, {**params.scenario, "transcript": input.transcript})
     tr = spec.read(f"config.scenarios.{params.name}")
-    rows = candidates(tr)
+    rows, by_reason = candidates_and_set_aside(tr)
+    aside = set_aside_rows(by_reason)
     write_tsv(rows, CANDIDATE_COLUMNS, output.tsv)
-    write_text(candidates_markdown(rows, params.name, input.transcript, read_note(tr)),
-               output.md)
-    log.info("%s: %d candidate tokens", params.name, len(rows))
+    write_tsv(aside, SET_ASIDE_COLUMNS, output.set_aside)
+    write_text(candidates_markdown(rows, params.name, input.transcript,
+                                   [*read_note(tr), set_aside_note(aside)]), output.md)
+    log.info("%s: %d candidate tokens, %d set aside", params.name, len(rows),
+             sum(r["tokens"] for r in aside))
     return rows
