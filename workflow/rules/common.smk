@@ -21,7 +21,14 @@ from foldstudy.report.paths import block_path
 from foldstudy.run.audit import budget_note
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt, fold_budget
-from foldstudy.study.config import ConfigError, decide_sweeps, load_study, run_path
+from foldstudy.study.config import (
+    ConfigError,
+    decide_evidence_note,
+    decide_sweeps,
+    load_study,
+    package_arms,
+    run_path,
+)
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
 from foldstudy.study.spec import (
@@ -460,6 +467,15 @@ def decision_inputs(wildcards):
 # Without `decide:` none of this enters the DAG: staged_runs is every run, as before.
 DECIDE = STUDY.config["decide"]
 DECIDE_SWEEPS = decide_sweeps(STUDY.config)
+# Evidence mode stages nothing: `decide:` is checked against the package's sweeps and
+# what the cards read is said once.
+_refusal, _note = decide_evidence_note(
+    STUDY.config, package_arms(Path(GEN_EVIDENCE) / "rows.csv") if EVIDENCE_MODE else {}
+)
+if _refusal:
+    raise WorkflowError(_refusal)
+if _note:
+    logger.info(_note)
 
 
 def decide_rotation(sweep):

@@ -5,7 +5,8 @@ A look grades the runs made so far, tests the pair on every model still running
 (sequential.look: the sign-flip p against the Lan–DeMets nominal level), and writes
 results/decide/<sweep>/look<k>.json: per model its repeats so far, its status and, for a
 model that goes on, the repeats it will have after the next stage. A model stops when
-its contrast is decided (a difference or equivalence), at max_repeats, or when the next
+its contrast is decided (a difference or equivalence), when both arms lost every fact
+(sequential.ALL_LOST: nothing to compare, so never "equivalent"), at max_repeats, or when the next
 stage would pass budget_usd at the audit's worst-case prices: then it is undecided, with
 what it spent, the repeats left to max_repeats and their price. A budget that runs out
 in the middle of a stage (its runs end as not_run:budget records, run/fold.py) stops the
@@ -55,6 +56,14 @@ def block_diffs(cell: pd.DataFrame, pair: tuple[str, str]) -> np.ndarray:
     return (pr["recall_second"] - pr["recall_first"]).to_numpy()
 
 
+def pair_lost_everything(cell: pd.DataFrame, pair: tuple[str, str]) -> bool:
+    """Did both arms of the pair recall no graded value in any valid row of the model?
+    Then the look stops as the card reads it (decision.ALL_LOST), never as equivalence."""
+    v = A.valid_rows(cell)
+    v = v[v["arm"].isin(pair)]
+    return not v.empty and int(v["n_correct"].sum()) == 0
+
+
 def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
                checks: pd.DataFrame, pair: tuple[str, str], decide: dict[str, Any],
                alpha: float, power: float, rotation: int, seed: int) -> dict[str, Any]:
@@ -83,6 +92,9 @@ def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
     if len(diffs) < 2:
         return {**state, "status": CONTINUE if not final else S.UNDECIDED, "p": None,
                 "nominal": None, "next": min(mx, done + rotation)}
+    if pair_lost_everything(cell, pair):
+        return {**state, "status": S.ALL_LOST, "p": None, "nominal": None,
+                "difference": 0.0}
     lk = S.look(diffs, fractions, alpha, float(decide["margin"]), final, seed)
     state.update(status=lk.outcome, p=lk.p, nominal=lk.nominal,
                  difference=float(np.mean(diffs)))
