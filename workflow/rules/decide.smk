@@ -45,6 +45,7 @@ checkpoint decide_look:
         unpack(look_inputs),
         grading=GRADING_YAML,
         arms_yaml=ARMS_YAML,
+        analysis=ANALYSIS_YAML,
     output:
         state="results/decide/{sweep}/look{look}.json",
     log:
@@ -62,6 +63,9 @@ checkpoint decide_look:
         seed=lambda w: STUDY.config["sweeps"][w.sweep]["seed"],
         alpha=STUDY.config["power"]["alpha"],
         power=STUDY.config["power"]["power"],
+        # the family whose size alpha is split by (decision.planned_family_size)
+        compare_pairs=STUDY.config["compare_pairs"],
+        own_arms=own_arm_twins(arms_file_path(STUDY.config)),
         # the next stage is priced at the audit's worst case against what is left
         arms=audit_arms(),
         backends=audit_backends(),

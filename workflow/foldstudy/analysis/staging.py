@@ -32,7 +32,8 @@ from ..io import read_json, write_text
 from . import analysis as A
 from . import power as P
 from . import sequential as S
-from .decision import cell_icc
+from .analysis import Analysis
+from .decision import cell_icc, planned_family_size
 
 log = logging.getLogger(__name__)
 
@@ -178,12 +179,19 @@ def record_usd(record: dict[str, Any]) -> float:
 
 def look_state(sweep: str, look: int, prev: dict[str, Any] | None, rows: pd.DataFrame,
                checks: pd.DataFrame, run_usd: dict[str, float], params: Any,
-               per_repeat: dict[str, float | None], spent_usd: float) -> dict[str, Any]:
-    """The look's file: every model's state, and whether the sweep is done."""
+               per_repeat: dict[str, float | None], spent_usd: float, family_size: int = 1
+               ) -> dict[str, Any]:
+    """The look's file: every model's state, and whether the sweep is done.
+
+    Each model's contrast is one of a family (decide.family; decision.planned_family_size
+    counts it before any row): the looks spend alpha / family size, split before it is
+    spent over the looks, so the family's chance of any false difference stays at most
+    alpha whichever models stop when (Bonferroni)."""
     decide = params.decide
     pair = (decide["pair"][0], decide["pair"][1])
+    family = max(1, int(family_size))
     states = {m: model_look(m, (prev or {}).get("models", {}).get(m), rows, checks, pair,
-                            decide, params.alpha, params.power, params.rotation,
+                            decide, params.alpha / family, params.power, params.rotation,
                             params.seed + look)
               for m in params.models}
     budget_stop(states, per_repeat, params.budget_usd, spent_usd, int(decide["max_repeats"]))
@@ -192,7 +200,8 @@ def look_state(sweep: str, look: int, prev: dict[str, Any] | None, rows: pd.Data
         s["price_per_repeat_usd"] = per_repeat.get(m)
     done = all(s["status"] != CONTINUE for s in states.values())
     return {"sweep": sweep, "look": look, "pair": list(pair), "done": done,
-            "max_repeats": int(decide["max_repeats"]), "models": states}
+            "max_repeats": int(decide["max_repeats"]), "family_size": family,
+            "alpha": params.alpha / family, "models": states}
 
 
 def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
@@ -216,8 +225,12 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
     per_repeat = {m: _repeat_usd(price, params.sweep, m, params.sweep_arms)
                   for m in params.models}
     spent = float(read_ledger(params.ledger)["spent_usd"])
+    an = Analysis.load(input.analysis, input.arms_yaml)
+    family = planned_family_size(an, params.compare_pairs, dict(params.own_arms),
+                                 params.decide["pair"], params.sweep_arms,
+                                 len(params.models), params.decide["family"])
     state = look_state(params.sweep, int(params.look), prev, rows_df, checks_df, run_usd,
-                       params, per_repeat, spent)
+                       params, per_repeat, spent, family)
     write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", output.state)
     log.info("look %s of %s: %s", params.look, params.sweep,
              ", ".join(f"{m} {s['status']} at {s['repeats']}" for m, s in

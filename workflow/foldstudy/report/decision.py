@@ -65,7 +65,17 @@ def contrast_line(v: D.ContrastVerdict) -> str:
                     else "price unknown (no audit prices in evidence mode)")
     return (f"| {pair_label(v.a, v.b)} ({v.source}) | {v.blocks} | {v.a_mean:.3f} | "
             f"{v.b_mean:.3f} | {v.difference:+.3f}{band} | {_p(v.p_permutation)} "
-            f"| {_p(v.tost_p)} | {verdict} |")
+            f"| {adjusted_cell(v)} | {_p(v.tost_p)} | {verdict} |")
+
+
+def adjusted_cell(v: D.ContrastVerdict) -> str:
+    """The adjusted p the word reads, how, and against what level, with the family's
+    size: `0.0310 (Holm, 1 of 24) ≤ 0.05`."""
+    if v.p_adjusted is None:
+        return "—"
+    how = f"{v.adjustment}, " if v.adjustment and v.family_size > 1 else ""
+    level = f" vs {_p(v.level)}" if v.level is not None else ""
+    return f"{_p(v.p_adjusted)} ({how}family of {v.family_size}){level}"
 
 
 def diagnosis_lines(d: D.Diagnosis, an: Analysis) -> list[str]:
@@ -134,9 +144,11 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
         out += [f"**Verdict: {D.ALL_LOST}.**", ""]
     if c.contrasts:
         out += ["Contrasts (b − a over blocks, with its 95% bootstrap interval; p: the "
-                "exact sign-flip permutation test over blocks; TOST at the margin):", "",
-                "| a–b | blocks | a | b | b − a | permutation p | TOST p | verdict |",
-                "|---|---|---|---|---|---|---|---|",
+                "exact sign-flip permutation test over blocks, raw and adjusted within its "
+                "family; TOST at the margin):", "",
+                "| a–b | blocks | a | b | b − a | permutation p | adjusted p | TOST p | "
+                "verdict |",
+                "|---|---|---|---|---|---|---|---|---|",
                 *[contrast_line(v) for v in c.contrasts], ""]
     if c.staged:
         out += [staged_line(c.staged), ""]
@@ -148,12 +160,13 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     return out
 
 
-def decision_markdown(cards: Sequence[D.Card], an: Analysis, margin: float) -> str:
+def decision_markdown(cards: Sequence[D.Card], an: Analysis, margin: float,
+                      family: str = "sweep") -> str:
     lines = ["# Decision: which carrier for your model", "",
              f"One card per (sweep, model). Verdicts: *a better* / *b better* where the "
-             f"permutation p is at most {an.alpha:g}; *equivalent within ±{margin:g}* "
-             "where TOST passes; else *undecided*, with the repeats that would decide it.",
-             ""]
+             f"permutation p, adjusted within its family, is at most {an.alpha:g}; "
+             f"*equivalent within ±{margin:g}* where TOST passes; else *undecided*, with "
+             "the repeats that would decide it.", "", family_line(family, an.alpha), ""]
     for c in cards:
         lines += card_markdown(c, an)
     return "\n".join(lines).rstrip() + "\n"
@@ -170,11 +183,23 @@ def _clean(x: Any) -> Any:
     return x
 
 
+def family_line(family: str, alpha: float) -> str:
+    """What one error rate covers, said once above the cards."""
+    which = ("every contrast the sweep's cards read" if family == "sweep"
+             else "the contrasts of one model's card")
+    return (f"Error control (`decide.family: {family}`): the chance of any false *better* "
+            f"in a family ({which}) is held at {alpha:g}. Fixed designs adjust each "
+            "permutation p by Holm within the family; a staged pair's looks split alpha "
+            "by the family's size before spending it over the looks (Bonferroni). "
+            "Equivalence is TOST per contrast, reported as it is: not adjusted.")
+
+
 def write_decision(cards: Sequence[D.Card], an: Analysis, margin: float, out_md: str,
-                   out_json: str) -> str:
-    text = decision_markdown(cards, an, margin)
+                   out_json: str, family: str = "sweep") -> str:
+    text = decision_markdown(cards, an, margin, family)
     write_text(text, out_md)
-    write_text(json.dumps(_clean({"margin": margin, "cards": [c.to_dict() for c in cards]}),
+    write_text(json.dumps(_clean({"margin": margin, "family": family, "alpha": an.alpha,
+                                  "cards": [c.to_dict() for c in cards]}),
                           indent=1, sort_keys=True) + "\n", out_json)
     return text
 
@@ -223,6 +248,7 @@ def card_inputs(params: Any, input: Any, an: Analysis) -> D.CardInputs:
         rotation=lambda s: cycle_length(sweeps[s]["design"], len(sweeps[s]["arms"]))
         if s in sweeps else 1,
         price=price or (lambda s, m, a: None),
+        family=str(decide.get("family") or "sweep"),
         staged=staged_summaries([input[k] for k in input.keys() if k.startswith("decide_")]))
 
 
@@ -246,6 +272,7 @@ def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[st
                 "remaining_repeats": s.get("remaining_repeats"),
                 "remaining_usd": s.get("remaining_usd"), "p": s.get("p"),
                 "nominal": s.get("nominal"),
+                "family_size": int(state.get("family_size", 1)),
                 "mid_stage": bool(s.get("stopped_mid_stage"))}
     return out
 
@@ -256,4 +283,4 @@ def decision_stage(input: Any, output: Any, params: Any) -> str:
     rows, checks = decision_frames(input.rows, input.checks)
     ci = card_inputs(params, input, an)
     return write_decision(D.cards(rows, checks, an, ci), an, ci.margin, output.md,
-                          output.json)
+                          output.json, ci.family)
