@@ -478,6 +478,19 @@ if _note:
     logger.info(_note)
 
 
+def look_decide():
+    """`decide:` as a look reads it: without the gate."""
+    return {k: v for k, v in (DECIDE or {}).items() if k != "gate"} or None
+
+
+def gate_pair():
+    """The gate's two arms, in name order: all a look needs of the gate (whether the
+    cards read one more contrast in the family), so turning the gate around reruns no
+    look."""
+    gate = (DECIDE or {}).get("gate")
+    return sorted([gate["arm"], gate["against"]]) if gate else None
+
+
 def decide_rotation(sweep):
     sw = STUDY.config["sweeps"][sweep]
     return cycle_length(sw["design"], len(sw["arms"]))
@@ -573,9 +586,10 @@ def decided_looks():
 
 
 def decision_sweeps():
-    """Each sweep's arms and order design: the rotation a repeat plan rounds to."""
+    """Each sweep's arms, order design and models: the rotation a repeat plan rounds
+    to, and the models a gate holds on."""
     return {
-        s: {k: sw[k] for k in ("arms", "design")}
+        s: {k: sw[k] for k in ("arms", "design", "models")}
         for s, sw in STUDY.config["sweeps"].items()
     }
 

@@ -56,7 +56,10 @@ checkpoint decide_look:
     params:
         sweep=lambda w: w.sweep,
         look=lambda w: int(w.look),
-        decide=DECIDE,
+        # without the gate, which decides nothing here beyond the family's size: a
+        # changed gate reruns the cards and the gate, never the looks
+        decide=look_decide(),
+        gate_pair=gate_pair(),
         models=lambda w: STUDY.config["sweeps"][w.sweep]["models"],
         sweep_arms=lambda w: STUDY.config["sweeps"][w.sweep]["arms"],
         rotation=lambda w: decide_rotation(w.sweep),
@@ -75,3 +78,38 @@ checkpoint decide_look:
         ledger=LEDGER,
     script:
         "../scripts/decide_look.py"
+
+
+# The gate (config decide.gate): results/gate.json says per model whether the cards hold
+# what the gate states, and `snakemake -c1 gate` fails with one line per failing model
+# (DESIGN §6). Two rules, so the verdicts file is kept when the gate fails.
+# Logic: foldstudy/report/gate.py.
+
+
+rule gate_verdicts:
+    input:
+        decision="results/decision.json",
+    output:
+        gate="results/gate.json",
+    log:
+        "results/logs/gate_verdicts.log",
+    localrule: True
+    conda:
+        ENV
+    params:
+        gate=(STUDY.config["decide"] or {}).get("gate"),
+        sweeps=decision_sweeps(),
+    script:
+        "../scripts/gate_verdicts.py"
+
+
+rule gate:
+    input:
+        gate="results/gate.json",
+    log:
+        "results/logs/gate.log",
+    localrule: True
+    conda:
+        ENV
+    script:
+        "../scripts/gate.py"

@@ -317,9 +317,11 @@ def cell_icc(checks: pd.DataFrame, cell: pd.DataFrame, arms: Sequence[str]
 
 
 def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict[str, str],
-                   decide_pair: Sequence[str] | None) -> list[tuple[str, str, str]]:
+                   decide_pair: Sequence[str] | None,
+                   gate_pair: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
     """Every contrast a card may read, each once: the decide pair, the own arms against
-    their twins (twin as a, own as b), then the analysis pairs (power.contrasts)."""
+    their twins (twin as a, own as b), then the analysis pairs (power.contrasts), then the
+    gate's pair (decide.gate: against as a, its arm as b) where none of those reads it."""
     out: list[tuple[str, str, str]] = []
     if decide_pair:
         out.append((decide_pair[0], decide_pair[1], "decide"))
@@ -327,6 +329,8 @@ def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict
     seen = {(a, b) for a, b, _ in out}
     out += [(a, b, "analysis") for a, b in P.contrasts(an, [list(p) for p in extra_pairs])
             if (a, b) not in seen]
+    if gate_pair and not any({a, b} == set(gate_pair) for a, b, _ in out):
+        out.append((gate_pair[0], gate_pair[1], "gate"))
     return out
 
 
@@ -345,6 +349,7 @@ class CardInputs:
     # decide: (sweep, model) -> what its staged run took (report/decision.staged_summary)
     staged: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     family: str = "sweep"  # decide.family: the contrasts one error rate covers
+    gate_pair: tuple[str, str] | None = None  # decide.gate: (against, arm)
 
 
 def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
@@ -357,7 +362,8 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
-    for a, b, source in cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair):
+    for a, b, source in cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
+                                       ci.gate_pair):
         pr = A.pairs(cell, a, b)
         if pr.empty:
             continue
@@ -490,11 +496,12 @@ def _plan_level(v: ContrastVerdict, alpha: float) -> float:
 
 def planned_family_size(an: Analysis, extra_pairs: Sequence[Sequence[str]],
                         own: dict[str, str], decide_pair: Sequence[str] | None,
-                        sweep_arms: Sequence[str], models: int, family: str) -> int:
+                        sweep_arms: Sequence[str], models: int, family: str,
+                        gate_pair: Sequence[str] | None = None) -> int:
     """The contrasts a decide sweep's cards will read, before any row: the pairs of
     cell_contrasts both of whose arms the sweep runs, on every model for the `sweep`
     family, on one for `model`. What a staged look splits alpha by."""
     ran = set(sweep_arms)
-    n = sum(1 for a, b, _ in cell_contrasts(an, extra_pairs, own, decide_pair)
+    n = sum(1 for a, b, _ in cell_contrasts(an, extra_pairs, own, decide_pair, gate_pair)
             if {a, b} <= ran)
     return max(1, n * (models if family == "sweep" else 1))

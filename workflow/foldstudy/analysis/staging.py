@@ -228,7 +228,8 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
     an = Analysis.load(input.analysis, input.arms_yaml)
     family = planned_family_size(an, params.compare_pairs, dict(params.own_arms),
                                  params.decide["pair"], params.sweep_arms,
-                                 len(params.models), params.decide["family"])
+                                 len(params.models), params.decide["family"],
+                                 params.gate_pair)
     state = look_state(params.sweep, int(params.look), prev, rows_df, checks_df, run_usd,
                        params, per_repeat, spent, family)
     write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", output.state)

@@ -172,14 +172,14 @@ def decision_markdown(cards: Sequence[D.Card], an: Analysis, margin: float,
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _clean(x: Any) -> Any:
+def json_safe(x: Any) -> Any:
     """JSON without NaN: a missing number is null."""
     if isinstance(x, float) and math.isnan(x):
         return None
     if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
+        return {k: json_safe(v) for k, v in x.items()}
     if isinstance(x, list):
-        return [_clean(v) for v in x]
+        return [json_safe(v) for v in x]
     return x
 
 
@@ -198,7 +198,7 @@ def write_decision(cards: Sequence[D.Card], an: Analysis, margin: float, out_md:
                    out_json: str, family: str = "sweep") -> str:
     text = decision_markdown(cards, an, margin, family)
     write_text(text, out_md)
-    write_text(json.dumps(_clean({"margin": margin, "family": family, "alpha": an.alpha,
+    write_text(json.dumps(json_safe({"margin": margin, "family": family, "alpha": an.alpha,
                                   "cards": [c.to_dict() for c in cards]}),
                           indent=1, sort_keys=True) + "\n", out_json)
     return text
@@ -249,6 +249,7 @@ def card_inputs(params: Any, input: Any, an: Analysis) -> D.CardInputs:
         if s in sweeps else 1,
         price=price or (lambda s, m, a: None),
         family=str(decide.get("family") or "sweep"),
+        gate_pair=(gate["against"], gate["arm"]) if (gate := decide.get("gate")) else None,
         staged=staged_summaries([input[k] for k in input.keys() if k.startswith("decide_")]))
 
 

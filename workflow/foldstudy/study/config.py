@@ -269,9 +269,9 @@ def decide_sweeps(cfg: dict[str, Any]) -> list[str]:
     arms of its pair. None without `decide:`, and none in evidence mode, which folds
     nothing (the cards read the package's rows of the pair as they are)."""
     d = cfg.get("decide")
-    if not isinstance(d, dict) or cfg.get("evidence"):
+    if not isinstance(d, dict) or cfg.get("evidence") or not d.get("pair"):
         return []
-    pair = set(d.get("pair") or [])
+    pair = set(d["pair"])
     return [s for s, sw in cfg["sweeps"].items() if pair <= set(sw.get("arms", []))]
 
 
@@ -309,7 +309,26 @@ def decide_problems(cfg: dict[str, Any]) -> list[str]:
                    f"{d['max_repeats']} (at most one look per repeat)")
     elif "sweeps" in cfg and "max_repeats" in d:
         out += _rotation_looks(cfg, d) + _run_ceiling(cfg, d)
-    return out
+    return out + gate_problems(d.get("gate"), cfg.get("sweeps", {}))
+
+
+def gate_problems(gate: dict[str, Any] | None, sweeps: dict[str, Any]) -> list[str]:
+    """decide.gate holds one arm against another that some sweep runs both of, on models
+    such a sweep runs (report/gate.py checks it on the cards)."""
+    if not isinstance(gate, dict) or not {"arm", "against"} <= set(gate):
+        return []
+    arm, against = gate["arm"], gate["against"]
+    if arm == against:
+        return [f"config.decide.gate: arm and against are both {arm!r}; a gate holds one "
+                "arm against another"]
+    both = [s for s, sw in sweeps.items() if {arm, against} <= set(sw.get("arms", []))]
+    if not both:
+        return [f"config.decide.gate: no sweep runs both {arm} and {against}; add them "
+                "to a sweep's arms, or gate a pair a sweep runs"]
+    ran = {m for s in both for m in sweeps[s].get("models", [])}
+    return [f"config.decide.gate.models[{i}]: {m!r} is not a model of a sweep running "
+            f"{arm} and {against} (those run: {', '.join(sorted(ran))})"
+            for i, m in enumerate(gate.get("models") or []) if m not in ran]
 
 
 def _rotation_looks(cfg: dict[str, Any], d: dict[str, Any]) -> list[str]:
@@ -351,7 +370,7 @@ def decide_evidence_note(cfg: dict[str, Any], package_arms: dict[str, set[str]]
     sweeps (sweep -> the arms its rows hold): nothing is staged there, so the note says
     once which sweeps' cards read the pair; a pair no package sweep holds is refused."""
     d = cfg.get("decide")
-    if not isinstance(d, dict) or not cfg.get("evidence"):
+    if not isinstance(d, dict) or not cfg.get("evidence") or not d.get("pair"):
         return None, None
     a, b = d["pair"]
     have = sorted(s for s, arms in package_arms.items() if {a, b} <= arms)
