@@ -31,6 +31,8 @@ rule decision:
         backends=audit_backends(),
         probe_dir="results/probe",
         recall_max_tokens=STUDY.config["recall_max_tokens"],
+        # dollars priced as the ledger reserves (listed prices times learned ratios)
+        ledger=LEDGER,
     script:
         "../scripts/decision.py"
 
@@ -113,3 +115,31 @@ rule gate:
         ENV
     script:
         "../scripts/gate.py"
+
+
+# The decision's page (DESIGN §6): the forest plot and the cards, which the summary and
+# the comparison index link. Logic: foldstudy/report/decision.py, figures.py.
+
+
+rule decision_page:
+    input:
+        decision="results/decision.json",
+        analysis=ANALYSIS_YAML,
+        arms_yaml=ARMS_YAML,
+        template=res("templates", "decision.html.j2"),
+        style=res("templates", "viewer-style.css.j2"),
+    output:
+        html="results/decision.html",
+        png=report(
+            "results/figures/decision.png",
+            caption="../report/figure-decision.rst",
+            category="Figures",
+        ),
+        svg="results/figures/decision.svg",
+    log:
+        "results/logs/decision_page.log",
+    localrule: True
+    conda:
+        ENV
+    script:
+        "../scripts/decision_page.py"

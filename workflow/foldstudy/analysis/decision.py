@@ -133,6 +133,7 @@ class Card:
     own_arms: list[OwnArmCheck] = field(default_factory=list)
     # decide: the repeats this model took and what they cost (filled by the staged run)
     staged: dict[str, Any] | None = None
+    price_basis: str | None = None  # how the card's dollars are priced
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -350,6 +351,8 @@ class CardInputs:
     staged: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     family: str = "sweep"  # decide.family: the contrasts one error rate covers
     gate_pair: tuple[str, str] | None = None  # decide.gate: (against, arm)
+    # model -> how its dollars are priced (audit.RunPrices.basis), said on its card
+    price_basis: Callable[[str], str] = lambda m: "no prices"  # noqa: E731 - a default
 
 
 def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
@@ -358,7 +361,7 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     (the family's adjustment and the plans to decide come after, in `cards`)."""
     if int(cell["n_correct"].sum()) == 0:
         return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
-                    staged=ci.staged.get((sweep, model)))
+                    staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model))
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
@@ -373,7 +376,8 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
                               pr["recall_second"].to_numpy(), cell_icc(checks, cell, [a, b]),
                               k, an, ci.margin, level))
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
-                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged)
+                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged,
+                ci.price_basis(model))
 
 
 def contrast_level(source: str, staged: dict[str, Any] | None, alpha: float) -> float:

@@ -220,8 +220,9 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
         run_usd[record["model"]] = run_usd.get(record["model"], 0.0) + record_usd(record)
     prev = read_json(input.previous) if input.get("previous") else None
     prompts, fixtures = plan_inputs(input)
+    # the next stage priced as the ledger would reserve its calls now
     price = run_prices(prompts, fixtures, params.arms, params.backends, params.probe_dir,
-                       params.recall_max_tokens)
+                       params.recall_max_tokens, params.ledger)
     per_repeat = {m: _repeat_usd(price, params.sweep, m, params.sweep_arms)
                   for m in params.models}
     spent = float(read_ledger(params.ledger)["spent_usd"])

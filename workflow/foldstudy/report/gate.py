@@ -144,6 +144,6 @@ def gate_stage(input: Any) -> None:
         log.error("%s", line)
     if lines:
         n = sum(not m["pass"] for m in result["models"])
-        raise GateFailed(f"the gate fails on {n} of {len(result['models'])} models "
+        raise GateFailed(f"the gate does not hold on {n} of {len(result['models'])} models "
                          f"({input.gate}); each is named above")
     log.info("gate passes on all %d models (%s)", len(result["models"]), input.gate)
