@@ -119,11 +119,19 @@ def test_the_staged_study_finds_m_better_early_and_a_short_budget_leaves_it_unde
         # turned round, m at least better than j: it holds, and no look reruns
         study.configfile.write_text(json.dumps(_config(
             gw.base_url, decide={**DECIDE, "gate": GATE_HOLDS})))
-        p = study.snakemake("gate")
+        p = study.snakemake("gate", "carriers")
         assert p.returncode == 0, p.stderr[-3000:]
         assert "gate passes on all 1 models" in p.stdout + p.stderr
         assert "decide_look" not in p.stdout + p.stderr and len(gw.state.calls) == calls
         assert json.loads((study.workdir / "results/gate.json").read_text())["passed"]
+        # the chosen carrier as files (issue 43): m's prompt and the request its folds sent
+        folder = study.workdir / "results/decision/s/dear/carrier"
+        request = json.loads((folder / "request.json").read_text())
+        cap = json.loads((folder / "capacity.json").read_text())
+        assert request["messages"][0]["content"] == (folder / "prompt.md").read_text()
+        assert request["max_tokens"] == cap["fold_budget_tokens"] and cap["arm"] == "m"
+        assert "NEXT CHUNK (1 of" in request["messages"][1]["content"]
+        assert any(b["messages"] == request["messages"] for b in gw.state.billed)  # as sent
 
         # a budget that covers the first stage and runs out in the second
         look1 = json.loads((study.workdir / "results/decide/s/look1.json").read_text())

@@ -585,6 +585,24 @@ def decided_looks():
     return {f"decide_{s}": final_look(s) for s in DECIDE_SWEEPS}
 
 
+def own_arm_sources():
+    """Each own arm's files as the user wrote them (arms_file's system_prompt, schema):
+    the carrier folder copies them as they are."""
+    return {
+        a: {
+            k: spec[f"{k}_file"]
+            for k in ("system_prompt", "schema")
+            if spec.get(f"{k}_file")
+        }
+        for a, spec in STUDY.arm_table["arms"].items()
+        if str(spec.get("system_prompt", "")).startswith("own:")
+    }
+
+
+def own_arm_files():
+    return sorted({p for files in own_arm_sources().values() for p in files.values()})
+
+
 def decision_sweeps():
     """Each sweep's arms, order design and models: the rotation a repeat plan rounds
     to, and the models a gate holds on."""

@@ -143,3 +143,34 @@ rule decision_page:
         ENV
     script:
         "../scripts/decision_page.py"
+
+
+# The chosen carrier as files (DESIGN §6): per decided card, its arm's prompt, schema,
+# capacity and the exact request a fold sent, with a README (`snakemake -c1 carriers`).
+# Reads the run records and the response store, so not in evidence mode. Logic:
+# foldstudy/report/carrier.py.
+
+
+rule carriers:
+    input:
+        decision="results/decision.json",
+        # the records the requests come from exist once rows.csv does (rule compare's way);
+        # a staged sweep's are known once its looks ran
+        staged_runs=staged_run_inputs,
+        rows="results/evidence/rows.csv",
+        own=own_arm_files(),
+    output:
+        carriers=directory("results/decision"),
+    log:
+        "results/logs/carriers.log",
+    localrule: True
+    conda:
+        ENV
+    params:
+        runs=run_refs,
+        arms=audit_arms(),
+        own_files=own_arm_sources(),
+        store=STUDY.config["store"],
+        temperature=STUDY.config["temperature"],
+    script:
+        "../scripts/carriers.py"
