@@ -25,8 +25,9 @@ rule decision:
         own_arms=own_arm_twins(arms_file_path(STUDY.config)),
         arms=audit_arms(),
         sweeps=decision_sweeps(),
-        # the repeats to decide are priced at the audit's prices, before any call; a
-        # reviewer's package (evidence mode) has no fixtures, so no price
+        # the repeats to decide are priced as the ledger reserves (the audit's estimate
+        # before any call); a reviewer's package (evidence mode) has no fixtures, so no
+        # price
         priced=not EVIDENCE_MODE,
         backends=audit_backends(),
         probe_dir="results/probe",
@@ -71,7 +72,7 @@ checkpoint decide_look:
         # the family whose size alpha is split by (decision.planned_family_size)
         compare_pairs=STUDY.config["compare_pairs"],
         own_arms=own_arm_twins(arms_file_path(STUDY.config)),
-        # the next stage is priced at the audit's worst case against what is left
+        # the next stage is priced as the ledger reserves, against what is left
         arms=audit_arms(),
         backends=audit_backends(),
         probe_dir="results/probe",

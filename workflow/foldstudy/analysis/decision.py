@@ -46,7 +46,8 @@ SECTION5_RULE = "a memory carrier should not contain an undivided free-text slot
 
 @dataclass(frozen=True)
 class Price:
-    """What one repeat of one arm costs at the audit's prices: calls and dollars (None:
+    """What one repeat of one arm costs, priced as the ledger reserves (audit.RunPrices):
+    calls and dollars (None:
     unknown price)."""
 
     calls: int

@@ -6,9 +6,11 @@ A look grades the runs made so far, tests the pair on every model still running
 results/decide/<sweep>/look<k>.json: per model its repeats so far, its status and, for a
 model that goes on, the repeats it will have after the next stage. A model stops when
 its contrast is decided (a difference or equivalence), when both arms lost every fact
-(sequential.ALL_LOST: nothing to compare, so never "equivalent"), at max_repeats, or when the next
-stage would pass budget_usd at the audit's worst-case prices: then it is undecided, with
-what it spent, the repeats left to max_repeats and their price. A budget that runs out
+(sequential.ALL_LOST: nothing to compare, so never "equivalent"), at max_repeats, or
+when the next stage would pass budget_usd at its worst case priced as the ledger
+reserves now (audit.RunPrices with the ledger: listed prices times the ratios learned
+on the endpoint): then it is undecided, with what it spent, the repeats left to
+max_repeats and their price. A budget that runs out
 in the middle of a stage (its runs end as not_run:budget records, run/fold.py) stops the
 model the same way unless the complete repeats before the first stopped run decide it;
 the partial repeat is left out. The workflow reads the file to know which runs the next
@@ -241,6 +243,7 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
 
 
 def _repeat_usd(price: Any, sweep: str, model: str, arms: list[str]) -> float | None:
-    """Worst-case dollars of one repeat (every arm of the block) at the audit's prices."""
+    """Worst-case dollars of one repeat (every arm of the block), priced as the ledger
+    reserves."""
     usd = [price(sweep, model, a)[1] for a in arms]
     return None if None in usd else float(sum(usd))
