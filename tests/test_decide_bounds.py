@@ -117,3 +117,14 @@ def test_a_look_where_both_arms_lost_everything_is_not_equivalence():
     s = look_state("s", 1, None, rows, pd.DataFrame(columns=["row_id", "correct"]), {},
                    params, {"dear": 0.1}, 0.0)["models"]["dear"]
     assert s["status"] != S.ALL_LOST
+
+
+def test_a_null_pair_typed_on_the_command_line_stages_nothing(base, config_schema,
+                                                              resources):
+    from foldstudy.study.flags import command_line_flags
+
+    cfg = {**base, "decide": {"pair": "null", "gate": {"arm": "m", "against": "j",
+                                                       "at_least": "better"}}}
+    command_line_flags(cfg, config_schema)
+    study = _load(cfg, config_schema, resources)
+    assert study.config["decide"]["pair"] is None and decide_sweeps(study.config) == []
