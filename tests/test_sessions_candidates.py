@@ -203,8 +203,7 @@ def test_a_handle_in_prose_stays_one_and_an_attribute_in_a_template_is_set_aside
 
 
 def test_a_whole_token_count_is_the_graders():
-    from foldstudy.study.boundary import whole_token_pattern
-    from foldstudy.study.sessions import whole_token_count
+    from foldstudy.study.boundary import whole_token_count, whole_token_pattern
 
     text = "47213 x-47213 (47213) 147213 47213.5 port: 47213. 4721347213 47213"
     for value in ("47213", "x-47213", "213", "47213 x", "4721347213"):

@@ -23,3 +23,19 @@ def whole_token_pattern(value: str) -> re.Pattern[str]:
 
 def has_whole_token(value: str, text: str) -> bool:
     return bool(value) and whole_token_pattern(value).search(text) is not None
+
+
+def whole_token_count(value: str, text: str) -> int:
+    """How many times `value` occurs in `text` as a whole token (the grader's rule: the
+    same count as whole_token_pattern(value).findall(text)), found by substring search
+    and each hit checked where it stands: the pattern's lookbehinds, tried at every
+    character, take seconds a token on a 30 MB session; a substring search takes
+    milliseconds."""
+    pattern, n, i = whole_token_pattern(value), 0, text.find(value)
+    while i >= 0:
+        if pattern.match(text, i):
+            n += 1
+            i = text.find(value, i + len(value))
+        else:
+            i = text.find(value, i + 1)
+    return n

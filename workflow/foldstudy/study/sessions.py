@@ -29,7 +29,7 @@ import yaml
 
 from ..io import load_yaml
 from ..secrets import find_secrets
-from .boundary import has_whole_token, whole_token_pattern
+from .boundary import has_whole_token, whole_token_count, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
 from .identifiers import SET_ASIDE, classify
 from .session_cache import file_sha256, read_cached, secrets_cached
@@ -507,22 +507,6 @@ def _turns_holding(token: str, in_turns: dict[str, list[int]]) -> list[int]:
     word characters is a whole run in the text too; a token occurs within one turn (no
     candidate holds a newline), so its count over the session is the sum over these."""
     return min((in_turns.get(w, []) for w in _WORD.findall(token)), key=len, default=[])
-
-
-def whole_token_count(value: str, text: str) -> int:
-    """How many times `value` occurs in `text` as a whole token (the grader's rule: the
-    same count as whole_token_pattern(value).findall(text)), found by substring search
-    and each hit checked where it stands: the pattern's lookbehinds, tried at every
-    character, take seconds a token on a 30 MB session; a substring search takes
-    milliseconds."""
-    pattern, n, i = whole_token_pattern(value), 0, text.find(value)
-    while i >= 0:
-        if pattern.match(text, i):
-            n += 1
-            i = text.find(value, i + len(value))
-        else:
-            i = text.find(value, i + 1)
-    return n
 
 
 def set_aside_rows(by_reason: dict[str, list[str]], examples: int = 5
