@@ -1,6 +1,7 @@
 """The staged decision (config `decide:`, issue 33) checked by simulation.
 
     nice -n 10 .venv/bin/python bench/decide_sim.py [--studies 2000] [--seed 33]
+    nice -n 10 .venv/bin/python bench/decide_sim.py --family [--studies 2000]
 
 Each simulated study is one model's j-m contrast: per repeat one block, each arm's row a
 beta-binomial recall over 14 checks at ICC 0.75 (paper §4: "ICC = 0.750"), the block's
@@ -23,6 +24,17 @@ study decides (a difference or equivalence), and the mean repeats. Scenarios:
              fixed design, with fewer repeats on average;
   shape-10%  every reply shape losing 10% of the identifiers (ICC 0, recall 0.9 both):
              a difference declared is a false one.
+
+--family: the family-wise error of a sweep's cards (decide.family: sweep) under the
+global null, fixed designs adjusted by Holm (decision.holm), against the unadjusted
+test: 24 models with one pair each, and 5 models with 5 pairs each (a chain of six arms
+a block, so neighbouring pairs share an arm), at 4 and 12 repeats. Printed per setting:
+the share of sweeps declaring any false *better* (target: at most 5% +/- 1.5%), and the
+power this costs: the share of sweeps finding one real difference (one contrast at the
+fixed design's planned difference, power.mde at those repeats; none is planned at 4,
+where the exact test's smallest p is 2/16) among the null ones: that model's arms
+0.5 - d/2 but its last, 0.5 + d/2. All studies of a setting
+are tested at once (stats.sign_flip_p over rows), so it takes seconds.
 """
 
 from __future__ import annotations
@@ -35,8 +47,10 @@ from datetime import UTC, datetime
 import numpy as np
 from common import cli
 
+from foldstudy.analysis import decision as D
 from foldstudy.analysis import power as P
 from foldstudy.analysis import sequential as S
+from foldstudy.analysis import stats
 
 K, ICC, MAX, LOOKS, MARGIN, ALPHA, POWER, ROTATION = 14, 0.75, 24, 3, 0.10, 0.05, 0.8, 1
 FRACTIONS = [(i + 1) / LOOKS for i in range(LOOKS)]
@@ -79,13 +93,66 @@ def scenario(name: str, pa: float, pb: float, icc: float, studies: int, seed: in
           f"{time.perf_counter() - t0:.0f} s)", flush=True)
 
 
+FAMILIES = ((24, 1), (5, 5))  # (models, pairs a model)
+FAMILY_REPEATS = (4, 12)
+
+
+def family_p(rng: np.random.Generator, studies: int, models: int, pairs: int,
+             repeats: int, shift: float) -> np.ndarray:
+    """(studies, models x pairs) raw sign-flip p of sweeps whose arms all recall 0.5 but
+    on the first model, whose arms recall 0.5 - shift/2 but its last, at 0.5 + shift/2:
+    its last pair is the one real difference (none where shift is 0). Arms a block form
+    a chain, pair i comparing arm i with arm i + 1; each row a beta-binomial recall over
+    K checks at the paper's ICC (sequential.beta_binomial_recalls' model, drawn at once)."""
+    mean = np.full((studies, models, repeats, pairs + 1), 0.5)
+    mean[:, 0, :, :-1] -= shift / 2
+    mean[:, 0, :, -1] += shift / 2
+    s = 1 / ICC - 1
+    recall = rng.binomial(K, rng.beta(mean * s, (1 - mean) * s)) / K
+    diffs = np.diff(recall, axis=-1)  # (studies, models, repeats, pairs)
+    rows = diffs.transpose(0, 1, 3, 2).reshape(-1, repeats)
+    out = np.concatenate([stats.sign_flip_p(rows[i:i + 4096])
+                          for i in range(0, len(rows), 4096)])
+    return out.reshape(studies, models * pairs)
+
+
+def family_setting(models: int, pairs: int, repeats: int, studies: int, seed: int
+                   ) -> None:
+    t0 = time.perf_counter()
+    rng = np.random.default_rng([seed, models, pairs, repeats])
+    null = family_p(rng, studies, models, pairs, repeats, 0.0)
+    raw_fwer = float(np.mean((null <= ALPHA).any(axis=1)))
+    holm_fwer = float(np.mean((D.holm(null) <= ALPHA).any(axis=1)))
+    d = P.mde(repeats, ICC, K, alpha=ALPHA, power=POWER)
+    if d is None:
+        power = "no difference is detectable at this many blocks"
+    else:
+        alt = family_p(rng, studies, models, pairs, repeats, d)
+        real = pairs - 1  # the first model's last pair: arm pairs - 1 against the shifted arm
+        raw_pow = float(np.mean(alt[:, real] <= ALPHA))
+        holm_pow = float(np.mean(D.holm(alt)[:, real] <= ALPHA))
+        power = (f"power at the planned difference {d:.3f}: unadjusted {raw_pow:6.1%}, "
+                 f"Holm {holm_pow:6.1%}")
+    print(f"{models:2d} models x {pairs} pairs, {repeats:2d} repeats: any false better "
+          f"unadjusted {raw_fwer:6.1%}, Holm {holm_fwer:6.1%}; {power} "
+          f"({studies} sweeps, {time.perf_counter() - t0:.0f} s)", flush=True)
+
+
 def main() -> None:
     ap = cli(__doc__)
     ap.add_argument("--studies", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=33)
+    ap.add_argument("--family", action="store_true",
+                    help="the family-wise error of a sweep's cards instead")
     a = ap.parse_args()
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}, "
           f"{platform.processor() or platform.machine()}")
+    if a.family:
+        print(f"family: a sweep's cards, Holm at alpha {ALPHA}; ICC {ICC}, {K} checks a row")
+        for models, pairs in FAMILIES:
+            for repeats in FAMILY_REPEATS:
+                family_setting(models, pairs, repeats, a.studies, a.seed)
+        return
     d = P.mde(MAX, ICC, K, alpha=ALPHA, power=POWER)
     print(f"max_repeats {MAX}, looks {LOOKS}, margin {MARGIN}, alpha {ALPHA}; nominal levels "
           + ", ".join(f"{x:.4f}" for x in S.nominal_levels(FRACTIONS, ALPHA))

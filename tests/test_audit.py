@@ -74,11 +74,34 @@ def test_a_staged_decision_prices_its_first_stage_and_its_maximum(arms):
     assert (first["sweep"], first["repeats"], most["repeats"]) == ("s", 8, 24)
     assert first["runs"] == 8 * 2 * 2 and most["runs"] == total["runs"] == 96
     assert most["calls"] == total["calls"] == 3 * first["calls"]
-    assert most["est_usd_max"] == total["est_usd_max"]
-    assert float(first["est_usd_max"]) == pytest.approx(float(total["est_usd_max"]) / 3,
+    # the DECIDE lines are priced as the ledger reserves: the prompt at its 2 characters
+    # a token (the audit's estimate is at the fixtures' 3), max_tokens, listed prices
+    # (nothing learned yet), so the maximum's worst case is above the audit's TOTAL
+    prompt, completion = most["est_prompt_tokens"], most["max_completion_tokens"]
+    assert prompt == total["est_prompt_tokens"]
+    assert float(most["est_usd_max"]) == pytest.approx(
+        prompt * SIZES.chars_per_token / 2 * 1e-6 + completion * 2e-6, abs=0.01)
+    assert float(most["est_usd_max"]) > float(total["est_usd_max"])
+    assert float(first["est_usd_max"]) == pytest.approx(float(most["est_usd_max"]) / 3,
                                                         abs=0.01)
     assert "j vs m: the first stage, 8 repeats per model over 2 models" in \
         first["price_source"]
+    assert "priced as the ledger reserves" in first["price_source"]
+    assert "learned on 0 of 2 endpoints" in first["price_source"]
+    # with the gateway billing 3 times its listing learned on one endpoint, that
+    # model's maximum costs 3 x 1.25 times as much
+    from foldstudy.backends.ledger import empty_ledger, endpoint_key
+
+    ident = {"backend": "openrouter", "model_id": "acme/hosted", "pin": "Dear"}
+    probes["hosted"]["endpoint"] = ident
+    state = {**empty_ledger(), "learned": {endpoint_key(ident): 1},
+             "ratios": {endpoint_key(ident): 3.0}}
+    learned = plan_rows(runs, arms, backends, probes, SIZES, 400, None,
+                        [StagedSweep("s", ("j", "m"), 8, 24, 3)], state)
+    most_l = next(r for r in learned if r["model"] == "DECIDE_MAX")
+    assert float(most_l["est_usd_max"]) == pytest.approx(
+        float(most["est_usd_max"]) * (1 + 3 * 1.25) / 2, abs=0.02)
+    assert "learned on 1 of 2 endpoints" in most_l["price_source"]
     # without a staged decision the plan is as before: no DECIDE lines
     assert not [r for r in plan_rows(runs, arms, backends, probes, SIZES, 400)
                 if r["model"].startswith("DECIDE")]

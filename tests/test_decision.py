@@ -240,7 +240,7 @@ def test_decide_is_checked_filled_and_plans_its_maximum(config_schema, resources
     command_line_flags(cfg, config_schema)
     study = load_study(cfg, config_schema, table, resources)
     assert study.config["decide"] == {"pair": ["j", "m"], "margin": 0.10, "max_repeats": 12,
-                                      "looks": 3}
+                                      "looks": 3, "family": "sweep", "gate": None}
     assert {r.repeat for r in study.runs} == set(range(12))  # the plan shows the maximum
     assert load_study(base, config_schema, table, resources).config["decide"] is None
     with pytest.raises(ConfigError, match="config.decide.pair: no sweep runs both q and m"):

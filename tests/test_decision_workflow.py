@@ -70,10 +70,14 @@ def _look(workdir: Path) -> dict:
     return json.loads(looks[-1].read_text())
 
 
+GATE_LOSES = {"arm": "j", "against": "m", "at_least": "equivalent"}
+GATE_HOLDS = {"arm": "m", "against": "j", "at_least": "better"}
+
+
 def test_the_staged_study_finds_m_better_early_and_a_short_budget_leaves_it_undecided(
         tmp_path):
     with _standin() as gw:
-        study = _run(gw, tmp_path / "staged")
+        study = _run(gw, tmp_path / "staged", decide={**DECIDE, "gate": GATE_LOSES})
         card = (study.workdir / "results/decision.md").read_text()
         state = _look(study.workdir)["models"]["dear"]
         assert state["status"] == "difference" and state["repeats"] < DECIDE["max_repeats"]
@@ -97,6 +101,37 @@ def test_the_staged_study_finds_m_better_early_and_a_short_budget_leaves_it_unde
         text = (study.workdir / "results/summary.md").read_text()
         assert text.index("### `dear` in sweep `s`") < text.index("## What ran")
         print(card)  # the README's example card (-s shows it)
+        # its dollars priced as the ledger reserves, and what was spent within them
+        assert "Dollar figures on this card: priced as the ledger reserves: listed " \
+            "prices x 1.25" in card
+        assert staged["usd"] <= staged["staged_worst_usd"] and staged["overrun"] is None
+
+        # the gate (issue 43): j must be at least equivalent to m, and loses: one line
+        calls = len(gw.state.calls)
+        p = study.snakemake("gate")
+        assert p.returncode != 0
+        lines = [x for x in (p.stdout + p.stderr).splitlines() if "gate fails on" in x]
+        assert len(lines) == 1 and "gate fails on dear in sweep s: j must be at least " \
+            "equivalent against m; j loses: m better" in lines[0], p.stderr[-3000:]
+        assert "Traceback" not in p.stderr
+        gate = json.loads((study.workdir / "results/gate.json").read_text())
+        assert not gate["passed"] and gate["models"][0]["verdict"] == "m better"
+        # turned round, m at least better than j: it holds, and no look reruns
+        study.configfile.write_text(json.dumps(_config(
+            gw.base_url, decide={**DECIDE, "gate": GATE_HOLDS})))
+        p = study.snakemake("gate", "carriers")
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert "gate passes on all 1 models" in p.stdout + p.stderr
+        assert "decide_look" not in p.stdout + p.stderr and len(gw.state.calls) == calls
+        assert json.loads((study.workdir / "results/gate.json").read_text())["passed"]
+        # the chosen carrier as files (issue 43): m's prompt and the request its folds sent
+        folder = study.workdir / "results/decision/s/dear/carrier"
+        request = json.loads((folder / "request.json").read_text())
+        cap = json.loads((folder / "capacity.json").read_text())
+        assert request["messages"][0]["content"] == (folder / "prompt.md").read_text()
+        assert request["max_tokens"] == cap["fold_budget_tokens"] and cap["arm"] == "m"
+        assert "NEXT CHUNK (1 of" in request["messages"][1]["content"]
+        assert any(b["messages"] == request["messages"] for b in gw.state.billed)  # as sent
 
         # a budget that covers the first stage and runs out in the second
         look1 = json.loads((study.workdir / "results/decide/s/look1.json").read_text())
@@ -123,13 +158,16 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
     """Issue 33: "A budget that runs out mid-stage gives *undecided* with the spend, the
     remaining repeats and their price."
 
-    The stand-in bills 8 times its listing, so a stage costs about twice its price at the
-    audit's worst case: the budget, what look 1 left spent plus 1.02 times that price of
-    the next stage, lets the stage start (the look's budget_stop passes) and runs out
-    about half way through it (about the stage's real price of half of it). The run
-    still ends with a card; at the same budget a rerun sends nothing; a higher one reruns
-    the runs the budget stopped (their paid folds from the store) and finishes."""
-    with _standin(cost_factor=8) as gw:
+    The stand-in bills its listing through look 1, then 8 times it (its price rose): the
+    look priced the next stage as the ledger reserved then (listed x 1.25), so the budget,
+    what look 1 left spent plus 1.02 times that price, lets the stage start (the look's
+    budget_stop passes); its first call costs more than it reserved (an overrun the
+    ledger logs), the ledger learns the new ratio and the stage runs out early. The run
+    still ends with a card whose spend stays within the worst case it names (issue 43:
+    priced as the ledger reserves now); at the same budget a rerun sends nothing; a
+    higher one reruns the runs the budget stopped (their paid folds from the store) and
+    finishes."""
+    with _standin() as gw:
         workdir = tmp_path / "mid"
         workdir.mkdir()
         study = GatewayStudy(workdir, _config(gw.base_url), KEY)
@@ -141,6 +179,7 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
         spent = json.loads((workdir / "results/spend/ledger.json").read_text())["spent_usd"]
         budget = spent + 1.02 * first["price_per_repeat_usd"] * (
             first["next"] - first["repeats"])
+        gw.state.models["acme/dear"].endpoints[0].cost_factor = 8.0
 
         study.configfile.write_text(json.dumps(_config(gw.base_url, budget)))
         p = study.snakemake("results/decision.md")
@@ -151,8 +190,8 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
         assert first["repeats"] <= state["repeats"] < first["next"]
         assert state["stopped_mid_stage"] and state["spent_usd"] > first["spent_usd"]
         assert state["remaining_repeats"] == DECIDE["max_repeats"] - state["repeats"]
-        assert state["remaining_usd"] == pytest.approx(
-            first["price_per_repeat_usd"] * state["remaining_repeats"])
+        assert state["remaining_usd"] > first["price_per_repeat_usd"] * \
+            state["remaining_repeats"]  # priced at the ratio learned since look 1
         records = _records(workdir)
         stopped = {k: r for k, r in records.items() if r["status"] == "not_run"}
         assert stopped and all(r["not_run_reason"] == "budget" and r["budget_usd"] == budget
@@ -167,9 +206,18 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
         assert (f"**undecided (budget_usd reached)** after {state['repeats']} repeats" in card
                 and "The budget ran out in the middle of a stage" in card)
         assert f"spent ${state['spent_usd']:.2f}" in card
-        assert (f"{state['remaining_repeats']} repeats remain to max_repeats, at "
-                f"${state['remaining_usd']:.2f}") in card
+        assert f"{state['remaining_repeats']} repeats remain to max_repeats, at $" in card
         print(card)  # the docs' mid-stage card (-s shows it)
+        # billed above its listing, the card's figures are at the ratio learned (8 x
+        # 1.25), and what was spent stays within the worst case it names
+        ledger_doc = json.loads((workdir / "results/spend/ledger.json").read_text())
+        assert ledger_doc["overruns"]  # the first call at the new price
+        staged = json.loads((workdir / "results/decision.json").read_text())["cards"][0][
+            "staged"]
+        assert "listed prices x 10" in card and "priced as the ledger reserves" in card
+        assert staged["usd"] <= staged["staged_worst_usd"]
+        assert staged["remaining_usd"] == pytest.approx(
+            staged["price_per_repeat_usd"] * state["remaining_repeats"])
 
         # the same budget again: nothing reruns, nothing is sent
         calls = len(gw.state.calls)

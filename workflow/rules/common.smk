@@ -21,7 +21,14 @@ from foldstudy.report.paths import block_path
 from foldstudy.run.audit import budget_note
 from foldstudy.report.titles import FIGURES, table_titles
 from foldstudy.grade.validity import fold_attempt, fold_budget
-from foldstudy.study.config import ConfigError, decide_sweeps, load_study, run_path
+from foldstudy.study.config import (
+    ConfigError,
+    decide_evidence_note,
+    decide_sweeps,
+    load_study,
+    package_arms,
+    run_path,
+)
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
 from foldstudy.study.session_cache import CACHE_DIR, CACHE_ENV
@@ -466,6 +473,28 @@ def decision_inputs(wildcards):
 # Without `decide:` none of this enters the DAG: staged_runs is every run, as before.
 DECIDE = STUDY.config["decide"]
 DECIDE_SWEEPS = decide_sweeps(STUDY.config)
+# Evidence mode stages nothing: `decide:` is checked against the package's sweeps and
+# what the cards read is said once.
+_refusal, _note = decide_evidence_note(
+    STUDY.config, package_arms(Path(GEN_EVIDENCE) / "rows.csv") if EVIDENCE_MODE else {}
+)
+if _refusal:
+    raise WorkflowError(_refusal)
+if _note:
+    logger.info(_note)
+
+
+def look_decide():
+    """`decide:` as a look reads it: without the gate."""
+    return {k: v for k, v in (DECIDE or {}).items() if k != "gate"} or None
+
+
+def gate_pair():
+    """The gate's two arms, in name order: all a look needs of the gate (whether the
+    cards read one more contrast in the family), so turning the gate around reruns no
+    look."""
+    gate = (DECIDE or {}).get("gate")
+    return sorted([gate["arm"], gate["against"]]) if gate else None
 
 
 def decide_rotation(sweep):
@@ -562,10 +591,29 @@ def decided_looks():
     return {f"decide_{s}": final_look(s) for s in DECIDE_SWEEPS}
 
 
-def decision_sweeps():
-    """Each sweep's arms and order design: the rotation a repeat plan rounds to."""
+def own_arm_sources():
+    """Each own arm's files as the user wrote them (arms_file's system_prompt, schema):
+    the carrier folder copies them as they are."""
     return {
-        s: {k: sw[k] for k in ("arms", "design")}
+        a: {
+            k: spec[f"{k}_file"]
+            for k in ("system_prompt", "schema")
+            if spec.get(f"{k}_file")
+        }
+        for a, spec in STUDY.arm_table["arms"].items()
+        if str(spec.get("system_prompt", "")).startswith("own:")
+    }
+
+
+def own_arm_files():
+    return sorted({p for files in own_arm_sources().values() for p in files.values()})
+
+
+def decision_sweeps():
+    """Each sweep's arms, order design and models: the rotation a repeat plan rounds
+    to, and the models a gate holds on."""
+    return {
+        s: {k: sw[k] for k in ("arms", "design", "models")}
         for s, sw in STUDY.config["sweeps"].items()
     }
 

@@ -14,6 +14,7 @@ rule compare:
         rows="results/evidence/rows.csv",
         checks="results/evidence/checks.csv",
         trace="results/evidence/trace.csv",
+        decision_page="results/decision.html",  # the index links the decision's page
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         templates=[

@@ -25,12 +25,15 @@ rule decision:
         own_arms=own_arm_twins(arms_file_path(STUDY.config)),
         arms=audit_arms(),
         sweeps=decision_sweeps(),
-        # the repeats to decide are priced at the audit's prices, before any call; a
-        # reviewer's package (evidence mode) has no fixtures, so no price
+        # the repeats to decide are priced as the ledger reserves (the audit's estimate
+        # before any call); a reviewer's package (evidence mode) has no fixtures, so no
+        # price
         priced=not EVIDENCE_MODE,
         backends=audit_backends(),
         probe_dir="results/probe",
         recall_max_tokens=STUDY.config["recall_max_tokens"],
+        # dollars priced as the ledger reserves (listed prices times learned ratios)
+        ledger=LEDGER,
     script:
         "../scripts/decision.py"
 
@@ -45,6 +48,7 @@ checkpoint decide_look:
         unpack(look_inputs),
         grading=GRADING_YAML,
         arms_yaml=ARMS_YAML,
+        analysis=ANALYSIS_YAML,
     output:
         state="results/decide/{sweep}/look{look}.json",
     log:
@@ -55,14 +59,20 @@ checkpoint decide_look:
     params:
         sweep=lambda w: w.sweep,
         look=lambda w: int(w.look),
-        decide=DECIDE,
+        # without the gate, which decides nothing here beyond the family's size: a
+        # changed gate reruns the cards and the gate, never the looks
+        decide=look_decide(),
+        gate_pair=gate_pair(),
         models=lambda w: STUDY.config["sweeps"][w.sweep]["models"],
         sweep_arms=lambda w: STUDY.config["sweeps"][w.sweep]["arms"],
         rotation=lambda w: decide_rotation(w.sweep),
         seed=lambda w: STUDY.config["sweeps"][w.sweep]["seed"],
         alpha=STUDY.config["power"]["alpha"],
         power=STUDY.config["power"]["power"],
-        # the next stage is priced at the audit's worst case against what is left
+        # the family whose size alpha is split by (decision.planned_family_size)
+        compare_pairs=STUDY.config["compare_pairs"],
+        own_arms=own_arm_twins(arms_file_path(STUDY.config)),
+        # the next stage is priced as the ledger reserves, against what is left
         arms=audit_arms(),
         backends=audit_backends(),
         probe_dir="results/probe",
@@ -71,3 +81,97 @@ checkpoint decide_look:
         ledger=LEDGER,
     script:
         "../scripts/decide_look.py"
+
+
+# The gate (config decide.gate): results/gate.json says per model whether the cards hold
+# what the gate states, and `snakemake -c1 gate` fails with one line per failing model
+# (DESIGN §6). Two rules, so the verdicts file is kept when the gate fails.
+# Logic: foldstudy/report/gate.py.
+
+
+rule gate_verdicts:
+    input:
+        decision="results/decision.json",
+    output:
+        gate="results/gate.json",
+    log:
+        "results/logs/gate_verdicts.log",
+    localrule: True
+    conda:
+        ENV
+    params:
+        gate=(STUDY.config["decide"] or {}).get("gate"),
+        sweeps=decision_sweeps(),
+    script:
+        "../scripts/gate_verdicts.py"
+
+
+rule gate:
+    input:
+        gate="results/gate.json",
+    log:
+        "results/logs/gate.log",
+    localrule: True
+    conda:
+        ENV
+    script:
+        "../scripts/gate.py"
+
+
+# The decision's page (DESIGN §6): the forest plot and the cards, which the summary and
+# the comparison index link. Logic: foldstudy/report/decision.py, figures.py.
+
+
+rule decision_page:
+    input:
+        decision="results/decision.json",
+        analysis=ANALYSIS_YAML,
+        arms_yaml=ARMS_YAML,
+        template=res("templates", "decision.html.j2"),
+        style=res("templates", "viewer-style.css.j2"),
+    output:
+        html="results/decision.html",
+        png=report(
+            "results/figures/decision.png",
+            caption="../report/figure-decision.rst",
+            category="Figures",
+        ),
+        svg="results/figures/decision.svg",
+    log:
+        "results/logs/decision_page.log",
+    localrule: True
+    conda:
+        ENV
+    script:
+        "../scripts/decision_page.py"
+
+
+# The chosen carrier as files (DESIGN §6): per decided card, its arm's prompt, schema,
+# capacity and the exact request a fold sent, with a README (`snakemake -c1 carriers`).
+# Reads the run records and the response store, so not in evidence mode. Logic:
+# foldstudy/report/carrier.py.
+
+
+rule carriers:
+    input:
+        decision="results/decision.json",
+        # the records the requests come from exist once rows.csv does (rule compare's way);
+        # a staged sweep's are known once its looks ran
+        staged_runs=staged_run_inputs,
+        rows="results/evidence/rows.csv",
+        own=own_arm_files(),
+    output:
+        carriers=directory("results/decision"),
+    log:
+        "results/logs/carriers.log",
+    localrule: True
+    conda:
+        ENV
+    params:
+        runs=run_refs,
+        arms=audit_arms(),
+        own_files=own_arm_sources(),
+        store=STUDY.config["store"],
+        temperature=STUDY.config["temperature"],
+    script:
+        "../scripts/carriers.py"

@@ -8,6 +8,7 @@ rule summary:
         unpack(trace_inputs),
         losses="results/trace/fact-losses.csv",
         decision="results/decision.md",  # the summary opens with the cards (issue 33)
+        decision_page="results/decision.html",  # which they link, with the forest plot
         sessions=session_manifests(),  # own-session sweeps: facts' fate and the baseline
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,

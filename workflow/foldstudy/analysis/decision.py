@@ -19,6 +19,7 @@ definitions are analysis.py's, the ones partition.csv uses.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -45,7 +46,8 @@ SECTION5_RULE = "a memory carrier should not contain an undivided free-text slot
 
 @dataclass(frozen=True)
 class Price:
-    """What one repeat of one arm costs at the audit's prices: calls and dollars (None:
+    """What one repeat of one arm costs, priced as the ledger reserves (audit.RunPrices):
+    calls and dollars (None:
     unknown price)."""
 
     calls: int
@@ -76,6 +78,15 @@ class ContrastVerdict:
     more_repeats: int | None = None
     more_calls: int | None = None
     more_usd: float | None = None
+    k: float = float("nan")  # checks per row, which the plan to decide reads
+    # error control over the family (decide.family): the p the word reads, beside the raw
+    # one; the family's name and size; how it was adjusted; the level the adjusted p
+    # is compared with
+    p_adjusted: float | None = None
+    family: str = ""
+    family_size: int = 1
+    adjustment: str = ""
+    level: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +134,7 @@ class Card:
     own_arms: list[OwnArmCheck] = field(default_factory=list)
     # decide: the repeats this model took and what they cost (filled by the staged run)
     staged: dict[str, Any] | None = None
+    price_basis: str | None = None  # how the card's dollars are priced
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -167,7 +179,8 @@ def judge(a: str, b: str, source: str, a_vals: np.ndarray, b_vals: np.ndarray,
         a, b, source, len(d), float(a_vals.mean()) if len(d) else float("nan"),
         float(b_vals.mean()) if len(d) else float("nan"), diff,
         boot.low if boot else None, boot.high if boot else None, p, tost_p, eq,
-        word(diff, p, eq, a, b, alpha, margin), icc_value, icc_source)
+        word(diff, p, eq, a, b, alpha, margin), icc_value, icc_source, k=k, p_adjusted=p,
+        level=alpha)
 
 
 def to_decide(v: ContrastVerdict, k: float, margin: float, alpha: float, power: float,
@@ -306,9 +319,11 @@ def cell_icc(checks: pd.DataFrame, cell: pd.DataFrame, arms: Sequence[str]
 
 
 def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict[str, str],
-                   decide_pair: Sequence[str] | None) -> list[tuple[str, str, str]]:
+                   decide_pair: Sequence[str] | None,
+                   gate_pair: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
     """Every contrast a card may read, each once: the decide pair, the own arms against
-    their twins (twin as a, own as b), then the analysis pairs (power.contrasts)."""
+    their twins (twin as a, own as b), then the analysis pairs (power.contrasts), then the
+    gate's pair (decide.gate: against as a, its arm as b) where none of those reads it."""
     out: list[tuple[str, str, str]] = []
     if decide_pair:
         out.append((decide_pair[0], decide_pair[1], "decide"))
@@ -316,6 +331,8 @@ def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict
     seen = {(a, b) for a, b, _ in out}
     out += [(a, b, "analysis") for a, b in P.contrasts(an, [list(p) for p in extra_pairs])
             if (a, b) not in seen]
+    if gate_pair and not any({a, b} == set(gate_pair) for a, b, _ in out):
+        out.append((gate_pair[0], gate_pair[1], "gate"))
     return out
 
 
@@ -333,29 +350,35 @@ class CardInputs:
     price: Callable[[str, str, str], Price | None] = lambda s, m, a: None  # noqa: E731
     # decide: (sweep, model) -> what its staged run took (report/decision.staged_summary)
     staged: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    family: str = "sweep"  # decide.family: the contrasts one error rate covers
+    gate_pair: tuple[str, str] | None = None  # decide.gate: (against, arm)
+    # model -> how its dollars are priced (audit.RunPrices.basis), said on its card
+    price_basis: Callable[[str], str] = lambda m: "no prices"  # noqa: E731 - a default
 
 
 def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
          an: Analysis, ci: CardInputs) -> Card:
-    """One card over the valid rows of one (sweep, model)."""
+    """One card over the valid rows of one (sweep, model), each contrast at its own level
+    (the family's adjustment and the plans to decide come after, in `cards`)."""
     if int(cell["n_correct"].sum()) == 0:
         return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
-                    staged=ci.staged.get((sweep, model)))
+                    staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model))
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
-    for a, b, source in cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair):
+    for a, b, source in cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
+                                       ci.gate_pair):
         pr = A.pairs(cell, a, b)
         if pr.empty:
             continue
         level = contrast_level(source, staged, an.alpha)
         k = float(cell[cell["arm"].isin([a, b])]["n_graded"].mean())
-        v = judge(a, b, source, pr["recall_first"].to_numpy(), pr["recall_second"].to_numpy(),
-                  cell_icc(checks, cell, [a, b]), k, an, ci.margin, level)
-        verdicts.append(to_decide(v, k, ci.margin, level, ci.power, ci.rotation(sweep),
-                                  _pair_price(ci, sweep, model, a, b)))
+        verdicts.append(judge(a, b, source, pr["recall_first"].to_numpy(),
+                              pr["recall_second"].to_numpy(), cell_icc(checks, cell, [a, b]),
+                              k, an, ci.margin, level))
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
-                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged)
+                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged,
+                ci.price_basis(model))
 
 
 def contrast_level(source: str, staged: dict[str, Any] | None, alpha: float) -> float:
@@ -377,7 +400,113 @@ def _pair_price(ci: CardInputs, sweep: str, model: str, a: str, b: str) -> Price
 
 def cards(rows: pd.DataFrame, checks: pd.DataFrame, an: Analysis, ci: CardInputs
           ) -> list[Card]:
-    """One card per (sweep, model) with valid rows, in sweep then model order."""
+    """One card per (sweep, model) with valid rows, in sweep then model order; every
+    contrast adjusted within its family (ci.family), then each undecided one planned."""
     v = A.valid_rows(rows)
-    return [card(str(s), str(m), g, checks, an, ci)
-            for (s, m), g in v.groupby(["sweep", "model"], sort=True)]
+    raw = [card(str(s), str(m), g, checks, an, ci)
+           for (s, m), g in v.groupby(["sweep", "model"], sort=True)]
+    out = []
+    for c in adjust_family(raw, ci.family, an.alpha, ci.margin):
+        planned = [to_decide(x, x.k, ci.margin, _plan_level(x, an.alpha), ci.power,
+                             ci.rotation(c.sweep), _pair_price(ci, c.sweep, c.model, x.a, x.b))
+                   for x in c.contrasts]
+        out.append(dataclasses.replace(c, contrasts=planned))
+    return out
+
+
+# ----------------------------------------------------------- error control (§ family)
+
+FAMILIES = ("sweep", "model")
+HOLM, SPLIT = "Holm", "alpha split"
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p over the last axis (Holm 1979): the i-th smallest of
+    m times (m - i + 1), made monotone, at most 1. Valid under any dependence between
+    the contrasts, as a sweep's pairs sharing an arm have. Rows of a 2-D array are
+    adjusted apart (bench/decide_sim.py adjusts thousands of simulated sweeps at once)."""
+    p = np.asarray(p, float)
+    m = p.shape[-1]
+    if m == 0:
+        return p
+    order = np.argsort(p, axis=-1, kind="stable")
+    ps = np.take_along_axis(p, order, axis=-1) * (m - np.arange(m))
+    adj = np.minimum(np.maximum.accumulate(ps, axis=-1), 1.0)
+    out = np.empty_like(adj)
+    np.put_along_axis(out, order, adj, axis=-1)
+    return out
+
+
+def family_of(c: Card, family: str) -> str:
+    """The family a card's contrasts belong to: its sweep's, or its own (sweep, model)."""
+    return f"sweep {c.sweep}" if family == "sweep" else f"{c.model} in sweep {c.sweep}"
+
+
+def adjust_family(cs: Sequence[Card], family: str, alpha: float, margin: float
+                  ) -> list[Card]:
+    """Every contrast's p adjusted within its family, and its word read from that.
+
+    A fixed design's contrasts take Holm's adjusted p, compared with alpha. A staged
+    decision's contrast was tested at each look against alpha divided by the family's
+    planned size, spent over the looks (staging.look_state; a Bonferroni split, since
+    the looks of one model stop at different times): its adjusted p is the raw p times
+    that size, compared with the look's nominal level times it. Where a family holds
+    both, the staged contrasts keep their split shares and the fixed ones share the
+    rest by Holm (Holm at alpha x fixed / size), so the family's error stays at most
+    alpha by the union bound. Equivalence is TOST per contrast, as it was: a family of
+    equivalence claims is not adjusted (each must pass on its own two one-sided tests)."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for i, c in enumerate(cs):
+        for j, v in enumerate(c.contrasts):
+            if v.p_permutation is not None:
+                groups.setdefault(family_of(c, family), []).append((i, j))
+    new = [list(c.contrasts) for c in cs]
+    for name, members in groups.items():
+        staged = [(i, j) for i, j in members if _split_size(cs[i], cs[i].contrasts[j])]
+        fixed = [x for x in members if x not in staged]
+        size = max([len(members), *(_split_size(cs[i], cs[i].contrasts[j]) or 0
+                                    for i, j in staged)])
+        share = len(fixed) / size if staged else 1.0
+        adj = holm(np.array([cs[i].contrasts[j].p_permutation for i, j in fixed]))
+        for (i, j), pa in zip(fixed, adj / share if len(fixed) else adj, strict=True):
+            v = cs[i].contrasts[j]
+            new[i][j] = dataclasses.replace(
+                v, p_adjusted=min(float(pa), 1.0), family=name, family_size=size,
+                adjustment=HOLM if size > 1 else "", level=alpha,
+                word=word(v.difference, min(float(pa), 1.0), v.equivalent, v.a, v.b, alpha,
+                          margin))
+        for i, j in staged:
+            v = cs[i].contrasts[j]
+            m = _split_size(cs[i], v) or 1
+            new[i][j] = dataclasses.replace(
+                v, p_adjusted=min(1.0, float(v.p_permutation) * m), family=name,
+                family_size=m, adjustment=SPLIT, level=float(v.level or alpha) * m)
+    return [dataclasses.replace(c, contrasts=new[i]) for i, c in enumerate(cs)]
+
+
+def _split_size(c: Card, v: ContrastVerdict) -> int | None:
+    """The family size a staged contrast's looks split alpha by (None: not staged)."""
+    if v.source != "decide" or not c.staged or not c.staged.get("nominal"):
+        return None
+    return int(c.staged.get("family_size") or 1)
+
+
+def _plan_level(v: ContrastVerdict, alpha: float) -> float:
+    """The level an undecided contrast's plan is made at: its family's share, alpha over
+    the family's size (the first, strictest of Holm's steps), or the staged look's."""
+    if v.adjustment == SPLIT:
+        return float(v.level or alpha) / v.family_size
+    return alpha / max(v.family_size, 1)
+
+
+def planned_family_size(an: Analysis, extra_pairs: Sequence[Sequence[str]],
+                        own: dict[str, str], decide_pair: Sequence[str] | None,
+                        sweep_arms: Sequence[str], models: int, family: str,
+                        gate_pair: Sequence[str] | None = None) -> int:
+    """The contrasts a decide sweep's cards will read, before any row: the pairs of
+    cell_contrasts both of whose arms the sweep runs, on every model for the `sweep`
+    family, on one for `model`. What a staged look splits alpha by."""
+    ran = set(sweep_arms)
+    n = sum(1 for a, b, _ in cell_contrasts(an, extra_pairs, own, decide_pair, gate_pair)
+            if {a, b} <= ran)
+    return max(1, n * (models if family == "sweep" else 1))

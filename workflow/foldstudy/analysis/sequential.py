@@ -33,6 +33,9 @@ from . import power as P
 from . import stats
 
 DIFFERENCE, EQUIVALENT, CONTINUE, UNDECIDED = "difference", "equivalent", "continue", "undecided"
+# A look where both arms recalled nothing in any valid row: zero differences that TOST
+# would call equivalent, though nothing was compared (the card says no contrast is read).
+ALL_LOST = "every arm lost every fact"
 
 
 def obf_spent(t: float, alpha: float) -> float:

@@ -5,9 +5,12 @@ A look grades the runs made so far, tests the pair on every model still running
 (sequential.look: the sign-flip p against the Lan–DeMets nominal level), and writes
 results/decide/<sweep>/look<k>.json: per model its repeats so far, its status and, for a
 model that goes on, the repeats it will have after the next stage. A model stops when
-its contrast is decided (a difference or equivalence), at max_repeats, or when the next
-stage would pass budget_usd at the audit's worst-case prices: then it is undecided, with
-what it spent, the repeats left to max_repeats and their price. A budget that runs out
+its contrast is decided (a difference or equivalence), when both arms lost every fact
+(sequential.ALL_LOST: nothing to compare, so never "equivalent"), at max_repeats, or
+when the next stage would pass budget_usd at its worst case priced as the ledger
+reserves now (audit.RunPrices with the ledger: listed prices times the ratios learned
+on the endpoint): then it is undecided, with what it spent, the repeats left to
+max_repeats and their price. A budget that runs out
 in the middle of a stage (its runs end as not_run:budget records, run/fold.py) stops the
 model the same way unless the complete repeats before the first stopped run decide it;
 the partial repeat is left out. The workflow reads the file to know which runs the next
@@ -31,7 +34,8 @@ from ..io import read_json, write_text
 from . import analysis as A
 from . import power as P
 from . import sequential as S
-from .decision import cell_icc
+from .analysis import Analysis
+from .decision import cell_icc, planned_family_size
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +57,14 @@ def block_diffs(cell: pd.DataFrame, pair: tuple[str, str]) -> np.ndarray:
     blocks where both arms have a valid row: what each look tests."""
     pr = A.pairs(A.valid_rows(cell), *pair)
     return (pr["recall_second"] - pr["recall_first"]).to_numpy()
+
+
+def pair_lost_everything(cell: pd.DataFrame, pair: tuple[str, str]) -> bool:
+    """Did both arms of the pair recall no graded value in any valid row of the model?
+    Then the look stops as the card reads it (decision.ALL_LOST), never as equivalence."""
+    v = A.valid_rows(cell)
+    v = v[v["arm"].isin(pair)]
+    return not v.empty and int(v["n_correct"].sum()) == 0
 
 
 def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
@@ -83,6 +95,9 @@ def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
     if len(diffs) < 2:
         return {**state, "status": CONTINUE if not final else S.UNDECIDED, "p": None,
                 "nominal": None, "next": min(mx, done + rotation)}
+    if pair_lost_everything(cell, pair):
+        return {**state, "status": S.ALL_LOST, "p": None, "nominal": None,
+                "difference": 0.0}
     lk = S.look(diffs, fractions, alpha, float(decide["margin"]), final, seed)
     state.update(status=lk.outcome, p=lk.p, nominal=lk.nominal,
                  difference=float(np.mean(diffs)))
@@ -166,12 +181,19 @@ def record_usd(record: dict[str, Any]) -> float:
 
 def look_state(sweep: str, look: int, prev: dict[str, Any] | None, rows: pd.DataFrame,
                checks: pd.DataFrame, run_usd: dict[str, float], params: Any,
-               per_repeat: dict[str, float | None], spent_usd: float) -> dict[str, Any]:
-    """The look's file: every model's state, and whether the sweep is done."""
+               per_repeat: dict[str, float | None], spent_usd: float, family_size: int = 1
+               ) -> dict[str, Any]:
+    """The look's file: every model's state, and whether the sweep is done.
+
+    Each model's contrast is one of a family (decide.family; decision.planned_family_size
+    counts it before any row): the looks spend alpha / family size, split before it is
+    spent over the looks, so the family's chance of any false difference stays at most
+    alpha whichever models stop when (Bonferroni)."""
     decide = params.decide
     pair = (decide["pair"][0], decide["pair"][1])
+    family = max(1, int(family_size))
     states = {m: model_look(m, (prev or {}).get("models", {}).get(m), rows, checks, pair,
-                            decide, params.alpha, params.power, params.rotation,
+                            decide, params.alpha / family, params.power, params.rotation,
                             params.seed + look)
               for m in params.models}
     budget_stop(states, per_repeat, params.budget_usd, spent_usd, int(decide["max_repeats"]))
@@ -180,7 +202,8 @@ def look_state(sweep: str, look: int, prev: dict[str, Any] | None, rows: pd.Data
         s["price_per_repeat_usd"] = per_repeat.get(m)
     done = all(s["status"] != CONTINUE for s in states.values())
     return {"sweep": sweep, "look": look, "pair": list(pair), "done": done,
-            "max_repeats": int(decide["max_repeats"]), "models": states}
+            "max_repeats": int(decide["max_repeats"]), "family_size": family,
+            "alpha": params.alpha / family, "models": states}
 
 
 def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
@@ -199,13 +222,19 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
         run_usd[record["model"]] = run_usd.get(record["model"], 0.0) + record_usd(record)
     prev = read_json(input.previous) if input.get("previous") else None
     prompts, fixtures = plan_inputs(input)
+    # the next stage priced as the ledger would reserve its calls now
     price = run_prices(prompts, fixtures, params.arms, params.backends, params.probe_dir,
-                       params.recall_max_tokens)
+                       params.recall_max_tokens, params.ledger)
     per_repeat = {m: _repeat_usd(price, params.sweep, m, params.sweep_arms)
                   for m in params.models}
     spent = float(read_ledger(params.ledger)["spent_usd"])
+    an = Analysis.load(input.analysis, input.arms_yaml)
+    family = planned_family_size(an, params.compare_pairs, dict(params.own_arms),
+                                 params.decide["pair"], params.sweep_arms,
+                                 len(params.models), params.decide["family"],
+                                 params.gate_pair)
     state = look_state(params.sweep, int(params.look), prev, rows_df, checks_df, run_usd,
-                       params, per_repeat, spent)
+                       params, per_repeat, spent, family)
     write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", output.state)
     log.info("look %s of %s: %s", params.look, params.sweep,
              ", ".join(f"{m} {s['status']} at {s['repeats']}" for m, s in
@@ -214,6 +243,7 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
 
 
 def _repeat_usd(price: Any, sweep: str, model: str, arms: list[str]) -> float | None:
-    """Worst-case dollars of one repeat (every arm of the block) at the audit's prices."""
+    """Worst-case dollars of one repeat (every arm of the block), priced as the ledger
+    reserves."""
     usd = [price(sweep, model, a)[1] for a in arms]
     return None if None in usd else float(sum(usd))

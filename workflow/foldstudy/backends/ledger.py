@@ -671,6 +671,15 @@ def _factor(seen: Any) -> float:
     return max(1.0, float(seen or 0.0) * RATIO_MARGIN)
 
 
+def reservation_factors(state: dict[str, Any], endpoint: str) -> tuple[float, float] | None:
+    """(prompt-token factor, price factor) a reservation on this endpoint is multiplied by
+    now (worst_case's), read-only: None where the endpoint has settled no call yet, so a
+    reservation is at the listed prices and the prompt estimate alone."""
+    if endpoint not in state["learned"]:
+        return None
+    return _factor(state["token_ratios"].get(endpoint)), _factor(state["ratios"].get(endpoint))
+
+
 def prompt_estimate(backend: Backend, request: ChatRequest) -> int:
     """Prompt tokens no text of this request exceeds: the whole request as sent (messages
     and schema) at PROMPT_CHARS_PER_TOKEN characters a token, or the backend's own count

@@ -184,10 +184,11 @@ def _ran(refs: Sequence[RunRef], records: dict[str, dict[str, Any]]) -> list[Run
 def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
                   rows_csv: str, checks_csv: str, trace_csv: str, an: Analysis,
                   template_dir: str | Path, out_dir: str | Path, headings: list[str],
-                  viewer: str | None = "viewer") -> list[Path]:
+                  viewer: str | None = "viewer", decision: str | None = None) -> list[Path]:
     """Every block's page, every two-model page and the index; returns the pages written
     (index last). `runs` are the study config's runs (sweep, model, repeat, arm, position,
-    path); `viewer` is the viewer's root relative to out_dir's parent (None: no links)."""
+    path); `viewer` is the viewer's root relative to out_dir's parent (None: no links);
+    `decision` the decision's page relative to the index (None: no link)."""
     env = environment(template_dir)
     refs = [RunRef.from_dict(d) for d in runs]
     records = {r.path: read_record(r.path) for r in refs}
@@ -240,7 +241,7 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
                            "title": an.arm_title(arm),
                            "models": sorted({r.model for r in group})})
     (out / INDEX).write_text(env.get_template("compare-index.html.j2").render(
-        blocks=index_blocks, arms=index_arms,
+        blocks=index_blocks, arms=index_arms, decision=decision,
         viewer=None if viewer is None else f"../{viewer.rstrip('/')}/index.html"),
         encoding="utf-8")
     written.append(out / INDEX)
@@ -268,7 +269,8 @@ def compare_stage(input: Any, output: Any, params: Any) -> list[Path]:
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
     return build_compare(list(params.runs), fixtures, input.rows, input.checks, input.trace,
                          an, Path(input.templates[0]).parent, output.compare,
-                         load_yaml(input.arms)["fixed_headings"])
+                         load_yaml(input.arms)["fixed_headings"],
+                         decision="../decision.html" if input.get("decision_page") else None)
 
 
 # ------------------------------------------------------------------------ figure

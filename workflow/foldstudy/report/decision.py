@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from ..analysis import decision as D
 from ..analysis import power as P
@@ -53,6 +54,16 @@ def _usd(x: float | None) -> str:
 
 def contrast_line(v: D.ContrastVerdict) -> str:
     """One table line of a card's contrasts."""
+    return "| " + " | ".join(contrast_cells(v)) + " |"
+
+
+CONTRAST_COLUMNS = ("a–b", "blocks", "a", "b", "b − a", "permutation p", "adjusted p",
+                    "TOST p", "verdict")
+
+
+def contrast_cells(v: D.ContrastVerdict) -> list[str]:
+    """A contrast's cells under CONTRAST_COLUMNS (Markdown inline: the card and the page
+    both read them)."""
     band = (f" [{v.ci_low:+.3f}, {v.ci_high:+.3f}]" if v.ci_low is not None else "")
     verdict = f"**{v.word}**"
     if v.word == D.UNDECIDED and v.repeats_to_decide is not None:
@@ -63,9 +74,19 @@ def contrast_line(v: D.ContrastVerdict) -> str:
                     f"({v.icc_source}); {v.more_repeats} more, ")
         verdict += (f"{v.more_calls} calls, {_usd(v.more_usd)}" if v.more_calls is not None
                     else "price unknown (no audit prices in evidence mode)")
-    return (f"| {pair_label(v.a, v.b)} ({v.source}) | {v.blocks} | {v.a_mean:.3f} | "
-            f"{v.b_mean:.3f} | {v.difference:+.3f}{band} | {_p(v.p_permutation)} "
-            f"| {_p(v.tost_p)} | {verdict} |")
+    return [f"{pair_label(v.a, v.b)} ({v.source})", str(v.blocks), f"{v.a_mean:.3f}",
+            f"{v.b_mean:.3f}", f"{v.difference:+.3f}{band}", _p(v.p_permutation),
+            adjusted_cell(v), _p(v.tost_p), verdict]
+
+
+def adjusted_cell(v: D.ContrastVerdict) -> str:
+    """The adjusted p the word reads, how, and against what level, with the family's
+    size: `0.0310 (Holm, 1 of 24) ≤ 0.05`."""
+    if v.p_adjusted is None:
+        return "—"
+    how = f"{v.adjustment}, " if v.adjustment and v.family_size > 1 else ""
+    level = f" vs {_p(v.level)}" if v.level is not None else ""
+    return f"{_p(v.p_adjusted)} ({how}family of {v.family_size}){level}"
 
 
 def diagnosis_lines(d: D.Diagnosis, an: Analysis) -> list[str]:
@@ -111,14 +132,41 @@ def staged_line(s: dict[str, Any]) -> str:
     """What a model's staged decision took, against the fixed design at the maximum."""
     p = (f" (permutation p {_p(s['p'])} against the look's nominal level "
          f"{_p(s['nominal'])})" if s.get("p") is not None and s.get("nominal") else "")
-    fixed = (f"; at the audit's worst-case prices {_usd(s.get('staged_worst_usd'))}, "
-             f"where the fixed design's {s['max_repeats']} repeats would cost "
+    fixed = (f"; its {s['repeats']} repeats' worst case {_usd(s.get('staged_worst_usd'))}, "
+             f"where the fixed design's {s['max_repeats']} repeats' worst case is "
              f"{_usd(s.get('fixed_usd'))}")
     left = (f"; {s['remaining_repeats']} repeats remain to max_repeats, at "
             f"{_usd(s.get('remaining_usd'))}" if s.get("remaining_repeats") else "")
     return (f"Staged decision (`decide:`): **{s['stop']}** after {s['repeats']} repeats in "
             f"{s['looks']} look{'s' if s['looks'] != 1 else ''}{p}; spent "
-            f"{_usd(s.get('usd'))}{fixed}{left}." + (MID_STAGE if s.get("mid_stage") else ""))
+            f"{_usd(s.get('usd'))}{fixed}{left}." + overrun_words(s)
+            + (MID_STAGE if s.get("mid_stage") else ""))
+
+
+def overrun_words(s: dict[str, Any]) -> str:
+    """Why what was spent passes the worst case, where it does: the overruns the ledger
+    logged (a call billed above its reservation, the one way past it; DESIGN §6)."""
+    o = s.get("overrun")
+    if not o:
+        return ""
+    if not o["count"]:
+        return (" What was spent passes that worst case, and the ledger logged no call "
+                "above its reservation on this model's endpoint: the spend includes calls "
+                "the ledger did not hold (a rerun of paid calls?); see results/spend/.")
+    first = (f", {o['first_call']} of them the endpoint's first call, before the ledger "
+             "had learned what it bills" if o["first_call"] else "")
+    return (f" What was spent passes that worst case: the ledger logged {o['count']} "
+            f"call{'s' if o['count'] != 1 else ''} on this model's endpoint costing "
+            f"${o['excess_usd']:.4f} more than {'they' if o['count'] != 1 else 'it'} "
+            f"reserved{first} (results/spend/ledger.json, `overruns`).")
+
+
+def prices_line(c: D.Card) -> str | None:
+    """How the card's dollar figures are priced, where it has any."""
+    if not c.price_basis or not (c.staged or any(v.more_usd is not None
+                                                 for v in c.contrasts)):
+        return None
+    return f"Dollar figures on this card: {c.price_basis}."
 
 
 # A budget that ran out in the middle of a stage (analysis/staging.py): what was left out,
@@ -134,12 +182,15 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
         out += [f"**Verdict: {D.ALL_LOST}.**", ""]
     if c.contrasts:
         out += ["Contrasts (b − a over blocks, with its 95% bootstrap interval; p: the "
-                "exact sign-flip permutation test over blocks; TOST at the margin):", "",
-                "| a–b | blocks | a | b | b − a | permutation p | TOST p | verdict |",
-                "|---|---|---|---|---|---|---|---|",
+                "exact sign-flip permutation test over blocks, raw and adjusted within its "
+                "family; TOST at the margin):", "",
+                "| " + " | ".join(CONTRAST_COLUMNS) + " |",
+                "|" + "---|" * len(CONTRAST_COLUMNS),
                 *[contrast_line(v) for v in c.contrasts], ""]
     if c.staged:
         out += [staged_line(c.staged), ""]
+    if (prices := prices_line(c)) is not None:
+        out += [prices, ""]
     if c.diagnosis is not None:
         out += [*diagnosis_lines(c.diagnosis, an), ""]
     if c.loudness is not None:
@@ -148,33 +199,48 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     return out
 
 
-def decision_markdown(cards: Sequence[D.Card], an: Analysis, margin: float) -> str:
+def decision_markdown(cards: Sequence[D.Card], an: Analysis, margin: float,
+                      family: str = "sweep") -> str:
     lines = ["# Decision: which carrier for your model", "",
              f"One card per (sweep, model). Verdicts: *a better* / *b better* where the "
-             f"permutation p is at most {an.alpha:g}; *equivalent within ±{margin:g}* "
-             "where TOST passes; else *undecided*, with the repeats that would decide it.",
+             f"permutation p, adjusted within its family, is at most {an.alpha:g}; "
+             f"*equivalent within ±{margin:g}* where TOST passes; else *undecided*, with "
+             "the repeats that would decide it.", "", family_line(family, an.alpha), "",
+             "The forest plot and these cards as a page: [decision.html](decision.html).",
              ""]
     for c in cards:
         lines += card_markdown(c, an)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _clean(x: Any) -> Any:
+def json_safe(x: Any) -> Any:
     """JSON without NaN: a missing number is null."""
     if isinstance(x, float) and math.isnan(x):
         return None
     if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
+        return {k: json_safe(v) for k, v in x.items()}
     if isinstance(x, list):
-        return [_clean(v) for v in x]
+        return [json_safe(v) for v in x]
     return x
 
 
+def family_line(family: str, alpha: float) -> str:
+    """What one error rate covers, said once above the cards."""
+    which = ("every contrast the sweep's cards read" if family == "sweep"
+             else "the contrasts of one model's card")
+    return (f"Error control (`decide.family: {family}`): the chance of any false *better* "
+            f"in a family ({which}) is held at {alpha:g}. Fixed designs adjust each "
+            "permutation p by Holm within the family; a staged pair's looks split alpha "
+            "by the family's size before spending it over the looks (Bonferroni). "
+            "Equivalence is TOST per contrast, reported as it is: not adjusted.")
+
+
 def write_decision(cards: Sequence[D.Card], an: Analysis, margin: float, out_md: str,
-                   out_json: str) -> str:
-    text = decision_markdown(cards, an, margin)
+                   out_json: str, family: str = "sweep") -> str:
+    text = decision_markdown(cards, an, margin, family)
     write_text(text, out_md)
-    write_text(json.dumps(_clean({"margin": margin, "cards": [c.to_dict() for c in cards]}),
+    write_text(json.dumps(json_safe({"margin": margin, "family": family, "alpha": an.alpha,
+                                  "cards": [c.to_dict() for c in cards]}),
                           indent=1, sort_keys=True) + "\n", out_json)
     return text
 
@@ -202,17 +268,22 @@ def card_inputs(params: Any, input: Any, an: Analysis) -> D.CardInputs:
     from ..study.spec import Arm
 
     decide = params.decide or {}
-    price = None
+    price = run = None
+    sweeps = params.sweeps
+    staged = staged_summaries([input[k] for k in input.keys() if k.startswith("decide_")])
     if params.priced:
         prompts, fixtures = plan_inputs(input)
+        # priced as the ledger reserves now, as the looks priced each next stage
         run = run_prices(prompts, fixtures, params.arms, params.backends, params.probe_dir,
-                         params.recall_max_tokens)
+                         params.recall_max_tokens, params.ledger)
 
         def price(sweep: str, model: str, arm: str) -> D.Price | None:
             calls, usd = run(sweep, model, arm)
             return D.Price(calls, usd)
 
-    sweeps = params.sweeps
+        for (s, m), st in staged.items():
+            reprice_staged(st, [run(s, m, a)[1] for a in sweeps[s]["arms"]],
+                           run.basis(m), run.overruns(m))
     return D.CardInputs(
         margin=float(decide.get("margin", an.equivalence_margin)),
         power=float(params.power["power"]),
@@ -223,7 +294,33 @@ def card_inputs(params: Any, input: Any, an: Analysis) -> D.CardInputs:
         rotation=lambda s: cycle_length(sweeps[s]["design"], len(sweeps[s]["arms"]))
         if s in sweeps else 1,
         price=price or (lambda s, m, a: None),
-        staged=staged_summaries([input[k] for k in input.keys() if k.startswith("decide_")]))
+        family=str(decide.get("family") or "sweep"),
+        gate_pair=(gate["against"], gate["arm"]) if (gate := decide.get("gate")) else None,
+        staged=staged,
+        price_basis=run.basis if run is not None else (
+            lambda m: "no prices in evidence mode"))
+
+
+def reprice_staged(st: dict[str, Any], arm_usd: list[float | None], basis: str,
+                   overruns: list[dict[str, Any]]) -> None:
+    """A staged summary's dollar figures (in place) at the prices the ledger reserves at
+    now, which may have learned more since the look: one repeat (every arm of the block),
+    the repeats it took, the fixed design's maximum and what is left to it; and, where
+    what was spent passes the repeats' worst case, the overruns the ledger logged on the
+    model's endpoint (the one way past a reservation)."""
+    per = None if None in arm_usd else float(sum(u or 0.0 for u in arm_usd))
+    st.update(price_per_repeat_usd=per, price_basis=basis,
+              fixed_usd=None if per is None else per * st["max_repeats"],
+              staged_worst_usd=None if per is None else per * st["repeats"])
+    if st.get("remaining_repeats") and per is not None:
+        st["remaining_usd"] = per * st["remaining_repeats"]
+    worst, spent = st["staged_worst_usd"], st.get("usd")
+    st["overrun"] = None
+    if worst is not None and spent is not None and spent > worst + 1e-12:
+        st["overrun"] = {"count": len(overruns), "first_call": sum(
+            bool(o.get("first_call")) for o in overruns),
+            "excess_usd": sum(float(o["cost_usd"]) - float(o["reserved_usd"])
+                              for o in overruns)}
 
 
 def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -246,6 +343,7 @@ def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[st
                 "remaining_repeats": s.get("remaining_repeats"),
                 "remaining_usd": s.get("remaining_usd"), "p": s.get("p"),
                 "nominal": s.get("nominal"),
+                "family_size": int(state.get("family_size", 1)),
                 "mid_stage": bool(s.get("stopped_mid_stage"))}
     return out
 
@@ -256,4 +354,73 @@ def decision_stage(input: Any, output: Any, params: Any) -> str:
     rows, checks = decision_frames(input.rows, input.checks)
     ci = card_inputs(params, input, an)
     return write_decision(D.cards(rows, checks, an, ci), an, ci.margin, output.md,
-                          output.json)
+                          output.json, ci.family)
+
+
+# ------------------------------------------------------------ the decision's page
+
+
+def card_from_dict(d: dict[str, Any]) -> D.Card:
+    """A card as decision.json holds it, back as the dataclasses the words are made from."""
+    return D.Card(d["sweep"], d["model"], d["valid_rows"], d["all_lost"],
+                  [D.ContrastVerdict(**v) for v in d["contrasts"]],
+                  D.Diagnosis(**d["diagnosis"]) if d.get("diagnosis") else None,
+                  D.Loudness(**d["loudness"]) if d.get("loudness") else None,
+                  [D.OwnArmCheck(**o) for o in d.get("own_arms") or []], d.get("staged"),
+                  d.get("price_basis"))
+
+
+def inline_html(text: str) -> Markup:
+    """A card's Markdown inline words as HTML: escaped first (a model's or arm's name is
+    text, never markup), then **bold**, *emphasis* and `code`."""
+    import re
+
+    from markupsafe import escape
+
+    out = str(escape(text))
+    out = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
+    out = re.sub(r"\*(\S.*?)\*", r"<em>\1</em>", out)
+    return Markup(re.sub(r"`(.+?)`", r"<code>\1</code>", out))
+
+
+def page_cards(doc: dict[str, Any], an: Analysis) -> list[dict[str, Any]]:
+    """Each card as the page's template reads it: its heading, contrast rows and the
+    card's other lines, every one in the words decision.md uses."""
+    out = []
+    for d in doc["cards"]:
+        c = card_from_dict(d)
+        lines = card_markdown(c, an)
+        paras = [line for line in lines[2:] if line and not line.startswith("|")
+                 and not line.startswith("Contrasts (")]
+        out.append({"id": f"card-{c.sweep}-{c.model}", "title": inline_html(lines[0][3:]),
+                    "rows": [[inline_html(x) for x in contrast_cells(v)]
+                             for v in c.contrasts],
+                    "lines": [inline_html(x) for x in paras]})
+    return out
+
+
+def write_decision_page(doc: dict[str, Any], an: Analysis, out_html: str,
+                        templates: str | Path) -> str:
+    """results/decision.html: the forest plot (figures/decision.png, .svg) and the cards."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)),
+                             autoescape=True, keep_trailing_newline=True)
+    html = env.get_template("decision.html.j2").render(
+        cards=page_cards(doc, an), columns=CONTRAST_COLUMNS,
+        family=inline_html(family_line(doc.get("family") or "sweep", an.alpha)),
+        margin=doc["margin"], alpha=an.alpha)
+    write_text(html, out_html)
+    return html
+
+
+def decision_page_stage(input: Any, output: Any, params: Any) -> str:
+    """Rule decision_page: results/decision.html and results/figures/decision.*."""
+    from ..io import read_json
+    from .figures import write_forest
+
+    doc = read_json(input.decision)
+    an = Analysis.load(input.analysis, input.arms_yaml)
+    Path(output.png).parent.mkdir(parents=True, exist_ok=True)
+    write_forest(doc, output.png, output.svg)
+    return write_decision_page(doc, an, output.html, Path(input.template).parent)

@@ -312,3 +312,67 @@ def figures_stage(input: Any, output: Any, params: Any) -> list[Path]:
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_figures(input.rows, input.numbers, Analysis.load(input.analysis, input.arms),
                          Path(output.heatmap).parent, Scopes.from_config(params.scopes))
+
+
+# ------------------------------------------------------------- the decision's forest
+VERDICT_COLOURS = {"better": "#1b9e77", "equivalent": "#7570b3", "undecided": "#7f7f7f"}
+
+
+def verdict_kind(word: str) -> str:
+    """better, equivalent or undecided: a card's word as the forest colours it."""
+    if word.endswith(" better"):
+        return "better"
+    return "equivalent" if word.startswith("equivalent") else "undecided"
+
+
+def decision_forest(doc: dict[str, Any]) -> plt.Figure:
+    """results/figures/decision.*: per (sweep, model) each contrast's difference b − a
+    over blocks with its bootstrap interval, the TOST margin band, and the card's word
+    (results/decision.json; report/decision.py writes it). A model where every arm lost
+    every fact is a row saying so, with no point: no contrast is read there."""
+    margin = float(doc["margin"])
+    lines: list[tuple[str, dict[str, Any] | None]] = []
+    for c in doc["cards"]:
+        head = f"{c['model']} ({c['sweep']})"
+        if c["all_lost"] or not c["contrasts"]:
+            lines.append((f"{head}: every arm lost every fact" if c["all_lost"] else
+                          f"{head}: no contrast", None))
+        lines += [(f"{head}  {v['b']} − {v['a']}", v) for v in c["contrasts"]]
+    fig, ax = plt.subplots(figsize=(7.6, 1.5 + 0.3 * max(len(lines), 3)))
+    if not lines:
+        _empty(ax, "no card")
+        return fig
+    y = np.arange(len(lines))[::-1]
+    ax.axvspan(-margin, margin, color="#dddddd", zorder=0,
+               label=f"TOST margin ±{margin:g}")
+    ax.axvline(0, color="black", lw=0.8)
+    for yi, (_, v) in zip(y, lines, strict=True):
+        if v is None or v["difference"] is None:
+            continue
+        colour = VERDICT_COLOURS[verdict_kind(v["word"])]
+        if v["ci_low"] is not None and v["ci_high"] is not None:
+            ax.plot([v["ci_low"], v["ci_high"]], [yi, yi], color=colour, lw=1.6)
+        ax.scatter([v["difference"]], [yi], color=colour, s=22, zorder=3)
+        ax.annotate(v["word"], (1.0, yi), xycoords=("axes fraction", "data"),
+                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=7.5,
+                    color=colour, annotation_clip=False)
+    ax.set_yticks(y, [label for label, _ in lines], fontsize=7 if len(lines) > 30 else 8)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_ylim(-0.8, len(lines) - 0.2)
+    ax.set_xlabel("b − a: mean recall difference over blocks, with its 95% bootstrap "
+                  "interval")
+    ax.legend(handles=[Patch(color="#dddddd", label=f"TOST margin ±{margin:g}"),
+                       *(Patch(color=col, label=k) for k, col in VERDICT_COLOURS.items())],
+              fontsize=7.5, loc="lower left", frameon=False)
+    ax.set_title("Decision: each contrast's difference and verdict (adjusted within "
+                 f"its family: {doc.get('family') or 'sweep'})")
+    fig.tight_layout()
+    return fig
+
+
+def write_forest(doc: dict[str, Any], png: str | Path, svg: str | Path) -> None:
+    """The forest as PNG (200 dpi) and SVG, as write_figures writes the others."""
+    fig = decision_forest(doc)
+    fig.savefig(png, dpi=200)
+    fig.savefig(svg, metadata={"Date": None})
+    plt.close(fig)

@@ -17,12 +17,21 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..backends.ledger import empty_ledger, held_usd, read_ledger, spent_line
+from ..backends.ledger import (
+    PROMPT_CHARS_PER_TOKEN,
+    RATIO_MARGIN,
+    empty_ledger,
+    endpoint_key,
+    held_usd,
+    read_ledger,
+    reservation_factors,
+    spent_line,
+)
 from ..backends.registry import backend_class
 from ..io import read_json, write_tsv
 from ..study.spec import Arm
@@ -138,10 +147,50 @@ def sums_usd(sums: dict[str, int], prices: tuple[float | None, float | None, str
     return sums["est_prompt_tokens"] * pp + sums["max_completion_tokens"] * pc
 
 
+@dataclass(frozen=True)
+class Reserve:
+    """How the ledger would price a call on one model's endpoint now (ledger.worst_case):
+    the prompt at PROMPT_CHARS_PER_TOKEN characters a token times the largest prompt-token
+    ratio learned there, plus max_tokens, at the listed prices times the largest price
+    ratio learned there (each ratio times RATIO_MARGIN, never below 1)."""
+
+    tokens: float
+    price: float
+    basis: str  # the words a card and plan.tsv say it in
+
+
+def reserve_for(probe: dict[str, Any], prices: tuple[float | None, float | None, str],
+                state: dict[str, Any]) -> Reserve:
+    """The ledger's pricing of a model's calls now, from its probe's endpoint."""
+    pp, pc, source = prices
+    if pp == 0 and pc == 0:
+        return Reserve(1.0, 1.0, source)
+    ep = endpoint_key(probe.get("endpoint") or {})
+    f = reservation_factors(state, ep)
+    if f is None:
+        return Reserve(1.0, 1.0, f"priced as the ledger reserves: listed prices, nothing "
+                                 f"settled on {ep} yet (its first call may bill above them)")
+    return Reserve(f[0], f[1], f"priced as the ledger reserves: listed prices x {f[1]:.3g} "
+                               f"and prompt tokens x {f[0]:.3g}, the largest ratios learned "
+                               f"on {ep} (x {RATIO_MARGIN:g})")
+
+
+def reserved_usd(prompt_tokens: float, completion_tokens: float,
+                 prices: tuple[float | None, float | None, str], reserve: Reserve,
+                 chars_per_token: float) -> float | None:
+    """Dollars of these tokens (the audit's prompt estimate at chars_per_token) as the
+    ledger reserves them (None: a price unknown)."""
+    pp, pc, _ = prices
+    if pp is None or pc is None:
+        return None
+    prompt = prompt_tokens * chars_per_token / PROMPT_CHARS_PER_TOKEN
+    return (prompt * reserve.tokens * pp + completion_tokens * pc) * reserve.price
+
+
 def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, str],
               probes: dict[str, dict[str, Any]], sizes: Sizes, recall_max_tokens: int,
-              budget_usd: float | None = None, staged: Sequence[StagedSweep] = ()
-              ) -> list[dict[str, Any]]:
+              budget_usd: float | None = None, staged: Sequence[StagedSweep] = (),
+              ledger_state: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per model, then a TOTAL row; per staged sweep its DECIDE_FIRST and
     DECIDE_MAX lines; with a budget a BUDGET row: how many of the runs, in the study's
     order, its worst case covers (DESIGN §6)."""
@@ -170,7 +219,8 @@ def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, 
                  "est_usd_max": f"{total_usd:.2f}" + ("+" if unknown_price else ""),
                  "price_source": "lower bound: some prices unknown" if unknown_price else ""})
     for st in staged:
-        rows += staged_rows(st, runs, arms, backends, probes, sizes, recall_max_tokens)
+        rows += staged_rows(st, runs, arms, backends, probes, sizes, recall_max_tokens,
+                            ledger_state)
     if budget_usd is not None:
         rows.append(budget_row(runs, arms, backends, probes, sizes, recall_max_tokens,
                                budget_usd))
@@ -179,18 +229,27 @@ def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, 
 
 def staged_rows(st: StagedSweep, runs: list[PlannedRun], arms: dict[str, Arm],
                 backends: dict[str, str], probes: dict[str, dict[str, Any]], sizes: Sizes,
-                recall_max_tokens: int) -> list[dict[str, Any]]:
+                recall_max_tokens: int, ledger_state: dict[str, Any] | None = None
+                ) -> list[dict[str, Any]]:
     """A staged sweep's two lines (issue 33: "The DAG stays plannable: -n and the audit
     show the first stage and the maximum"): the runs, calls and worst-case dollars of
     its first stage, which every model runs, and of its maximum, which the per-model
-    lines count; a look may stop a model anywhere between."""
+    lines count; a look may stop a model anywhere between. Their dollars are priced as
+    the ledger reserves (reserve_for), the figures the looks and the cards use too."""
+    state = ledger_state or empty_ledger()
     out = []
     for label, repeats, what in (("DECIDE_FIRST", st.first, "the first stage"),
                                  ("DECIDE_MAX", st.most, "the most it may run")):
         part = [r for r in runs if r.sweep == st.sweep and r.repeat < repeats]
         acc = run_sums(part, arms, probes, sizes, recall_max_tokens)
-        usd = [sums_usd(a, model_prices(backends[m], probes.get(m) or {}))
-               for m, a in acc.items()]
+        usd = []
+        for m, a in acc.items():
+            prices = model_prices(backends[m], probes.get(m) or {})
+            usd.append(reserved_usd(a["est_prompt_tokens"], a["max_completion_tokens"],
+                                    prices, reserve_for(probes.get(m) or {}, prices, state),
+                                    sizes.chars_per_token))
+        learned = sum(reservation_factors(state, endpoint_key(
+            (probes.get(m) or {}).get("endpoint") or {})) is not None for m in acc)
         unknown = any(u is None and acc[m]["calls"] > 0 for m, u in zip(acc, usd,
                                                                          strict=True))
         out.append({**dict.fromkeys(PLAN_COLUMNS, ""), "model": label, "sweep": st.sweep,
@@ -200,7 +259,9 @@ def staged_rows(st: StagedSweep, runs: list[PlannedRun], arms: dict[str, Arm],
                                    + ("+" if unknown else ""),
                     "price_source": f"decide {st.pair[0]} vs {st.pair[1]}: {what}, "
                                     f"{repeats} repeats per model over {len(acc)} "
-                                    f"models ({st.looks} looks at most)"
+                                    f"models ({st.looks} looks at most); priced as the "
+                                    f"ledger reserves (listed prices times the ratios "
+                                    f"learned on {learned} of {len(acc)} endpoints)"
                                     + ("; lower bound: some prices unknown"
                                        if unknown else "")})
     return out
@@ -284,7 +345,8 @@ def write_plan(prompts: dict[str, str], fixture_paths: dict[str, str],
                           int(d["looks"])) for s, d in (staged or {}).items()]
     rows = plan_rows([PlannedRun(**r) for r in runs],
                      {a: Arm.from_dict(d) for a, d in arms.items()}, backends, probes, sizes,
-                     recall_max_tokens, budget_usd, stages)
+                     recall_max_tokens, budget_usd, stages,
+                     read_ledger(ledger) if ledger and stages else None)
     write_tsv(rows, PLAN_COLUMNS, out)
     t = next(r for r in rows if r["model"] == "TOTAL")
     log.info("%d runs, %d calls, ~%d prompt and <= %d completion tokens, <= $%s; probe "
@@ -337,21 +399,59 @@ def budget_note(budget_usd: float | None, ledger: str, plan: str) -> str | None:
                f" (rerun it for the runs budget_usd {budget_usd:g} covers)"))
 
 
-def run_prices(prompts: dict[str, str], fixture_paths: dict[str, str],
-               arms: dict[str, dict[str, Any]], backends: dict[str, str], probe_dir: str,
-               recall_max_tokens: int) -> Callable[[str, str, str], tuple[int, float | None]]:
-    """price(sweep, model, arm) -> (calls, worst-case dollars | None) of one run, at the
-    audit's prices (a run the probe forbids makes no call). For the plans made before
-    or between calls: the repeat plan's and the decision cards' repeats to decide."""
-    sizes = plan_sizes(prompts, fixture_paths)
-    probes = probe_records(probe_dir, backends)
-    specs = {a: Arm.from_dict(d) for a, d in arms.items()}
+class RunPrices:
+    """price(sweep, model, arm) -> (calls, worst-case dollars | None) of one run (a run
+    the probe forbids makes no call). For the plans made before or between calls: the
+    repeat plan's, the looks' and the decision cards' repeats to decide. With a ledger,
+    priced as the ledger reserves now (reserve_for; basis(model) says how), else at the
+    audit's listed prices."""
 
-    def price(sweep: str, model: str, arm: str) -> tuple[int, float | None]:
-        probe = probes.get(model) or {}
+    def __init__(self, prompts: dict[str, str], fixture_paths: dict[str, str],
+                 arms: dict[str, dict[str, Any]], backends: dict[str, str], probe_dir: str,
+                 recall_max_tokens: int, ledger: str | None = None) -> None:
+        self.sizes = plan_sizes(prompts, fixture_paths)
+        self.probes = probe_records(probe_dir, backends)
+        self.specs = {a: Arm.from_dict(d) for a, d in arms.items()}
+        self.backends, self.recall_max_tokens = backends, recall_max_tokens
+        self.state = read_ledger(ledger) if ledger else None
+
+    def __call__(self, sweep: str, model: str, arm: str) -> tuple[int, float | None]:
+        probe = self.probes.get(model) or {}
         if forbidden(probe, arm):
             return 0, 0.0
-        return run_usd(specs[arm], sizes.chunk_chars[sweep], sizes, recall_max_tokens,
-                       model_prices(backends[model], probe))
+        chunks = self.sizes.chunk_chars[sweep]
+        prices = model_prices(self.backends[model], probe)
+        if self.state is None:
+            return run_usd(self.specs[arm], chunks, self.sizes, self.recall_max_tokens,
+                           prices)
+        calls, prompt, completion = run_tokens(self.specs[arm], chunks, self.sizes,
+                                               self.recall_max_tokens)
+        return calls, reserved_usd(prompt, completion, prices, self.reserve(model),
+                                   self.sizes.chars_per_token)
 
-    return price
+    def reserve(self, model: str) -> Reserve:
+        probe = self.probes.get(model) or {}
+        prices = model_prices(self.backends[model], probe)
+        return reserve_for(probe, prices, self.state or empty_ledger())
+
+    def overruns(self, model: str) -> list[dict[str, Any]]:
+        """The calls on this model's endpoint the ledger logged as costing more than they
+        reserved."""
+        ep = endpoint_key((self.probes.get(model) or {}).get("endpoint") or {})
+        return [o for o in (self.state or empty_ledger())["overruns"]
+                if o.get("endpoint") == ep]
+
+    def basis(self, model: str) -> str:
+        """How this model's dollars are priced, in the words a card says."""
+        if self.state is None:
+            return model_prices(self.backends[model], self.probes.get(model) or {})[2] \
+                or "the audit's listed prices"
+        return self.reserve(model).basis
+
+
+def run_prices(prompts: dict[str, str], fixture_paths: dict[str, str],
+               arms: dict[str, dict[str, Any]], backends: dict[str, str], probe_dir: str,
+               recall_max_tokens: int, ledger: str | None = None) -> RunPrices:
+    """The run prices (RunPrices) of these fixtures, arms and probe records."""
+    return RunPrices(prompts, fixture_paths, arms, backends, probe_dir, recall_max_tokens,
+                     ledger)

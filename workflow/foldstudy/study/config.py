@@ -12,6 +12,7 @@ study/schema.py, the sessions' checks in study/session_checks.py, and the readin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 from ..backends.registry import resolve_model_config
 from ..errors import StudyError
 from ..io import load_yaml
-from .design import block_order
+from .design import block_order, cycle_length
 from .schema import (
     apply_overrides,
     fixed_field_problems,
@@ -272,11 +273,12 @@ def meaningless_problems(cfg: dict[str, Any]) -> list[str]:
 
 def decide_sweeps(cfg: dict[str, Any]) -> list[str]:
     """The sweeps a staged decision (config `decide:`) runs in stages: those running both
-    arms of its pair. None without `decide:`."""
+    arms of its pair. None without `decide:`, and none in evidence mode, which folds
+    nothing (the cards read the package's rows of the pair as they are)."""
     d = cfg.get("decide")
-    if not isinstance(d, dict):
+    if not isinstance(d, dict) or cfg.get("evidence") or not d.get("pair"):
         return []
-    pair = set(d.get("pair") or [])
+    pair = set(d["pair"])
     return [s for s, sw in cfg["sweeps"].items() if pair <= set(sw.get("arms", []))]
 
 
@@ -287,8 +289,17 @@ def staged_maximum(cfg: dict[str, Any]) -> None:
         cfg["sweeps"][s]["repeats"] = int(cfg["decide"]["max_repeats"])
 
 
+# The most runs a staged decision may plan over its sweeps' models and arms: the DAG holds
+# every run of the maximum, so `snakemake -n` shows it, and a maximum of a billion planned
+# for minutes while its memory grew past 4 GB. The paper's 24 models at 24 repeats of a
+# pair plan 1,152.
+DECIDE_RUN_CEILING = 10_000
+
+
 def decide_problems(cfg: dict[str, Any]) -> list[str]:
-    """`decide:` must name a pair some sweep runs, and looks that fit its maximum."""
+    """`decide:` must name a pair some sweep runs, looks each stage can take (a stage adds
+    at least one rotation of the sweep's design), and a maximum whose runs stay under
+    DECIDE_RUN_CEILING."""
     d = cfg.get("decide")
     if not isinstance(d, dict):
         return []
@@ -296,13 +307,103 @@ def decide_problems(cfg: dict[str, Any]) -> list[str]:
     if len(pair) == 2 and pair[0] == pair[1]:
         out.append(f"config.decide.pair: [{pair[0]}, {pair[1]}] compares arm {pair[0]!r} "
                    "with itself; a pair names two different arms")
-    elif len(pair) == 2 and not any(set(pair) <= set(sw.get("arms", []))
-                                    for sw in cfg.get("sweeps", {}).values()):
+    elif len(pair) == 2 and not cfg.get("evidence") and not any(
+            set(pair) <= set(sw.get("arms", [])) for sw in cfg.get("sweeps", {}).values()):
         out.append(f"config.decide.pair: no sweep runs both {pair[0]} and {pair[1]}; add "
                    "them to a sweep's arms or name a pair a sweep runs")
     if d.get("looks", 1) > d.get("max_repeats", 1):
         out.append(f"config.decide.looks: {d['looks']} looks cannot fit in max_repeats "
                    f"{d['max_repeats']} (at most one look per repeat)")
+    elif "sweeps" in cfg and "max_repeats" in d:
+        out += _rotation_looks(cfg, d) + _run_ceiling(cfg, d)
+    return out + gate_problems(d.get("gate"), cfg.get("sweeps", {}))
+
+
+def gate_problems(gate: dict[str, Any] | None, sweeps: dict[str, Any]) -> list[str]:
+    """decide.gate holds one arm against another that some sweep runs both of, on models
+    such a sweep runs (report/gate.py checks it on the cards)."""
+    if not isinstance(gate, dict) or not {"arm", "against"} <= set(gate):
+        return []
+    arm, against = gate["arm"], gate["against"]
+    if arm == against:
+        return [f"config.decide.gate: arm and against are both {arm!r}; a gate holds one "
+                "arm against another"]
+    both = [s for s, sw in sweeps.items() if {arm, against} <= set(sw.get("arms", []))]
+    if not both:
+        return [f"config.decide.gate: no sweep runs both {arm} and {against}; add them "
+                "to a sweep's arms, or gate a pair a sweep runs"]
+    ran = {m for s in both for m in sweeps[s].get("models", [])}
+    return [f"config.decide.gate.models[{i}]: {m!r} is not a model of a sweep running "
+            f"{arm} and {against} (those run: {', '.join(sorted(ran))})"
+            for i, m in enumerate(gate.get("models") or []) if m not in ran]
+
+
+def _rotation_looks(cfg: dict[str, Any], d: dict[str, Any]) -> list[str]:
+    """Each stage adds whole rotations of the sweep's order design (study/design.py), so a
+    sweep allows ceil(max_repeats / rotation) looks; alpha spread over more is alpha no
+    look can spend."""
+    out = []
+    for s in decide_sweeps(cfg):
+        sw = cfg["sweeps"][s]
+        rotation = cycle_length(sw.get("design", "latin"), len(sw["arms"]))
+        most = math.ceil(int(d["max_repeats"]) / rotation)
+        if int(d.get("looks", 1)) > most:
+            out.append(f"config.decide.looks: {d['looks']} looks cannot be taken in sweep "
+                       f"{s}: each stage adds at least one rotation of its design "
+                       f"({rotation} repeats for {len(sw['arms'])} arms), so max_repeats "
+                       f"{d['max_repeats']} allows at most {most}")
+    return out
+
+
+def _run_ceiling(cfg: dict[str, Any], d: dict[str, Any]) -> list[str]:
+    """The runs the maximum plans, against DECIDE_RUN_CEILING, said before the DAG."""
+    sweeps = [cfg["sweeps"][s] for s in decide_sweeps(cfg)]
+    per_repeat = sum(len(sw["models"]) * len(sw["arms"]) for sw in sweeps)
+    runs = per_repeat * int(d["max_repeats"])
+    if runs <= DECIDE_RUN_CEILING:
+        return []
+    budget = cfg.get("budget_usd")
+    spend = (f"; budget_usd {budget:g} stops the spend, not the plan, which holds every "
+             "run of the maximum" if isinstance(budget, int | float) else "")
+    return [f"config.decide.max_repeats: {d['max_repeats']} plans {runs:,} runs "
+            f"({per_repeat} a repeat over the decide sweeps' models and arms), above the "
+            f"{DECIDE_RUN_CEILING:,} a staged decision may plan; at most "
+            f"{DECIDE_RUN_CEILING // per_repeat} repeats fit{spend}"]
+
+
+def decide_evidence_note(cfg: dict[str, Any], package_arms: dict[str, set[str]]
+                         ) -> tuple[str | None, str | None]:
+    """(refusal, note) for `decide:` in evidence mode, checked against the package's
+    sweeps (sweep -> the arms its rows hold): nothing is staged there, so the note says
+    once which sweeps' cards read the pair; a pair no package sweep holds is refused."""
+    d = cfg.get("decide")
+    if not isinstance(d, dict) or not cfg.get("evidence") or not d.get("pair"):
+        return None, None
+    a, b = d["pair"]
+    have = sorted(s for s, arms in package_arms.items() if {a, b} <= arms)
+    if not have:
+        held = "; ".join(f"{s}: {' '.join(sorted(arms))}"
+                         for s, arms in sorted(package_arms.items()))
+        return (f"config.decide.pair: [{a}, {b}]: no sweep of the evidence package "
+                f"{cfg['evidence']} holds both arms ({held}); name a pair it holds, or "
+                "unset decide"), None
+    return None, (f"decide: evidence mode stages nothing (a package folds no call); the "
+                  f"cards read {a} against {b} from the package's rows of sweep"
+                  f"{'s' if len(have) > 1 else ''} {', '.join(have)} as they are")
+
+
+def package_arms(rows_csv: str | Path) -> dict[str, set[str]]:
+    """sweep -> the arms a package's rows.csv holds (its sweep and arm columns; none
+    where the file or a column is missing: the package's own check names that)."""
+    import csv
+
+    out: dict[str, set[str]] = {}
+    try:
+        with open(rows_csv, newline="", encoding="utf-8") as f:
+            for r in csv.DictReader(f):
+                out.setdefault(str(r.get("sweep")), set()).add(str(r.get("arm")))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}
     return out
 
 

@@ -34,10 +34,14 @@ def command_line_flags(config: dict[str, Any], schema: dict[str, Any]) -> None:
 
 def _numbers_from_strings(section: dict[str, Any], props: dict[str, Any]) -> None:
     """A number typed on the command line inside an object, read as the number it is
-    (a value that is not one stays a string, and the schema names it)."""
+    (a value that is not one stays a string, and the schema names it); `null` where the
+    schema allows null (`--config "decide={pair: null, ...}"`), read as null."""
     for k, p in props.items():
         types = p.get("type")
         types = types if isinstance(types, list) else [types]  # ["number", "null"] too
+        if "null" in types and section.get(k) == "null":
+            section[k] = None
+            continue
         kind = float if "number" in types else int if "integer" in types else None
         if kind and isinstance(section.get(k), str):
             try:
