@@ -158,12 +158,14 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
     """Issue 33: "A budget that runs out mid-stage gives *undecided* with the spend, the
     remaining repeats and their price."
 
-    The stand-in bills its listing through look 1, then 8 times it (its price rose): the
+    The stand-in bills its listing through look 1, then 40 times it (its price rose): the
     look priced the next stage as the ledger reserved then (listed x 1.25), so the budget,
     what look 1 left spent plus 1.02 times that price, lets the stage start (the look's
-    budget_stop passes); its first call costs more than it reserved (an overrun the
-    ledger logs), the ledger learns the new ratio and the stage runs out early. The run
-    still ends with a card whose spend stays within the worst case it names (issue 43:
+    budget_stop passes); the ledger learns the new ratio from the stage's first call and
+    the stage runs out within a few calls (40 times the listing is far past the 1.25
+    headroom, whatever the replies' lengths, where 8 times was not always: issue 43's
+    first landing failed on it). The run still ends with a card whose spend stays within
+    the worst case it names, or names the overruns the ledger logged past it (issue 43:
     priced as the ledger reserves now); at the same budget a rerun sends nothing; a
     higher one reruns the runs the budget stopped (their paid folds from the store) and
     finishes."""
@@ -179,7 +181,7 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
         spent = json.loads((workdir / "results/spend/ledger.json").read_text())["spent_usd"]
         budget = spent + 1.02 * first["price_per_repeat_usd"] * (
             first["next"] - first["repeats"])
-        gw.state.models["acme/dear"].endpoints[0].cost_factor = 8.0
+        gw.state.models["acme/dear"].endpoints[0].cost_factor = 40.0
 
         study.configfile.write_text(json.dumps(_config(gw.base_url, budget)))
         p = study.snakemake("results/decision.md")
@@ -208,14 +210,18 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
         assert f"spent ${state['spent_usd']:.2f}" in card
         assert f"{state['remaining_repeats']} repeats remain to max_repeats, at $" in card
         print(card)  # the docs' mid-stage card (-s shows it)
-        # billed above its listing, the card's figures are at the ratio learned (8 x
+        # billed above its listing, the card's figures are at the ratio learned (40 x
         # 1.25), and what was spent stays within the worst case it names
-        ledger_doc = json.loads((workdir / "results/spend/ledger.json").read_text())
-        assert ledger_doc["overruns"]  # the first call at the new price
         staged = json.loads((workdir / "results/decision.json").read_text())["cards"][0][
             "staged"]
-        assert "listed prices x 10" in card and "priced as the ledger reserves" in card
-        assert staged["usd"] <= staged["staged_worst_usd"]
+        assert "listed prices x 50" in card and "priced as the ledger reserves" in card
+        # whether the first call at the new price costs more than it reserved depends on
+        # its reply's length against max_tokens; where what was spent passes the worst
+        # case, the card names the overruns the ledger logged
+        overruns = json.loads((workdir / "results/spend/ledger.json").read_text())["overruns"]
+        if staged["usd"] > staged["staged_worst_usd"]:
+            assert overruns and "What was spent passes that worst case: the ledger " \
+                f"logged {len(overruns)} call" in card
         assert staged["remaining_usd"] == pytest.approx(
             staged["price_per_repeat_usd"] * state["remaining_repeats"])
 
@@ -226,7 +232,7 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
         assert "Nothing to be done" in p.stdout + p.stderr
 
         # raised: exactly the stopped runs run again, and no call is paid twice
-        study.configfile.write_text(json.dumps(_config(gw.base_url, budget * 20)))
+        study.configfile.write_text(json.dumps(_config(gw.base_url, budget * 200)))
         p = study.snakemake("results/decision.md")
         assert p.returncode == 0, p.stderr[-4000:]
         state = _look(workdir)["models"]["dear"]

@@ -35,7 +35,8 @@ def test_the_plan_holds_no_run_job(tmp_path, package):
     out = p.stdout + p.stderr
     counts = {line.split()[0]: line.split()[1] for line in out.splitlines()
               if len(line.split()) == 2 and line.split()[1].isdigit()}
-    assert set(counts) - {"total"} == {"stats", "figures", "trace", "decision", "summary", "tables"}
+    assert set(counts) - {"total"} == {"stats", "figures", "trace", "decision", "decision_page",
+                                       "summary", "tables"}
 
 
 def test_a_package_rebuilds_every_table_figure_and_number(evidence_build):
