@@ -7,6 +7,8 @@ import yaml
 
 from .support import system
 from .support.procs import snakemake
+from .support.slurm_cluster import SlurmCluster
+from .support.system import require
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = ROOT / "resources"
@@ -26,15 +28,18 @@ def pytest_report_header(config, start_path) -> list[str]:
     return []
 
 
-# Two workers (pytest-xdist, `--dist loadgroup`, pyproject's addopts). A session fixture is
-# built once per worker, so the tests that read one of the builds below share a group, and
-# one worker builds it; SLURM's daemons are one per machine, so the cluster tests join the
-# tiny study's group too (they replay its store). Every other file is a group of its own
-# (its module fixtures built once; test_model's rows are made once and reread), but for
-# SPREAD, whose tests each go to whichever worker is free. The groups that take longest
-# come first, one on each worker, and the rest follow.
+# Three workers (pytest-xdist, `--dist loadgroup`, pyproject's addopts). A session fixture
+# is built once per worker, so the tests that read one of the builds below share a group,
+# and one worker builds it (the cluster tests that replay the tiny study's store among
+# them). Every other file is a group of its own (its module fixtures built once;
+# test_model's rows are made once and reread), but for SPREAD, whose tests each go to
+# whichever worker is free. The groups that take longest come first, one on each worker,
+# and the rest follow: the tiny study's group is the longest chain (its build, then the
+# replays through SLURM), so the cluster test that needs no tiny study runs on another
+# worker while the build goes on (SLURM is one per machine: tests/support/slurm_cluster.py
+# holds a lock from a cluster's start to its stop).
 SHARED_BUILDS = {"tiny_study": "tiny", "evidence_build": "evidence"}
-FIRST = ("tiny", "test_model.py", "evidence")
+FIRST = ("tiny", "test_cluster_budget.py", "test_model.py", "evidence")
 SPREAD: set[str] = set()
 
 
@@ -43,8 +48,6 @@ def xdist_group(item: pytest.Item) -> str | None:
     for fixture, group in SHARED_BUILDS.items():
         if fixture in item.fixturenames:
             return group
-    if item.get_closest_marker("cluster"):
-        return "tiny"
     return None if item.path.name in SPREAD else item.path.name
 
 
@@ -136,3 +139,21 @@ def study_arms(config_schema, resources):
 def arms(study_arms) -> dict:
     """The default study's arms at paper scale (capacities as the paper declared them)."""
     return study_arms("config.yaml", 1.0)
+
+
+# The SLURM cluster of the cluster tests (tests/test_cluster*.py), one per module.
+@pytest.fixture(scope="session")
+def slurm_available() -> None:
+    """Skip (fail under CI=true) when SLURM cannot run here (tests/support/system.py; the
+    cluster marker already did, before any fixture: this names it for the tests)."""
+    require("cluster")
+
+
+@pytest.fixture(scope="module")
+def cluster(slurm_available):
+    c = SlurmCluster()
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()

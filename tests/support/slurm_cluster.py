@@ -22,6 +22,7 @@ Run by hand (as root) to get a cluster to play with until Enter is pressed:
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -39,6 +40,9 @@ BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sco
 PARTITION = "debug"
 SERVER_PARTITION = "server"
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
+# One cluster at a time on this machine (the system config above, the node, the ports):
+# every SlurmCluster holds this lock from start to stop.
+LOCK = Path(tempfile.gettempdir()) / "foldstudy-slurm-cluster.lock"
 MARKER = "# foldstudy test cluster (tests/support/slurm_cluster.py); removed when the test ends"
 
 
@@ -164,6 +168,11 @@ PartitionName={SERVER_PARTITION} Nodes={self.node} Default=NO MaxTime=INFINITE S
         out.close()
 
     def start(self, timeout: float = 60) -> SlurmCluster:
+        """Start the daemons, once this process holds the machine's cluster lock: SLURM's
+        system config and its node are one per machine, so a second test process (another
+        pytest-xdist worker) waits here until the first one's cluster has stopped."""
+        self._lock = open(LOCK, "a+")  # noqa: SIM115 (held until stop)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
         key = self._write_munge_key()
         self._write_conf()
         self._install_system_conf()
@@ -263,6 +272,9 @@ PartitionName={SERVER_PARTITION} Nodes={self.node} Default=NO MaxTime=INFINITE S
         self._remove_system_conf()
         if remove:
             shutil.rmtree(self.root, ignore_errors=True)
+        if lock := getattr(self, "_lock", None):
+            lock.close()  # releases the machine's cluster lock
+            self._lock = None
 
     def __enter__(self) -> SlurmCluster:
         return self.start()
