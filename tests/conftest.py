@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import fcntl
+import shutil
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,21 +34,26 @@ def pytest_report_header(config, start_path) -> list[str]:
 
 # Three workers (pytest-xdist, `--dist loadgroup`, pyproject's addopts). A session fixture
 # is built once per worker, so the tests that read one of the builds below share a group,
-# and one worker builds it (the cluster tests that replay the tiny study's store among
-# them). Every other file is a group of its own (its module fixtures built once;
+# and one worker builds it. The tiny study is the exception: it is built once for all the
+# workers (tiny_study), since its build and the replays through SLURM after it are the
+# suite's longest chain; the cluster tests that replay it are its builder's group, and the
+# other tests that read it a group of their own that comes last, by when the build is
+# done. Every other file is a group of its own (its module fixtures built once;
 # test_model's rows are made once and reread), but for SPREAD, whose tests each go to
 # whichever worker is free. The groups that take longest come first, one on each worker,
-# and the rest follow: the tiny study's group is the longest chain (its build, then the
-# replays through SLURM), so the cluster test that needs no tiny study runs on another
-# worker while the build goes on (SLURM is one per machine: tests/support/slurm_cluster.py
-# holds a lock from a cluster's start to its stop).
+# and the rest follow; the cluster test that needs no tiny study is among them, on
+# another worker while the build goes on (SLURM is one per machine:
+# tests/support/slurm_cluster.py holds a lock from a cluster's start to its stop).
 SHARED_BUILDS = {"tiny_study": "tiny", "evidence_build": "evidence"}
 FIRST = ("tiny", "test_cluster_budget.py", "test_model.py", "evidence")
+LAST = ("tiny-readers",)
 SPREAD: set[str] = set()
 
 
 def xdist_group(item: pytest.Item) -> str | None:
     """The group an item runs in (None: spread over the workers)."""
+    if "tiny_study" in item.fixturenames and not item.get_closest_marker("cluster"):
+        return "tiny-readers"
     for fixture, group in SHARED_BUILDS.items():
         if fixture in item.fixturenames:
             return group
@@ -56,8 +65,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if group := xdist_group(item):
             item.add_marker(pytest.mark.xdist_group(group))
-    rank = {g: i for i, g in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(xdist_group(item), len(rank)))
+    rank = {g: i for i, g in enumerate(FIRST)} | {g: len(FIRST) + 1 + i
+                                                   for i, g in enumerate(LAST)}
+    items.sort(key=lambda item: rank.get(xdist_group(item), len(FIRST)))
 
 
 def pytest_runtest_setup(item) -> None:
@@ -69,13 +79,39 @@ def pytest_runtest_setup(item) -> None:
 
 
 @pytest.fixture(scope="session")
-def tiny_study(tmp_path_factory) -> Path:
+def tiny_study(tmp_path_factory, request) -> Path:
     """One real run of the tiny study (.test/config.yaml) on the embedded model, once per
-    session: the workflow tests read it, the cluster test replays its response store."""
-    workdir = tmp_path_factory.mktemp("tiny")
-    p = snakemake(workdir, "-c2", "results/tables", "--configfile", str(TINY_CONFIG))
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    session and shared by every worker: the workflow tests read it, the cluster tests
+    replay its response store. The first worker to ask builds it under a lock in the
+    session's own temporary root (pytest-xdist's workers share its parent); the others
+    wait, then read the same directory. Readers never write there: a test that changes
+    something works on a copy (tiny_copy)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if hasattr(request.config, "workerinput") else base
+    workdir, built, failed = (root / f"tiny-study{x}" for x in ("", ".built", ".failed"))
+    with open(root / "tiny-study.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if failed.exists():
+            pytest.fail(f"the tiny study failed on another worker:\n{failed.read_text()}")
+        if not built.exists():
+            workdir.mkdir(exist_ok=True)
+            p = snakemake(workdir, "-c2", "results/tables", "--configfile", str(TINY_CONFIG))
+            if p.returncode != 0:
+                failed.write_text(p.stdout[-3000:] + p.stderr[-3000:])
+                pytest.fail(failed.read_text())
+            built.touch()
     return workdir
+
+
+@pytest.fixture
+def tiny_copy(tiny_study) -> Iterator[Path]:
+    """A copy of the tiny study that a test may change (its lock, a tampered artifact,
+    a release), times kept and beside the original, so Snakemake finds it as complete:
+    its records name each input by its path relative to the work directory."""
+    work = tiny_study.with_name(f"{tiny_study.name}-copy-{uuid.uuid4().hex[:8]}")
+    shutil.copytree(tiny_study, work, symlinks=True)
+    yield work
+    shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

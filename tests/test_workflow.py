@@ -67,7 +67,7 @@ TINY = str(ROOT / ".test/config.yaml")
 @pytest.fixture(scope="module")
 def tiny(tiny_study) -> Path:
     """One real run of the tiny study, shared by the tests that read it (and by the
-    cluster test, which replays it: conftest.py)."""
+    cluster tests, which replay it: conftest.py); read only here."""
     return tiny_study
 
 
@@ -121,7 +121,10 @@ def test_tiny_study_end_to_end_on_the_real_model(tiny):
     assert "Nothing to be done" in p.stdout + p.stderr
 
 
-def test_lock_verify_release_and_regenerate_round_trip(tiny, tmp_path):
+def test_lock_verify_release_and_regenerate_round_trip(tiny_copy, tmp_path):
+    """Lock, verify (a tampered byte named), release and a reviewer's regeneration, on a
+    copy of the tiny study: the cluster tests read the original meanwhile."""
+    tiny = tiny_copy
     p = snakemake(tiny, "-c1", "verify", "--configfile", TINY)
     assert p.returncode != 0 and "no lock for this study" in p.stdout + p.stderr
     p = snakemake(tiny, "-c1", "lock", "--configfile", TINY)
