@@ -123,18 +123,24 @@ class AnthropicBackend(DirectBackend):
             return self.compaction_body(request)
         body: dict[str, Any] = {**self.head(request, "system"),
                                 "max_tokens": request.max_tokens,
-                                "messages": conversation(request),
+                                "messages": [*self.replayed(request.context),
+                                             *conversation(request)],
                                 "temperature": request.temperature}
         if request.response_schema is not None:
             body["output_config"] = {"format": {"type": "json_schema",
                                                 "schema": request.response_schema}}
         return body
 
+    @staticmethod
+    def replayed(block: Any) -> list[dict[str, Any]]:
+        """A compaction block as the next request sends it: first, as an assistant
+        message holding the block alone, unchanged (none: no message)."""
+        return [{"role": "assistant", "content": [block]}] if block else []
+
     def compaction_body(self, request: ChatRequest) -> dict[str, Any]:
         """The on-demand compaction request: the previous block first (an assistant
         message, unchanged), the chunk as a user message, and `compaction`."""
-        previous = (request.native or {}).get("previous")
-        messages = [{"role": "assistant", "content": [previous]}] if previous else []
+        messages = self.replayed((request.native or {}).get("previous"))
         messages.append({"role": "user", "content": chunk_of(request)})
         return {**self.head(request, "system"), "max_tokens": request.max_tokens,
                 "messages": messages, "temperature": request.temperature,

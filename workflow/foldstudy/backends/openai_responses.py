@@ -95,7 +95,8 @@ class OpenAIResponsesBackend(DirectBackend):
         if request.native is not None:
             return self.compaction_body(request)
         body: dict[str, Any] = {**self.head(request, "instructions"),
-                                "input": conversation(request),
+                                "input": [*(request.context or []),
+                                          *conversation(request)],
                                 "max_output_tokens": request.max_tokens,
                                 "temperature": request.temperature, "store": False}
         if request.response_schema is not None:
