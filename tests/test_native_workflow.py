@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from foldstudy.analysis.decision import NATIVE_SOURCE
 from foldstudy.grade.trace import OPAQUE
 from foldstudy.study.spec import Fixture, is_matched, load_arm_table
 
@@ -34,11 +35,13 @@ PRICES = {"price_prompt_usd_per_mtok": 3.0, "price_completion_usd_per_mtok": 15.
 SEED, LOSS = 4, 0.3  # the stand-ins' seeded loss: a native arm keeps ~70% of identifiers
 TARGETS = ("results/evidence/rows.csv", "results/evidence/trace.csv",
            "results/trace/fact-losses.csv", "results/trace/fact-losses-by-fact.csv",
-           "results/audit/plan.tsv")
+           "results/audit/plan.tsv", "results/decision.md")
 
 
 def _config(anthropic: str, openai: str) -> dict[str, Any]:
-    return {"study": "native", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 400,
+    # the stand-ins answer each recall item with every identifier they were sent: room
+    # for fourteen such lines
+    return {"study": "native", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 6000,
             "budget_usd": 5.0,
             "models": {
                 "claude": {"backend": "anthropic", "model_id": "claude-standin",
@@ -201,3 +204,22 @@ def test_native_calls_are_paid_stored_and_planned_and_a_rerun_pays_nothing(study
 def _csv_tsv(path: Path) -> list[dict[str, str]]:
     with path.open(encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f, delimiter="\t"))
+
+
+def test_each_card_has_the_providers_compaction_against_the_best_arm(study):
+    """Issue 44 item 3: the native arm on the decision card only as "the provider's
+    compaction against your best arm" (difference, p, TOST), never in a matched contrast."""
+    doc = json.loads((study.workdir / "results/decision.json").read_text())
+    rows = _csv(study.workdir / "results/evidence/rows.csv")
+    for card in doc["cards"]:
+        lines = [v for v in card["contrasts"] if v["source"] == NATIVE_SOURCE]
+        assert len(lines) == 1, card["model"]
+        v = lines[0]
+        mean = {a: sum(float(r["recall"]) for r in rows if r["model"] == card["model"]
+                       and r["arm"] == a) / 3 for a in ("j", "m")}
+        assert v["b"] == "native" and v["a"] == max(mean, key=mean.get)
+        assert v["p_permutation"] is not None and "tost_p" in v and v["word"]
+        assert not any("native" in (x["a"], x["b"]) for x in card["contrasts"]
+                       if x["source"] != NATIVE_SOURCE)
+    text = (study.workdir / "results/decision.md").read_text()
+    assert text.count(f"native ({NATIVE_SOURCE})") == 2
