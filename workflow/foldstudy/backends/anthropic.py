@@ -51,6 +51,8 @@ Compaction: two mechanisms exist, and one is usable at a fold's size.
   for it, so the block is kept and replayed as the dict the API returned, whatever
   fields it has (`content`, `signature`, `encrypted_content`).
 The chunk goes as a user message: the endpoint summarizes every message it is sent.
+A plain request that continues from a compaction (a native arm's recall turn,
+ChatRequest.context) sends the block first in the same way, under the beta header.
 """
 
 from __future__ import annotations
