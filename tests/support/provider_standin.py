@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,9 +48,29 @@ def summary_text(kept: list[str]) -> str:
     return "Summary of the session so far.\nIdentifiers kept:\n" + "\n".join(kept)
 
 
+RECALL_ASK = "Give the value of each item below"
+
+
+def recall_answer(text: str) -> str | None:
+    """The reply to the study's recall turn (resources/prompts/recall_user.md.j2), or
+    None for any other text: each numbered item answered with every identifier the call
+    was sent before the question, so an item is right exactly when its value survived
+    to the recall turn (a value that is no identifier is never right)."""
+    head, ask, items = text.partition(RECALL_ASK)
+    if not ask:
+        return None
+    asked = re.findall(r"^(\d+)\. (.+)$", items, flags=re.MULTILINE)
+    ids = " ".join(identifiers(head)) or "unknown"
+    return "\n".join(f"{n}. {label}: {ids}" for n, label in asked)
+
+
 def answer(text: str, schema: dict[str, Any] | None) -> str:
     """A plain call's reply: the identifiers it was sent, under a heading (plain), or in
-    the schema's first string field (the others a short phrase, arrays empty)."""
+    the schema's first string field (the others a short phrase, arrays empty); the
+    recall turn's reply (recall_answer)."""
+    recall = recall_answer(text) if schema is None else None
+    if recall is not None:
+        return recall
     ids = identifiers(text)
     if schema is None:
         return "Constraints\nnone\n\nIdentifiers\n" + "\n".join(ids)

@@ -20,11 +20,13 @@ import numpy as np
 import pandas as pd
 
 from foldstudy.evidence import columns
-from foldstudy.study.spec import arm_ids, load_arm_table, resolve_arm
+from foldstudy.study.spec import arm_ids, is_matched, load_arm_table, resolve_arm
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 _TABLE = load_arm_table(RESOURCES)
-SPECS = {a: resolve_arm(a, _TABLE, RESOURCES, 1.0) for a in arm_ids(_TABLE)}
+# The paper's arms: a native arm (the provider's compaction) is in no paper table.
+SPECS = {a: resolve_arm(a, _TABLE, RESOURCES, 1.0) for a in arm_ids(_TABLE)
+         if is_matched(_TABLE["arms"][a])}
 ARMS = list(SPECS)
 CEILING = {a: s.declared_ceiling_chars for a, s in SPECS.items() if s.declared_ceiling_chars}
 N_FIELDS = {a: s.n_fields for a, s in SPECS.items()}

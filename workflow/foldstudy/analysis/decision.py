@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..study.spec import Arm
+from ..study.spec import Arm, is_matched, is_native
 from . import analysis as A
 from . import power as P
 from . import stats
@@ -58,7 +58,7 @@ class Price:
 class ContrastVerdict:
     a: str
     b: str
-    source: str  # "analysis" (ladder, compare_pairs), "own arm", "decide"
+    source: str  # "analysis" (ladder, compare_pairs), "own arm", "decide", NATIVE_SOURCE
     blocks: int
     a_mean: float
     b_mean: float
@@ -336,6 +336,30 @@ def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict
     return out
 
 
+# The source of the card's line "the provider's compaction against your best arm"
+# (issue 44): a native arm against the matched arm with the highest mean recall in the cell.
+NATIVE_SOURCE = "the provider's compaction against your best arm"
+
+
+def native_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], arm_order: Sequence[str]
+                     ) -> list[tuple[str, str, str]]:
+    """Per native arm that ran in the cell, (your best arm, the native arm, NATIVE_SOURCE):
+    the best arm is the matched arm (spec.is_matched) with the highest mean recall over
+    the cell's valid rows, ties to the earlier in resources/arms.yaml. It is chosen after
+    the fact, so the line says how far the provider's compaction is from the best of what
+    ran, not which arm to pick; the native arm is in no matched contrast (its capacity is
+    the provider's)."""
+    ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
+    native = [a for a in ran if is_native(arms[a])]
+    matched = [a for a in ran if is_matched(arms[a])]
+    if not native or not matched:
+        return []
+    rank = {a: i for i, a in enumerate(arm_order)}
+    means = cell.groupby("arm")["recall"].mean()
+    best = min(matched, key=lambda a: (-float(means[a]), rank.get(a, len(rank)), a))
+    return [(best, n, NATIVE_SOURCE) for n in sorted(native, key=lambda a: rank.get(a, 0))]
+
+
 @dataclass(frozen=True)
 class CardInputs:
     """What the cards read beside the evidence: from the study config and the audit."""
@@ -366,8 +390,9 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
-    for a, b, source in cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
-                                       ci.gate_pair):
+    for a, b, source in [*cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
+                                         ci.gate_pair),
+                         *native_contrasts(cell, ci.arms, an.arm_order)]:
         pr = A.pairs(cell, a, b)
         if pr.empty:
             continue

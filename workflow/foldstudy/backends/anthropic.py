@@ -51,6 +51,8 @@ Compaction: two mechanisms exist, and one is usable at a fold's size.
   for it, so the block is kept and replayed as the dict the API returned, whatever
   fields it has (`content`, `signature`, `encrypted_content`).
 The chunk goes as a user message: the endpoint summarizes every message it is sent.
+A plain request that continues from a compaction (a native arm's recall turn,
+ChatRequest.context) sends the block first in the same way, under the beta header.
 """
 
 from __future__ import annotations
@@ -123,18 +125,24 @@ class AnthropicBackend(DirectBackend):
             return self.compaction_body(request)
         body: dict[str, Any] = {**self.head(request, "system"),
                                 "max_tokens": request.max_tokens,
-                                "messages": conversation(request),
+                                "messages": [*self.replayed(request.context),
+                                             *conversation(request)],
                                 "temperature": request.temperature}
         if request.response_schema is not None:
             body["output_config"] = {"format": {"type": "json_schema",
                                                 "schema": request.response_schema}}
         return body
 
+    @staticmethod
+    def replayed(block: Any) -> list[dict[str, Any]]:
+        """A compaction block as the next request sends it: first, as an assistant
+        message holding the block alone, unchanged (none: no message)."""
+        return [{"role": "assistant", "content": [block]}] if block else []
+
     def compaction_body(self, request: ChatRequest) -> dict[str, Any]:
         """The on-demand compaction request: the previous block first (an assistant
         message, unchanged), the chunk as a user message, and `compaction`."""
-        previous = (request.native or {}).get("previous")
-        messages = [{"role": "assistant", "content": [previous]}] if previous else []
+        messages = self.replayed((request.native or {}).get("previous"))
         messages.append({"role": "user", "content": chunk_of(request)})
         return {**self.head(request, "system"), "max_tokens": request.max_tokens,
                 "messages": messages, "temperature": request.temperature,

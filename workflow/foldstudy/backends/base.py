@@ -57,15 +57,20 @@ class ChatRequest:
     # The messages then hold the system prompt and the chunk; the backend puts the chunk
     # on the wire as the kind of item its endpoint compacts.
     native: dict[str, Any] | None = None
+    # A plain request that continues from a native compaction (a native arm's recall
+    # turn): the item or block the last compaction returned, which the backend sends
+    # first, unchanged, as its provider's docs say the next request does.
+    context: Any = None
 
     def canonical(self) -> dict[str, Any]:
-        """The request as the store keys it. `native` is in only where it is set, so every
-        plain request keys exactly as it did before the field existed (a study's store
-        replays unchanged)."""
+        """The request as the store keys it. `native` and `context` are in only where
+        they are set, so every plain request keys exactly as it did before the fields
+        existed (a study's store replays unchanged)."""
         d = asdict(self)
         d["messages"] = [dict(m) for m in self.messages]
-        if d["native"] is None:
-            del d["native"]
+        for key in ("native", "context"):
+            if d[key] is None:
+                del d[key]
         return d
 
 

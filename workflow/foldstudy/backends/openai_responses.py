@@ -35,7 +35,9 @@ is not sent: the explicit endpoint exists.
 
 A user message comes back whole, never compacted, so the chunk goes as an assistant
 message (`{"role": "assistant", "content": chunk}`, the form the compact reference's
-example input shows): the kind of item the endpoint compacts.
+example input shows): the kind of item the endpoint compacts. A plain request that
+continues from a compaction (a native arm's recall turn, ChatRequest.context) sends the
+compacted window first in `input`, unchanged, then its own messages.
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ class OpenAIResponsesBackend(DirectBackend):
         if request.native is not None:
             return self.compaction_body(request)
         body: dict[str, Any] = {**self.head(request, "instructions"),
-                                "input": conversation(request),
+                                "input": [*(request.context or []),
+                                          *conversation(request)],
                                 "max_output_tokens": request.max_tokens,
                                 "temperature": request.temperature, "store": False}
         if request.response_schema is not None:

@@ -152,11 +152,13 @@ def number_part(fact: Fact) -> str:
 def grade_check(
     fact: Fact,
     line: str | None,
-    final_carry: str,
+    final_carry: str | None,
     markers: list[Any],
     stock: StockSignature,
 ) -> dict[str, Any]:
-    """One graded fact of one run: the checks.csv columns it determines."""
+    """One graded fact of one run: the checks.csv columns it determines. final_carry
+    None: the carry is opaque (a native arm's encrypted compaction), so in_carrier is
+    empty and only the answer is graded."""
     text = line or ""
     correct = has_whole_token(fact.value, text)
     lenient = correct or (bool(fact.unit) and has_whole_token(number_part(fact), text))
@@ -167,7 +169,8 @@ def grade_check(
         "label": fact.label,
         "fact_class": fact.fact_class,
         "expected": fact.value,
-        "in_carrier": has_whole_token(fact.value, final_carry),
+        "in_carrier": None if final_carry is None else has_whole_token(fact.value,
+                                                                      final_carry),
         "correct": correct,
         "correct_unit_lenient": lenient,
         "abstained": abstained,
@@ -181,7 +184,7 @@ def grade_check(
 def grade_answer(
     facts: list[Fact],
     answer: str,
-    final_carry: str,
+    final_carry: str | None,
     markers: list[Any],
     stock: StockSignature,
 ) -> list[dict[str, Any]]:

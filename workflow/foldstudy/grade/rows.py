@@ -23,7 +23,7 @@ from .grader import (
     headings_carried,
     json_envelope_carried,
 )
-from .trace import fact_trace
+from .trace import carry_is_opaque, fact_trace
 from .validity import validity
 
 log = logging.getLogger(__name__)
@@ -65,16 +65,19 @@ def grade_record(
     arm = record["arm_spec"]
     folds = record["folds"]
     final = record.get("final_carry", "")
+    # A native arm's opaque carry (OpenAI's encrypted compaction, issue 44) is recorded
+    # as opaque: nothing in it is counted, only the answer is graded.
+    opaque = carry_is_opaque(record)
     answer = (record.get("recall") or {}).get("answer", "")
     graded = fixture.graded
     checks = []
     if record.get("recall") is not None:
-        for c in grade_answer(graded, answer, final, markers, stock):
+        for c in grade_answer(graded, answer, None if opaque else final, markers, stock):
             checks.append({"row_id": record["row_id"], **c})
     n_correct = sum(c["correct"] for c in checks)
     ceilings = arm.get("ceilings") or {}
     declared = sum(ceilings.values()) if ceilings else None
-    carried = _mean([fold_carried_chars(f) for f in folds])
+    carried = None if opaque else _mean([fold_carried_chars(f) for f in folds])
     replies = [f["reply"] for f in folds]
     recall_reply = (record.get("recall") or {}).get("reply") or {}
     abstained, abstained_prefix = answer_abstains(answer, markers)
@@ -95,8 +98,9 @@ def grade_record(
         "declared_ceiling_chars": declared,
         "carried_chars": carried,
         "fill": carried / declared if (declared and carried is not None) else None,
-        "headings_carried": headings_carried(final, headings),
-        "json_envelope_carried": json_envelope_carried(final) if folds else False,
+        "headings_carried": None if opaque else headings_carried(final, headings),
+        "json_envelope_carried": None if opaque else
+        json_envelope_carried(final) if folds else False,
         "folds": len(folds),
         "folds_clipped": sum(fold_clipped(f) for f in folds),
         "parse_failures": sum(not f["parse_ok"] for f in folds),
@@ -104,7 +108,7 @@ def grade_record(
         "finish_length": sum(r["finish_reason"] == "length" for r in replies),
         "prompt_tokens": sum(r["prompt_tokens"] for r in replies),
         "completion_tokens": sum(r["completion_tokens"] for r in replies),
-        "carrier_present": sum(c["in_carrier"] for c in checks),
+        "carrier_present": None if opaque else sum(c["in_carrier"] for c in checks),
         "abstained": abstained,
         "catchup_fired": bool(record.get("catchup_fired")),
         "system_prompt_sha256": arm["system_prompt_sha256"],
@@ -134,12 +138,12 @@ def grade_record(
             "parse_ok": f["parse_ok"],
             "schema_valid": f["schema_valid"],
             "schema_errors": "; ".join(f["schema_errors"]),
-            "carried_chars": fold_carried_chars(f),
+            "carried_chars": None if opaque else fold_carried_chars(f),
             "clipped": fold_clipped(f),
             # Counted here from the carry, as the row's final carry is: a record's own
             # per-fold counts (records before this rule) are not read.
-            "headings_carried": headings_carried(f["carry"], headings),
-            "json_envelope_carried": json_envelope_carried(f["carry"]),
+            "headings_carried": None if opaque else headings_carried(f["carry"], headings),
+            "json_envelope_carried": None if opaque else json_envelope_carried(f["carry"]),
             "latency_s": f["reply"]["latency_s"],
             "cost_usd": f["reply"].get("cost_usd"),
             "served_by": f["reply"].get("served_by", ""),

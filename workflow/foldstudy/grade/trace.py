@@ -16,6 +16,17 @@ from typing import Any
 from ..study.spec import Fact, Fixture
 from .grader import has_whole_token
 
+# What the trace's readers say of a fact in an opaque carry: neither kept nor lost.
+OPAQUE = "opaque"
+
+
+def carry_is_opaque(record: dict[str, Any]) -> bool:
+    """Is this run's carry opaque (a native arm whose provider's compaction item cannot
+    be read, issue 44)? Then the carry is recorded as opaque, the trace says so, and
+    only the recall answer is graded, as a session's encrypted compaction grades no fact
+    (sessions.OPAQUE_NOTE)."""
+    return bool((record.get("native") or {}).get("opaque"))
+
 
 def fold_number(fold: dict[str, Any]) -> int:
     """A recorded fold's number, 1-based (DESIGN §8).
@@ -41,8 +52,11 @@ def fact_trace(record: dict[str, Any], fixture: Fixture) -> list[dict[str, Any]]
     """trace.csv lines of one run record: one per (graded fact, fold made).
 
     A not_run record made no fold, so it has no line; a run cut short by an
-    infrastructure fault has lines for the folds it made.
+    infrastructure fault has lines for the folds it made. A run whose carry is opaque (a
+    native arm's encrypted compaction, issue 44) has its lines with `present` empty:
+    neither kept nor lost, opaque (OPAQUE, as the trace's readers say it).
     """
+    opaque = carry_is_opaque(record)
     folds = record.get("folds") or []
     out = []
     for fact in fixture.graded:
@@ -52,7 +66,7 @@ def fact_trace(record: dict[str, Any], fixture: Fixture) -> list[dict[str, Any]]
                 "row_id": record["row_id"],
                 "label": fact.label,
                 "fold": fold_number(f),
-                "present": has_whole_token(fact.value, f["carry"]),
+                "present": None if opaque else has_whole_token(fact.value, f["carry"]),
                 "planted_fold": planted,
             })
     return out

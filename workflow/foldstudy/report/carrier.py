@@ -29,6 +29,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..analysis.decision import NATIVE_SOURCE
 from ..backends.store import ResponseStore
 from ..grade.rows import read_record
 from ..io import read_json, write_text
@@ -81,6 +82,8 @@ CARRY_WORDS = {
 def chosen(card: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(arm, contrast) the card's verdict names, or None (undecided, all lost)."""
     for v in card["contrasts"]:
+        if v.get("source") == NATIVE_SOURCE:  # the provider's compaction has no carrier
+            continue
         word = v["word"]
         if word.endswith(" better"):
             return word[: -len(" better")], v

@@ -27,6 +27,7 @@ from ..analysis.compare import fact_grid, fact_survival  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import load_evidence, read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study
+from ..grade.trace import OPAQUE  # noqa: E402
 from .compare import survival_figure  # noqa: E402
 from .table import Body, Col, Table, render  # noqa: E402
 
@@ -36,10 +37,14 @@ DROPPED = "dropped"  # some carry held it, the final carry did not
 MISSED_IN_ANSWER = "missed_in_answer"  # the final carry held it, the answer missed it
 RECALLED = "recalled"  # the answer holds it (label-bound grader)
 KINDS = (NEVER_CARRIED, DROPPED, MISSED_IN_ANSWER, RECALLED)
+# A fact of a run whose carry is opaque (a native arm's encrypted compaction, issue 44)
+# that the answer missed: neither carried nor lost as far as anyone can read. A column of
+# the table only where some fact is opaque (a study without native arms prints as before).
 KIND_TITLES = {NEVER_CARRIED: "never carried after planting",
                DROPPED: "carried, then dropped",
                MISSED_IN_ANSWER: "carried to the end, missed in the answer",
-               RECALLED: "recalled"}
+               RECALLED: "recalled",
+               OPAQUE: "missed in the answer, carry opaque"}
 FACT_LOSSES = ["row_id", "sweep", "model", "arm", "label", "kind", "planted_fold",
                "last_carried_fold", "lost_at_fold"]
 LOSS_TABLE = ["sweep", "arm", "rows", "facts", NEVER_CARRIED, DROPPED, "dropped_at",
@@ -60,11 +65,15 @@ def fact_losses(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -
     for (row_id, label), g in t.sort_values("fold").groupby(["row_id", "label"], sort=True):
         planted = int(g["planted_fold"].iloc[0])
         after = g[g["fold"] >= planted]
-        held = after[after["present"].astype(bool)]["fold"].astype(int).tolist()
-        final = bool(after[after["fold"] == last[row_id]]["present"].any())
+        opaque = bool(g["present"].isna().all())  # an opaque carry: nothing to read
+        held = [] if opaque else \
+            after[after["present"].astype(bool)]["fold"].astype(int).tolist()
+        final = not opaque and bool(after[after["fold"] == last[row_id]]["present"].any())
         lost_at = None
         if correct.get((row_id, label), False):
             kind = RECALLED
+        elif opaque:
+            kind = OPAQUE
         elif final:
             kind = MISSED_IN_ANSWER
         elif held:
@@ -89,9 +98,10 @@ def losses_by_arm(losses: pd.DataFrame, an: Analysis) -> pd.DataFrame:
         counts = g["kind"].value_counts()
         at = g[g["kind"] == DROPPED]["lost_at_fold"].astype(int).value_counts().sort_index()
         out.append({"sweep": sweep, "arm": arm, "rows": g["row_id"].nunique(),
-                    "facts": len(g), **{k: int(counts.get(k, 0)) for k in KINDS},
+                    "facts": len(g), **{k: int(counts.get(k, 0)) for k in (*KINDS, OPAQUE)},
                     "dropped_at": "; ".join(f"{f}: {n}" for f, n in at.items())})
-    df = pd.DataFrame(out, columns=LOSS_TABLE)
+    opaque = bool(out) and any(r[OPAQUE] for r in out)
+    df = pd.DataFrame(out, columns=[*LOSS_TABLE, OPAQUE] if opaque else LOSS_TABLE)
     arm_rank = A.arm_sort_key(an.arm_order)
     return df.sort_values(["sweep", "arm"], key=lambda s: arm_rank(s) if s.name == "arm"
                           else s).reset_index(drop=True)
@@ -116,7 +126,8 @@ def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
          Col("rows", "rows", "int"), Col("facts", "graded facts", "int"),
          *[Col(k, KIND_TITLES[k], "int") for k in (NEVER_CARRIED, DROPPED)],
          Col("dropped_at", "dropped at fold"),
-         *[Col(k, KIND_TITLES[k], "int") for k in (MISSED_IN_ANSWER, RECALLED)]],
+         *[Col(k, KIND_TITLES[k], "int") for k in (MISSED_IN_ANSWER, RECALLED)],
+         *([Col(OPAQUE, KIND_TITLES[OPAQUE], "int")] if OPAQUE in by_arm.columns else [])],
         recs, csv=by_arm).named("fact-losses", "Where the facts were lost")
 
 

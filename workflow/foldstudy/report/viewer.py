@@ -25,7 +25,7 @@ from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..grade.grader import headings_carried, whole_token_pattern
 from ..grade.rows import check_record_identity, fold_carried_chars, fold_clipped, read_record
-from ..grade.trace import fact_trace, fold_number
+from ..grade.trace import OPAQUE, carry_is_opaque, fact_trace, fold_number
 from ..io import load_yaml, read_json
 from ..study.spec import Fact, Fixture
 from .paths import block_path
@@ -78,19 +78,23 @@ def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, An
     present = {(t["label"], t["fold"]): t["present"] for t in trace}
     planted = {t["label"]: t["planted_fold"] for t in trace}
     folds = []
+    opaque = carry_is_opaque(record)
     for f in record.get("folds") or []:
         n = fold_number(f)
         held = [x for x in graded if present.get((x.label, n))]
-        lost = [{"label": x.label, "value": x.value,
-                 "how": ("dropped" if any(present.get((x.label, k)) for k in range(1, n))
-                         else "never taken in")}
-                for x in graded if planted.get(x.label, n + 1) <= n
-                and not present.get((x.label, n))]
+        # an opaque carry (a native arm's encrypted compaction) keeps and loses nothing
+        # that can be read: its facts are opaque, not lost
+        lost = [] if opaque else [
+            {"label": x.label, "value": x.value,
+             "how": ("dropped" if any(present.get((x.label, k)) for k in range(1, n))
+                     else "never taken in")}
+            for x in graded if planted.get(x.label, n + 1) <= n
+            and not present.get((x.label, n))]
         reply = f["reply"]
         folds.append({
             "n": n, "chunks": [c + 1 for c in f["chunks"]], "catchup": len(f["chunks"]) > 1,
             "carry": segments(f["carry"], graded), "held": [x.label for x in held],
-            "lost": lost,
+            "lost": lost, "opaque": OPAQUE if opaque else None,
             "planted_here": [x.label for x in graded if planted.get(x.label) == n],
             "prompt_tokens": reply["prompt_tokens"],
             "completion_tokens": reply["completion_tokens"],

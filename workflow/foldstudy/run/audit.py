@@ -84,7 +84,10 @@ class Sizes:
 
 def run_tokens(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int
                ) -> tuple[int, int, int]:
-    """(calls, prompt tokens, max completion tokens) of one run of this arm."""
+    """(calls, prompt tokens, max completion tokens) of one run of this arm. A native
+    arm's run (issue 44) is counted the same way: a compaction per fold, its previous
+    item bounded by the fold budget (its max_tokens), then the recall turn; its fold
+    prompt holds no fold template, so this is an upper bound."""
     cpt = sizes.chars_per_token
     schema_chars = len(json.dumps(arm.schema, ensure_ascii=False)) if arm.schema else 0
     carry = min(arm.carry_cap_tokens, arm.fold_budget_tokens)

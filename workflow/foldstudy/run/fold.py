@@ -33,7 +33,7 @@ from ..backends.ledger import BudgetExhausted, job_ledger
 from ..backends.store import ResponseStore
 from ..grade.validity import BUDGET, attempts_dir, retryable, validity
 from ..io import read_json, write_json
-from ..study.spec import Arm, Fixture
+from ..study.spec import Arm, Fixture, is_native
 
 log = logging.getLogger(__name__)
 
@@ -143,13 +143,22 @@ class RunRecord:
     # a staged decision's run only: the budget_usd in force when it was made (the fold
     # rule reruns a budget-stopped run when it changes: validity.fold_budget)
     budget_usd: float | None = None
+    # a native arm's run only (issue 44): the provider's compaction (mechanism, beta,
+    # whether its item is opaque, how the chunk was presented) and the last item, which
+    # the recall turn continued from
+    native: dict[str, Any] | None = None
+    # a native arm's run only: the last compaction's own token count where the provider
+    # reports one, else None (unknown, never an estimate)
+    retained_tokens: int | None = None
 
     _OPTIONAL = ("endpoint", "ceiling_delivery", "token_count_method", "temperature",
                  "n_chunks", "store", "wall_s", "not_run_reason", "not_run_detail",
-                 "budget_usd")
+                 "budget_usd", "native")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        if self.native is None:  # a matched arm's record is what it always was
+            del d["retained_tokens"]
         return {k: v for k, v in d.items() if not (k in self._OPTIONAL and v is None)}
 
 
@@ -359,6 +368,9 @@ class FoldChain:
     # the ledger's refusal of the next call (budget_usd reached), kept with the folds
     # made before it: run_row decides whether the run ends as a record or as the job
     budget_stop: BudgetExhausted | None = None
+    # a native arm's chain: the last compaction item or block, which the next fold and
+    # the recall turn send first, unchanged
+    item: Any = None
 
     @property
     def ended(self) -> bool:
@@ -427,8 +439,11 @@ def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
     for i in range(n):
         pending.append(i)
         try:
-            fold = fold_step(caller, arm, prompts, fixture, chain.carry, pending, i,
-                             temperature)
+            if is_native(arm):
+                fold = native_step(caller, arm, fixture, chain, pending, i, temperature)
+            else:
+                fold = fold_step(caller, arm, prompts, fixture, chain.carry, pending, i,
+                                 temperature)
         except ContextOverflow as e:
             # Catch-up: this chunk is folded together with the next one.
             chain.catchup_fired = True
@@ -448,22 +463,86 @@ def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
             break
         chain.folds.append(fold)
         chain.carry = fold["carry"]
+        chain.item = fold.pop("_item", None)
         pending = []
     return chain
 
 
+def native_step(caller: Caller, arm: Arm, fixture: Fixture, chain: FoldChain,
+                pending: list[int], i: int, temperature: float) -> dict[str, Any]:
+    """Fold i of a native arm (issue 44): the previous compaction item and the pending
+    chunks in, the provider asked to compact now, the record of the fold out.
+
+    The request is the backend's (Backend.compaction_request: Anthropic's on-demand
+    `compaction`, OpenAI's POST /responses/compact with the chunk as an assistant
+    message), through the store and the ledger like every paid call. A readable block
+    (Anthropic's `content`) is the carry, graded and traced like any; an opaque item
+    (OpenAI's `encrypted_content`) leaves the carry empty and marked opaque, so only the
+    recall answer is graded. The item goes on unchanged: no carry cap is applied (the
+    providers' docs require it byte for byte; its capacity is the provider's). A reply
+    without a compaction is the arm's own behaviour, recorded like a reply that does not
+    parse: the previous item goes on, and the fold's chunk is lost.
+    """
+    backend = caller.backend
+    chunk = "\n".join(fixture.chunks[c] for c in pending)
+    turn = f"fold{i}"
+    request = backend.compaction_request(chain.item, chunk, arm.system_prompt,
+                                         arm.fold_budget_tokens, temperature)
+    reply, hit, key = caller.call(request, turn)
+    c = backend.compaction_of(reply)
+    compacted = c.item is not None
+    carry = (c.text or "") if compacted else chain.carry
+    log.info("%s fold %d/%d (native %s): %d prompt + %d completion tokens, %s%s%s",
+             caller.sample.row_id, i + 1, len(fixture.chunks), c.mechanism,
+             reply.prompt_tokens, reply.completion_tokens, reply.finish_reason,
+             "" if compacted else f" (NO COMPACTION: {c.failure})",
+             " [store hit]" if hit else "")
+    return {
+        "fold": i,
+        "chunks": list(pending),
+        "request_key": key,
+        "store_hit": hit,
+        "seed": None,
+        "max_tokens": request.max_tokens,
+        "reply": reply.to_dict(),
+        "parse_ok": compacted,
+        "schema_valid": compacted,
+        "schema_errors": [] if compacted else [c.failure],
+        "carry": carry,
+        "carried_chars": len(carry),
+        "clipped": False,
+        "model_chars": len(carry),
+        "model_clipped": False,
+        "carry_opaque": c.opaque,
+        "retained_tokens": c.retained_tokens if compacted else None,
+        # the item the next fold sends (not recorded twice: the reply's raw holds it)
+        "_item": c.item if compacted else chain.item,
+    }
+
+
+# What a native arm's recall turn puts where the summary goes (recall_user.md.j2's
+# SUMMARY): the summary is the compaction item the request continues from.
+NATIVE_RECALL_CARRY = "(the compacted conversation above)"
+
+
 def recall_turn(caller: Caller, prompts: Prompts, carry: str, labels: list[str],
-                temperature: float, max_tokens: int) -> dict[str, Any]:
+                temperature: float, max_tokens: int, item: Any = None) -> dict[str, Any]:
     """The recall turn: the final carry and the graded labels in, the record's recall out.
+
+    item: a native arm's last compaction item: the recall request continues from it
+    (sent first, unchanged, as the provider's docs say the next request does), and the
+    summary slot of the recall message points at it.
 
     Raises BackendError.
     """
+    text = prompts.render_recall(NATIVE_RECALL_CARRY if item is not None else carry, labels)
     request = ChatRequest(
         messages=({"role": "system", "content": prompts.recall_system},
-                  {"role": "user", "content": prompts.render_recall(carry, labels)}),
+                  {"role": "user", "content": text}),
         max_tokens=max_tokens,
         temperature=temperature,
         seed=caller.sample.call_seed("recall"),
+        context=item,
     )
     reply, hit, key = caller.call(request, "recall")
     log.info("%s recall: %d completion tokens, %s%s", caller.sample.row_id,
@@ -519,7 +598,7 @@ def run_row(
         try:
             recall = recall_turn(caller, prompts, chain.carry,
                                  [f.label for f in fixture.graded], temperature,
-                                 recall_max_tokens)
+                                 recall_max_tokens, chain.item)
         except BackendError as e:
             chain.infra_error = infra_error(e, "recall")
             log.error("%s recall failed: %s", sample.row_id, e)
@@ -528,9 +607,25 @@ def run_row(
     if chain.budget_stop is not None and not staged:
         raise chain.budget_stop
     record = run_record(caller, fixture, arm, temperature, chain, recall)
+    if is_native(arm):
+        native_fields(record, backend, chain)
     if chain.budget_stop is not None:
         budget_stopped_record(record, chain.budget_stop)
     return record
+
+
+def native_fields(record: RunRecord, backend: Backend, chain: FoldChain) -> None:
+    """A native arm's record (in place): the provider's compaction as the probe names it,
+    whether its carry is opaque, the last item, and its retained tokens (the last
+    compaction's own count where the provider reports one, else None: unknown)."""
+    done = [f for f in chain.folds if f["parse_ok"]]
+    record.native = {"mechanism": backend.native_compaction,
+                     "beta": backend.compaction_beta or "",
+                     "chunk_presented_as": backend.chunk_presented_as,
+                     "opaque": any(f["carry_opaque"] for f in chain.folds),
+                     "item": chain.item}
+    record.retained_tokens = done[-1]["retained_tokens"] if done else None
+    record.ceiling_delivery = "none"
 
 
 def budget_stopped_record(record: RunRecord, stop: BudgetExhausted) -> None:

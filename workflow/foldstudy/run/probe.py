@@ -44,7 +44,7 @@ from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
 from ..io import canonical_json, read_json, write_json, write_tsv
 from ..study.capacity import required_context_tokens
-from ..study.spec import Arm
+from ..study.spec import Arm, is_native
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,7 @@ PROBE_USER = ("This is a capability probe before a long run. Reply in one short 
               "If a JSON schema is enforced, fill every field with a short phrase.")
 NATIVE_REFUSED = "native_compaction_refused"
 NATIVE_NOT_RETURNED = "native_compaction_not_returned"
+NATIVE_UNSUPPORTED = "native_compaction_unsupported"
 # The probe's compaction: a system prompt, a chunk with two identifiers, and an output
 # budget a short summary fits in (what the ledger holds the call to).
 PROBE_COMPACTION_SYSTEM = "You compact an operations session; keep every identifier."
@@ -307,7 +308,12 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
                 model_cfg: dict[str, Any], rule: PinRule = PinRule(),
                 probe_arms: list[Arm] | None = None) -> dict[str, Any]:
     """Probe one model's endpoint with every request shape its arms send, then the
-    shapes of its probe_arms (never folded: recorded, deciding nothing)."""
+    shapes of its probe_arms (never folded: recorded, deciding nothing).
+
+    A native arm (issue 44) sends no shape of its own: its folds are compaction
+    requests, and its permission is the native_compaction verdict."""
+    native = [a for a in arms if is_native(a)]
+    arms = [a for a in arms if not is_native(a)]
     shapes = shapes_for(arms)
     extra = shapes_for(probe_arms or [], PROBE_ARMS_SHAPE)
     record: dict[str, Any] = {
@@ -366,6 +372,9 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
                 permissions[a] = {"allowed": res["verdict"] == OK, "verdict": res["verdict"],
                                   "reason": res.get("reason", ""),
                                   "responsible_parameter": res.get("responsible_parameter", "")}
+    for a in native:
+        permissions[a.arm] = native_permission(record.get("native_compaction"),
+                                               model_cfg["backend"])
     record["permissions"] = dict(sorted(permissions.items()))
     if fail is not None:
         record["verdict"], record["reason"] = fail
@@ -384,6 +393,19 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     for r in record["shapes"]:
         r.pop("global", None)
     return record
+
+
+def native_permission(verdict: dict[str, Any] | None, backend: str) -> dict[str, Any]:
+    """A native arm's permission: the native_compaction verdict (a fold whose probe
+    refused compaction writes a record saying why and makes no call), or, on a backend
+    whose provider does not compact, a refusal saying so."""
+    if verdict is None:
+        return {"allowed": False, "verdict": NATIVE_UNSUPPORTED, "responsible_parameter": "",
+                "reason": f"backend {backend} has no native compaction (docs/models.md: "
+                          "anthropic and openai_responses have)"}
+    return {"allowed": bool(verdict["allowed"]), "verdict": verdict["verdict"],
+            "reason": verdict.get("reason", ""),
+            "responsible_parameter": verdict.get("responsible_parameter", "")}
 
 
 def probe_compaction(backend: Backend, store: ResponseStore, model: str, temperature: float,

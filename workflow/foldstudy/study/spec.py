@@ -15,6 +15,10 @@ from ..errors import StudyError
 from ..io import load_yaml, sha256_text
 
 CARRY_RULES = ("text", "rendered", "under_headings", "raw_json")  # plus "field:NAME"
+# The carry of a native arm (issue 44): the provider's own compaction item or block,
+# replayed as its docs say. Not one of CARRY_RULES: a user's own arm cannot name it (an
+# own arm twins a paper arm's capacity, and a native arm's capacity is the provider's).
+NATIVE_CARRY = "native"
 
 
 class SpecError(StudyError, ValueError):
@@ -55,6 +59,22 @@ class Arm:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Arm:
         return cls(**d)
+
+
+def is_native(arm: Arm | dict[str, Any]) -> bool:
+    """Does the provider compact for this arm (carry `native`, issue 44)? Its folds are
+    the provider's compaction requests, not the arm's prompt (run/fold.py)."""
+    carry = arm.carry if isinstance(arm, Arm) else arm.get("carry")
+    return carry == NATIVE_CARRY
+
+
+def is_matched(arm: Arm | dict[str, Any]) -> bool:
+    """Is this arm inside the matched comparison (paper §3.2: "Prompt, input, fold
+    protocol, and output budget are held fixed within a comparison")? A native arm's
+    capacity is the provider's, not the study's: it never enters a matched contrast or a
+    paper table. (The smallest version of issue 42's predicate; reconciled with issue 42
+    at merge.)"""
+    return not is_native(arm)
 
 
 def scaled(value: float, scale: float) -> int:
@@ -147,8 +167,8 @@ def resolve_arm(
             )
             schema["properties"][fname]["maxLength"] = ceilings[fname]
     carry = a["carry"]
-    if carry not in CARRY_RULES and not carry.startswith("field:"):
-        known = " ".join(CARRY_RULES)
+    if carry not in (*CARRY_RULES, NATIVE_CARRY) and not carry.startswith("field:"):
+        known = " ".join((*CARRY_RULES, NATIVE_CARRY))
         raise SpecError(f"arms.{arm_id}.carry: {carry!r} (known: {known} field:NAME)")
     sections = {h: list(fs) for h, fs in (a.get("sections") or {}).items()}
     if carry == "under_headings":
@@ -465,6 +485,9 @@ def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[st
     spec.setdefault("description", a["title"])
     if problems:
         return problems
+    if not is_matched(table["arms"].get(a["twin"], {})):
+        return [f"{at}.twin: {a['twin']!r} is a native arm, whose capacity is the "
+                "provider's; twin one of the matched arms (paper §3.2)"]
     out["arms"][arm_id] = spec
     try:
         mine, twin = (resolve_arm(arm_id, out, resources, 1.0),
