@@ -20,11 +20,13 @@ import numpy as np
 import pandas as pd
 
 from foldstudy.evidence import columns
-from foldstudy.study.spec import arm_ids, load_arm_table, resolve_arm
+from foldstudy.study.spec import arm_ids, is_matched, load_arm_table, resolve_arm
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 _TABLE = load_arm_table(RESOURCES)
-SPECS = {a: resolve_arm(a, _TABLE, RESOURCES, 1.0) for a in arm_ids(_TABLE)}
+# the paper's arms only: a carrier beyond the paper (an index arm) is no paper row
+SPECS = {a: resolve_arm(a, _TABLE, RESOURCES, 1.0) for a in arm_ids(_TABLE)
+         if is_matched(_TABLE["arms"][a])}
 ARMS = list(SPECS)
 CEILING = {a: s.declared_ceiling_chars for a, s in SPECS.items() if s.declared_ceiling_chars}
 N_FIELDS = {a: s.n_fields for a, s in SPECS.items()}
@@ -232,6 +234,9 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         "temperature": 0.2, "recall_finish_reason": "stop", "answer": "",
         "ceiling_delivery": ["response_format" if a in CEILING else "none" for a in arm],
         "attempt": 1,
+        # the final carry's tokens at ~3 characters a token (no draw: the other columns
+        # keep the stream they always had)
+        "retained_tokens": np.where(has_checks, np.round(carried / 3.0), np.nan),
     })
     keep = has_checks[row_idx]
     checks = pd.DataFrame({
