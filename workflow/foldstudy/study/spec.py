@@ -322,22 +322,25 @@ ARMS_SCHEMA = Path(__file__).resolve().parents[3] / "config/schema/arms.schema.y
 
 
 def own_arms_schema(paper_arms: list[str], name_rule: str,
-                    path: Path = ARMS_SCHEMA) -> dict[str, Any]:
+                    path: Path = ARMS_SCHEMA, twins: list[str] | None = None
+                    ) -> dict[str, Any]:
     """config/schema/arms.schema.yaml with what is named once elsewhere filled in: the
-    arm id's name rule (the config's), the twins (the paper's arm ids) and the carry
-    rules (CARRY_RULES)."""
+    arm id's name rule (the config's), the ids taken (every arm of resources/arms.yaml),
+    the twins (those inside the matched comparison, is_matched; all of them when not
+    given) and the carry rules (CARRY_RULES)."""
     schema = load_yaml(path)
     arms = schema["properties"]["arms"]
     arms["propertyNames"] = {"type": "string", "pattern": name_rule,
                              "not": {"enum": sorted(paper_arms)}}
     props = arms["additionalProperties"]["properties"]
-    props["twin"]["enum"] = sorted(paper_arms)
+    props["twin"]["enum"] = sorted(paper_arms if twins is None else twins)
     rules = "|".join(CARRY_RULES)
     props["carry"]["pattern"] = f"^({rules}|field:[A-Za-z0-9_]+)$"
     return schema
 
 
-def _schema_problem(path: str, e: Any, paper_arms: list[str]) -> str:
+def _schema_problem(path: str, e: Any, paper_arms: list[str],
+                    twins: list[str] | None = None) -> str:
     """One jsonschema error as `file: arms.<arm>.<key>: what is wrong`."""
     where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
     if "propertyNames" in e.schema_path:  # e.instance is the arm id
@@ -354,20 +357,20 @@ def _schema_problem(path: str, e: Any, paper_arms: list[str]) -> str:
                 f"{', '.join(sorted(allowed))})")
     if e.validator == "enum":
         return (f"{path}: {where}: {e.instance!r} is not one of the paper's arms (known: "
-                f"{' '.join(sorted(paper_arms))})")
+                f"{' '.join(sorted(paper_arms if twins is None else twins))})")
     if e.validator == "oneOf":
         return (f"{path}: {where}: {e.instance!r} is neither a positive integer nor "
                 "{from_arm: ..., per_section: true}")
     return f"{path}: {where}: {e.message}"
 
 
-def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str
-                      ) -> tuple[list[str], set[Any] | None]:
+def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str,
+                      twins: list[str] | None = None) -> tuple[list[str], set[Any] | None]:
     """Every problem of an own arms file by file, arm and key (its JSON schema), and the
     arms they concern (None: the file as a whole is wrong)."""
     import jsonschema
 
-    schema = own_arms_schema(paper_arms, name_rule)
+    schema = own_arms_schema(paper_arms, name_rule, twins=twins)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
     bad: set[Any] | None = set()
@@ -379,7 +382,8 @@ def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str
             bad.add(where[1])
         else:
             bad = None
-    return list(dict.fromkeys(_schema_problem(path, e, paper_arms) for e in errors)), bad
+    return list(dict.fromkeys(_schema_problem(path, e, paper_arms, twins)
+                              for e in errors)), bad
 
 
 def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
@@ -410,7 +414,8 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
         doc = load_yaml(src)
     except (ValueError, OSError) as e:
         return table, [f"{where}: not readable YAML ({str(e)[:200]})"]
-    problems, bad = own_arms_problems(doc, path, list(table["arms"]), name_rule)
+    twins = [a for a, spec in table["arms"].items() if is_matched(spec)]
+    problems, bad = own_arms_problems(doc, path, list(table["arms"]), name_rule, twins)
     problems += [f"{where}: {line}" for line in secret_lines(
         src, "the arms file is carried in a release, and an arm's id becomes a path, a log "
         "line and a row id")]
