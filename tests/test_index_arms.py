@@ -193,3 +193,22 @@ def test_the_study_check_resolves_index_arms_like_any_arm(config_schema, resourc
     study = load(cfg, config_schema, resources)
     assert study.arms["jx"].has_index and not study.arms["j"].has_index
     assert Path(resources / "arms.yaml").is_file()
+
+
+def test_the_retained_token_table_and_figure_are_built_for_every_sweep():
+    from foldstudy.report.figures import make_figures
+    from foldstudy.report.tables import build_tables
+
+    from .support.synthetic import synthetic_package
+
+    rows, checks = synthetic_package(200, seed=3)
+    an = Analysis.load()
+    (t,) = [t for t in build_tables(rows, checks, {}, an) if t.name == "retained-tokens"]
+    df = t.frame()
+    v = rows[rows["valid"].astype(bool)]
+    assert set(df["sweep"]) == set(v["sweep"])
+    # one pick per (sweep, model), always on the frontier
+    picks = df[df["pick"]]
+    assert len(picks) == len(df.groupby(["sweep", "model"])) and picks["frontier"].all()
+    figs = make_figures(rows, {}, an)
+    assert "retained-tokens" in figs

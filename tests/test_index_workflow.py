@@ -52,7 +52,8 @@ def study(tmp_path_factory) -> Path:
         assert p.returncode == 0, p.stderr[-3000:]
         gw.state.reply = ShapedModel(fixture_facts(str(work / FIXTURE)), SHAPES, seed=5,
                                      reads_index=True)
-        p = s.snakemake("results/decision.md", "results/graded/s/trace.csv", cores=2)
+        p = s.snakemake("results/decision.md", "results/graded/s/trace.csv",
+                        "results/viewer", "results/compare", cores=2)
         assert p.returncode == 0, p.stderr[-4000:]
     return work
 
@@ -119,3 +120,12 @@ def test_the_card_says_whether_each_index_rescued_its_base(study):
     assert "Index arm `mx` against its base `m`" in md
     # an index arm is outside the matched comparison: no verdict of the family reads it
     assert not any({"jx", "mx"} & {v["a"], v["b"]} for v in card["contrasts"])
+
+
+def test_the_viewer_and_the_comparison_page_show_the_index_as_its_own_column(study):
+    page = (study / "results/viewer/s/dear/r0/jx.html").read_text()
+    assert "the identifier index (" in page and "the model's carry" in page
+    assert "the identifier index (" not in (study / "results/viewer/s/dear/r0/j.html"
+                                            ).read_text()
+    block = (study / "results/compare/s/dear/r0.html").read_text()
+    assert block.count("· its identifier index") >= 2  # jx's and mx's index columns
