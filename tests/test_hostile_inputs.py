@@ -149,7 +149,7 @@ def test_an_override_that_moves_the_chosen_capacity_scale_is_said(base, config_s
     cfg = copy.deepcopy(base)
     arms = load_arm_table(RESOURCES)
     assert load_study(cfg, config_schema, arms, RESOURCES).warnings == []
-    comparison = [a for a, s in arms["arms"].items() if s["system_prompt"] == "fixed_headings"]
+    comparison = [a for a, s in arms["arms"].items() if s.get("system_prompt") == "fixed_headings"]
     cfg["arm_overrides"] = {a: {"fold_budget_tokens": 600} for a in comparison}
     s = load_study(cfg, config_schema, arms, RESOURCES)
     assert any("not the 0.25 it would be without config.arm_overrides" in w

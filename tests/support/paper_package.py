@@ -1078,6 +1078,7 @@ def paper_package(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
     # The paper kept each answer's first 400 characters and counted §4.11 on them: its
     # whole-answer test and its prefix test are one test here.
     df["abstained_prefix400"] = df["abstained"]
+    df["retained_tokens"] = np.nan  # the paper did not record the tokens a carry kept
     rows = df[columns.ROWS].copy()
     rows["headings_carried"] = rows["headings_carried"].astype(float)
     return rows.reset_index(drop=True), checks

@@ -39,6 +39,11 @@ class ShapedModel:
     facts: dict[str, str]  # graded label -> value (the fixture's)
     drop: dict[str, float]  # shape -> share of new values lost
     seed: int = 0
+    # issue 42: at the recall turn, a value standing alone on a line of what it reads
+    # (an index arm's identifier index, one token a line) counts as held too. A real
+    # model must still match the bare token to its label; this one is told the labels'
+    # values, so it reads the index as well as a model could at best.
+    reads_index: bool = False
     rng: random.Random = field(init=False)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -74,6 +79,9 @@ class ShapedModel:
     def answer(self, user: str) -> str:
         summary, _, items = user.partition("Give the value of each item")
         held = self._held(summary)
+        if self.reads_index:
+            lines = {line.strip() for line in summary.splitlines()}
+            held |= {lab: v for lab, v in self.facts.items() if lab not in held and v in lines}
         out = []
         for n, label in re.findall(r"^(\d+)\. (.+)$", items, flags=re.M):
             out.append(f"{n}. {label}: {held.get(label.strip(), 'unknown')}")

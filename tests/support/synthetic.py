@@ -24,7 +24,8 @@ from foldstudy.study.spec import arm_ids, is_matched, load_arm_table, resolve_ar
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 _TABLE = load_arm_table(RESOURCES)
-# The paper's arms: a native arm (the provider's compaction) is in no paper table.
+# The paper's arms only: a carrier beyond the paper (an index arm, a native arm) is no
+# paper row.
 SPECS = {a: resolve_arm(a, _TABLE, RESOURCES, 1.0) for a in arm_ids(_TABLE)
          if is_matched(_TABLE["arms"][a])}
 ARMS = list(SPECS)
@@ -234,6 +235,9 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         "temperature": 0.2, "recall_finish_reason": "stop", "answer": "",
         "ceiling_delivery": ["response_format" if a in CEILING else "none" for a in arm],
         "attempt": 1,
+        # the final carry's tokens at ~3 characters a token (no draw: the other columns
+        # keep the stream they always had)
+        "retained_tokens": np.where(has_checks, np.round(carried / 3.0), np.nan),
     })
     keep = has_checks[row_idx]
     checks = pd.DataFrame({

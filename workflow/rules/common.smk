@@ -37,6 +37,7 @@ from foldstudy.study.spec import (
     arms_file_path,
     load_arm_table,
     own_arm_twins,
+    unmatched_own_arms,
 )
 from foldstudy.study.design import cycle_length, first_stage
 

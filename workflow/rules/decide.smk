@@ -23,6 +23,8 @@ rule decision:
         power=STUDY.config["power"],
         compare_pairs=STUDY.config["compare_pairs"],
         own_arms=own_arm_twins(arms_file_path(STUDY.config)),
+        # own arms with `match: false`: outside every verdict (spec.is_matched)
+        unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
         arms=audit_arms(),
         sweeps=decision_sweeps(),
         # the repeats to decide are priced as the ledger reserves (the audit's estimate
@@ -72,6 +74,8 @@ checkpoint decide_look:
         # the family whose size alpha is split by (decision.planned_family_size)
         compare_pairs=STUDY.config["compare_pairs"],
         own_arms=own_arm_twins(arms_file_path(STUDY.config)),
+        # own arms with `match: false`: outside every verdict (spec.is_matched)
+        unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
         # the next stage is priced as the ledger reserves, against what is left
         arms=audit_arms(),
         backends=audit_backends(),

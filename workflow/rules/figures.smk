@@ -34,6 +34,11 @@ rule figures:
             caption="../report/figure-partition-gap.rst",
             category="Figures",
         ),
+        retained=report(
+            "results/figures/retained-tokens.png",
+            caption="../report/figure-retained-tokens.rst",
+            category="Figures",
+        ),
         svg=expand("results/figures/{name}.svg", name=FIGURES),
     log:
         "results/logs/figures.log",

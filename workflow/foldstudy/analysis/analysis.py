@@ -9,7 +9,8 @@ as an em dash with its reason, never as 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import pandas as pd
 
 from ..evidence import columns
 from ..io import load_yaml
-from ..study.spec import load_schema
+from ..study.spec import is_index_arm, is_matched, load_schema
 from . import stats
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
@@ -67,6 +68,11 @@ class Analysis:
     arm_titles: dict[str, str]
     # Issue 21: the pairs of arms compared fact by fact within a block, as (a, b).
     compare_pairs: tuple[tuple[str, str], ...] = ()
+    # Issue 42: the arms outside the matched comparison (spec.is_matched: index arms,
+    # own arms with `match: false`), which no paper table, matched contrast or card
+    # verdict reads, and each index arm's base arm (its card line's contrast).
+    unmatched: frozenset[str] = frozenset()
+    index_bases: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
@@ -99,7 +105,15 @@ class Analysis:
             arm_order=tuple(arm_table["arms"]),
             arm_titles={k: str(v.get("title", "")) for k, v in arm_table["arms"].items()},
             compare_pairs=tuple((p[0], p[1]) for p in a.get("compare_pairs", [])),
+            unmatched=frozenset(k for k, v in arm_table["arms"].items() if not is_matched(v)),
+            index_bases={k: str(v["base"]) for k, v in arm_table["arms"].items()
+                         if is_index_arm(v)},
         )
+
+    def with_unmatched(self, arms: Iterable[str]) -> Analysis:
+        """This plan with more arms outside the matched comparison (the config's own
+        arms with `match: false`, which resources/arms.yaml does not hold)."""
+        return replace(self, unmatched=self.unmatched | frozenset(arms))
 
     @property
     def scenarios(self) -> tuple[str, str]:
@@ -107,13 +121,19 @@ class Analysis:
         return (self.primary_scenario, self.single_chunk_scenario)
 
     @classmethod
-    def load(cls, path: str | Path | None = None, arms: str | Path | None = None) -> Analysis:
+    def load(cls, path: str | Path | None = None, arms: str | Path | None = None,
+             config: dict[str, Any] | None = None) -> Analysis:
         """The plan from these files (a rule names the ones it read; tests use the
-        checkout's own)."""
+        checkout's own). config: the study config, whose own arms with `match: false`
+        (its arms_file) join the arms outside the matched comparison."""
+        from ..study.spec import arms_file_path, unmatched_own_arms
+
         arms_path = Path(arms or DEFAULT_ARMS)
         table = load_yaml(arms_path)
-        return cls.from_dict(load_yaml(path or DEFAULT_ANALYSIS), table,
-                             schema_description_chars(table, arms_path.parent))
+        an = cls.from_dict(load_yaml(path or DEFAULT_ANALYSIS), table,
+                           schema_description_chars(table, arms_path.parent))
+        own = unmatched_own_arms(arms_file_path(config)) if config else []
+        return an.with_unmatched(own) if own else an
 
     def arm_title(self, arm: str) -> str:
         return self.arm_titles.get(arm, "")

@@ -123,6 +123,20 @@ class OwnArmCheck:
 
 
 @dataclass(frozen=True)
+class IndexLine:
+    """Issue 42: an index arm against its base arm in one cell (b − a: index arm minus
+    base over blocks, with its permutation p and TOST), and whether the index rescued a
+    failing carrier: the base below failing_recall and the index arm at rescued_recall or
+    more (paper §4.7's threshold, 0.5). rescued is None where the base was not failing."""
+
+    arm: str
+    base: str
+    verdict: ContrastVerdict
+    base_failing: bool
+    rescued: bool | None
+
+
+@dataclass(frozen=True)
 class Card:
     sweep: str
     model: str
@@ -135,6 +149,9 @@ class Card:
     # decide: the repeats this model took and what they cost (filled by the staged run)
     staged: dict[str, Any] | None = None
     price_basis: str | None = None  # how the card's dollars are priced
+    # issue 42: a line per index arm that ran in the cell, against its base arm; outside
+    # the verdicts' family (an index arm is outside the matched comparison)
+    index_lines: list[IndexLine] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -390,9 +407,11 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
+    natives = native_contrasts(cell, ci.arms, an.arm_order)
     for a, b, source in [*cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
-                                         ci.gate_pair),
-                         *native_contrasts(cell, ci.arms, an.arm_order)]:
+                                         ci.gate_pair), *natives]:
+        if (a in an.unmatched or b in an.unmatched) and (a, b, source) not in natives:
+            continue  # outside the matched comparison (spec.is_matched): no verdict
         pr = A.pairs(cell, a, b)
         if pr.empty:
             continue
@@ -403,7 +422,26 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
                               k, an, ci.margin, level))
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
                 loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged,
-                ci.price_basis(model))
+                ci.price_basis(model), index_lines(cell, checks, an, ci.margin))
+
+
+def index_lines(cell: pd.DataFrame, checks: pd.DataFrame, an: Analysis, margin: float
+                ) -> list[IndexLine]:
+    """Each index arm of the cell against its base (resources/arms.yaml `base`), over the
+    blocks that ran both, in arms.yaml's order."""
+    out = []
+    for arm, base in an.index_bases.items():
+        pr = A.pairs(cell, base, arm)
+        if pr.empty:
+            continue
+        k = float(cell[cell["arm"].isin([base, arm])]["n_graded"].mean())
+        v = judge(base, arm, "index arm", pr["recall_first"].to_numpy(),
+                  pr["recall_second"].to_numpy(), cell_icc(checks, cell, [base, arm]), k,
+                  an, margin)
+        failing = v.a_mean < an.failing_recall
+        out.append(IndexLine(arm, base, v, failing,
+                             v.b_mean >= an.rescued_recall if failing else None))
+    return out
 
 
 def contrast_level(source: str, staged: dict[str, Any] | None, alpha: float) -> float:

@@ -612,5 +612,5 @@ def stats_stage(input: Any, output: Any, params: Any) -> dict[str, Number]:
     """Rule stats: results/stats/."""
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_numbers(Path(input.rows).parent, output.numbers, output.provenance,
-                         output.macros, Analysis.load(input.analysis, input.arms),
+                         output.macros, Analysis.load(input.analysis, input.arms, params.config),
                          Scopes.from_config(params.scopes))

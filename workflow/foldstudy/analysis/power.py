@@ -408,10 +408,13 @@ def _pilot_icc(c: pd.DataFrame, pilot: str, over: str) -> IccSource | None:
 
 
 def contrasts(an: Analysis, extra: list[list[str]]) -> list[tuple[str, str]]:
-    """Every contrast the study tests: the ladder's consecutive rungs, then the compare
-    pairs (resources/analysis.yaml, then the study config's), each once."""
+    """Every matched contrast the study tests: the ladder's consecutive rungs, then the
+    compare pairs (resources/analysis.yaml, then the study config's), each once; a pair
+    with an arm outside the matched comparison (spec.is_matched) is no such contrast (the
+    paired-arms table still shows it)."""
     out = [(a, b) for a, b in zip(an.ladder, an.ladder[1:], strict=False)]
-    return out + [p for p in compare_pairs(an, extra) if p not in out]
+    out += [p for p in compare_pairs(an, extra) if p not in out]
+    return [(a, b) for a, b in out if a not in an.unmatched and b not in an.unmatched]
 
 
 def plan_line(sweep: str, pair: tuple[str, str], model: str, n_models: int, icc: IccSource,

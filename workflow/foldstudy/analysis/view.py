@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from ..study.scopes import EVERY_ARM_ANALYSES
 from . import analysis as A
 from .analysis import Analysis
 from .scopes import Group, Scopes
@@ -50,8 +51,30 @@ class Evidence:
                    extra_pairs=tuple((str(a), str(b)) for a, b in extra_pairs))
 
     def reading(self, analyses: Collection[str]) -> Evidence:
-        """This view for a reader that declared these analyses, and may read no other."""
-        return replace(self, declared=frozenset(analyses))
+        """This view for a reader that declared these analyses, and may read no other.
+
+        A reader of a matched analysis (any but study/scopes.EVERY_ARM_ANALYSES) sees no
+        row of an arm outside the matched comparison (spec.is_matched): a carrier beyond
+        the paper's never enters a paper table or a matched number."""
+        view = replace(self, declared=frozenset(analyses))
+        if set(analyses) & EVERY_ARM_ANALYSES:
+            return view
+        return view.matched()
+
+    def matched(self) -> Evidence:
+        """This view without the rows (and their checks and trace) of the arms outside
+        the matched comparison; itself where it has none."""
+        out = self.an.unmatched
+        if not out or not self.rows["arm"].isin(out).any():
+            return self
+        keep = ~self.rows["arm"].isin(out)
+        ids = set(self.rows.loc[keep, "row_id"])
+
+        def of(df: pd.DataFrame | None) -> pd.DataFrame | None:
+            return None if df is None else df[df["row_id"].isin(ids)]
+
+        return replace(self, rows=self.rows[keep], checks=of(self.checks),
+                       v=self.v[~self.v["arm"].isin(out)], trace=of(self.trace))
 
     def groups(self, analysis: str, primary: bool = False, every_row: bool = False
                ) -> list[tuple[Group, pd.DataFrame]]:

@@ -28,6 +28,10 @@ ROWS = [
     # those, and its §4.11 counts compare with this one. An addition, so a package made
     # before it is still read (the abstention table then shows the whole-answer test only).
     "abstained_prefix400",
+    # the tokens the run retained at its end: the final carry's and, on an index arm,
+    # its identifier index's, counted as the study counts tokens (token_count_method);
+    # empty on a row whose record predates it. The retained-token table's x axis.
+    "retained_tokens",
 ]
 # Not in rows.csv: how many calls came from the response store. That depends on the
 # execution history (a resumed or replayed run hits the store), not on the study, and a
@@ -82,7 +86,7 @@ NUMERIC = {
     "declared_ceiling_chars", "carried_chars", "fill", "headings_carried", "folds",
     "folds_clipped", "parse_failures", "finish_stop", "finish_length", "prompt_tokens",
     "completion_tokens", "carrier_present", "n_correct_unit_lenient", "n_fabricated",
-    "n_stock_signature", "schema_invalid_folds", "attempt",
+    "n_stock_signature", "schema_invalid_folds", "attempt", "retained_tokens",
 }
 # Of the numeric columns, those that count something (calls, tokens, folds, checks,
 # characters of a ceiling, a block's index): whole numbers, at least 0 and at most
@@ -112,8 +116,12 @@ PROBES_REQUIRED = ["model", "verdict"]
 # results/evidence/trace.csv (DESIGN §8): one line per (run, graded fact, fold made); fold
 # and planted_fold are 1-based, present is the grader's boundary rule on that fold's carry.
 # An optional file of a package, checked against TRACE_REQUIRED when present.
-TRACE = ["row_id", "label", "fold", "present", "planted_fold"]
-TRACE_REQUIRED = TRACE
+TRACE = ["row_id", "label", "fold", "present", "planted_fold",
+         # an addition: where the value was, "carry", "index" (an index arm's identifier
+         # index), "both", or empty (neither); present is true exactly where it is not
+         # empty, so an index arm's fact survives in either
+         "carried_in"]
+TRACE_REQUIRED = TRACE[: TRACE.index("planted_fold") + 1]
 # present is empty on the lines of a run whose carry is opaque (a native arm's encrypted
 # compaction, issue 44): neither kept nor lost, as that row's carrier_present is empty.
 BOOLEAN |= {"present"}

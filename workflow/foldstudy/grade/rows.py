@@ -15,6 +15,7 @@ from ..evidence import columns
 from ..evidence.load import write_table
 from ..io import load_yaml, read_json
 from ..study.config import run_of_path
+from ..study.index import recall_carrier
 from ..study.spec import Fixture
 from .grader import (
     StockSignature,
@@ -68,11 +69,14 @@ def grade_record(
     # A native arm's opaque carry (OpenAI's encrypted compaction, issue 44) is recorded
     # as opaque: nothing in it is counted, only the answer is graded.
     opaque = carry_is_opaque(record)
+    # what the recall turn read: the carry, and an index arm's identifier index beside it
+    carrier = recall_carrier(final, record.get("final_index") or "",
+                             arm.get("index_heading", ""))
     answer = (record.get("recall") or {}).get("answer", "")
     graded = fixture.graded
     checks = []
     if record.get("recall") is not None:
-        for c in grade_answer(graded, answer, None if opaque else final, markers, stock):
+        for c in grade_answer(graded, answer, None if opaque else carrier, markers, stock):
             checks.append({"row_id": record["row_id"], **c})
     n_correct = sum(c["correct"] for c in checks)
     ceilings = arm.get("ceilings") or {}
@@ -125,6 +129,7 @@ def grade_record(
         "ceiling_delivery": record.get("ceiling_delivery") or "",
         "attempt": record.get("attempt", 1),
         "abstained_prefix400": abstained_prefix,
+        "retained_tokens": record.get("retained_tokens"),
     }
     fold_rows = [
         {

@@ -6,7 +6,9 @@ every row how many graded values are present in the carrier and how many the ans
 gets right." The trace asks the same question of every fold's carry, not only the last,
 so a loss is dated: never taken in after planting, dropped at a later fold, or carried to
 the end and missed by the answer. Presence is the grader's boundary rule
-(grader.has_whole_token), the same one that decides checks.csv in_carrier.
+(grader.has_whole_token), the same one that decides checks.csv in_carrier. On an index
+arm a fold's carrier is its carry and its identifier index: `carried_in` says which held
+the value, and `present` is either.
 """
 
 from __future__ import annotations
@@ -62,11 +64,22 @@ def fact_trace(record: dict[str, Any], fixture: Fixture) -> list[dict[str, Any]]
     for fact in fixture.graded:
         planted = planted_fold(fact, folds)
         for f in folds:
+            where = carried_in(fact.value, f["carry"], f.get("index", ""))
             out.append({
                 "row_id": record["row_id"],
                 "label": fact.label,
                 "fold": fold_number(f),
-                "present": None if opaque else has_whole_token(fact.value, f["carry"]),
+                "present": None if opaque else bool(where),
                 "planted_fold": planted,
+                "carried_in": None if opaque else where,
             })
     return out
+
+
+def carried_in(value: str, carry: str, index: str) -> str:
+    """Where a fold kept a value: "carry", "index" (an index arm's identifier index,
+    study/index.py), "both", or "" (neither: the fact is lost at this fold)."""
+    in_carry = has_whole_token(value, carry)
+    in_index = bool(index) and has_whole_token(value, index)
+    return {(True, True): "both", (True, False): "carry", (False, True): "index"}.get(
+        (in_carry, in_index), "")

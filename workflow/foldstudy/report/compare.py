@@ -112,6 +112,23 @@ def _column(ref: RunRef, record: dict[str, Any], fixture: Fixture,
             "answer": page["answer"], "checks": page["checks"]}
 
 
+def index_column(carry_col: dict[str, Any], record: dict[str, Any], fixture: Fixture
+                 ) -> dict[str, Any]:
+    """An index arm's identifier index as its own column beside its carry's (issue 42):
+    each fold's index, the strip of the run's carrier (carry and index) as the carry's
+    column shows it; its answer is the run's, said once, in the carry's column."""
+    index = {int(f["fold"]) + 1: f.get("index", "") for f in record.get("folds") or []}
+    cells = {}
+    for n, cell in carry_col["cells"].items():
+        text = index.get(n, "")
+        head, whole = _preview(text)
+        cells[n] = {**cell, "preview": segments(head, fixture.graded), "whole": whole,
+                    "lines": len(text.splitlines()), "carry": segments(text, fixture.graded),
+                    "carried_chars": len(text), "lost": [], "planted_here": []}
+    return {**carry_col, "title": f"{carry_col['title']} · its identifier index",
+            "href": None, "cells": cells, "index_of": carry_col["title"]}
+
+
 def _fate_text(r: dict[str, Any]) -> tuple[str, str]:
     """A grid cell's words and its class: how long the arm kept the fact."""
     kept, lost, last = r["kept_through"], r["lost_at"], r["last_held"]
@@ -161,6 +178,8 @@ def section(refs: Sequence[RunRef], key: str, records: dict[str, dict[str, Any]]
                  else ref.model)
         cols.append(_column(ref, rec, fixture, checks.get(rid, []),
                             (rows.get(rid) or [None])[0], title, viewer, headings))
+        if any("index" in f for f in rec.get("folds") or []):
+            cols.append(index_column(cols[-1], rec, fixture))
     folds = sorted({n for c in cols for n in c["cells"]})
     keys = [r.arm if key == "arm" else r.model for r in refs]
     return {"columns": cols, "folds": folds, "graded": list(fixture.graded),

@@ -196,7 +196,29 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     if c.loudness is not None:
         out += [loudness_line(c.loudness), ""]
     out += [line for o in c.own_arms for line in (own_line(o), "")]
+    out += [line for x in c.index_lines for line in (index_line(x, an), "")]
     return out
+
+
+def index_line(x: D.IndexLine, an: Analysis) -> str:
+    """Issue 42: an index arm against its base, and whether the index rescued it."""
+    v = x.verdict
+    band = ("" if v.ci_low is None or v.ci_high is None else
+            f" [{v.ci_low:+.3f}, {v.ci_high:+.3f}]")
+    if x.rescued is None:
+        rescue = (f"{x.base} was not failing (recall {v.a_mean:.3f}, at least "
+                  f"{an.failing_recall:g}), so there was nothing to rescue")
+    elif x.rescued:
+        rescue = (f"**the index rescued the failing carrier**: {x.base} {v.a_mean:.3f} → "
+                  f"{x.arm} {v.b_mean:.3f} (from below {an.failing_recall:g} to "
+                  f"{an.rescued_recall:g} or more, paper §4.7)")
+    else:
+        rescue = (f"the index did not rescue the failing carrier: {x.base} {v.a_mean:.3f} "
+                  f"→ {x.arm} {v.b_mean:.3f} (under {an.rescued_recall:g})")
+    return (f"Index arm `{x.arm}` against its base `{x.base}` (outside the matched "
+            f"comparison, no verdict of the family): {x.arm} − {x.base} "
+            f"{v.difference:+.3f}{band} over {v.blocks} blocks, permutation p "
+            f"{_p(v.p_permutation)}, TOST p {_p(v.tost_p)} ({v.word}); {rescue}.")
 
 
 def decision_markdown(cards: Sequence[D.Card], an: Analysis, margin: float,
@@ -350,7 +372,8 @@ def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[st
 
 def decision_stage(input: Any, output: Any, params: Any) -> str:
     """Rule decision: results/decision.md and decision.json."""
-    an = Analysis.load(input.analysis, input.arms_yaml)
+    an = Analysis.load(input.analysis, input.arms_yaml).with_unmatched(
+        getattr(params, "unmatched", ()) or ())
     rows, checks = decision_frames(input.rows, input.checks)
     ci = card_inputs(params, input, an)
     return write_decision(D.cards(rows, checks, an, ci), an, ci.margin, output.md,
@@ -367,7 +390,9 @@ def card_from_dict(d: dict[str, Any]) -> D.Card:
                   D.Diagnosis(**d["diagnosis"]) if d.get("diagnosis") else None,
                   D.Loudness(**d["loudness"]) if d.get("loudness") else None,
                   [D.OwnArmCheck(**o) for o in d.get("own_arms") or []], d.get("staged"),
-                  d.get("price_basis"))
+                  d.get("price_basis"),
+                  [D.IndexLine(**{**x, "verdict": D.ContrastVerdict(**x["verdict"])})
+                   for x in d.get("index_lines") or []])
 
 
 def inline_html(text: str) -> Markup:

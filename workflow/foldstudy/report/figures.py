@@ -20,6 +20,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from ..analysis import analysis as A  # noqa: E402
+from ..analysis import retained as R  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
 from ..analysis.scopes import Scopes  # noqa: E402
 from ..evidence import columns  # noqa: E402
@@ -275,16 +276,70 @@ def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
     return fig
 
 
+KIND_COLOURS = {"paper": "#1f77b4", "index": "#d95f02", "own": "#7570b3",
+                "unmatched": "#e7298a"}
+
+
+def retained_tokens(rows: pd.DataFrame, an: Analysis, sc: Scopes | None = None
+                    ) -> plt.Figure:
+    """Issue 42: per (sweep, model), each arm's mean recall with its interval against the
+    tokens it retained at the end (analysis/retained.py), every arm a point, the
+    frontier drawn through the points no other dominates and the pick ringed."""
+    sc = sc or Scopes()
+    pts = _scoped(rows, sc, "retained", lambda vg: R.retained_points(vg, an))
+    cells = list(pts.groupby(["sweep", "model"], sort=True)) if len(pts) else []
+    n = max(1, len(cells))
+    cols = min(3, n)
+    nrows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.4 * nrows), squeeze=False)
+    if not cells:
+        _empty(axes[0][0], R.NO_RETAINED)
+        return fig
+    for ax in axes.flat[len(cells):]:
+        ax.set_visible(False)
+    for ax, ((sweep, model), g) in zip(axes.flat, cells, strict=False):
+        for _, p in g.iterrows():
+            colour = KIND_COLOURS.get(p["kind"], "#7f7f7f")
+            if not np.isnan(p["recall_low"]):
+                ax.plot([p["retained_tokens"]] * 2, [p["recall_low"], p["recall_high"]],
+                        color=colour, lw=1.2)
+            ax.scatter([p["retained_tokens"]], [p["mean_recall"]], color=colour, s=24,
+                       zorder=3)
+            if p["pick"]:
+                ax.scatter([p["retained_tokens"]], [p["mean_recall"]], s=110,
+                           facecolors="none", edgecolors="black", zorder=4)
+            ax.annotate(f"{p['arm']} (n={p['n']})", (p["retained_tokens"], p["mean_recall"]),
+                        xytext=(4, 3), textcoords="offset points", fontsize=7)
+        front = g[g["frontier"]].sort_values("retained_tokens")
+        ax.step(front["retained_tokens"], front["mean_recall"], where="post", color="black",
+                lw=0.8, ls="--", label="frontier")
+        ax.set_ylim(-0.05, 1.08)
+        ax.set_xlabel("tokens retained at the end (carry + index)")
+        ax.set_ylabel("mean recall")
+        ax.set_title(f"{model} ({sweep})", fontsize=9)
+    axes.flat[0].legend(handles=[*(Patch(color=c, label=k) for k, c in KIND_COLOURS.items()
+                                   if k in set(pts["kind"])),
+                                 plt.Line2D([], [], color="black", ls="--", label="frontier"),
+                                 plt.Line2D([], [], marker="o", ls="", mfc="none",
+                                            mec="black", label="pick")],
+                        fontsize=7, loc="lower right", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
 def make_figures(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
                  sc: Scopes | None = None) -> dict[str, plt.Figure]:
     sc = sc or Scopes()
     sc.check(rows)
+    # the paper's figures are matched ones: no arm outside the comparison (is_matched)
+    matched = rows[~rows["arm"].isin(an.unmatched)] if an.unmatched else rows
     figs = {
-        "recall-heatmap": recall_heatmap(rows, an, sc),
-        "ladder": ladder(rows, numbers, an, sc),
-        "fill-vs-recall": fill_vs_recall(rows, numbers, an, sc),
-        "headings-vs-recall": headings_vs_recall(rows, numbers, an),
-        "partition-gap": partition_gap(rows, numbers, an, sc),
+        "recall-heatmap": recall_heatmap(matched, an, sc),
+        "ladder": ladder(matched, numbers, an, sc),
+        "fill-vs-recall": fill_vs_recall(matched, numbers, an, sc),
+        "headings-vs-recall": headings_vs_recall(matched, numbers, an),
+        "partition-gap": partition_gap(matched, numbers, an, sc),
+        "retained-tokens": retained_tokens(rows, an, sc),
     }
     assert tuple(figs) == FIGURES, "report/titles.FIGURES names what rule figures declares"
     return figs
@@ -310,7 +365,8 @@ def write_figures(rows_csv: str | Path, numbers_json: str | Path, an: Analysis,
 def figures_stage(input: Any, output: Any, params: Any) -> list[Path]:
     """Rule figures: results/figures/."""
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
-    return write_figures(input.rows, input.numbers, Analysis.load(input.analysis, input.arms),
+    return write_figures(input.rows, input.numbers, Analysis.load(input.analysis, input.arms,
+                                                                  params.config),
                          Path(output.heatmap).parent, Scopes.from_config(params.scopes))
 
 

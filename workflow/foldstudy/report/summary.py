@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..analysis import analysis as A
 from ..analysis import compare as C
+from ..analysis import retained as R
 from ..analysis.analysis import Analysis
 from ..backends.ledger import read_ledger, spent_line
 from ..evidence import columns
@@ -74,6 +75,7 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
             at = f" (fold: count {r['dropped_at']})" if r.get("dropped_at") else ""
             lines.append(f"| {r['sweep']} | {r['arm']} | {r['facts']} | {r[NEVER_CARRIED]} | "
                          f"{r[DROPPED]}{at} | {r[MISSED_IN_ANSWER]} | {r[RECALLED]} |")
+    lines += retained_lines(v, an)
     lines += ["", "Where everything is:", ""]
     lines += [f"- {what}: `{path}`" for what, path in WHERE
               if viewer or what not in ("fold viewer", "arm against arm")]
@@ -82,6 +84,25 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
     if sessions and checks is not None:
         lines += session_lines(rows, checks, sessions, an)
     return "\n".join(lines) + "\n"
+
+
+def retained_lines(v: pd.DataFrame, an: Analysis) -> list[str]:
+    """Issue 42: per (sweep, model), the arm on the retained-token frontier at the fewest
+    tokens that recalls within the equivalence margin of the best arm (the pick of
+    results/tables/retained-tokens.md); nothing where no row records retained tokens."""
+    picks = R.picks(R.retained_points(v, an))
+    if not picks:
+        return []
+    out = ["", "Recall at retained tokens (results/tables/retained-tokens.md): the "
+           "frontier arm at the fewest tokens within the equivalence margin "
+           f"({an.equivalence_margin:g}) of the best arm's mean recall:", ""]
+    for p in picks:
+        best = ("it is the best arm" if p["arm"] == p["best_arm"] else
+                f"best: {p['best_arm']} {p['best_recall']:.3f} at "
+                f"{p['best_tokens']:,.0f} tokens")
+        out.append(f"- {p['sweep']} {p['model']}: {p['arm']}, recall {p['mean_recall']:.3f} "
+                   f"at {p['retained_tokens']:,.0f} tokens ({best})")
+    return out
 
 
 def _rows_share(flags: pd.Series) -> str:

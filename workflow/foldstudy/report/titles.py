@@ -25,7 +25,7 @@ from ..io import load_yaml
 from ..study.scopes import unknown_analyses
 
 FIGURES = ("recall-heatmap", "ladder", "fill-vs-recall", "headings-vs-recall",
-           "partition-gap")
+           "partition-gap", "retained-tokens")
 
 Source = Literal["evidence", "probes", "token_classes"]
 
@@ -86,6 +86,8 @@ TABLES: tuple[TableEntry, ...] = (  # in reading order
                "both or neither", ("compare",)),
     TableEntry("fact-survival", "Graded facts still carried k folds after planting, by arm",
                ("compare",)),
+    TableEntry("retained-tokens", "Recall against retained tokens, every arm, with the "
+               "frontier", ("retained",)),
     TableEntry("abstention-vs-fabrication", "Failing rows: abstention against fabrication",
                ("abstention",)),
     TableEntry("finish-reasons", "Fold finish reasons", ("finish",)),

@@ -46,7 +46,10 @@ KIND_TITLES = {NEVER_CARRIED: "never carried after planting",
                RECALLED: "recalled",
                OPAQUE: "missed in the answer, carry opaque"}
 FACT_LOSSES = ["row_id", "sweep", "model", "arm", "label", "kind", "planted_fold",
-               "last_carried_fold", "lost_at_fold"]
+               "last_carried_fold", "lost_at_fold",
+               # where the final fold kept it: carry, index (an index arm's), both, or
+               # empty (lost; or a trace made before carried_in)
+               "final_in"]
 LOSS_TABLE = ["sweep", "arm", "rows", "facts", NEVER_CARRIED, DROPPED, "dropped_at",
               MISSED_IN_ANSWER, RECALLED]
 
@@ -68,7 +71,10 @@ def fact_losses(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -
         opaque = bool(g["present"].isna().all())  # an opaque carry: nothing to read
         held = [] if opaque else \
             after[after["present"].astype(bool)]["fold"].astype(int).tolist()
-        final = not opaque and bool(after[after["fold"] == last[row_id]]["present"].any())
+        at_end = after[after["fold"] == last[row_id]]
+        final = not opaque and bool(at_end["present"].any())
+        final_in = (str(at_end["carried_in"].iloc[0]) if final and "carried_in" in at_end
+                    and len(at_end) and isinstance(at_end["carried_in"].iloc[0], str) else "")
         lost_at = None
         if correct.get((row_id, label), False):
             kind = RECALLED
@@ -85,7 +91,7 @@ def fact_losses(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -
         out.append({"row_id": row_id, "sweep": m["sweep"], "model": m["model"],
                     "arm": m["arm"], "label": label, "kind": kind, "planted_fold": planted,
                     "last_carried_fold": held[-1] if held else None,
-                    "lost_at_fold": lost_at})
+                    "lost_at_fold": lost_at, "final_in": final_in})
     return pd.DataFrame(out, columns=FACT_LOSSES)
 
 
@@ -116,7 +122,7 @@ def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
         r["dropped_at"] = r["dropped_at"] or None
     if not recs:
         recs = [{"_why_row": "no valid row with a fact trace"}]
-    return Body(
+    body = Body(
         "Graded facts of valid rows by what the per-fold trace shows happened to them: never "
         "in a carry from the fold that planted them on; carried, then dropped (the fold "
         "whose carry lost it for good, as fold: facts); in the final carry but missed by "
@@ -128,7 +134,23 @@ def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
          Col("dropped_at", "dropped at fold"),
          *[Col(k, KIND_TITLES[k], "int") for k in (MISSED_IN_ANSWER, RECALLED)],
          *([Col(OPAQUE, KIND_TITLES[OPAQUE], "int")] if OPAQUE in by_arm.columns else [])],
-        recs, csv=by_arm).named("fact-losses", "Where the facts were lost")
+        recs, csv=by_arm)
+    body.notes += index_notes(losses, an)
+    return body.named("fact-losses", "Where the facts were lost")
+
+
+def index_notes(losses: pd.DataFrame, an: Analysis) -> list[str]:
+    """Issue 42: per (sweep, index arm), where the facts its final fold kept were: in the
+    model's carry only, in the identifier index only, or in both."""
+    out = []
+    for (sweep, arm), g in losses[losses["arm"].isin(an.index_bases)].groupby(
+            ["sweep", "arm"], sort=True):
+        n = g["final_in"].value_counts()
+        out.append(f"{sweep}, index arm {arm}: of {int(n.drop('', errors='ignore').sum())} "
+                   f"graded facts its final fold kept, {int(n.get('carry', 0))} in the carry "
+                   f"only, {int(n.get('index', 0))} in the index only, "
+                   f"{int(n.get('both', 0))} in both.")
+    return out
 
 
 def trace_figure(trace: pd.DataFrame | None, checks: pd.DataFrame, rows: pd.DataFrame,

@@ -76,6 +76,7 @@ def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, An
     graded = fixture.graded
     trace = fact_trace(record, fixture)
     present = {(t["label"], t["fold"]): t["present"] for t in trace}
+    where = {(t["label"], t["fold"]): t["carried_in"] for t in trace}
     planted = {t["label"]: t["planted_fold"] for t in trace}
     folds = []
     opaque = carry_is_opaque(record)
@@ -94,6 +95,12 @@ def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, An
         folds.append({
             "n": n, "chunks": [c + 1 for c in f["chunks"]], "catchup": len(f["chunks"]) > 1,
             "carry": segments(f["carry"], graded), "held": [x.label for x in held],
+            # an index arm's identifier index, its own column beside the carry, and where
+            # each held value was: carry, index or both (grade/trace.py carried_in)
+            "index": segments(f["index"], graded) if "index" in f else None,
+            "index_tokens": f.get("index_tokens"),
+            "held_in": {x.label: where.get((x.label, n), "") for x in held} if "index" in f
+            else {},
             "lost": lost, "opaque": OPAQUE if opaque else None,
             "planted_here": [x.label for x in graded if planted.get(x.label) == n],
             "prompt_tokens": reply["prompt_tokens"],

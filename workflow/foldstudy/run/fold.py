@@ -33,6 +33,7 @@ from ..backends.ledger import BudgetExhausted, job_ledger
 from ..backends.store import ResponseStore
 from ..grade.validity import BUDGET, attempts_dir, retryable, validity
 from ..io import read_json, write_json
+from ..study.index import index_text, recall_carrier, update_index
 from ..study.spec import Arm, Fixture, is_native
 
 log = logging.getLogger(__name__)
@@ -147,18 +148,21 @@ class RunRecord:
     # whether its item is opaque, how the chunk was presented) and the last item, which
     # the recall turn continued from
     native: dict[str, Any] | None = None
-    # a native arm's run only: the last compaction's own token count where the provider
-    # reports one, else None (unknown, never an estimate)
+    # an index arm's run only: the identifier index the recall turn read (study/index.py)
+    final_index: str | None = None
+    # run only: the tokens the run retained at its end, the final carry's and the
+    # index's, counted as the study counts tokens (the backend's count_tokens, whose
+    # method token_count_method records): recall's x axis in the retained-token table. A
+    # native arm's is the last compaction's own token count where the provider reports
+    # one, else None (unknown, never an estimate)
     retained_tokens: int | None = None
 
     _OPTIONAL = ("endpoint", "ceiling_delivery", "token_count_method", "temperature",
                  "n_chunks", "store", "wall_s", "not_run_reason", "not_run_detail",
-                 "budget_usd", "native")
+                 "budget_usd", "native", "final_index", "retained_tokens")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        if self.native is None:  # a matched arm's record is what it always was
-            del d["retained_tokens"]
         return {k: v for k, v in d.items() if not (k in self._OPTIONAL and v is None)}
 
 
@@ -327,7 +331,7 @@ def fold_request(arm: Arm, user: str, temperature: float, seed: int) -> ChatRequ
         temperature=temperature,
         seed=seed,
         response_schema=arm.schema,
-        schema_name=f"arm_{arm.arm}",
+        schema_name=f"arm_{arm.base or arm.arm}",  # an index arm sends its base's
     )
 
 
@@ -362,6 +366,8 @@ class FoldChain:
 
     carry: str = ""
     folds: list[dict[str, Any]] = field(default_factory=list)
+    # an index arm's identifier index so far, oldest entry first (study/index.py)
+    index: list[str] = field(default_factory=list)
     catchup_fired: bool = False
     missing: int = 0
     infra_error: dict[str, Any] | None = None
@@ -461,6 +467,13 @@ def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
             chain.budget_stop = e  # no call was sent; the folds made so far are kept
             chain.missing += n - i
             break
+        if arm.has_index:
+            # the index is mechanical: the chunk just folded, never the model's reply
+            chain.index = update_index(chain.index, "\n".join(fixture.chunks[c]
+                                                              for c in pending),
+                                       arm.index_cap_tokens, caller.backend.count_tokens)
+            fold["index"] = index_text(chain.index)
+            fold["index_tokens"] = caller.backend.count_tokens(fold["index"])
         chain.folds.append(fold)
         chain.carry = fold["carry"]
         chain.item = fold.pop("_item", None)
@@ -565,7 +578,15 @@ def run_record(caller: Caller, fixture: Fixture, arm: Arm, temperature: float,
         recall=recall, catchup_fired=chain.catchup_fired, missing_folds=chain.missing,
         infra_error=chain.infra_error,
         store={"hits": caller.store.hits, "misses": caller.store.misses},
+        final_index=index_text(chain.index) if arm.has_index else None,
+        retained_tokens=retained_tokens(backend, chain.carry, index_text(chain.index)),
     )
+
+
+def retained_tokens(backend: Backend, carry: str, index: str) -> int:
+    """The tokens a run keeps at its end: its final carry's and its index's, each counted
+    by the backend (the study's one way of counting tokens)."""
+    return backend.count_tokens(carry) + (backend.count_tokens(index) if index else 0)
 
 
 def run_row(
@@ -596,7 +617,9 @@ def run_row(
     recall = None
     if not chain.ended:
         try:
-            recall = recall_turn(caller, prompts, chain.carry,
+            recall = recall_turn(caller, prompts,
+                                 recall_carrier(chain.carry, index_text(chain.index),
+                                                arm.index_heading),
                                  [f.label for f in fixture.graded], temperature,
                                  recall_max_tokens, chain.item)
         except BackendError as e:

@@ -40,7 +40,7 @@ COMPARISON_PROMPT = "fixed_headings"
 def comparison_arms(table: dict[str, Any]) -> list[str]:
     """The arms of the comparison, in the table's order: those sharing its prompt."""
     return [a for a, spec in table["arms"].items()
-            if spec["system_prompt"] == COMPARISON_PROMPT]
+            if spec.get("system_prompt") == COMPARISON_PROMPT]
 
 
 def matched_keys() -> tuple[str, ...]:

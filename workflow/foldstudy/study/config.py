@@ -44,6 +44,7 @@ from .spec import (
     arms_file_path,
     merge_own_arms,
     resolve_arm,
+    unmatched_own_arms,
 )
 
 
@@ -489,9 +490,20 @@ def load_study(
         study = Study(cfg, table, resources)
     except SpecError as e:
         raise ConfigError([str(e)]) from e
-    study.warnings = warnings + unused_override_warnings(cfg)
+    study.warnings = (warnings + unused_override_warnings(cfg)
+                      + unmatched_arm_warnings(arms_file, cfg))
     study.sessions = sessions
     return study
+
+
+def unmatched_arm_warnings(arms_file: Path | None, cfg: dict[str, Any]) -> list[str]:
+    """The config check's one line per own arm with `match: false` that a sweep runs:
+    it keeps its own capacity, so it stays outside every matched contrast (spec.is_matched)."""
+    run = {a for sw in cfg["sweeps"].values() for a in sw["arms"]}
+    return [f"arm {a} (config.arms_file): match: false keeps its own capacity; it appears "
+            "on the retained-token axis and in the paired-arms and survival tables, never "
+            "in a matched contrast, a decision card's verdict or a paper table"
+            for a in unmatched_own_arms(arms_file) if a in run]
 
 
 def _texts(paths: Sequence[str | Path]) -> dict[str, str]:

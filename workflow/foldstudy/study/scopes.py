@@ -43,7 +43,13 @@ ANALYSES: dict[str, str] = {
     "invalid": "the rows the validity rule kept out, with their recalls (§6)",
     "compare": "arm against arm within a block, fact by fact, and fact survival per arm "
                "(§4.4, §4.9)",
+    "retained": "recall against the tokens each arm retains, with the frontier (beyond "
+                "the paper: every arm, index and own arms included)",
 }
+# Analyses that read every arm, those outside the matched comparison included
+# (spec.is_matched: index arms, own arms with `match: false`); every other analysis is
+# a matched one and never sees them (analysis/view.Evidence.reading).
+EVERY_ARM_ANALYSES = frozenset({"compare", "retained"})
 
 # Analyses that read the primary (distributed-facts) scenario only unless the config
 # names another: the pooled, study-wide ones (DESIGN §6 "Pooled analyses": §4 opening,

@@ -7,7 +7,7 @@ turn it into specs, and nothing deeper in the package reads a file again.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,18 @@ class Arm:
     carry: str
     # carry "under_headings": fixed heading -> the schema fields rendered under it
     sections: dict[str, list[str]] = field(default_factory=dict)
+    # An index arm (resources/arms.yaml `base`, `index_share`): the base arm's fold, with
+    # an identifier index beside the carry (study/index.py). The index may hold
+    # index_cap_tokens; the model's budget and carry cap are the base's less that share,
+    # so the total the arm retains stays the base's. None/0 on every other arm.
+    base: str | None = None
+    index_share: float = 0.0
+    index_cap_tokens: int = 0
+    index_heading: str = ""
+
+    @property
+    def has_index(self) -> bool:
+        return self.index_cap_tokens > 0
 
     @property
     def n_fields(self) -> int:
@@ -54,11 +66,20 @@ class Arm:
         return sum(self.ceilings.values()) if self.ceilings else None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The arm as a record keeps it; an arm without an index writes no index key, so
+        the paper's arms' records and fold jobs' params are what they always were."""
+        d = asdict(self)
+        if self.base is None:
+            for k in INDEX_KEYS:
+                d.pop(k)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Arm:
         return cls(**d)
+
+
+INDEX_KEYS = ("base", "index_share", "index_cap_tokens", "index_heading")
 
 
 def is_native(arm: Arm | dict[str, Any]) -> bool:
@@ -68,13 +89,27 @@ def is_native(arm: Arm | dict[str, Any]) -> bool:
     return carry == NATIVE_CARRY
 
 
+def is_index_arm(spec: Arm | dict[str, Any]) -> bool:
+    """An arms.yaml entry that names a `base`: the base's fold plus an identifier index."""
+    return bool(spec.base if isinstance(spec, Arm) else spec.get("base"))
+
+
 def is_matched(arm: Arm | dict[str, Any]) -> bool:
-    """Is this arm inside the matched comparison (paper §3.2: "Prompt, input, fold
-    protocol, and output budget are held fixed within a comparison")? A native arm's
-    capacity is the provider's, not the study's: it never enters a matched contrast or a
-    paper table. (The smallest version of issue 42's predicate; reconciled with issue 42
-    at merge.)"""
-    return not is_native(arm)
+    """Whether an arm (its arms.yaml or arms_file entry, or the resolved Arm) is inside the
+    paper's matched comparison: a model-written carry at its arm's capacity, or an own
+    arm holding its twin's exactly (paper §3.2: "Prompt, input, fold protocol, and output
+    budget are held fixed within a comparison").
+
+    The one test of "outside the matched comparison": an index arm (a carrier beyond the
+    paper's: it is compared with its base arm only, on its own card line), a native arm
+    (the provider's compaction, at the provider's capacity, not the study's) and an own
+    arm with `match: false` (at its own capacity) are outside, and so never reach a
+    matched contrast, a decision card's verdict or a paper table; they appear on the
+    retained-token axis and in the arm-against-arm tables. Any other carrier beyond the
+    paper's says so through this predicate too."""
+    if is_index_arm(arm) or is_native(arm):
+        return False
+    return isinstance(arm, Arm) or arm.get("match", True) is not False
 
 
 def scaled(value: float, scale: float) -> int:
@@ -99,7 +134,7 @@ def _per_section_sources(table: dict[str, Any]) -> dict[str, int]:
     """Arms whose ceiling another arm splits per section, with the section count."""
     out: dict[str, int] = {}
     for a in table["arms"].values():
-        for v in a["ceilings"].values():
+        for v in (a.get("ceilings") or {}).values():
             if isinstance(v, dict) and v.get("per_section"):
                 out[v["from_arm"]] = len(a["ceilings"])
     return out
@@ -147,6 +182,8 @@ def resolve_arm(
     if arm_id not in table["arms"]:
         raise SpecError(f"{arm_id!r} is not an arm (known: {' '.join(sorted(table['arms']))})")
     a = table["arms"][arm_id]
+    if is_index_arm(a):
+        return resolve_index_arm(arm_id, table, resources, scale)
     # a user's own arm (config arms_file) names its prompt and schema files by path
     prompt_path = (Path(a["system_prompt_file"]) if a.get("system_prompt_file")
                    else resources / "prompts" / f"{a['system_prompt']}.md")
@@ -189,6 +226,40 @@ def resolve_arm(
         carry=carry,
         sections=sections,
     )
+
+
+def index_shares(base: Arm, share: float) -> tuple[int, int, int]:
+    """(model's fold budget, model's carry cap, index cap) of an index arm on `base`: the
+    index takes `share` of the base's carry cap, and the model's budget and cap shrink by
+    the same share, so the carry and the index together never pass the base's cap (the
+    capacity match). Rounded once, at the scale the arm runs at, so the split is exact."""
+    index_cap = max(1, round(base.carry_cap_tokens * share))
+    budget = max(1, base.fold_budget_tokens - round(base.fold_budget_tokens * share))
+    return budget, max(1, base.carry_cap_tokens - index_cap), index_cap
+
+
+def resolve_index_arm(arm_id: str, table: dict[str, Any], resources: Path, scale: float
+                      ) -> Arm:
+    """An index arm at `scale`: its base arm resolved from the same table (overrides of
+    the base move it too), with the base's prompt, schema, ceilings and carry rule
+    unchanged ("The model's fold prompt is the base arm's, unchanged") and the capacity
+    split by index_shares."""
+    a = table["arms"][arm_id]
+    where = f"arms.{arm_id}"
+    base_id = a["base"]
+    if base_id not in table["arms"] or is_index_arm(table["arms"][base_id]):
+        raise SpecError(f"{where}.base: {base_id!r} is not an arm without an index")
+    share = a.get("index_share")
+    if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share < 1:
+        raise SpecError(f"{where}.index_share: {share!r} is not a share strictly between "
+                        "0 and 1 of the base arm's capacity")
+    base = resolve_arm(base_id, table, resources, scale)
+    budget, cap, index_cap = index_shares(base, float(share))
+    return replace(base, arm=arm_id, title=a["title"],
+                   description=a.get("description", base.description),
+                   fold_budget_tokens=budget, carry_cap_tokens=cap, base=base_id,
+                   index_share=float(share), index_cap_tokens=index_cap,
+                   index_heading=str(table.get("index_heading", "Identifier index")))
 
 
 def _check_sections(arm_id: str, sections: dict[str, list[str]], headings: list[str],
@@ -263,22 +334,25 @@ ARMS_SCHEMA = Path(__file__).resolve().parents[3] / "config/schema/arms.schema.y
 
 
 def own_arms_schema(paper_arms: list[str], name_rule: str,
-                    path: Path = ARMS_SCHEMA) -> dict[str, Any]:
+                    path: Path = ARMS_SCHEMA, twins: list[str] | None = None
+                    ) -> dict[str, Any]:
     """config/schema/arms.schema.yaml with what is named once elsewhere filled in: the
-    arm id's name rule (the config's), the twins (the paper's arm ids) and the carry
-    rules (CARRY_RULES)."""
+    arm id's name rule (the config's), the ids taken (every arm of resources/arms.yaml),
+    the twins (those inside the matched comparison, is_matched; all of them when not
+    given) and the carry rules (CARRY_RULES)."""
     schema = load_yaml(path)
     arms = schema["properties"]["arms"]
     arms["propertyNames"] = {"type": "string", "pattern": name_rule,
                              "not": {"enum": sorted(paper_arms)}}
     props = arms["additionalProperties"]["properties"]
-    props["twin"]["enum"] = sorted(paper_arms)
+    props["twin"]["enum"] = sorted(paper_arms if twins is None else twins)
     rules = "|".join(CARRY_RULES)
     props["carry"]["pattern"] = f"^({rules}|field:[A-Za-z0-9_]+)$"
     return schema
 
 
-def _schema_problem(path: str, e: Any, paper_arms: list[str]) -> str:
+def _schema_problem(path: str, e: Any, paper_arms: list[str],
+                    twins: list[str] | None = None) -> str:
     """One jsonschema error as `file: arms.<arm>.<key>: what is wrong`."""
     where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
     if "propertyNames" in e.schema_path:  # e.instance is the arm id
@@ -295,20 +369,20 @@ def _schema_problem(path: str, e: Any, paper_arms: list[str]) -> str:
                 f"{', '.join(sorted(allowed))})")
     if e.validator == "enum":
         return (f"{path}: {where}: {e.instance!r} is not one of the paper's arms (known: "
-                f"{' '.join(sorted(paper_arms))})")
+                f"{' '.join(sorted(paper_arms if twins is None else twins))})")
     if e.validator == "oneOf":
         return (f"{path}: {where}: {e.instance!r} is neither a positive integer nor "
                 "{from_arm: ..., per_section: true}")
     return f"{path}: {where}: {e.message}"
 
 
-def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str
-                      ) -> tuple[list[str], set[Any] | None]:
+def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str,
+                      twins: list[str] | None = None) -> tuple[list[str], set[Any] | None]:
     """Every problem of an own arms file by file, arm and key (its JSON schema), and the
     arms they concern (None: the file as a whole is wrong)."""
     import jsonschema
 
-    schema = own_arms_schema(paper_arms, name_rule)
+    schema = own_arms_schema(paper_arms, name_rule, twins=twins)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
     bad: set[Any] | None = set()
@@ -320,7 +394,8 @@ def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str
             bad.add(where[1])
         else:
             bad = None
-    return list(dict.fromkeys(_schema_problem(path, e, paper_arms) for e in errors)), bad
+    return list(dict.fromkeys(_schema_problem(path, e, paper_arms, twins)
+                              for e in errors)), bad
 
 
 def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
@@ -351,7 +426,8 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
         doc = load_yaml(src)
     except (ValueError, OSError) as e:
         return table, [f"{where}: not readable YAML ({str(e)[:200]})"]
-    problems, bad = own_arms_problems(doc, path, list(table["arms"]), name_rule)
+    twins = [a for a, spec in table["arms"].items() if is_matched(spec)]
+    problems, bad = own_arms_problems(doc, path, list(table["arms"]), name_rule, twins)
     problems += [f"{where}: {line}" for line in secret_lines(
         src, "the arms file is carried in a release, and an arm's id becomes a path, a log "
         "line and a row id")]
@@ -460,11 +536,21 @@ def _secret_lines(path: Path, at: str) -> list[str]:
 
 
 def own_arm_twins(path: str | Path | None) -> dict[str, str]:
-    """Each own arm of a (checked) arms file and the paper's arm it is twinned with."""
+    """Each own arm of a (checked) arms file and the paper's arm it is twinned with: the
+    matched ones only (is_matched), since a twin is what a matched contrast compares."""
     if not path:
         return {}
     arms = load_yaml(Path(path).expanduser()).get("arms") or {}
-    return {str(a): str(spec["twin"]) for a, spec in arms.items()}
+    return {str(a): str(spec["twin"]) for a, spec in arms.items() if is_matched(spec)}
+
+
+def unmatched_own_arms(path: str | Path | None) -> list[str]:
+    """The own arms of a (checked) arms file that keep their own capacity (`match:
+    false`): outside every matched contrast (is_matched)."""
+    if not path:
+        return []
+    arms = load_yaml(Path(path).expanduser()).get("arms") or {}
+    return [str(a) for a, spec in arms.items() if not is_matched(spec)]
 
 
 def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[str, Any],
@@ -494,6 +580,8 @@ def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[st
                       resolve_arm(a["twin"], table, resources, 1.0))
     except (SpecError, ValueError, KeyError, TypeError) as e:
         problems.append(f"{at}: {e}")
+        return problems
+    if not is_matched(spec):  # `match: false`: the arm keeps its own capacity
         return problems
     for what, have, want in (
             ("fold_budget_tokens", mine.fold_budget_tokens, twin.fold_budget_tokens),

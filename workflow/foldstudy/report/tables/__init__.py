@@ -39,6 +39,7 @@ from . import (  # noqa: F401
     partition,
     probe,
     recall,
+    retained,
 )
 from .common import BUILDERS, Builder
 
@@ -112,7 +113,7 @@ def tables_stage(input: Any, output: Any, params: Any) -> list[str]:
     """Rule tables: results/tables/ (the templates are the rule's inputs)."""
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_tables(input.rows, input.checks, input.numbers, list(input.probes),
-                        Analysis.load(input.analysis, input.arms),
+                        Analysis.load(input.analysis, input.arms, params.config),
                         Path(input.templates[0]).parent, output.tables,
                         Scopes.from_config(params.scopes), list(input.token_classes),
                         list(input.trace), params.compare_pairs)
