@@ -163,7 +163,11 @@ class RunRecord:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        return {k: v for k, v in d.items() if not (k in self._OPTIONAL and v is None)}
+        # a native arm's retained_tokens stays, None where the provider reports no count
+        # (unknown); elsewhere an optional field that is None is left out
+        keep = {"retained_tokens"} if self.native is not None else set()
+        return {k: v for k, v in d.items()
+                if not (k in self._OPTIONAL and v is None and k not in keep)}
 
 
 class Rendered:

@@ -571,9 +571,6 @@ def _own_arm(out: dict[str, Any], table: dict[str, Any], arm_id: str, a: dict[st
     spec.setdefault("description", a["title"])
     if problems:
         return problems
-    if not is_matched(table["arms"].get(a["twin"], {})):
-        return [f"{at}.twin: {a['twin']!r} is a native arm, whose capacity is the "
-                "provider's; twin one of the matched arms (paper §3.2)"]
     out["arms"][arm_id] = spec
     try:
         mine, twin = (resolve_arm(arm_id, out, resources, 1.0),
