@@ -45,7 +45,8 @@ def pytest_report_header(config, start_path) -> list[str]:
 # another worker while the build goes on (SLURM is one per machine:
 # tests/support/slurm_cluster.py holds a lock from a cluster's start to its stop).
 SHARED_BUILDS = {"tiny_study": "tiny", "evidence_build": "evidence"}
-FIRST = ("tiny", "test_cluster_budget.py", "test_model.py", "evidence")
+FIRST = ("tiny", "test_cluster_budget.py", "test_model.py", "evidence",
+         "test_sessions_workflow.py")
 LAST = ("tiny-readers",)
 SPREAD: set[str] = set()
 
