@@ -248,3 +248,26 @@ def test_decide_is_checked_filled_and_plans_its_maximum(config_schema, resources
     with pytest.raises(ConfigError, match="config.decide.looks: 5 looks cannot fit"):
         load_study({**base, "decide": {"max_repeats": 4, "looks": 5}}, config_schema, table,
                    resources)
+
+
+def test_the_native_line_compares_with_the_best_matched_arm_never_an_own_arm_at_its_own_capacity(
+        resources):
+    """Issue 44 item 3: the provider's compaction goes on the card "against your best arm",
+    and an arm outside the matched comparison (issue 42: an own arm with `match: false`)
+    is in no verdict. The own arm here recalls most, at its own capacity; the native line
+    still names the best matched arm, m."""
+    table = load_arm_table(resources)
+    arms = {a: resolve_arm(a, table, resources, 0.25) for a in ("j", "m", "native")}
+    arms["mine"] = dataclasses.replace(arms["m"], arm="mine")  # a resolved own arm
+    rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.1, 0.2],
+                          "m": [0.6, 0.7, 0.6, 0.7, 0.6, 0.7],
+                          "mine": [1.0] * 6,
+                          "native": [0.5, 0.4, 0.5, 0.4, 0.5, 0.4]})
+    ci = dataclasses.replace(CI, arms=arms, own={"mine": "m"})
+    native = [v for c in D.cards(rows, checks, AN.with_unmatched(["mine"]), ci)
+              for v in c.contrasts if v.source == D.NATIVE_SOURCE]
+    assert [(v.a, v.b) for v in native] == [("m", "native")]
+    # without `match: false` the same own arm is matched, and recalls most: it is the best
+    native = [v for c in D.cards(rows, checks, AN, ci)
+              for v in c.contrasts if v.source == D.NATIVE_SOURCE]
+    assert [(v.a, v.b) for v in native] == [("mine", "native")]

@@ -358,20 +358,22 @@ def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict
 NATIVE_SOURCE = "the provider's compaction against your best arm"
 
 
-def native_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], arm_order: Sequence[str]
+def native_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
                      ) -> list[tuple[str, str, str]]:
     """Per native arm that ran in the cell, (your best arm, the native arm, NATIVE_SOURCE):
-    the best arm is the matched arm (spec.is_matched) with the highest mean recall over
-    the cell's valid rows, ties to the earlier in resources/arms.yaml. It is chosen after
-    the fact, so the line says how far the provider's compaction is from the best of what
-    ran, not which arm to pick; the native arm is in no matched contrast (its capacity is
-    the provider's)."""
+    the best arm is the matched arm with the highest mean recall over the cell's valid
+    rows, ties to the earlier in resources/arms.yaml. Matched means spec.is_matched and not
+    in `an.unmatched`: a resolved Arm cannot say `match: false` (its arms-file entry can),
+    so an own arm at its own capacity is never "your best arm" here either. It is chosen
+    after the fact, so the line says how far the provider's compaction is from the best of
+    what ran, not which arm to pick; the native arm is in no matched contrast (its capacity
+    is the provider's)."""
     ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
     native = [a for a in ran if is_native(arms[a])]
-    matched = [a for a in ran if is_matched(arms[a])]
+    matched = [a for a in ran if is_matched(arms[a]) and a not in an.unmatched]
     if not native or not matched:
         return []
-    rank = {a: i for i, a in enumerate(arm_order)}
+    rank = {a: i for i, a in enumerate(an.arm_order)}
     means = cell.groupby("arm")["recall"].mean()
     best = min(matched, key=lambda a: (-float(means[a]), rank.get(a, len(rank)), a))
     return [(best, n, NATIVE_SOURCE) for n in sorted(native, key=lambda a: rank.get(a, 0))]
@@ -407,7 +409,7 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
-    natives = native_contrasts(cell, ci.arms, an.arm_order)
+    natives = native_contrasts(cell, ci.arms, an)
     for a, b, source in [*cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
                                          ci.gate_pair), *natives]:
         if (a in an.unmatched or b in an.unmatched) and (a, b, source) not in natives:
