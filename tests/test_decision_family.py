@@ -14,7 +14,9 @@ from foldstudy.analysis import decision as D
 from foldstudy.analysis import sequential as S
 from foldstudy.analysis.analysis import Analysis
 from foldstudy.report import decision as R
+from foldstudy.study.spec import load_arm_table, resolve_arm
 
+from .conftest import ROOT
 from .support.evidence_rows import arm_rows, frames
 
 AN = Analysis.load()
@@ -114,3 +116,25 @@ def test_the_planned_family_counts_the_contrasts_the_sweep_runs():
     n = D.planned_family_size(AN, [["j", "m"]], {}, ("j", "m"), ["j", "m"], 24, "sweep")
     assert n == 24  # one contrast (the pair, also a compare pair: read once) per model
     assert D.planned_family_size(AN, [], {}, ("j", "m"), ["j", "m"], 24, "model") == 1
+
+
+def test_the_planned_family_counts_the_native_line_a_card_will_read():
+    """Issue 44 item 3: a sweep running a native arm beside matched ones gets the line "the
+    provider's compaction against your best arm" on every card, a contrast of the family;
+    the staged looks split alpha by a size that counts it, or the cards' Holm share and
+    the looks' split would spend more than alpha between them."""
+    arms = ["j", "m", "native"]
+    n = D.planned_family_size(AN, [], {}, ("j", "m"), arms, 4, "sweep")
+    assert n == 4 * 2  # the pair and the native line, per model
+    assert D.planned_family_size(AN, [], {}, ("j", "m"), arms, 4, "model") == 2
+    # a native arm with nothing matched to read it against has no line
+    assert D.planned_family_size(AN, [], {}, None, ["native"], 4, "model") == 1
+    # and the plan matches what the cards then read: one line per model beside the pair
+    rows, checks = frames([r for arm, rs in {"j": [0.2] * 4 + [0.3] * 4,
+                                              "m": [0.9] * 8, "native": [0.5] * 8}.items()
+                           for r in arm_rows("s", "mod", arm, rs, k=10)])
+    table = load_arm_table(ROOT / "resources")
+    ci = D.CardInputs(margin=0.1, decide_pair=("j", "m"),
+                      arms={a: resolve_arm(a, table, ROOT / "resources", 0.25) for a in arms})
+    (card,) = D.cards(rows, checks, AN, ci)
+    assert len([v for v in card.contrasts if v.p_permutation is not None]) == 2

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..evidence import columns
 from ..io import load_yaml
-from ..study.spec import is_index_arm, is_matched, load_schema
+from ..study.spec import is_index_arm, is_matched, is_native, load_schema
 from . import stats
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
@@ -73,6 +73,9 @@ class Analysis:
     # verdict reads, and each index arm's base arm (its card line's contrast).
     unmatched: frozenset[str] = frozenset()
     index_bases: dict[str, str] = field(default_factory=dict)
+    # Issue 44: the native arms (the provider's compaction), each read on a card against
+    # the best matched arm that ran (decision.native_contrasts)
+    native_arms: frozenset[str] = frozenset()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
@@ -108,6 +111,7 @@ class Analysis:
             unmatched=frozenset(k for k, v in arm_table["arms"].items() if not is_matched(v)),
             index_bases={k: str(v["base"]) for k, v in arm_table["arms"].items()
                          if is_index_arm(v)},
+            native_arms=frozenset(k for k, v in arm_table["arms"].items() if is_native(v)),
         )
 
     def with_unmatched(self, arms: Iterable[str]) -> Analysis:

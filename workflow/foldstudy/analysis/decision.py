@@ -569,9 +569,13 @@ def planned_family_size(an: Analysis, extra_pairs: Sequence[Sequence[str]],
                         sweep_arms: Sequence[str], models: int, family: str,
                         gate_pair: Sequence[str] | None = None) -> int:
     """The contrasts a decide sweep's cards will read, before any row: the pairs of
-    cell_contrasts both of whose arms the sweep runs, on every model for the `sweep`
-    family, on one for `model`. What a staged look splits alpha by."""
+    cell_contrasts both of whose arms the sweep runs, and one line per native arm where
+    the sweep runs a matched arm to read it against (native_contrasts), on every model for
+    the `sweep` family, on one for `model`. What a staged look splits alpha by: a line
+    the plan left out would take a share of alpha the looks had already spent."""
     ran = set(sweep_arms)
     n = sum(1 for a, b, _ in cell_contrasts(an, extra_pairs, own, decide_pair, gate_pair)
             if {a, b} <= ran)
+    if ran - an.unmatched:
+        n += len(ran & an.native_arms)
     return max(1, n * (models if family == "sweep" else 1))
