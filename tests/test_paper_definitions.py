@@ -91,6 +91,40 @@ def test_carrier_present_and_in_carrier_are_empty_together(carrier_evidence, tmp
     assert all(w in str(e.value) for w in words), str(e.value)
 
 
+def _traced(tmp_path, rows, checks, opaque=(), empty_lines=0):
+    """The package with its fact trace; the rows in `opaque` had an opaque carry (issue
+    44: present empty on every line, carrier_present and in_carrier empty), and the
+    first `empty_lines` lines of the first recorded row have present empty too."""
+    from .support.synthetic import synthetic_trace
+
+    _unrecord(rows, checks, opaque)
+    trace = synthetic_trace(checks).astype({"present": object})
+    trace.loc[trace["row_id"].isin(opaque), "present"] = None
+    recorded = trace.index[trace["row_id"] == "s1/m1/r0/q"]
+    trace.loc[recorded[:empty_lines], "present"] = None
+    _package(tmp_path, rows, checks)
+    write_table(trace, tmp_path / "trace.csv")
+    return tmp_path
+
+
+def test_an_opaque_run_leaves_present_empty_on_every_trace_line_and_its_carrier_empty(
+        carrier_evidence, tmp_path):
+    """Issue 44: an opaque carry is neither kept nor lost, so trace.csv's present is empty
+    on all of its run's lines, as its row's carrier_present is; anything between is
+    refused naming the trace line."""
+    rows, checks = (f.copy() for f in carrier_evidence)
+    load_evidence(_traced(tmp_path / "ok", rows, checks, opaque=["s1/m1/r1/j"]), AN.arm_order)
+    rows, checks = (f.copy() for f in carrier_evidence)
+    with pytest.raises(EvidenceError) as e:
+        load_evidence(_traced(tmp_path / "part", rows, checks, empty_lines=3), AN.arm_order)
+    assert "trace.csv: column present is empty on line 2" in str(e.value)
+    assert "on 3 of the 50 lines of row 's1/m1/r0/q'" in str(e.value)
+    rows, checks = (f.copy() for f in carrier_evidence)
+    with pytest.raises(EvidenceError) as e:
+        load_evidence(_traced(tmp_path / "all", rows, checks, empty_lines=50), AN.arm_order)
+    assert "whose carrier_present in rows.csv is recorded" in str(e.value), str(e.value)
+
+
 def test_an_answer_beyond_its_carrier_is_counted_in_a_package_and_here_alike(
         carrier_evidence, tmp_path):
     """Paper §4.10: "There is not a single row in which the answer was right about a fact

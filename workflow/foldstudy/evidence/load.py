@@ -338,7 +338,37 @@ def load_evidence(directory: str | Path, arms: Collection[str],
         if (d / name).is_file():
             head = pd.read_csv(d / name, nrows=0)
             _check_columns(head, required, name)
+    if (d / "trace.csv").is_file():
+        _check_opaque_trace(rows, pd.read_csv(d / "trace.csv", usecols=["row_id", "present"],
+                                              dtype=str, keep_default_na=False))
     return rows, checks
+
+
+def _check_opaque_trace(rows: pd.DataFrame, trace: pd.DataFrame) -> None:
+    """A run's carry is opaque (issue 44: a native arm's encrypted compaction) on every
+    fold or on none, and its row says so too: trace.csv's present is empty on all of the
+    run's lines exactly where rows.csv's carrier_present is empty, neither kept nor lost.
+    A present left empty beside a recorded carrier would drop the fact from the survival
+    tables while its row still counts it carried. Refused naming the trace line."""
+    empty = trace["present"].str.strip() == ""
+    if not empty.any():
+        return
+    per = empty.groupby(trace["row_id"], sort=False).agg(["sum", "size"])
+    part = per[(per["sum"] > 0) & (per["sum"] < per["size"])]
+    recorded = set(rows.loc[rows["carrier_present"].notna(), "row_id"].astype(str))
+    for mask, why in (
+            (trace["row_id"].isin(part.index), lambda r: (
+                f"present is empty on {int(part.loc[r, 'sum'])} of the "
+                f"{int(part.loc[r, 'size'])} lines of row {r!r}; a run's carry is opaque "
+                "on every fold or on none")),
+            (trace["row_id"].isin(recorded), lambda r: (
+                f"present is empty for row {r!r}, whose carrier_present in rows.csv is "
+                "recorded; present is empty only on a run whose carry is opaque, where "
+                "carrier_present is empty too"))):
+        if (hit := _first(trace, empty & mask)) is not None:
+            t, line = hit
+            raise EvidenceError(f"trace.csv: column present is empty on line {line}: "
+                                f"{why(t['row_id'])}")
 
 
 def _first(df: pd.DataFrame, mask: pd.Series) -> tuple[dict[str, Any], int] | None:
