@@ -170,6 +170,39 @@ def test_match_false_keeps_its_own_capacity_and_is_said_once_by_arm(tmp_path, co
         load(cfg, config_schema, resources)
 
 
+def test_a_decide_pair_or_gate_on_an_arm_outside_the_matched_comparison_is_refused(
+        tmp_path, config_schema, resources):
+    """An index arm, a native arm and an own arm with `match: false` are in no card verdict
+    (issue 42 item 3; issue 44 item 3), so a staged decision on one would never stop and a
+    gate on one would fail every model: the config check names the key and the arm
+    before any job."""
+    from .test_sessions_config import problems
+
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "prompt.md").write_text("Summarise the session. Keep every identifier.\n")
+    (d / "arms.yaml").write_text(yaml.safe_dump({"arms": {"big": {
+        "title": "my real compaction", "twin": "m", "system_prompt": "prompt.md",
+        "fold_budget_tokens": 9000, "carry_cap_tokens": 9000, "carry": "text",
+        "match": False}}}))
+    cfg = config(arms_file=str(d / "arms.yaml"),
+                 decide={"pair": ["j", "jx"], "max_repeats": 10, "looks": 2,
+                         "gate": {"arm": "big", "against": "native",
+                                  "at_least": "equivalent"}})
+    cfg["sweeps"]["mine"]["arms"] = ["j", "jx", "big", "native"]
+    said = problems(cfg, config_schema, resources)
+    assert "config.decide.pair[1]: 'jx' is an index arm, read on its card line against " \
+        "its base arm j" in said
+    assert "config.decide.gate.arm: 'big' is an own arm at its own capacity" in said
+    assert "config.decide.gate.against: 'native' is the provider's compaction" in said
+    assert "config.decide.pair[0]" not in said
+    cfg["decide"] = {"pair": ["j", "big"], "max_repeats": 10, "looks": 2}
+    assert "config.decide.pair[1]: 'big'" in problems(cfg, config_schema, resources)
+    cfg["decide"] = {"pair": ["j", "m"], "max_repeats": 10, "looks": 2}
+    cfg["sweeps"]["mine"]["arms"] = ["j", "jx", "m"]
+    assert load(cfg, config_schema, resources).config["decide"]["pair"] == ["j", "m"]
+
+
 def test_an_override_of_an_index_arm_is_refused_and_its_base_moves_it(config_schema,
                                                                        resources):
     from foldstudy.study.config import ConfigError

@@ -42,6 +42,9 @@ from .spec import (
     SpecError,
     arm_ids,
     arms_file_path,
+    is_index_arm,
+    is_matched,
+    is_native,
     merge_own_arms,
     resolve_arm,
     unmatched_own_arms,
@@ -320,6 +323,35 @@ def decide_problems(cfg: dict[str, Any]) -> list[str]:
     return out + gate_problems(d.get("gate"), cfg.get("sweeps", {}))
 
 
+def unmatched_verdict_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -> list[str]:
+    """decide.pair and decide.gate name arms inside the matched comparison
+    (spec.is_matched): an arm outside it is in no card verdict (issue 42, 44), so a staged
+    decision on it would stop on nothing and a gate on it would fail every model. Each
+    arm is named by its key, with what reads it instead."""
+    d = cfg.get("decide")
+    if not isinstance(d, dict):
+        return []
+    arms = arm_table.get("arms", {})
+    named = [(f"config.decide.pair[{i}]", a) for i, a in enumerate(d.get("pair") or [])]
+    gate = d.get("gate") if isinstance(d.get("gate"), dict) else {}
+    named += [(f"config.decide.gate.{k}", gate[k]) for k in ("arm", "against") if k in gate]
+    out = []
+    for key, a in named:
+        spec = arms.get(a)
+        if not isinstance(spec, dict) or is_matched(spec):
+            continue
+        if is_index_arm(spec):
+            why = f"an index arm, read on its card line against its base arm {spec['base']}"
+        elif is_native(spec):
+            why = ("the provider's compaction, read on its card line against the best "
+                   "matched arm")
+        else:
+            why = "an own arm at its own capacity (match: false), in no matched contrast"
+        out.append(f"{key}: {a!r} is {why}; it is in no "
+                   "card verdict, so name an arm inside the matched comparison")
+    return out
+
+
 def gate_problems(gate: dict[str, Any] | None, sweeps: dict[str, Any]) -> list[str]:
     """decide.gate holds one arm against another that some sweep runs both of, on models
     such a sweep runs (report/gate.py checks it on the cards)."""
@@ -469,6 +501,7 @@ def load_study(
             problems.append(f"config.probe_only[{i}]: {m!r} also runs in a sweep; a probe-only "
                             "model gets a verdict and no rows")
     problems += probe_arm_problems(cfg) + meaningless_problems(cfg)
+    problems += unmatched_verdict_problems(cfg, arm_table)
     problems += scope_problems(cfg.get("scopes"), cfg["sweeps"], ANALYSES)
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
