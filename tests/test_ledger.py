@@ -165,6 +165,49 @@ def test_failed_calls_cost_nothing_when_refused_and_the_worst_case_when_unknown(
     assert state["spent_usd"] == pytest.approx(hold.usd) == state["unknown_usd"]
 
 
+def test_a_call_that_never_connected_costs_nothing_and_a_dropped_one_its_worst_case(
+        tmp_path):
+    """A refused connection sent nothing, so nothing can have been billed; a connection
+    the server closed after reading the request may have been generated and billed, so
+    it costs its worst case (Ledger.fail). Both on real sockets, through the one HTTP
+    path every backend sends on."""
+    import socket
+    import threading
+
+    import requests
+
+    from foldstudy.backends.http import post_json
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens here now: the connection is refused
+    with pytest.raises(BackendError) as refused:
+        post_json(requests.Session(), f"http://127.0.0.1:{port}/v1", {}, {}, 5, None)
+    assert refused.value.kind == "unreachable" and refused.value.detail["sent"] is False
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def read_then_hang_up() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)  # the whole request arrived
+        conn.close()
+
+    threading.Thread(target=read_then_hang_up, daemon=True).start()
+    with pytest.raises(BackendError) as dropped:
+        post_json(requests.Session(), f"http://127.0.0.1:{server.getsockname()[1]}/v1",
+                  {"model": "m"}, {}, 5, None)
+    server.close()
+    assert "sent" not in dropped.value.detail
+
+    ledger, backend = Ledger(tmp_path / "l.json", None), Paid()
+    ledger.fail(ledger.reserve(backend, REQ, "a"), refused.value)
+    assert read_ledger(ledger.path)["spent_usd"] == 0
+    hold = ledger.reserve(backend, REQ, "b")
+    ledger.fail(hold, dropped.value)
+    assert read_ledger(ledger.path)["spent_usd"] == pytest.approx(hold.usd)
+
+
 def test_a_killed_jobs_reservation_counts_at_its_worst_case(tmp_path):
     ledger, backend = Ledger(tmp_path / "l.json", None), Paid()
     hold = ledger.reserve(backend, REQ, "a")

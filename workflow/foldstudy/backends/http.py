@@ -210,15 +210,41 @@ def _send(session: requests.Session, method: str, url: str, timeout_s: float,
 
     try:
         return session.request(method, url, timeout=timeout_s, **kwargs)
+    except requests.ConnectTimeout as e:  # no connection: the request never left
+        raise BackendError("unreachable", f"cannot connect to {_host(url)} within "
+                           f"{timeout_s:g}s", retryable=True, detail={"sent": False}) from e
     except requests.Timeout as e:
         raise BackendError("timeout", f"no reply from {_host(url)} within {timeout_s:g}s",
                            retryable=True) from e
     except requests.ConnectionError as e:
+        # refused or unresolved (urllib3's NewConnectionError): nothing was sent, so the
+        # ledger charges nothing; a connection dropped after the request went may have
+        # been generated and billed, so it is not marked
+        detail = {"sent": False} if _never_connected(e) else {}
         raise BackendError("unreachable", f"cannot connect to {_host(url)}: "
-                           f"{type(e).__name__}", retryable=True) from e
+                           f"{type(e).__name__}", retryable=True, detail=detail) from e
     except requests.RequestException as e:  # a broken chunked body, a reset mid-read
         raise BackendError("malformed", f"transport failed reading {_host(url)}: "
                            f"{type(e).__name__}", retryable=True) from e
+
+
+def _never_connected(e: BaseException) -> bool:
+    """Whether a requests ConnectionError failed before a connection existed (refused,
+    unresolved): urllib3's NewConnectionError somewhere in its chain of reasons."""
+    from urllib3.exceptions import NewConnectionError
+
+    seen: set[int] = set()
+    todo: list[BaseException] = [e]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, NewConnectionError):
+            return True
+        todo += [a for a in (*getattr(x, "args", ()), getattr(x, "reason", None),
+                             x.__cause__, x.__context__) if isinstance(a, BaseException)]
+    return False
 
 
 def post_json(session: requests.Session, url: str, body: dict[str, Any],

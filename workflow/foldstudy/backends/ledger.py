@@ -636,10 +636,12 @@ class Ledger:
         charged that cost. One the gateway answered with an error status (429, 5xx, a
         refusal) and no cost generated nothing and costs nothing; one that timed out, or
         came back broken, may have been generated and billed (the gateway's documentation
-        is silent), so it costs its worst case."""
+        is silent), so it costs its worst case. One that never connected (refused,
+        unresolved: detail `sent` False, backends/http.py) was never sent: nothing."""
         raw = error.detail.get("cost_usd")
         cost = reported_cost(raw)
-        answered = error.detail.get("status") not in (None, 200)
+        answered = (error.detail.get("status") not in (None, 200)
+                    or error.detail.get("sent") is False)
         if raw is not None and cost is None:
             log.warning("the gateway reported usage.cost %r with an error on %s: not a "
                         "finite number >= 0, refused; counted at its worst case $%.6f",
