@@ -176,14 +176,35 @@ def test_a_second_root_is_named_not_dropped(tmp_path):
     def moved(u: str) -> str:
         return f"{u[:-4]}beef"
 
-    first = [dict(r, uuid=moved(r["uuid"]), parentUuid=None if i == 0 else
-                  moved(earlier[i - 1]["uuid"])) for i, r in enumerate(earlier)]
+    def other(r: dict) -> dict:  # its own API message too, as another session's reply is
+        m = r.get("message")
+        return dict(r, message=dict(m, id=moved(m["id"]))) if isinstance(m, dict) and \
+            m.get("id") else r
+
+    first = [other(dict(r, uuid=moved(r["uuid"]), parentUuid=None if i == 0 else
+                        moved(earlier[i - 1]["uuid"]))) for i, r in enumerate(earlier)]
     p = tmp_path / "two.jsonl"
     p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in first + recs),
                  encoding="utf-8")
     msg = refusal(p)
     assert msg.startswith(f"{p}:1: a second root") and "would be left out" in msg
-    assert "split the file at line 1" in msg
+    # the cut goes where the main conversation starts, after the other one's lines 1-3
+    start = next(i for i, r in enumerate(recs, len(first) + 1)
+                 if r.get("type") in ("user", "assistant"))
+    assert f"the other conversation is lines 1-3, so split the file before line {start}" in msg
+    # the short conversation last: the thread is the one the last message ends, so the
+    # long one is left out, and the cut goes where the short one starts
+    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs + first),
+                 encoding="utf-8")
+    msg = refusal(p)
+    assert msg.startswith(f"{p}:2: a second root")
+    assert f"so split the file before line {len(recs) + 1}, one scenario each" in msg
+    # interleaved: no one cut separates them, and the advice says so rather than a line
+    mixed = [first[0], *recs[:5], *first[1:], *recs[5:]]
+    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in mixed),
+                 encoding="utf-8")
+    msg = refusal(p)
+    assert "interleave with the main thread's" in msg and "split the file" not in msg
 
 
 def test_dev_zero_is_refused_before_it_is_read():

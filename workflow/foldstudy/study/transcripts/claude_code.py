@@ -286,21 +286,37 @@ def _second_root(path: Path, records: list[Record], by_uuid: dict[str, Record],
     last new root (before one, the history is unknown anyway)."""
     on = {r["uuid"] for _, r in thread}
     since = max(new_roots, default=0)
-    hanging = Counter(_root_of(r["uuid"], links) for line, r in records
-                      if r.get("type") in CONVERSATION and not r.get("isSidechain")
-                      and not r.get("isCompactSummary") and r["uuid"] not in on
-                      and _first(by_uuid, r) and line > since)
-    start = thread[0][0]
-    for root, n in hanging.items():
+    hanging: dict[str, list[int]] = {}
+    for line, r in records:
+        if (r.get("type") in CONVERSATION and not r.get("isSidechain")
+                and not r.get("isCompactSummary") and r["uuid"] not in on
+                and _first(by_uuid, r) and line > since):
+            hanging.setdefault(_root_of(r["uuid"], links), []).append(line)
+    start, end = thread[0][0], thread[-1][0]
+    for root, lines in hanging.items():
         line, r = by_uuid[root]
         if (r.get("parentUuid") is None and root not in on
                 and r.get("subtype") != "compact_boundary"):
             raise SessionError(
                 f"{path}:{line}: a second root: this {r['type']} record's parentUuid is null "
-                f"and it is not on the main thread (followed back from line {thread[-1][0]}, "
-                f"the thread starts at line {start}), so its {n} user/assistant records "
-                "would be left out; a session file holds one conversation: split the file "
-                f"at line {line}, one scenario each")
+                f"and it is not on the main thread (followed back from line {end}, the "
+                f"thread starts at line {start}), so its {len(lines)} user/assistant records "
+                f"would be left out; a session file holds one conversation: "
+                f"{_split_advice(min(line, *lines), max(lines), start, end)}")
+
+
+def _split_advice(lo: int, hi: int, start: int, end: int) -> str:
+    """Where to cut a file holding a second conversation (lines lo..hi) beside the main
+    thread (start..end): at the first line of whichever comes later, or, where the two
+    interleave, the word that no one cut separates them."""
+    if hi < start:
+        return (f"the other conversation is lines {lo}-{hi}, so split the file before "
+                f"line {start}, one scenario each")
+    if lo > end:
+        return f"split the file before line {lo}, one scenario each"
+    return (f"the other conversation's records (lines {lo}-{hi}) interleave with the main "
+            f"thread's (lines {start}-{end}), so no single cut separates them; keep one "
+            "conversation a file")
 
 
 def _progress_text(r: dict[str, Any]) -> str:
