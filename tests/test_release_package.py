@@ -469,3 +469,29 @@ def test_the_released_config_names_the_own_arms_inside_the_package():
     released, changed = sanitize_config({**BASE, "arms_file": "/home/me/mine/arms.yaml"})
     assert released["arms_file"] == "arms/arms.yaml" and changed == {
         "arms_file": "arms/arms.yaml"}
+
+
+def test_a_forks_inherited_secret_is_redacted_by_value_and_a_changed_parent_refused(
+        tmp_path, config_schema, resources):
+    """Issue 40: the lines a Codex fork inherits from its parent's rollout reach the model
+    as the fork's own do. The release finds the parent's secret again in the parent file
+    its fixture pinned and redacts it by value; a parent that changed since is refused,
+    naming the file, as a changed transcript is."""
+    from foldstudy.release.redact import SecretsUnaccounted, session_secrets
+
+    from .test_sessions_config import DATA, _fork_with_secret_parent, config, load
+
+    fork, parent, key = _fork_with_secret_parent(tmp_path)
+    cfg = config({"transcript": str(fork), "facts": str(DATA / "harbor-facts.yaml")})
+    fx = load(cfg, config_schema, resources).sessions["atlas"]
+    out = tmp_path / "fixtures/mine"
+    out.mkdir(parents=True)
+    (out / "fixture.json").write_text(json.dumps({"chunks": list(fx.chunks), "meta": fx.meta}))
+    assert any(key in c for c in fx.chunks)  # the inherited line is folded
+    found = session_secrets(cfg, tmp_path / "fixtures")
+    assert found.findings == {"mine": 1} and found.index.kinds_in(key) == ["GitHub token"]
+    parent.write_text(parent.read_text(encoding="utf-8").replace(key, "ghp_gone"),
+                      encoding="utf-8")
+    with pytest.raises(SecretsUnaccounted) as e:
+        session_secrets(cfg, tmp_path / "fixtures")
+    assert f"transcript {parent} is not the file its fixture was built from" in str(e.value)

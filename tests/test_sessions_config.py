@@ -223,3 +223,55 @@ def test_a_chunk_that_fits_only_at_three_characters_a_token_is_refused(config_sc
         cfg, config_schema, resources)
     cfg["models"]["s"]["n_ctx"] = measured
     assert load(cfg, config_schema, resources).sessions["atlas"]
+
+
+def _fork_with_secret_parent(tmp_path: Path) -> tuple[Path, Path, str]:
+    """The harbor Codex fork and its parent rollout (decompressed) in one sessions tree,
+    the parent holding a GitHub token on line 6, inside the 26 lines the fork inherits,
+    and another on line 27, past the cut. The fork's base counts lines, so the edits
+    move no byte offset."""
+    import zstandard
+
+    src = DATA / "codex/sessions/2026/11/29"
+    day = tmp_path / "sessions/2026/11/29"
+    day.mkdir(parents=True)
+    fork_src = next(src.glob("rollout-*.jsonl"))
+    recs = [json.loads(line) for line in fork_src.read_text(encoding="utf-8").splitlines()]
+    base = recs[0]["payload"]["history_base"]
+    recs[0]["payload"]["history_base"] = {"thread_id": base["thread_id"],
+                                          "end_ordinal_exclusive": 26}
+    fork = day / fork_src.name
+    fork.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    zst = next(src.glob("rollout-*.jsonl.zst"))
+    with zst.open("rb") as f:
+        lines = zstandard.ZstdDecompressor().stream_reader(f).read().decode().splitlines()
+    key = "ghp_" + "A1b2C3d4E5" * 4
+    lines[5] = lines[5].replace("The harbor", f"Token {key}. The harbor", 1)
+    lines[26] = lines[26].replace('"text":"', f'"text":"{key} ', 1)
+    assert key in lines[5] and key in lines[26]
+    parent = day / zst.name.removesuffix(".zst")
+    parent.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return fork, parent, key
+
+
+def test_a_forks_inherited_lines_are_scanned_and_pinned_like_its_own(config_schema, resources,
+                                                                     tmp_path):
+    """Issue 40 item 2: a fork's history comes from its parent's rollout, so the lines it
+    inherits reach the model as its own do: a secret there is said by the parent's file
+    and line (a secret past the cut, never folded, is not), and the parent is pinned by
+    sha256 in the fixture beside the transcript."""
+    from foldstudy.io import sha256_file
+
+    fork, parent, key = _fork_with_secret_parent(tmp_path)
+    cfg = config({"transcript": str(fork), "facts": str(DATA / "harbor-facts.yaml")})
+    study = load(cfg, config_schema, resources)
+    said = [w for w in study.warnings if "credential-shaped" in w]
+    assert said == [f"config.scenarios.atlas.transcript: {parent}:6: a credential-shaped "
+                    "string (GitHub token; not shown); it would reach the model in a chunk "
+                    "(a line this fork inherits)"]
+    assert key not in "\n".join(study.warnings)
+    meta = study.sessions["atlas"].meta
+    assert meta["session"]["inherited"] == [
+        {"path": str(parent), "last_line": 26, "sha256": sha256_file(parent)}]
+    assert meta["inherited_credential_lines"] == [
+        {"file": str(parent), "line": 6, "kind": "GitHub token"}]

@@ -164,6 +164,32 @@ def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path
     assert not (tmp_path / "results").exists()
 
 
+def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
+    """Issue 40: a Codex fork's history is its parent's rollout up to the cut, so the
+    parent is the fixture's input as the transcript is: an edit to it reruns the fixture
+    (and what reads it); an untouched study plans nothing."""
+    from .test_sessions_config import _fork_with_secret_parent
+
+    fork, parent, _ = _fork_with_secret_parent(tmp_path / "tree")
+    cfg = {"models": {"s": {"backend": "embedded"}},
+           "scenarios": {"harbor": {"transcript": str(fork),
+                                    "facts": str(DATA / "harbor-facts.yaml")}},
+           "sweeps": {"mine": {"scenario": "harbor", "models": ["s"], "arms": ["m"],
+                               "repeats": 1}}}
+    (tmp_path / "work").mkdir()
+    study = GatewayStudy(tmp_path / "work", cfg, KEY)
+    target = "results/fixtures/mine/fixture.json"
+    assert study.snakemake(target).returncode == 0
+    fixture = json.loads((tmp_path / "work" / target).read_text())
+    assert [f["path"] for f in fixture["meta"]["session"]["inherited"]] == [str(parent)]
+    p = study.snakemake("-n", target)
+    assert "Nothing to be done" in p.stdout + p.stderr
+    parent.write_text(parent.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    p = study.snakemake("-n", target)
+    assert p.returncode == 0 and "fixture" in p.stdout and "Nothing to be done" not in \
+        p.stdout + p.stderr, p.stdout[-2000:]
+
+
 SAMPLES = {  # scenario: (transcript, three of its facts)
     "atlas": (DATA / "atlas.claude-code.jsonl", [
         {"label": "the primary ingress port", "value": "47213", "class": "port"},

@@ -153,10 +153,19 @@ def fixture_session_inputs(wildcards):
     own = own_session(wildcards.sweep)
     if own is None:
         return {}
+    scenario = STUDY.config["sweeps"][wildcards.sweep]["scenario"]
     return {
         "transcript": os.path.expanduser(own["transcript"]),
         "own_facts": os.path.expanduser(own["facts"]),
+        "inherited": session_inherited(scenario),
     }
+
+
+def session_inherited(scenario):
+    """The files a session's main thread inherited (a Codex fork's parent rollouts), as
+    the config check read them: inputs like the transcript, so editing one reruns."""
+    fx = STUDY.sessions.get(scenario)
+    return [f["path"] for f in fx.meta["session"]["inherited"]] if fx is not None else []
 
 
 def session_transcript(wildcards):

@@ -59,23 +59,32 @@ def session_secrets(config: dict[str, Any], fixtures: str | Path | None) -> Sess
             continue
         fx = read_json(path)
         texts += secret_texts("\n".join(fx.get("chunks") or []))
-        said = (fx.get("meta") or {}).get("credential_lines") or []
-        if said:
-            own = config["scenarios"][config["sweeps"][sweep]["scenario"]]
-            texts += _found_again(own["transcript"], float(own.get("max_mb") or DEFAULT_MAX_MB),
-                                  said, fx["meta"].get("session") or {}, sweep)
-            findings[sweep] = len(said)
+        meta = fx.get("meta") or {}
+        session = meta.get("session") or {}
+        own = config["scenarios"][config["sweeps"][sweep]["scenario"]]
+        max_mb = float(own.get("max_mb") or DEFAULT_MAX_MB)
+        # the transcript, then each file its main thread inherited (a Codex fork's parent
+        # rollouts), each finding found again in the file its fixture pinned
+        files = [(own["transcript"], session.get("transcript_sha256"),
+                  meta.get("credential_lines") or [])]
+        files += [(f["path"], f.get("sha256"),
+                   [c for c in meta.get("inherited_credential_lines") or []
+                    if c.get("file") == f["path"]]) for f in session.get("inherited") or []]
+        for path, sha, said in files:
+            if said:
+                texts += _found_again(path, max_mb, said, sha, sweep)
+                findings[sweep] = findings.get(sweep, 0) + len(said)
     return SessionSecrets(SecretIndex(texts), findings)
 
 
 def _found_again(transcript: str, max_mb: float, said: list[dict[str, Any]],
-                 session: dict[str, Any], sweep: str) -> list[SecretText]:
-    """The texts of the transcript's secrets, each finding of the fixture's scan found
-    again in the file (the one its fixture was built from), read as its reader reads it
-    (a `.zst` rollout decompressed)."""
+                 sha256: str | None, sweep: str) -> list[SecretText]:
+    """The texts of a session file's secrets, each finding of the fixture's scan found
+    again in the file (the one its fixture was built from, by sha256), read as its
+    reader reads it (a `.zst` rollout decompressed)."""
     p = Path(transcript).expanduser()
     why = ("is gone" if not p.is_file() else "is not the file its fixture was built from "
-           "(sha256 differs)" if sha256_file(p) != session.get("transcript_sha256") else "")
+           "(sha256 differs)" if sha256_file(p) != sha256 else "")
     text = read_text(p, max_mb) if not why else ""
     again = {(h.line, h.kind) for h in find_secrets(text)}
     lost = [c for c in said if (c.get("line"), c.get("kind")) not in again]

@@ -164,7 +164,7 @@ def _one_file(tr: Transcript) -> bool:
     """Whether the parse read this file alone, so its content is the whole key: a Codex
     fork reads its parent's rollout too (the reader counts it as `fork_prefix`), and is
     parsed at every command rather than served stale when only the parent changed."""
-    return not dict(tr.repaired).get("fork_prefix")
+    return not tr.inherited
 
 
 def secrets_cached(path: str | Path, scan: Callable[[], T], where: Path | None = None) -> T:

@@ -19,7 +19,13 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
     transcript is a warning by file and line, never its value. In evidence mode
     (config `evidence`) no transcript is read: nothing is folded.
     """
-    from .sessions import SessionSpec, build_session_fixture, credential_lines
+    from .sessions import (
+        SessionSpec,
+        build_session_fixture,
+        credential_lines,
+        credential_warnings,
+        inherited_credential_lines,
+    )
     from .transcripts import SessionError
 
     builtin = builtin_scenarios(schema)
@@ -41,13 +47,16 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
             if name in used:
                 fx = build_session_fixture(spec, used[name], where)
                 out[name] = fx
-                lines = [(c["line"], c["kind"]) for c in fx.meta["credential_lines"]]
+                meta = fx.meta
             else:  # read, so a broken transcript is named before its candidates rule
-                lines = credential_lines(spec.read(where))
+                tr = spec.read(where)
+                meta = {"credential_lines": [{"line": n, "kind": k}
+                                             for n, k in credential_lines(tr)],
+                        "inherited_credential_lines": [
+                            {"file": f, "line": n, "kind": k}
+                            for f, n, k in inherited_credential_lines(tr, spec.max_mb)]}
         except SessionError as e:
             problems.append(f"{where}: {e}")
             continue
-        warnings += [f"{where}.transcript: {spec.transcript}:{n}: a credential-shaped string "
-                     f"({kind}; not shown); it would reach the model in a chunk"
-                     for n, kind in lines]
+        warnings += credential_warnings(f"{where}.transcript: ", spec.transcript, meta)
     return out, problems, warnings

@@ -39,6 +39,7 @@ from .transcripts import (
     SessionError,
     Transcript,
     check_file,
+    read_text,
     render_message,
 )
 
@@ -334,6 +335,32 @@ def credential_lines(transcript: Transcript) -> list[tuple[int, str]]:
         (h.line, h.kind) for h in find_secrets("\n".join(transcript.lines))])
 
 
+def inherited_credential_lines(transcript: Transcript, max_mb: float = DEFAULT_MAX_MB
+                               ) -> list[tuple[str, int, str]]:
+    """(file, line, kind) of every secret in the lines the main thread inherited from
+    other files (a Codex fork's parent rollouts, Transcript.inherited), each file scanned
+    once a content (secrets_cached) and its findings kept up to the last inherited line:
+    those lines reach a model in a chunk as the transcript's own do."""
+    out = []
+    for path, last in transcript.inherited:
+        found = secrets_cached(path, lambda p=path: [
+            (h.line, h.kind) for h in find_secrets(read_text(Path(p), max_mb))])
+        out += [(path, n, kind) for n, kind in found if n <= last]
+    return out
+
+
+def credential_warnings(where: str, transcript: str, meta: dict[str, Any]) -> list[str]:
+    """The config check's and the fixture rule's words for a fixture's secret findings,
+    by file and line, never the value."""
+    said = [(transcript, c["line"], c["kind"]) for c in meta.get("credential_lines") or []]
+    said += [(c["file"], c["line"], c["kind"])
+             for c in meta.get("inherited_credential_lines") or []]
+    return [f"{where}{path}:{n}: a credential-shaped string ({kind}; not shown); it "
+            "would reach the model in a chunk" + ("" if path == transcript else
+                                                  " (a line this fork inherits)")
+            for path, n, kind in said]
+
+
 OPAQUE_NOTE = "opaque: the CLI stored its summary encrypted"
 
 
@@ -362,7 +389,11 @@ def session_meta(spec: SessionSpec, tr: Transcript, sha256: str) -> dict[str, An
             "left_out": dict(tr.left_out), "subagent_files": len(tr.subagent_files),
             "repaired": dict(tr.repaired), "orphan_outputs": list(tr.orphan_outputs),
             "new_roots": [{"line": n, "note": NEW_ROOT_NOTE} for n in tr.new_roots],
-            "include_thinking": spec.include_thinking}
+            "include_thinking": spec.include_thinking,
+            # a fork's parent rollouts, pinned as the transcript is (the lock pins the
+            # fixture that holds them; the release refuses a file that changed)
+            "inherited": [{"path": p, "last_line": n, "sha256": file_sha256(p)}
+                          for p, n in tr.inherited]}
 
 
 NEW_ROOT_NOTE = ("a compact_boundary whose logical parent is not in the file: the thread "
@@ -394,6 +425,9 @@ def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
                     "cut": cut},
         "own_compaction": baseline(facts, tr),
         "credential_lines": [{"line": n, "kind": k} for n, k in credential_lines(tr)],
+        "inherited_credential_lines": [{"file": f, "line": n, "kind": k}
+                                       for f, n, k in inherited_credential_lines(tr,
+                                                                                 spec.max_mb)],
     }
     # scale does not apply: the session's size is the transcript's
     return SessionFixture(spec.name, seed, 0.0, tuple(chunks), tuple(facts), meta,
@@ -426,10 +460,8 @@ def make_session_fixture(spec: dict[str, Any], seed: int, fixture_out: str,
     """Rule fixture, for a session sweep: build, report credentials by line, write."""
     s = SessionSpec.of(spec["name"], spec)
     fx = build_session_fixture(s, seed, f"config.scenarios.{s.name}")
-    for c in fx.meta["credential_lines"]:
-        log.warning("%s:%d: a credential-shaped string (%s; not shown): it reaches the model "
-                    "in a chunk; remove it from the transcript", s.transcript, c["line"],
-                    c["kind"])
+    for line in credential_warnings("", s.transcript, fx.meta):
+        log.warning("%s; remove it from the transcript", line)
     for n in fx.meta["session"]["new_roots"]:
         log.warning("%s:%d: %s", s.transcript, n["line"], NEW_ROOT_NOTE)
     m = write_fixture(fx, fixture_out, manifest_out)

@@ -31,10 +31,11 @@ from .base import (
     Transcript,
     arguments_text,
     check_file,
+    read_text,
     render_message,
 )
 from .registry import FORMATS, SOURCES, detect_format, read_transcript
 
 __all__ = ["DEFAULT_MAX_MB", "FORMATS", "SOURCES", "Message", "ReadOptions", "SessionError",
            "Source", "ToolCall", "Transcript", "arguments_text", "check_file",
-           "detect_format", "read_transcript", "render_message"]
+           "detect_format", "read_text", "read_transcript", "render_message"]

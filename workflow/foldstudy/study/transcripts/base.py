@@ -74,6 +74,11 @@ class Transcript:
     opaque_compactions: int = 0
     # the subagents' own session files beside this one: never read, counted
     subagent_files: tuple[str, ...] = ()
+    # other files whose text is on the main thread, with the last line of each that is
+    # (a Codex fork's parent rollouts, by history_base, the outermost first): scanned for
+    # secrets, pinned by sha256 in the fixture and declared as the fixture's inputs like
+    # the transcript itself
+    inherited: tuple[tuple[str, int], ...] = ()
 
     @property
     def tool_results(self) -> int:

@@ -76,6 +76,9 @@ class _Thread:
     calls: set[str] = field(default_factory=set)
     orphans: list[int] = field(default_factory=list)
     opaque: int = 0
+    # (parent rollout, its last inherited line): the files a fork's history came from,
+    # the outermost ancestor first
+    inherited: list[tuple[str, int]] = field(default_factory=list)
 
 
 class Codex(Source):
@@ -92,7 +95,7 @@ class Codex(Source):
         return Transcript(str(path), self.format, tuple(t.out), tuple(t.summaries),
                           compactions=len(t.summaries) + t.opaque, left_out=counted(t.left),
                           repaired=counted(t.repaired), orphan_outputs=tuple(t.orphans),
-                          opaque_compactions=t.opaque)
+                          opaque_compactions=t.opaque, inherited=tuple(t.inherited))
 
 
 # -- a fork's parent prefix ---------------------------------------------------------------------
@@ -121,6 +124,7 @@ def _lineage(path: Path, records: list[Record], opts: ReadOptions, t: _Thread,
         text = read_text(check_file(parent, f"{at}: history_base", opts.max_mb), opts.max_mb)
         prefix = _cut(parent, text, json_lines(parent, text), base, at)
         _lineage(parent, prefix, opts, t, chain)
+        t.inherited.append((str(parent), max((n for n, _ in prefix), default=0)))
         t.repaired["fork_prefix"] += 1
     for n, r in records:
         _line(path, n, r, opts, t)
