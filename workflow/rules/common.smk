@@ -165,7 +165,9 @@ def session_inherited(scenario):
     """The files a session's main thread inherited (a Codex fork's parent rollouts), as
     the config check read them: inputs like the transcript, so editing one reruns."""
     fx = STUDY.sessions.get(scenario)
-    return [f["path"] for f in fx.meta["session"]["inherited"]] if fx is not None else []
+    return (
+        [f["path"] for f in fx.meta["session"]["inherited"]] if fx is not None else []
+    )
 
 
 def session_transcript(wildcards):
