@@ -116,9 +116,22 @@ def loudness_line(ld: D.Loudness) -> str:
     share = f"{ld.abstained}/{ld.failing_rows} = {ld.caught_by_abstention_log:.0%}"
     rows = "row" if ld.failing_rows == 1 else "rows"
     return (f"How it fails (paper §4.11): of {ld.failing_rows} failing {rows}, {ld.abstained} "
-            f"abstained, {ld.fabricated} fabricated with no abstention marker, {ld.stock} "
-            f"answered with a stock value. A log of abstention would catch {share} of the "
+            f"abstained and {ld.fabricated} fabricated with no abstention marker"
+            f"{stock_words(ld)}. A log of abstention would catch {share} of the "
             "failures (§4.11: \"a system that logs abstention would have caught it\").")
+
+
+def stock_words(ld: D.Loudness) -> str:
+    """The stock-value rows as a part of the two classes, never beside them as a third:
+    abstained and fabricated split the failing rows, and a row of either may also answer
+    with a stock value."""
+    if ld.stock_fabricated is None or ld.stock_abstained is None:
+        return f"; {ld.stock} of the failing rows answered with a stock value"
+    out = f"; of the {ld.fabricated} fabricated, {ld.stock_fabricated} answered with a stock value"
+    if ld.stock_abstained:
+        out += (f", and {ld.stock_abstained} of the {ld.abstained} that abstained gave a stock "
+                "value elsewhere in the answer")
+    return out
 
 
 def own_line(o: D.OwnArmCheck) -> str:
