@@ -624,7 +624,7 @@ def run_row(
             recall = recall_turn(caller, prompts,
                                  recall_carrier(chain.carry, index_text(chain.index),
                                                 arm.index_heading),
-                                 [f.label for f in fixture.graded], temperature,
+                                 [f.label for f in fixture.asked], temperature,
                                  recall_max_tokens, chain.item)
         except BackendError as e:
             chain.infra_error = infra_error(e, "recall")
