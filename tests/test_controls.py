@@ -137,3 +137,40 @@ def test_the_config_check_names_the_key_and_the_allowed_count(tmp_path):
         "config.sweeps.own.controls.tail: sweep own reads your own session 'mine'; mark its "
         "control facts `control: true` in its facts file instead (tail plants facts in a "
         "generated session)"]
+
+
+def test_an_own_sessions_facts_file_marks_its_control_facts(tmp_path):
+    """For own sessions the user marks control facts (`control: true`) in the facts file:
+    planted like the others, asked after them and graded apart."""
+    from pathlib import Path
+
+    from foldstudy.study.sessions import SessionSpec, build_session_fixture
+    from foldstudy.study.transcripts import SessionError
+
+    data = Path(__file__).parent / "data" / "sessions"
+    facts = (data / "atlas-facts.yaml").read_text(encoding="utf-8").splitlines()
+    # the last fact of the file becomes a control
+    marked = tmp_path / "facts.yaml"
+    last = max(i for i, line in enumerate(facts) if "value:" in line)
+    facts[last] = facts[last].rstrip().removesuffix("}") + ", control: true}" \
+        if facts[last].rstrip().endswith("}") else facts[last] + "\n    control: true"
+    marked.write_text("\n".join(facts) + "\n", encoding="utf-8")
+    fx = build_session_fixture(SessionSpec("atlas", str(data / "atlas.messages.jsonl"),
+                                           str(marked)), 1, "t")
+    plain = build_session_fixture(SessionSpec("atlas", str(data / "atlas.messages.jsonl"),
+                                              str(data / "atlas-facts.yaml")), 1, "t")
+    assert len(fx.controls) == 1 and fx.controls[0].label == plain.graded[-1].label
+    assert fx.graded == plain.graded[:-1] and fx.asked[-1] == fx.controls[0]
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("facts:\n  - {label: port, value: '47213', control: 'yes'}\n",
+                   encoding="utf-8")
+    with pytest.raises(SessionError, match=r"facts\[0\]\.control: 'yes'; true"):
+        build_session_fixture(SessionSpec("atlas", str(data / "atlas.messages.jsonl"),
+                                          str(bad)), 1, "t")
+    only = tmp_path / "only.yaml"
+    only.write_text("facts:\n  - {label: port, value: '47213', control: true}\n",
+                    encoding="utf-8")
+    with pytest.raises(SessionError, match="at least one must be graded"):
+        build_session_fixture(SessionSpec("atlas", str(data / "atlas.messages.jsonl"),
+                                          str(only)), 1, "t")
