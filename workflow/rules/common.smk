@@ -625,6 +625,12 @@ def own_arm_files():
     return sorted({p for files in own_arm_sources().values() for p in files.values()})
 
 
+def carrier_folders():
+    """The decided cards' carrier folders (rule carriers), which the decision page links
+    and the gate builds; none in evidence mode, where no run record is read."""
+    return [] if EVIDENCE_MODE else "results/decision"
+
+
 def decision_sweeps():
     """Each sweep's arms, order design and models: the rotation a repeat plan rounds
     to, and the models a gate holds on."""
