@@ -121,29 +121,30 @@ class Contract:
     source: str
 
 
+def _of_columns(path: str, line: str, name: str, required: str | None = None) -> Contract:
+    """A contract whose lists are evidence/columns.py's, named as they are there."""
+    return Contract(path, line, getattr(columns, name),
+                    getattr(columns, required) if required else None,
+                    f"evidence/columns.py {name}")
+
+
 CONTRACTS = (
-    Contract("results/evidence/rows.csv", "one per run", columns.ROWS, columns.ROWS_REQUIRED,
-             "evidence/columns.py ROWS"),
-    Contract("results/evidence/checks.csv", "one per graded fact per run", columns.CHECKS,
-             columns.CHECKS_REQUIRED, "evidence/columns.py CHECKS"),
-    Contract("results/evidence/folds.csv", "one per fold", columns.FOLDS,
-             columns.FOLDS_REQUIRED, "evidence/columns.py FOLDS"),
-    Contract("results/evidence/trace.csv", "one per (run, graded fact, fold made)",
-             columns.TRACE, columns.TRACE_REQUIRED, "evidence/columns.py TRACE"),
-    Contract("results/evidence/probes.csv", "one per probed model", columns.PROBES_REQUIRED,
-             columns.PROBES_REQUIRED, "evidence/columns.py PROBES_REQUIRED"),
-    Contract("results/tables/recall-by-model-arm.csv", "one per (sweep, model, arm), never "
-             "pooled across sweeps", columns.RECALL_TABLE, None,
-             "evidence/columns.py RECALL_TABLE"),
-    Contract("results/tables/partition.csv", "one per model of the partition scope, from "
-             "the one sweep its pair comes from", columns.PARTITION_TABLE, None,
-             "evidence/columns.py PARTITION_TABLE"),
-    Contract("results/tables/paired-arms.csv", "one per (scope, pair of arms), over the "
-             "blocks where both have a valid row", columns.PAIRED_ARMS_TABLE, None,
-             "evidence/columns.py PAIRED_ARMS_TABLE"),
-    Contract("results/tables/fact-survival.csv", "one per (scope, arm, folds after "
-             "planting)", columns.FACT_SURVIVAL_TABLE, None,
-             "evidence/columns.py FACT_SURVIVAL_TABLE"),
+    _of_columns("results/evidence/rows.csv", "one per run", "ROWS", "ROWS_REQUIRED"),
+    _of_columns("results/evidence/checks.csv", "one per graded fact per run", "CHECKS",
+                "CHECKS_REQUIRED"),
+    _of_columns("results/evidence/folds.csv", "one per fold", "FOLDS", "FOLDS_REQUIRED"),
+    _of_columns("results/evidence/trace.csv", "one per (run, graded fact, fold made)",
+                "TRACE", "TRACE_REQUIRED"),
+    _of_columns("results/evidence/probes.csv", "one per probed model", "PROBES_REQUIRED",
+                "PROBES_REQUIRED"),
+    _of_columns("results/tables/recall-by-model-arm.csv",
+                "one per (sweep, model, arm), never pooled across sweeps", "RECALL_TABLE"),
+    _of_columns("results/tables/partition.csv", "one per model of the partition scope, "
+                "from the one sweep its pair comes from", "PARTITION_TABLE"),
+    _of_columns("results/tables/paired-arms.csv", "one per (scope, pair of arms), over the "
+                "blocks where both have a valid row", "PAIRED_ARMS_TABLE"),
+    _of_columns("results/tables/fact-survival.csv",
+                "one per (scope, arm, folds after planting)", "FACT_SURVIVAL_TABLE"),
     Contract("results/audit/power.tsv", "one per (sweep, contrast, model)", POWER_COLUMNS,
              None, "analysis/power.py POWER_COLUMNS"),
     Contract("results/sessions/<scenario>/candidates.tsv", "one per identifier-shaped token "
