@@ -63,6 +63,7 @@ def test_a_module_is_described_by_its_first_sentence(tmp_path):
                 'More follows.\n\nA second paragraph."""\n',
         "b/__init__.py": '"""Stage b."""\n',
         "b/c.py": '"""The files, each:\n- one\n- two\n"""\n',
+        "b/d.py": '"""Pages under results/<sweep>/ (`<sweep>.html`), a | b."""\n',
     })
     table = codemap.render_code_map(package)
     assert table.splitlines()[2:] == [
@@ -70,6 +71,8 @@ def test_a_module_is_described_by_its_first_sentence(tmp_path):
         "| `a.py` | Grading, written once (paper §3.1: a value is a whole token, e.g. 8443). |",
         "| `b/` | Stage b. |",
         "| `b/c.py` | The files, each. |",
+        # a tag-shaped word shows as written, in a code span or out of one
+        "| `b/d.py` | Pages under results/&lt;sweep&gt;/ (`<sweep>.html`), a \\| b. |",
     ]
 
 

@@ -90,9 +90,12 @@ def _shown(path: Path, package: Path) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text as a table cell shows it: `|` would end the cell, and `<sweep>` would be read
-    as an HTML tag and vanish."""
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Text as a table cell shows it: `|` would end the cell, and `<sweep>` outside a code
+    span would be read as an HTML tag and vanish (inside one it shows as written)."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(part if part.startswith("`") and part.endswith("`") and len(part) > 1
+                   else part.replace("<", "&lt;").replace(">", "&gt;")
+                   for part in parts).replace("|", "\\|")
 
 
 def render_code_map(package: Path = PACKAGE) -> str:
