@@ -1,15 +1,18 @@
 """The carrier kinds, registered once (workflow/foldstudy/study/carriers/): every kind arms.yaml
 names resolves to its one class, an unknown one is refused naming the kinds known, a kind
 added under `@register_carrier` is taken by resolve_arm and the own-arm schema with no
-other change, and no module outside the package tests a kind's name."""
+other change, no module outside the package tests a kind's name, and a run record whose
+carry claims disagree with its arm's kind is refused naming the file."""
 
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
 
+from foldstudy.grade.rows import RunRecordError, read_record
 from foldstudy.study.carriers import registry
 from foldstudy.study.carriers.base import Carrier
 from foldstudy.study.carriers.registry import carrier_for, carrier_of, register_carrier
@@ -113,3 +116,44 @@ def test_no_module_outside_the_carriers_package_tests_a_kinds_name():
                 found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
     assert found == []
 
+
+def _record(resources, tmp_path: Path, arm: str, **extra) -> Path:
+    table = load_arm_table(resources)
+    spec = resolve_arm(arm, table, resources, 0.25).to_dict()
+    record = {"status": "run", "row_id": f"s/m/r0/{arm}", "sweep": "s", "model": "m",
+              "arm": arm, "repeat": 0, "arm_spec": spec, "folds": [], **extra}
+    path = tmp_path / f"{arm}.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return path
+
+
+def test_an_opaque_carry_claimed_by_an_arm_that_is_never_opaque_is_refused(resources, tmp_path):
+    """Issue: a forged record of arm m claiming `native: {opaque: true}` was graded as
+    opaque without a word (its facts neither kept nor lost in every survival count)."""
+    path = _record(resources, tmp_path, "m", native={"opaque": True})
+    with pytest.raises(RunRecordError) as e:
+        read_record(str(path))
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"{path}: run record of arm 'm' claims an "
+                                              "opaque carry (native.opaque)")
+    assert "(text) never has" in msg and "only on native" in msg
+    fold = _record(resources, tmp_path, "jx", folds=[{"carry_opaque": True}])
+    with pytest.raises(RunRecordError, match=r"jx.json: .*folds\[\]\.carry_opaque"):
+        read_record(str(fold))
+
+
+def test_the_provider_compaction_may_claim_an_opaque_carry(resources, tmp_path):
+    path = _record(resources, tmp_path, "native", native={"opaque": True},
+                   folds=[{"carry_opaque": True}])
+    assert read_record(str(path))["native"]["opaque"] is True
+    assert read_record(str(_record(resources, tmp_path, "m")))["arm"] == "m"
+
+
+def test_an_arm_spec_naming_no_kind_is_refused_naming_the_file(resources, tmp_path):
+    path = _record(resources, tmp_path, "m")
+    doc = json.loads(path.read_text())
+    doc["arm_spec"]["carry"] = "verbatim"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(RunRecordError, match=r"m.json: run record whose arm_spec names no "
+                                             r"carrier \('verbatim' \(known:"):
+        read_record(str(path))

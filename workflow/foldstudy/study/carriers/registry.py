@@ -113,3 +113,8 @@ def own_arm_pattern() -> str:
 def against_best_sources() -> frozenset[str]:
     """The sources of every "against your best arm" card line (a kind's `against_best`)."""
     return frozenset(c.against_best for c in carrier_classes().values() if c.against_best)
+
+
+def opaque_kinds() -> list[str]:
+    """The kinds whose carry may be opaque (a kind's `may_be_opaque`)."""
+    return [k for k, cls in carrier_classes().items() if cls.may_be_opaque]
