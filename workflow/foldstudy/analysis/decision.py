@@ -154,9 +154,15 @@ class Card:
     # issue 42: a line per index arm that ran in the cell, against its base arm; outside
     # the verdicts' family (an index arm is outside the matched comparison)
     index_lines: list[IndexLine] = field(default_factory=list)
+    # arm -> what its carrier's failed folds were in the cell ("3 of 12 folds returned
+    # no compaction", fold_failures): said on the card and beside each of its contrasts
+    fold_failures: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if not self.fold_failures:  # a card with none reads as it always did
+            d.pop("fold_failures")
+        return d
 
 
 # ----------------------------------------------------------------- one contrast
@@ -397,9 +403,11 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
          an: Analysis, ci: CardInputs) -> Card:
     """One card over the valid rows of one (sweep, model), each contrast at its own level
     (the family's adjustment and the plans to decide come after, in `cards`)."""
+    failures = fold_failures(cell, ci.arms)
     if int(cell["n_correct"].sum()) == 0:
         return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
-                    staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model))
+                    staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model),
+                    fold_failures=failures)
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
@@ -418,7 +426,25 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
                               k, an, ci.margin, level))
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
                 loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged,
-                ci.price_basis(model), index_lines(cell, checks, an, ci.margin))
+                ci.price_basis(model), index_lines(cell, checks, an, ci.margin), failures)
+
+
+def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, str]:
+    """Per arm of the cell whose carrier names its failed folds (carriers/base.py
+    `fold_failure`: the native arm's "returned no compaction") and had any, "k of n folds
+    <what they were>" over the cell's valid rows (rows.csv parse_failures over folds).
+
+    Such a fold is the arm's own behaviour, so its row stays valid and in the means
+    (paper §3.3: "rows invalidated by an arm's own behaviour may not [be retried], since
+    retrying those would select for the arm succeeding"); its recall difference is then
+    partly that failure, which is why the card says it beside every contrast of the arm."""
+    out: dict[str, str] = {}
+    for arm, rows in cell.groupby("arm", sort=False):
+        words = carrier_of(arms[arm]).fold_failure if arm in arms else ""
+        failed = int(rows["parse_failures"].fillna(0).sum())
+        if words and failed:
+            out[str(arm)] = f"{failed} of {int(rows['folds'].fillna(0).sum())} folds {words}"
+    return out
 
 
 def index_lines(cell: pd.DataFrame, checks: pd.DataFrame, an: Analysis, margin: float

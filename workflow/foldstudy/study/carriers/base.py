@@ -63,6 +63,11 @@ class Carrier:
     against_best: ClassVar[str] = ""
     # What is carried, in a reader's words (a carrier folder's README)
     words: ClassVar[str] = ""
+    # What a fold recorded as failed (parse_ok false, counted in the row's
+    # parse_failures) means for this kind, said on every card its arm is on as "k of n
+    # folds <fold_failure>" ("" : not said; a model's reply that does not parse is
+    # read through the row's own counts)
+    fold_failure: ClassVar[str] = ""
 
     def __init__(self, name: str) -> None:
         self.name = name  # the arms.yaml value, e.g. "field:summary"

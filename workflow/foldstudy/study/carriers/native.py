@@ -41,6 +41,10 @@ class Native(Carrier):
     may_be_opaque = True  # OpenAI's `encrypted_content`
     matched = False
     against_best = NATIVE_SOURCE
+    # Its provider answered without compacting (content null, no block, a stop reason
+    # other than compaction, e.g. max_tokens): the arm's own behaviour, kept valid
+    # (grade/validity.py), and said beside every recall difference of the arm
+    fold_failure = "returned no compaction"
 
     def outside(self, spec: dict[str, Any]) -> str:
         return "the provider's compaction, read on its card line against the best matched arm"
