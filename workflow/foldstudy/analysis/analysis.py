@@ -78,6 +78,9 @@ class Analysis:
     # provider's compaction), each with its line's source (carriers/base.py
     # `against_best`; decision.best_arm_contrasts)
     against_best: dict[str, str] = field(default_factory=dict)
+    # The arms whose carry may be opaque (carriers/base.py `may_be_opaque`): evidence
+    # refuses an opaque trace on any other (evidence/load.py)
+    opaque_arms: frozenset[str] = frozenset()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
@@ -115,6 +118,8 @@ class Analysis:
                          if is_index_arm(v)},
             against_best={k: c.against_best for k, v in arm_table["arms"].items()
                           if (c := carrier_of(v)).against_best},
+            opaque_arms=frozenset(k for k, v in arm_table["arms"].items()
+                                  if carrier_of(v).may_be_opaque),
         )
 
     def with_unmatched(self, arms: Iterable[str]) -> Analysis:
