@@ -72,7 +72,7 @@ def verbatim():
         kind, pattern, words = "verbatim", "verbatim", "the reply, verbatim"
 
     yield Verbatim
-    del registry._REGISTRY["verbatim"]
+    del registry._TABLE.classes["verbatim"]
 
 
 def test_a_registered_kind_needs_no_other_change(resources, verbatim):

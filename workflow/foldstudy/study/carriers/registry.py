@@ -14,21 +14,19 @@ An index arm (arms.yaml `base`) is its base arm's kind wrapped (carriers/index.p
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ...errors import StudyError
+from ...kinds import KindTable
 from .base import Carrier
 
 ENTRY_POINT_GROUP = "foldstudy.carriers"
 
 C = TypeVar("C", bound=type[Carrier])
 
-_REGISTRY: dict[str, type[Carrier]] = {}
-_loaded = False
+_TABLE: KindTable[type[Carrier]] = KindTable("carrier", __package__ or "",
+                                             Path(__file__).parent, ENTRY_POINT_GROUP)
 
 
 class CarrierError(StudyError, ValueError):
@@ -36,37 +34,16 @@ class CarrierError(StudyError, ValueError):
 
 
 def register_carrier(cls: C) -> C:
-    """Class decorator: the carrier becomes known under its `kind`, once."""
-    if not cls.kind or not cls.pattern:
-        raise TypeError(f"{cls.__name__} declares no kind or pattern")
-    known = _REGISTRY.get(cls.kind)
-    if known is not None and _name(known) != _name(cls):
-        raise TypeError(f"carrier kind {cls.kind!r} is registered twice: by {_name(known)} "
-                        f"and by {_name(cls)}")
-    _REGISTRY[cls.kind] = cls
-    return cls
-
-
-def _name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _load() -> None:
-    """Import this package's modules and the plugins' (each registers what it defines)."""
-    global _loaded
-    if _loaded:
-        return
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        importlib.import_module(f"{__package__}.{module.name}")
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
-    _loaded = True
+    """Class decorator: the carrier becomes known under its `kind`, once (with the
+    `pattern` of the names arms.yaml may give it)."""
+    if not cls.pattern:
+        raise TypeError(f"{cls.__name__} declares no pattern")
+    return _TABLE.register(cls)
 
 
 def carrier_classes() -> dict[str, type[Carrier]]:
     """Every registered kind, by kind in sorted order."""
-    _load()
-    return dict(sorted(_REGISTRY.items()))
+    return _TABLE.load()
 
 
 def known_kinds() -> str:
