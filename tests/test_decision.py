@@ -146,6 +146,22 @@ def test_loudness_counts_abstained_fabricated_and_stock():
     assert "catch 2/4 = 50%" in R.loudness_line(ld)
 
 
+def test_the_failure_mode_line_says_the_stock_rows_are_part_of_its_classes():
+    """Abstained and fabricated split the failing rows; a stock value is a part of one of
+    them, so the line says "of which", never a third count beside the two."""
+    rows = (arm_rows("s", "mod", "j", [0.0, 0.0], abstained=False, n_stock_signature=1)
+            + arm_rows("s", "mod", "q", [0.0], abstained=False)
+            + arm_rows("s", "mod", "m", [0.1], abstained=True, n_stock_signature=3))
+    for i, r in enumerate(rows):
+        r["repeat"], r["row_id"] = i, f"row{i}"
+    df, _ = frames(rows)
+    ld = D.loudness(A.valid_rows(df), AN)
+    assert (ld.fabricated, ld.stock, ld.stock_fabricated, ld.stock_abstained) == (3, 3, 2, 1)
+    line = R.loudness_line(ld)
+    assert "1 abstained and 3 fabricated with no abstention marker; of the 3 fabricated, " \
+           "2 answered with a stock value, and 1 of the 1 that abstained" in line
+
+
 # ----------------------------------------------------------------- §5, own arm
 
 

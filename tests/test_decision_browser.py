@@ -35,6 +35,7 @@ document.getElementById('f').onload = () => {
     cards: [...d.querySelectorAll('section.card h2')].map(h => h.textContent),
     rows: d.querySelectorAll('table.contrasts tr').length,
     strong: [...d.querySelectorAll('table.contrasts strong')].map(s => s.textContent),
+    links: [...d.querySelectorAll('p.carrier a')].map(a => a.getAttribute('href')),
     pwned: w.pwned === 1 || d.title === 'PWNED', text: d.body.innerText});
 };
 </script></body></html>"""
@@ -70,7 +71,7 @@ def test_the_decision_page_shows_the_forest_and_the_cards(tmp_path):
                           analysis=str(ROOT / "resources/analysis.yaml"),
                           arms_yaml=str(ROOT / "resources/arms.yaml"),
                           template=str(ROOT / "resources/templates/decision.html.j2"))
-    R.decision_page_stage(inp, out, None)
+    R.decision_page_stage(inp, out, SimpleNamespace(links=True))
     assert (results / "figures/decision.svg").read_text().count("equivalent") >= 1
     (results / "probe.html").write_text(PROBE, encoding="utf-8")
     with browser.serve(results) as url:
@@ -86,3 +87,6 @@ def test_the_decision_page_shows_the_forest_and_the_cards(tmp_path):
     assert "undecided" in got["strong"] and "repeats would decide it" in got["text"]
     assert "every arm lost every fact" in got["text"] and "family of 3" in got["text"]
     assert SCRIPT in got["text"]  # the typed text shown as text, never run
+    # each decided card links its carrier folder (rule carriers writes it), no other
+    assert got["links"] == ["decision/s/same/carrier/README.md",
+                            "decision/s/wins/carrier/README.md"]

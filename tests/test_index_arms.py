@@ -129,6 +129,22 @@ def test_the_frontier_and_the_pick_on_a_synthetic_table():
     assert (p["arm"], p["best_arm"]) == ("b", "d")
 
 
+def test_where_every_arm_recalls_nothing_no_arm_is_picked_or_named_best():
+    """The fewest tokens at recall 0 is no finding: the table marks no pick and the
+    summary names no best or cheapest arm for that model."""
+    from foldstudy.report.summary import retained_lines
+
+    an = Analysis.load()
+    rows = pd.DataFrame([{"sweep": "s", "model": "x", "arm": arm, "recall": 0.0,
+                          "retained_tokens": t, "valid": True, "repeat": i}
+                         for arm, t in (("j", 300), ("m", 120)) for i in range(2)])
+    assert not R.retained_points(rows, an)["pick"].any()
+    assert R.picks(R.retained_points(rows, an)) == [{"sweep": "s", "model": "x", "arm": None}]
+    text = "\n".join(retained_lines(rows, an))
+    assert "s x: no arm recalled any fact" in text
+    assert "best:" not in text and ", recall " not in text
+
+
 def test_an_arm_outside_the_matched_comparison_is_no_paper_row_and_no_verdict():
     an = Analysis.load()
     assert {"jx", "mx"} <= an.unmatched and an.index_bases == {"jx": "j", "mx": "m"}

@@ -20,7 +20,10 @@ foldstudy/backends/openai_responses.py names (read 2026-12-03):
   the seeded loss of provider_standin.compact) from every other item sent, a previous
   compaction item's included; this stand-in alone decodes it, on a later call.
   `compact_endpoint=False` plays a server without the endpoint (a gateway that serves
-  /responses only): 404.
+  /responses only): 404. `configuration_update=True` plays the newer window, where a
+  `configuration_update` item ({"id", "type", "reasoning"}: "a configuration update that
+  applies to subsequent responses until it is replaced", the API's OpenAPI document as
+  the public generated clients carry it) follows the compaction item.
 """
 
 from __future__ import annotations
@@ -54,9 +57,10 @@ def item_texts(item: dict[str, Any]) -> list[str]:
 class OpenAIResponsesStandin(LoopbackStandin):
     def __init__(self, models: tuple[str, ...] = ("gpt-standin",),
                  key: str = "openai-standin-key", seed: int = 0, loss: float = 0.0,
-                 compact_endpoint: bool = True) -> None:
+                 compact_endpoint: bool = True, configuration_update: bool = False) -> None:
         super().__init__(seed, loss)
         self.models, self.key, self.compact_endpoint = models, key, compact_endpoint
+        self.configuration_update = configuration_update
 
     # The "encryption": opaque to the client, read back only here.
     def _mask(self, data: bytes) -> bytes:
@@ -134,6 +138,9 @@ class OpenAIResponsesStandin(LoopbackStandin):
         encrypted = self.encrypt(kept)
         window.append({"id": f"cmp_standin_{len(self.calls):04d}", "type": "compaction",
                        "encrypted_content": encrypted})
+        if self.configuration_update:
+            window.append({"id": f"cfg_standin_{len(self.calls):04d}",
+                           "type": "configuration_update", "reasoning": {"effort": "none"}})
         return {"id": f"resp_standin_{len(self.calls):04d}", "object": "response.compaction",
                 "created_at": 1764720000, "output": window,
                 "usage": self.usage(tokens(sent), tokens(encrypted))}

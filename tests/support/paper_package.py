@@ -1079,6 +1079,7 @@ def paper_package(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
     # whole-answer test and its prefix test are one test here.
     df["abstained_prefix400"] = df["abstained"]
     df["retained_tokens"] = np.nan  # the paper did not record the tokens a carry kept
+    df["n_control"], df["n_control_correct"], df["control_missed"] = 0, np.nan, ""  # none
     rows = df[columns.ROWS].copy()
     rows["headings_carried"] = rows["headings_carried"].astype(float)
     return rows.reset_index(drop=True), checks

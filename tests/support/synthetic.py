@@ -238,6 +238,7 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         # the final carry's tokens at ~3 characters a token (no draw: the other columns
         # keep the stream they always had)
         "retained_tokens": np.where(has_checks, np.round(carried / 3.0), np.nan),
+        "n_control": 0, "n_control_correct": np.nan, "control_missed": "",  # none planted
     })
     keep = has_checks[row_idx]
     checks = pd.DataFrame({

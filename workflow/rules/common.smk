@@ -144,7 +144,11 @@ def fixture_params(wildcards):
     own = own_session(wildcards.sweep)
     if own is not None:  # scale does not apply: the session's size is the transcript's
         return {"seed": sw["seed"], "session": {"name": sw["scenario"], **own}}
-    return {"scenario": sw["scenario"], "seed": sw["seed"], "scale": STUDY.scale}
+    fx = {"scenario": sw["scenario"], "seed": sw["seed"], "scale": STUDY.scale}
+    # control facts only where configured: a sweep without them keeps its params, so
+    # nothing of it reruns
+    tail = (sw.get("controls") or {}).get("tail")
+    return {**fx, "controls": tail} if tail else fx
 
 
 def fixture_session_inputs(wildcards):
@@ -619,6 +623,12 @@ def own_arm_sources():
 
 def own_arm_files():
     return sorted({p for files in own_arm_sources().values() for p in files.values()})
+
+
+def carrier_folders():
+    """The decided cards' carrier folders (rule carriers), which the decision page links
+    and the gate builds; none in evidence mode, where no run record is read."""
+    return [] if EVIDENCE_MODE else "results/decision"
 
 
 def decision_sweeps():

@@ -113,6 +113,8 @@ rule gate_verdicts:
 rule gate:
     input:
         gate="results/gate.json",
+        # the carrier a passing gate names, as files (nobody needs a separate target)
+        carriers=carrier_folders(),
     log:
         "results/logs/gate.log",
     localrule: True
@@ -129,6 +131,8 @@ rule gate:
 rule decision_page:
     input:
         decision="results/decision.json",
+        # each decided card links its carrier folder, so the page builds the folders
+        carriers=carrier_folders(),
         analysis=ANALYSIS_YAML,
         arms_yaml=ARMS_YAML,
         template=res("templates", "decision.html.j2"),
@@ -146,6 +150,8 @@ rule decision_page:
     localrule: True
     conda:
         ENV
+    params:
+        links=not EVIDENCE_MODE,
     script:
         "../scripts/decision_page.py"
 

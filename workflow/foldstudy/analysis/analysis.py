@@ -637,7 +637,7 @@ def abstention(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
     failing row (recall < 0.5) by whether its answer contains any abstention marker at
     all"; "The counts above are likewise computed on that prefix"). The prefix columns
     are NaN for a package without rows.csv's abstained_prefix400."""
-    f = v[v["recall"] < an.failing_recall]
+    f = failing_rows(v, an)
     out = []
     for arm, g in f.groupby("arm"):
         ab = g["abstained"].fillna(False).astype(bool)
@@ -652,6 +652,12 @@ def abstention(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
         out.append(rec)
     df = pd.DataFrame(out, columns=ABSTENTION_COLUMNS)
     return df.sort_values("arm", key=arm_sort_key(an.arm_order)).reset_index(drop=True)
+
+
+def failing_rows(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+    """The failing rows of these (valid) rows: recall below the failing threshold (paper
+    §4.11: "Classifying every failing row (recall < 0.5)")."""
+    return v[v["recall"] < an.failing_recall]
 
 
 # abstention's columns: each but the arm is also an abstention.* number per arm.

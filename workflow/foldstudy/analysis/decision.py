@@ -114,6 +114,11 @@ class Loudness:
     fabricated: int  # no abstention marker anywhere in the answer
     stock: int  # failing rows with a stock-value signature among their values
     caught_by_abstention_log: float | None  # abstained / failing_rows
+    # the stock rows split by the two classes above (they overlap: a row that abstains on
+    # one label may answer another with a stock value); None where no row recorded its
+    # stock values (a package without n_stock_signature)
+    stock_fabricated: int | None = None
+    stock_abstained: int | None = None
 
 
 @dataclass(frozen=True)
@@ -277,8 +282,14 @@ def loudness(cell: pd.DataFrame, an: Analysis) -> Loudness:
     n = int(ab["failing_rows"].sum())
     abstained = int(ab["abstains"].sum())
     stock = ab["stock_rows"].dropna()
+    split: tuple[int | None, int | None] = (None, None)
+    failing = A.failing_rows(cell, an)
+    if "n_stock_signature" in failing:
+        is_stock = failing["n_stock_signature"] > 0
+        did_abstain = failing["abstained"].fillna(False).astype(bool)
+        split = int((is_stock & ~did_abstain).sum()), int((is_stock & did_abstain).sum())
     return Loudness(n, abstained, int(ab["fabricates"].sum()), int(stock.sum()),
-                    abstained / n if n else None)
+                    abstained / n if n else None, *split)
 
 
 # --------------------------------------------------------------- the own arm (§5)

@@ -68,10 +68,14 @@ def frontier(tokens: list[float], recall: list[float]) -> list[bool]:
 
 def pick(points: pd.DataFrame, margin: float) -> int | None:
     """The index of the frontier point at the fewest tokens whose mean recall is within
-    `margin` of the best point's (None: no point)."""
+    `margin` of the best point's (None: no point, or no point recalled anything: where
+    every arm recalls nothing, the fewest tokens is no finding, and naming that arm as
+    the cheapest carrier would read as one)."""
     if points.empty:
         return None
     best = float(points["mean_recall"].max())
+    if best <= 0:
+        return None
     near = points[points["frontier"] & (points["mean_recall"] >= best - margin - 1e-12)]
     return int(near.sort_values(["retained_tokens", "mean_recall"],
                                 ascending=[True, False]).index[0])
@@ -106,11 +110,14 @@ def retained_points(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
 
 
 def picks(points: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per (sweep, model), the picked point and the best one (the summary's line)."""
-    out = []
+    """Per (sweep, model), the picked point and the best one (the summary's line); a cell
+    where no arm recalled anything has no pick and no best arm (arm None)."""
+    out: list[dict[str, Any]] = []
     for (sweep, model), g in points.groupby(["sweep", "model"], sort=True):
         chosen, best = g[g["pick"]], g.loc[g["mean_recall"].idxmax()]
         if chosen.empty:
+            if float(best["mean_recall"]) <= 0:
+                out.append({"sweep": sweep, "model": model, "arm": None})
             continue
         c = chosen.iloc[0]
         out.append({"sweep": sweep, "model": model, "arm": c["arm"],

@@ -32,6 +32,10 @@ ROWS = [
     # its identifier index's, counted as the study counts tokens (token_count_method);
     # empty on a row whose record predates it. The retained-token table's x axis.
     "retained_tokens",
+    # control facts (config sweeps.X.controls), graded apart and never in recall: how
+    # many the recall turn asked (0: none planted), how many the answer got right, and
+    # the labels it missed (`;`-joined); the last two empty where none was asked
+    "n_control", "n_control_correct", "control_missed",
 ]
 # Not in rows.csv: how many calls came from the response store. That depends on the
 # execution history (a resumed or replayed run hits the store), not on the study, and a
@@ -87,6 +91,7 @@ NUMERIC = {
     "folds_clipped", "parse_failures", "finish_stop", "finish_length", "prompt_tokens",
     "completion_tokens", "carrier_present", "n_correct_unit_lenient", "n_fabricated",
     "n_stock_signature", "schema_invalid_folds", "attempt", "retained_tokens",
+    "n_control", "n_control_correct",
 }
 # Of the numeric columns, those that count something (calls, tokens, folds, checks,
 # characters of a ceiling, a block's index): whole numbers, at least 0 and at most

@@ -17,7 +17,7 @@ from ..io import load_yaml, read_json
 from ..study.carriers.registry import carrier_of, opaque_kinds
 from ..study.config import run_of_path
 from ..study.index import recall_carrier
-from ..study.spec import Fixture
+from ..study.spec import Fact, Fixture
 from .grader import (
     StockSignature,
     answer_abstains,
@@ -75,10 +75,14 @@ def grade_record(
                              arm.get("index_heading", ""))
     answer = (record.get("recall") or {}).get("answer", "")
     graded = fixture.graded
-    checks = []
+    checks, controls = [], []
     if record.get("recall") is not None:
-        for c in grade_answer(graded, answer, None if opaque else carrier, markers, stock):
-            checks.append({"row_id": record["row_id"], **c})
+        # every asked label is split out of the answer together (the graded facts alone
+        # where the fixture has no control facts, as always); the controls are set apart
+        for f, c in zip(fixture.asked, grade_answer(fixture.asked, answer,
+                                                     None if opaque else carrier,
+                                                     markers, stock), strict=True):
+            (controls if f.control else checks).append({"row_id": record["row_id"], **c})
     n_correct = sum(c["correct"] for c in checks)
     ceilings = arm.get("ceilings") or {}
     declared = sum(ceilings.values()) if ceilings else None
@@ -131,6 +135,7 @@ def grade_record(
         "attempt": record.get("attempt", 1),
         "abstained_prefix400": abstained_prefix,
         "retained_tokens": record.get("retained_tokens"),
+        **control_columns(fixture.controls, controls),
     }
     fold_rows = [
         {
@@ -163,6 +168,17 @@ def grade_record(
         for f in folds
     ]
     return row, checks, fold_rows
+
+
+def control_columns(asked: list[Fact], graded: list[dict[str, Any]]) -> dict[str, Any]:
+    """A row's control facts (Fact.control), graded apart and never in its recall:
+    how many were asked, how many the answer got right, and the labels it missed. Empty
+    where the fixture plants none, or where no recall turn was made."""
+    if not asked or not graded:
+        return {"n_control": len(asked), "n_control_correct": None, "control_missed": ""}
+    return {"n_control": len(asked),
+            "n_control_correct": sum(c["correct"] for c in graded),
+            "control_missed": ";".join(c["label"] for c in graded if not c["correct"])}
 
 
 class RunRecordError(StudyError, ValueError):

@@ -120,9 +120,22 @@ def loudness_line(ld: D.Loudness) -> str:
     share = f"{ld.abstained}/{ld.failing_rows} = {ld.caught_by_abstention_log:.0%}"
     rows = "row" if ld.failing_rows == 1 else "rows"
     return (f"How it fails (paper §4.11): of {ld.failing_rows} failing {rows}, {ld.abstained} "
-            f"abstained, {ld.fabricated} fabricated with no abstention marker, {ld.stock} "
-            f"answered with a stock value. A log of abstention would catch {share} of the "
+            f"abstained and {ld.fabricated} fabricated with no abstention marker"
+            f"{stock_words(ld)}. A log of abstention would catch {share} of the "
             "failures (§4.11: \"a system that logs abstention would have caught it\").")
+
+
+def stock_words(ld: D.Loudness) -> str:
+    """The stock-value rows as a part of the two classes, never beside them as a third:
+    abstained and fabricated split the failing rows, and a row of either may also answer
+    with a stock value."""
+    if ld.stock_fabricated is None or ld.stock_abstained is None:
+        return f"; {ld.stock} of the failing rows answered with a stock value"
+    out = f"; of the {ld.fabricated} fabricated, {ld.stock_fabricated} answered with a stock value"
+    if ld.stock_abstained:
+        out += (f", and {ld.stock_abstained} of the {ld.abstained} that abstained gave a stock "
+                "value elsewhere in the answer")
+    return out
 
 
 def own_line(o: D.OwnArmCheck) -> str:
@@ -421,9 +434,23 @@ def inline_html(text: str) -> Markup:
     return Markup(re.sub(r"`(.+?)`", r"<code>\1</code>", out))
 
 
-def page_cards(doc: dict[str, Any], an: Analysis) -> list[dict[str, Any]]:
+def carrier_link(card: dict[str, Any]) -> str | None:
+    """Where a decided card's carrier folder's README sits, relative to results/ (the
+    page's folder): rule carriers writes results/decision/<sweep>/<model>/carrier/ for
+    each card whose verdict names an arm (report/carrier.chosen); None for the rest."""
+    from .carrier import chosen
+
+    if chosen(card) is None:
+        return None
+    return f"decision/{card['sweep']}/{card['model']}/carrier/README.md"
+
+
+def page_cards(doc: dict[str, Any], an: Analysis, links: bool = False
+               ) -> list[dict[str, Any]]:
     """Each card as the page's template reads it: its heading, contrast rows and the
-    card's other lines, every one in the words decision.md uses."""
+    card's other lines, every one in the words decision.md uses. links: the carrier
+    folders were built (not in evidence mode, where no run record is read), so each
+    decided card links its own."""
     out = []
     for d in doc["cards"]:
         c = card_from_dict(d)
@@ -433,19 +460,21 @@ def page_cards(doc: dict[str, Any], an: Analysis) -> list[dict[str, Any]]:
         out.append({"id": f"card-{c.sweep}-{c.model}", "title": inline_html(lines[0][3:]),
                     "rows": [[inline_html(x) for x in contrast_cells(v, c.fold_failures)]
                              for v in c.contrasts],
-                    "lines": [inline_html(x) for x in paras]})
+                    "lines": [inline_html(x) for x in paras],
+                    "carrier": carrier_link(d) if links else None})
     return out
 
 
 def write_decision_page(doc: dict[str, Any], an: Analysis, out_html: str,
-                        templates: str | Path) -> str:
-    """results/decision.html: the forest plot (figures/decision.png, .svg) and the cards."""
+                        templates: str | Path, links: bool = False) -> str:
+    """results/decision.html: the forest plot (figures/decision.png, .svg) and the cards,
+    each decided card linking its carrier folder where those were built (links)."""
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)),
                              autoescape=True, keep_trailing_newline=True)
     html = env.get_template("decision.html.j2").render(
-        cards=page_cards(doc, an), columns=CONTRAST_COLUMNS,
+        cards=page_cards(doc, an, links), columns=CONTRAST_COLUMNS,
         family=inline_html(family_line(doc.get("family") or "sweep", an.alpha)),
         margin=doc["margin"], alpha=an.alpha)
     write_text(html, out_html)
@@ -453,7 +482,8 @@ def write_decision_page(doc: dict[str, Any], an: Analysis, out_html: str,
 
 
 def decision_page_stage(input: Any, output: Any, params: Any) -> str:
-    """Rule decision_page: results/decision.html and results/figures/decision.*."""
+    """Rule decision_page: results/decision.html and results/figures/decision.*; the
+    cards link the carrier folders where the rule built them first (params.links)."""
     from ..io import read_json
     from .figures import write_forest
 
@@ -461,4 +491,5 @@ def decision_page_stage(input: Any, output: Any, params: Any) -> str:
     an = Analysis.load(input.analysis, input.arms_yaml)
     Path(output.png).parent.mkdir(parents=True, exist_ok=True)
     write_forest(doc, output.png, output.svg)
-    return write_decision_page(doc, an, output.html, Path(input.template).parent)
+    return write_decision_page(doc, an, output.html, Path(input.template).parent,
+                               bool(getattr(params, "links", False)))

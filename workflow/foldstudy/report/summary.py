@@ -97,6 +97,10 @@ def retained_lines(v: pd.DataFrame, an: Analysis) -> list[str]:
            "frontier arm at the fewest tokens within the equivalence margin "
            f"({an.equivalence_margin:g}) of the best arm's mean recall:", ""]
     for p in picks:
+        if p["arm"] is None:
+            out.append(f"- {p['sweep']} {p['model']}: no arm recalled any fact, so none is "
+                       "the best or the cheapest carrier")
+            continue
         best = ("it is the best arm" if p["arm"] == p["best_arm"] else
                 f"best: {p['best_arm']} {p['best_recall']:.3f} at "
                 f"{p['best_tokens']:,.0f} tokens")

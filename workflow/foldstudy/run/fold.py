@@ -438,7 +438,7 @@ def run_row(
     if not chain.ended:
         try:
             recall = recall_turn(caller, prompts, carrier.recall_carry(arm, chain),
-                                 [f.label for f in fixture.graded], temperature,
+                                 [f.label for f in fixture.asked], temperature,
                                  recall_max_tokens, carrier.recall_context(chain))
         except BackendError as e:
             chain.infra_error = infra_error(e, "recall")

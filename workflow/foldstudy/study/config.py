@@ -274,6 +274,27 @@ def meaningless_problems(cfg: dict[str, Any]) -> list[str]:
     return out
 
 
+def control_problems(cfg: dict[str, Any], facts_spec: dict[str, Any]) -> list[str]:
+    """A sweep's `controls.tail` plants control facts from resources/facts.yaml
+    (`controls`): at most as many as it lists, and on a built-in scenario only (an own
+    session's facts are the user's, who marks control facts in the facts file)."""
+    out = []
+    known = len(facts_spec.get("controls") or [])
+    for name, sw in cfg["sweeps"].items():
+        tail = (sw.get("controls") or {}).get("tail")
+        if not tail:
+            continue
+        where = f"config.sweeps.{name}.controls.tail"
+        if sw["scenario"] in (cfg.get("scenarios") or {}):
+            out.append(f"{where}: sweep {name} reads your own session "
+                       f"{sw['scenario']!r}; mark its control facts `control: true` in its "
+                       "facts file instead (tail plants facts in a generated session)")
+        elif tail > known:
+            out.append(f"{where}: {tail} control facts; resources/facts.yaml lists {known} "
+                       f"(1 to {known})")
+    return out
+
+
 def decide_sweeps(cfg: dict[str, Any]) -> list[str]:
     """The sweeps a staged decision (config `decide:`) runs in stages: those running both
     arms of its pair. None without `decide:`, and none in evidence mode, which folds
@@ -495,6 +516,7 @@ def load_study(
             problems.append(f"config.probe_only[{i}]: {m!r} also runs in a sweep; a probe-only "
                             "model gets a verdict and no rows")
     problems += probe_arm_problems(cfg) + meaningless_problems(cfg)
+    problems += control_problems(cfg, load_yaml(resources / "facts.yaml"))
     problems += unmatched_verdict_problems(cfg, arm_table)
     problems += scope_problems(cfg.get("scopes"), cfg["sweeps"], ANALYSES)
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])

@@ -40,11 +40,13 @@ def manifest(fixture: Fixture) -> dict[str, Any]:
         "n_planted": len(fixture.facts),
         "n_graded": len(fixture.graded),
         "graded_chunks": sorted({f.chunk for f in fixture.graded}),
+        **({"n_control": len(fixture.controls)} if fixture.controls else {}),
         "facts": [
             {
                 "fact_id": f.fact_id,
                 "fact_class": f.fact_class,
                 "graded": f.graded,
+                **({"control": True} if f.control else {}),
                 "label": f.label,
                 "value": f.value,
                 "segment": f.segment,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import string
 from dataclasses import dataclass, replace
 from typing import Any
@@ -226,7 +227,7 @@ def _collision(facts: list[Fact], text: str) -> str | None:
     """Why these values break the non-derivability rules, or None."""
     values = [f.value for f in facts]
     for f in facts:
-        if not f.graded:
+        if not (f.graded or f.control):
             continue
         for other in values:
             if other != f.value and f.value in other:
@@ -271,6 +272,37 @@ def build_fixture(
         if why is None:
             return replace(fixture, meta={**fixture.meta, "attempt": attempt})
     raise SpecError(f"could not generate collision-free values for {scenario} seed {seed}")
+
+
+def plant_controls(fixture: Fixture, n: int, facts_spec: dict[str, Any],
+                   stock_ports: set[int]) -> Fixture:
+    """The fixture with n control facts (facts.yaml `controls`, the first n) planted in
+    one turn appended to its last chunk: where every working carrier keeps them, since
+    the last fold reads them and no fold drops them after (a row that loses one shows a
+    broken recall turn or grader, not a carrier's loss). Their values come from a seed
+    of their own (redrawn on a collision), so the rest of the fixture, graded facts
+    included, is that of the same sweep without controls."""
+    specs = list(facts_spec.get("controls") or [])
+    if not 1 <= n <= len(specs):
+        raise SpecError(f"controls.tail: {n} control facts asked; facts.yaml defines "
+                        f"{len(specs)} (1 to {len(specs)})")
+    last = len(fixture.chunks) - 1
+    turns = re.findall(r"^\[turn (\d+)\]", fixture.chunks[last], flags=re.MULTILINE)
+    turn = int(turns[-1]) + 1 if turns else 0
+    for attempt in range(100):
+        rng = random.Random(f"{fixture.scenario}:{fixture.seed}:controls:{attempt}")
+        facts = [Fact(fact_id=c["id"], fact_class=c["fact_class"], graded=False,
+                      value=make_value(c["fact_class"], rng, stock_ports), label=c["label"],
+                      unit=c.get("unit", ""), statement=c["statement"], chunk=last,
+                      control=True) for c in specs[:n]]
+        text = fixture.chunks[last] + f"[turn {turn}] " + _segment_turn(facts, rng) + "\n"
+        chunks = (*fixture.chunks[:last], text)
+        placed = [replace(f, offset=text.index(f.value)) for f in facts]
+        if _collision([*fixture.facts, *placed], "\n".join(chunks)) is None:
+            return replace(fixture, chunks=chunks, facts=(*fixture.facts, *placed),
+                           meta={**fixture.meta, **size_meta(chunks)})
+    raise SpecError(f"could not draw collision-free control values for {fixture.scenario} "
+                    f"seed {fixture.seed}")
 
 
 def _attempt(plan: _Plan, rng: random.Random) -> Fixture:
@@ -330,15 +362,17 @@ def _attempt(plan: _Plan, rng: random.Random) -> Fixture:
 
 
 def make_fixture(scenario: str, seed: int, scale: float, facts_yaml: str, filler_yaml: str,
-                 grading_yaml: str, fixture_out: str, manifest_out: str) -> Fixture:
-    """Generate one sweep's session and write it with its manifest."""
-    fx = build_fixture(
-        scenario, seed, scale,
-        facts_spec=load_yaml(facts_yaml),
-        filler=load_yaml(filler_yaml),
-        # planted values avoid the grader's stock signature (paper §3.1: non-derivable)
-        stock_ports={int(p) for p in load_yaml(grading_yaml)["stock_signature"]["ports"]},
-    )
+                 grading_yaml: str, fixture_out: str, manifest_out: str,
+                 controls: int = 0) -> Fixture:
+    """Generate one sweep's session and write it with its manifest; controls: how many
+    control facts to plant at its end (config sweeps.X.controls.tail; plant_controls)."""
+    facts_spec = load_yaml(facts_yaml)
+    # planted values avoid the grader's stock signature (paper §3.1: non-derivable)
+    stock_ports = {int(p) for p in load_yaml(grading_yaml)["stock_signature"]["ports"]}
+    fx = build_fixture(scenario, seed, scale, facts_spec=facts_spec,
+                       filler=load_yaml(filler_yaml), stock_ports=stock_ports)
+    if controls:
+        fx = plant_controls(fx, controls, facts_spec, stock_ports)
     m = write_fixture(fx, fixture_out, manifest_out)
     log.info("%s seed %d scale %g: %d chunks (%s chars), %d planted, %d graded in chunks %s",
              scenario, seed, scale, len(fx.chunks), m["chunk_chars"], m["n_planted"],

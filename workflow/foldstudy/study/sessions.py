@@ -53,6 +53,9 @@ class OwnFact:
     label: str
     value: str
     fact_class: str = "own"
+    # `control: true`: a control fact (spec.Fact.control), asked and graded apart, never
+    # in recall; the user puts it where every working carrier must keep it
+    control: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,10 +142,14 @@ def read_facts(path: str, where: str, max_mb: float = DEFAULT_MAX_MB) -> list[Ow
             problems.append(f"{at}: needs a label and a value (label: what the recall turn "
                             "asks for; value: the identifier as the session writes it)")
             continue
-        extra = sorted(set(f) - {"label", "value", "class"})
+        extra = sorted(set(f) - {"label", "value", "class", "control"})
         if extra:
             problems.append(f"{at}: unknown key {', '.join(extra)} (allowed: label, value, "
-                            "class)")
+                            "class, control)")
+        if not isinstance(f.get("control", False), bool):
+            problems.append(f"{at}.control: {f['control']!r}; true (a control fact, graded "
+                            "apart and never in recall) or false")
+            continue
         label = str(f["label"]).strip()
         if "\n" in label:
             problems.append(f"{at}.label: {label!r} holds a newline, which would make it two "
@@ -150,7 +157,8 @@ def read_facts(path: str, where: str, max_mb: float = DEFAULT_MAX_MB) -> list[Ow
         if why := _value_problem(f["value"], at, nodes.get(i)):
             problems.append(why)
             continue
-        out.append(OwnFact(label, f["value"], str(f.get("class") or "own")))
+        out.append(OwnFact(label, f["value"], str(f.get("class") or "own"),
+                           bool(f.get("control", False))))
     for key in ("label", "value"):
         seen: dict[str, int] = {}
         for i, f in enumerate(out):
@@ -160,6 +168,9 @@ def read_facts(path: str, where: str, max_mb: float = DEFAULT_MAX_MB) -> list[Ow
                 problems.append(f"{path}: facts[{i}] has the same {key} as facts[{seen[norm]}] "
                                 f"({v!r}); each fact needs its own {key}")
             seen.setdefault(norm, i)
+    if out and all(f.control for f in out):
+        problems.append(f"{path}: every fact is `control: true`; at least one must be graded "
+                        "(recall is the share of the graded facts the answer gets right)")
     if problems:
         raise SessionError("; ".join(problems))
     return out
@@ -320,8 +331,8 @@ def plant(facts: list[OwnFact], chunks: list[str], transcript: Transcript, path:
                             f"in the main thread as a whole token{_where_else(f, transcript)}")
             continue
         out.append(Fact(fact_id=f"own_{i:02d}", fact_class=f.fact_class, value=f.value,
-                        graded=True, label=f.label, segment=at[0], chunk=at[0],
-                        offset=at[1]))
+                        graded=not f.control, label=f.label, segment=at[0], chunk=at[0],
+                        offset=at[1], control=f.control))
     if problems:
         raise SessionError("; ".join(problems))
     return out

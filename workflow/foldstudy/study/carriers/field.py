@@ -1,6 +1,8 @@
-"""`field:NAME`: only that field's text is carried (paper §3.2 arm n: "two of its three
-fields ... are discarded rather than carried, so what reaches the next fold is again a
-single free-text slot", §5)."""
+"""`field:NAME`: only that field's text is carried (paper §3.2 arm n).
+
+Paper §5 on n: "two of its three fields ... are discarded rather than carried, so what
+reaches the next fold is again a single free-text slot".
+"""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ class Native(Carrier):
 
 def native_step(caller: Any, arm: Any, fixture: Any, chain: Any,
                 pending: list[int], i: int, temperature: float) -> dict[str, Any]:
-    """Fold i of a native arm (issue 44): the previous compaction item and the pending
+    """Fold i of a native arm: the previous compaction item and the pending
     chunks in, the provider asked to compact now, the record of the fold out.
 
     The request is the backend's (Backend.compaction_request: Anthropic's on-demand
