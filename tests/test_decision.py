@@ -287,3 +287,37 @@ def test_the_native_line_compares_with_the_best_matched_arm_never_an_own_arm_at_
     native = [v for c in D.cards(rows, checks, AN, ci)
               for v in c.contrasts if v.source == D.NATIVE_SOURCE]
     assert [(v.a, v.b) for v in native] == [("mine", "native")]
+
+
+def test_a_native_arm_whose_folds_returned_no_compaction_says_so_beside_its_difference(
+        resources):
+    """A native fold whose provider returned no compaction is the arm's own failure: the
+    card counts it ("k of n folds returned no compaction") on the card and in the verdict
+    cell of every contrast of the arm, also where every arm lost every fact; an arm whose
+    folds all compacted, or a model-written arm's parse failure, adds no such line."""
+    table = load_arm_table(resources)
+    arms = {a: resolve_arm(a, table, resources, 0.25) for a in ("j", "m", "native")}
+    ci = dataclasses.replace(CI, arms=arms)
+    rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.1, 0.2],
+                          "m": [0.6, 0.7, 0.6, 0.7, 0.6, 0.7]})
+    failing, _ = _cell({"native": [0.0] * 6})
+    failing["parse_failures"] = [5, 5, 2, 0, 5, 5]  # 22 of 30 folds
+    rows = pd.concat([rows, failing], ignore_index=True)
+    rows.loc[rows["arm"] == "j", "parse_failures"] = 1  # a model's reply: not said
+    checks = pd.concat([checks, _cell({"native": [0.0] * 6})[1]], ignore_index=True)
+    (c,) = D.cards(rows, checks, AN, ci)
+    assert c.fold_failures == {"native": "22 of 30 folds returned no compaction"}
+    (v,) = [v for v in c.contrasts if v.source == D.NATIVE_SOURCE]
+    assert "native: 22 of 30 folds returned no compaction" in R.contrast_line(
+        v, c.fold_failures)
+    text = "\n".join(R.card_markdown(c, AN))
+    assert text.count("22 of 30 folds returned no compaction") == 2
+    assert R.card_from_dict(c.to_dict()).fold_failures == c.fold_failures
+    # every arm lost every fact: the card still counts them
+    lost = rows.assign(n_correct=0, recall=0.0)
+    (c,) = D.cards(lost, checks.assign(correct=False), AN, ci)
+    assert c.all_lost and c.fold_failures == {"native": "22 of 30 folds returned no compaction"}
+    # none failed: the card reads as before, without the key
+    rows.loc[rows["arm"] == "native", "parse_failures"] = 0
+    (c,) = D.cards(rows, checks, AN, ci)
+    assert c.fold_failures == {} and "fold_failures" not in c.to_dict()

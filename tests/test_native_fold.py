@@ -181,3 +181,29 @@ def test_a_native_arm_is_no_twin_of_an_own_arm(resources, tmp_path):
     # the twins the schema allows are the matched arms only (spec.own_arm_twins)
     assert any("twin: 'native' is not one of the paper's arms" in p for p in problems), \
         problems
+
+
+def test_a_compaction_cut_at_max_tokens_is_the_arms_own_failure_named_in_its_row(
+        fixture, native, prompts, tmp_path, monkeypatch, grading):
+    """A provider reply cut at max_tokens (the study's own fold budget can cause it)
+    carries no compaction: each such fold is recorded as failed with the provider's stop
+    reason, the row stays valid (paper §3.3: "rows invalidated by an arm's own behaviour
+    may not [be retried]") and its parse_failures count them, which the card then says
+    beside every recall difference of the arm (test_decision.py)."""
+    from dataclasses import replace
+
+    from foldstudy.grade.validity import validity
+
+    monkeypatch.setenv("PROVIDER_TEST_KEY", ANTHROPIC.key)
+    tight = replace(native, fold_budget_tokens=5)  # no summary fits: stop_reason max_tokens
+    with ANTHROPIC.start(seed=SEED, loss=LOSS) as s:
+        rec = fold_all(ANTHROPIC, s, ResponseStore(tmp_path), fixture, tight, prompts)
+    n = len(fixture.chunks)
+    assert [f["reply"]["raw"]["stop_reason"] for f in rec["folds"]] == ["max_tokens"] * n
+    assert all(not f["parse_ok"] and "max_tokens" in f["schema_errors"][0]
+               for f in rec["folds"])
+    assert validity(rec) == (True, "") and rec["native"]["item"] is None
+    row, _, _ = grade_record(rec, fixture, grading["abstention_markers"],
+                             StockSignature.from_dict(grading["stock_signature"]),
+                             ["Constraints"])
+    assert row["valid"] and row["parse_failures"] == row["folds"] == n

@@ -19,7 +19,8 @@ import pandas as pd
 
 from ..evidence import columns
 from ..io import load_yaml
-from ..study.spec import is_index_arm, is_matched, is_native, load_schema
+from ..study.carriers.registry import carrier_of
+from ..study.spec import is_index_arm, is_matched, load_schema
 from . import stats
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
@@ -73,9 +74,13 @@ class Analysis:
     # verdict reads, and each index arm's base arm (its card line's contrast).
     unmatched: frozenset[str] = frozenset()
     index_bases: dict[str, str] = field(default_factory=dict)
-    # Issue 44: the native arms (the provider's compaction), each read on a card against
-    # the best matched arm that ran (decision.native_contrasts)
-    native_arms: frozenset[str] = frozenset()
+    # The arms a card reads against the best matched arm that ran (the native arm: the
+    # provider's compaction), each with its line's source (carriers/base.py
+    # `against_best`; decision.best_arm_contrasts)
+    against_best: dict[str, str] = field(default_factory=dict)
+    # The arms whose carry may be opaque (carriers/base.py `may_be_opaque`): evidence
+    # refuses an opaque trace on any other (evidence/load.py)
+    opaque_arms: frozenset[str] = frozenset()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
@@ -111,7 +116,10 @@ class Analysis:
             unmatched=frozenset(k for k, v in arm_table["arms"].items() if not is_matched(v)),
             index_bases={k: str(v["base"]) for k, v in arm_table["arms"].items()
                          if is_index_arm(v)},
-            native_arms=frozenset(k for k, v in arm_table["arms"].items() if is_native(v)),
+            against_best={k: c.against_best for k, v in arm_table["arms"].items()
+                          if (c := carrier_of(v)).against_best},
+            opaque_arms=frozenset(k for k, v in arm_table["arms"].items()
+                                  if carrier_of(v).may_be_opaque),
         )
 
     def with_unmatched(self, arms: Iterable[str]) -> Analysis:

@@ -27,7 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..study.spec import Arm, is_matched, is_native
+from ..study.carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers name it
+from ..study.carriers.registry import carrier_of
+from ..study.spec import Arm, is_matched
 from . import analysis as A
 from . import power as P
 from . import stats
@@ -157,9 +159,15 @@ class Card:
     # issue 42: a line per index arm that ran in the cell, against its base arm; outside
     # the verdicts' family (an index arm is outside the matched comparison)
     index_lines: list[IndexLine] = field(default_factory=list)
+    # arm -> what its carrier's failed folds were in the cell ("3 of 12 folds returned
+    # no compaction", fold_failures): said on the card and beside each of its contrasts
+    fold_failures: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if not self.fold_failures:  # a card with none reads as it always did
+            d.pop("fold_failures")
+        return d
 
 
 # ----------------------------------------------------------------- one contrast
@@ -288,17 +296,12 @@ def loudness(cell: pd.DataFrame, an: Analysis) -> Loudness:
 
 
 def carried_fields(arm: Arm) -> list[str]:
-    """The schema fields whose text reaches the next fold (resources/arms.yaml `carry`):
-    one for field:NAME (as n carries summary only), those under the headings for
-    under_headings, every field otherwise."""
+    """The schema fields whose text reaches the next fold (resources/arms.yaml `carry`, its
+    carrier's to say): one for field:NAME (as n carries summary only), those under the
+    headings for under_headings, every field otherwise."""
     if not arm.schema:
         return []
-    props = list(arm.schema.get("properties", {}))
-    if arm.carry.startswith("field:"):
-        return [arm.carry.split(":", 1)[1]]
-    if arm.carry == "under_headings":
-        return [f for fs in arm.sections.values() for f in fs]
-    return props
+    return carrier_of(arm).carried_fields(arm)
 
 
 def undivided_slot(arm: Arm) -> tuple[bool, str]:
@@ -364,30 +367,27 @@ def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict
     return out
 
 
-# The source of the card's line "the provider's compaction against your best arm"
-# (issue 44): a native arm against the matched arm with the highest mean recall in the cell.
-NATIVE_SOURCE = "the provider's compaction against your best arm"
-
-
-def native_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
-                     ) -> list[tuple[str, str, str]]:
-    """Per native arm that ran in the cell, (your best arm, the native arm, NATIVE_SOURCE):
-    the best arm is the matched arm with the highest mean recall over the cell's valid
-    rows, ties to the earlier in resources/arms.yaml. Matched means spec.is_matched and not
-    in `an.unmatched`: a resolved Arm cannot say `match: false` (its arms-file entry can),
-    so an own arm at its own capacity is never "your best arm" here either. It is chosen
-    after the fact, so the line says how far the provider's compaction is from the best of
-    what ran, not which arm to pick; the native arm is in no matched contrast (its capacity
-    is the provider's)."""
+def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
+                       ) -> list[tuple[str, str, str]]:
+    """Per arm that ran in the cell whose carrier is read against your best arm
+    (carriers/base.py `against_best`: the native arm, NATIVE_SOURCE), (your best arm, the
+    arm, its line's source): the best arm is the matched arm with the highest mean recall
+    over the cell's valid rows, ties to the earlier in resources/arms.yaml. Matched means
+    spec.is_matched and not in `an.unmatched`: a resolved Arm cannot say `match: false`
+    (its arms-file entry can), so an own arm at its own capacity is never "your best arm"
+    here either. It is chosen after the fact, so the line says how far the carrier is from
+    the best of what ran, not which arm to pick; the arm read so is in no matched contrast
+    (its capacity is not the study's)."""
     ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
-    native = [a for a in ran if is_native(arms[a])]
+    read = [a for a in ran if carrier_of(arms[a]).against_best]
     matched = [a for a in ran if is_matched(arms[a]) and a not in an.unmatched]
-    if not native or not matched:
+    if not read or not matched:
         return []
     rank = {a: i for i, a in enumerate(an.arm_order)}
     means = cell.groupby("arm")["recall"].mean()
     best = min(matched, key=lambda a: (-float(means[a]), rank.get(a, len(rank)), a))
-    return [(best, n, NATIVE_SOURCE) for n in sorted(native, key=lambda a: rank.get(a, 0))]
+    return [(best, a, carrier_of(arms[a]).against_best)
+            for a in sorted(read, key=lambda a: rank.get(a, 0))]
 
 
 @dataclass(frozen=True)
@@ -414,16 +414,18 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
          an: Analysis, ci: CardInputs) -> Card:
     """One card over the valid rows of one (sweep, model), each contrast at its own level
     (the family's adjustment and the plans to decide come after, in `cards`)."""
+    failures = fold_failures(cell, ci.arms)
     if int(cell["n_correct"].sum()) == 0:
         return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
-                    staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model))
+                    staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model),
+                    fold_failures=failures)
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
-    natives = native_contrasts(cell, ci.arms, an)
+    against_best = best_arm_contrasts(cell, ci.arms, an)
     for a, b, source in [*cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
-                                         ci.gate_pair), *natives]:
-        if (a in an.unmatched or b in an.unmatched) and (a, b, source) not in natives:
+                                         ci.gate_pair), *against_best]:
+        if (a in an.unmatched or b in an.unmatched) and (a, b, source) not in against_best:
             continue  # outside the matched comparison (spec.is_matched): no verdict
         pr = A.pairs(cell, a, b)
         if pr.empty:
@@ -435,7 +437,25 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
                               k, an, ci.margin, level))
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
                 loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged,
-                ci.price_basis(model), index_lines(cell, checks, an, ci.margin))
+                ci.price_basis(model), index_lines(cell, checks, an, ci.margin), failures)
+
+
+def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, str]:
+    """Per arm of the cell whose carrier names its failed folds (carriers/base.py
+    `fold_failure`: the native arm's "returned no compaction") and had any, "k of n folds
+    <what they were>" over the cell's valid rows (rows.csv parse_failures over folds).
+
+    Such a fold is the arm's own behaviour, so its row stays valid and in the means
+    (paper §3.3: "rows invalidated by an arm's own behaviour may not [be retried], since
+    retrying those would select for the arm succeeding"); its recall difference is then
+    partly that failure, which is why the card says it beside every contrast of the arm."""
+    out: dict[str, str] = {}
+    for arm, rows in cell.groupby("arm", sort=False):
+        words = carrier_of(arms[arm]).fold_failure if arm in arms else ""
+        failed = int(rows["parse_failures"].fillna(0).sum())
+        if words and failed:
+            out[str(arm)] = f"{failed} of {int(rows['folds'].fillna(0).sum())} folds {words}"
+    return out
 
 
 def index_lines(cell: pd.DataFrame, checks: pd.DataFrame, an: Analysis, margin: float
@@ -580,13 +600,13 @@ def planned_family_size(an: Analysis, extra_pairs: Sequence[Sequence[str]],
                         sweep_arms: Sequence[str], models: int, family: str,
                         gate_pair: Sequence[str] | None = None) -> int:
     """The contrasts a decide sweep's cards will read, before any row: the pairs of
-    cell_contrasts both of whose arms the sweep runs, and one line per native arm where
-    the sweep runs a matched arm to read it against (native_contrasts), on every model for
+    cell_contrasts both of whose arms the sweep runs, and one line per arm read against
+    your best arm where the sweep runs a matched arm (best_arm_contrasts), on every model for
     the `sweep` family, on one for `model`. What a staged look splits alpha by: a line
     the plan left out would take a share of alpha the looks had already spent."""
     ran = set(sweep_arms)
     n = sum(1 for a, b, _ in cell_contrasts(an, extra_pairs, own, decide_pair, gate_pair)
             if {a, b} <= ran)
     if ran - an.unmatched:
-        n += len(ran & an.native_arms)
+        n += len(ran & set(an.against_best))
     return max(1, n * (models if family == "sweep" else 1))

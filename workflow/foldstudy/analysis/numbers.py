@@ -581,7 +581,7 @@ def write_numbers(evidence_dir: str | Path, numbers_out: str | Path, provenance_
                   macros_out: str | Path, an: Analysis, scopes: Scopes | None = None
                   ) -> dict[str, Number]:
     """Evidence -> numbers.json, its provenance, and the LaTeX macros."""
-    rows, checks = load_evidence(evidence_dir, an.arm_order, an.scenarios)
+    rows, checks = load_evidence(evidence_dir, an.arm_order, an.scenarios, an.opaque_arms)
     warn_answers_beyond_carrier(rows, checks)
     nums, prov = compute_with_provenance(rows, checks, an, scopes)
     prov["evidence"] = str(evidence_dir)

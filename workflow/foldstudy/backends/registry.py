@@ -17,54 +17,28 @@ methods that need it, so the DAG never loads it.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..kinds import KindTable
 from .base import Backend, BackendError
 
 ENTRY_POINT_GROUP = "foldstudy.backends"
 
 B = TypeVar("B", bound=type[Backend])
 
-_REGISTRY: dict[str, type[Backend]] = {}
-_loaded = False
+_TABLE: KindTable[type[Backend]] = KindTable("backend", __package__ or "",
+                                             Path(__file__).parent, ENTRY_POINT_GROUP)
 
 
 def register_backend(cls: B) -> B:
     """Class decorator: the backend becomes known under its `kind`, once."""
-    if not cls.kind:
-        raise TypeError(f"{cls.__name__} declares no kind")
-    known = _REGISTRY.get(cls.kind)
-    if known is not None and _name(known) != _name(cls):
-        raise TypeError(f"backend kind {cls.kind!r} is registered twice: by {_name(known)} "
-                        f"and by {_name(cls)}")
-    _REGISTRY[cls.kind] = cls
-    return cls
-
-
-def _name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _load() -> None:
-    """Import this package's modules and the plugins' (each registers what it defines)."""
-    global _loaded
-    if _loaded:
-        return
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        importlib.import_module(f"{__package__}.{module.name}")
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
-    _loaded = True
+    return _TABLE.register(cls)
 
 
 def backend_classes() -> dict[str, type[Backend]]:
     """Every registered backend, by kind in sorted order."""
-    _load()
-    return dict(sorted(_REGISTRY.items()))
+    return _TABLE.load()
 
 
 def backend_class(kind: str) -> type[Backend]:

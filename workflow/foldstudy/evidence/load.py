@@ -281,7 +281,8 @@ def _with_project_names(df: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def load_evidence(directory: str | Path, arms: Collection[str],
-                  scenarios: Collection[str] | None = None
+                  scenarios: Collection[str] | None = None,
+                  opaque_arms: Collection[str] | None = None
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """rows.csv and checks.csv of an evidence package, checked against the contract.
 
@@ -296,7 +297,11 @@ def load_evidence(directory: str | Path, arms: Collection[str],
     (Analysis.scenarios), given by the caller for the same reason; a package's manifest
     config also names each sweep's own (check_against_config). The same rules hold for
     a reviewer's package (evidence=) and this checkout's own evidence, so the release
-    of any study this checkout made rebuilds from its package.
+    of any study this checkout made rebuilds from its package. opaque_arms: the arms
+    whose carry may be opaque (Analysis.opaque_arms, from their carrier kinds), given
+    for the same reason; given, a trace line of any other arm's run left opaque is
+    refused (a package forging it would take that run's facts out of every survival
+    count).
     Fails with an EvidenceError naming the file, the column and the line.
     """
     d = Path(directory)
@@ -340,19 +345,33 @@ def load_evidence(directory: str | Path, arms: Collection[str],
             _check_columns(head, required, name)
     if (d / "trace.csv").is_file():
         _check_opaque_trace(rows, pd.read_csv(d / "trace.csv", usecols=["row_id", "present"],
-                                              dtype=str, keep_default_na=False))
+                                              dtype=str, keep_default_na=False),
+                            opaque_arms)
     return rows, checks
 
 
-def _check_opaque_trace(rows: pd.DataFrame, trace: pd.DataFrame) -> None:
+def _check_opaque_trace(rows: pd.DataFrame, trace: pd.DataFrame,
+                        opaque_arms: Collection[str] | None = None) -> None:
     """A run's carry is opaque (issue 44: a native arm's encrypted compaction) on every
     fold or on none, and its row says so too: trace.csv's present is empty on all of the
     run's lines exactly where rows.csv's carrier_present is empty, neither kept nor lost.
     A present left empty beside a recorded carrier would drop the fact from the survival
-    tables while its row still counts it carried. Refused naming the trace line."""
+    tables while its row still counts it carried. With opaque_arms, only their runs may
+    be opaque (their carrier kind's may_be_opaque). Refused naming the trace line."""
     empty = trace["present"].str.strip() == ""
     if not empty.any():
         return
+    if opaque_arms is not None:
+        arm = trace["row_id"].map(dict(zip(rows["row_id"].astype(str),
+                                           rows["arm"].astype(str), strict=True)))
+        if (hit := _first(trace.assign(arm=arm),
+                          empty & arm.notna() & ~arm.isin(set(opaque_arms)))):
+            t, line = hit
+            may = " ".join(sorted(opaque_arms)) or "none"
+            raise EvidenceError(f"trace.csv: column present is empty on line {line}: row "
+                                f"{t['row_id']!r} of arm {t['arm']!r} claims an opaque "
+                                f"carry, which its carrier kind never has (arms whose "
+                                f"carry may be opaque: {may})")
     per = empty.groupby(trace["row_id"], sort=False).agg(["sum", "size"])
     part = per[(per["sum"] > 0) & (per["sum"] < per["size"])]
     recorded = set(rows.loc[rows["carrier_present"].notna(), "row_id"].astype(str))

@@ -14,6 +14,7 @@ from ..errors import StudyError
 from ..evidence import columns
 from ..evidence.load import write_table
 from ..io import load_yaml, read_json
+from ..study.carriers.registry import carrier_of, opaque_kinds
 from ..study.config import run_of_path
 from ..study.index import recall_carrier
 from ..study.spec import Fact, Fixture
@@ -196,7 +197,31 @@ def read_record(path: str) -> dict[str, Any]:
     if missing:
         raise RunRecordError(f"{path}: run record without {', '.join(missing)}; delete it "
                              f"and rerun its fold job (snakemake {path})")
+    check_carry_claims(record, path)
     return record
+
+
+def check_carry_claims(record: dict[str, Any], path: str) -> None:
+    """The record's claims about its carry agree with its arm's carrier kind
+    (carriers/base.py): an opaque carry (`native.opaque`, a fold's `carry_opaque`) is
+    graded as nothing kept and nothing lost, so only a kind that may be opaque (the
+    provider's compaction) may claim one. A record of arm m claiming it would take m's
+    facts out of every survival count without a word."""
+    try:
+        carrier = carrier_of(record["arm_spec"])
+    except (StudyError, TypeError, AttributeError) as e:
+        raise RunRecordError(f"{path}: run record whose arm_spec names no carrier ({e}); "
+                             f"delete it and rerun its fold job (snakemake {path})") from None
+    where = [k for k, claimed in (
+        ("native.opaque", (record.get("native") or {}).get("opaque")),
+        ("folds[].carry_opaque", any(isinstance(f, dict) and f.get("carry_opaque")
+                                     for f in record["folds"] or []))) if claimed]
+    if where and not carrier.may_be_opaque:
+        raise RunRecordError(
+            f"{path}: run record of arm {record.get('arm')!r} claims an opaque carry "
+            f"({', '.join(where)}), which its carrier ({carrier.kind}) never has (a carry "
+            f"may be opaque only on {' '.join(opaque_kinds())}); delete it and rerun its "
+            f"fold job (snakemake {path})")
 
 
 def check_record_identity(record: dict[str, Any], path: str, run: dict[str, Any]) -> None:

@@ -4,7 +4,12 @@ Infrastructure faults (a call that failed after its retries, an endpoint other t
 the pin, a fold that never happened) are invalid and may be retried. Catch-up is invalid
 and is not retried: that row answered a different question. The arm's own behaviour
 (parse failure, truncation, abstention) stays valid and in the means: retrying it would
-select for the arm succeeding.
+select for the arm succeeding. So does a native fold whose provider answered without
+compacting (content null, no block, a stop reason other than compaction such as
+max_tokens): the provider's compaction is the arm, so its failure is the arm's. The
+row's parse_failures count those folds, and the card says "k of n folds returned no
+compaction" beside every recall difference of the arm (analysis/decision.py
+fold_failures).
 
 A run a staged decision's budget stopped part-way (not_run:budget) is invalid and is not
 retried either: it is run again only when budget_usd is raised (fold_budget), from the

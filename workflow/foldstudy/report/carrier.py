@@ -29,10 +29,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..analysis.decision import NATIVE_SOURCE
 from ..backends.store import ResponseStore
 from ..grade.rows import read_record
 from ..io import read_json, write_text
+from ..study.carriers.registry import against_best_sources, carrier_of
 from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
@@ -69,20 +69,10 @@ Carry the reply forward as the next request's previous summary: {carry_words}, c
 Paper §5: "{rule}". {slot_words}
 """
 
-# resources/arms.yaml `carry`, in a reader's words
-CARRY_WORDS = {
-    "text": "the plain reply as written",
-    "rendered": "the schema reply rendered back to headed text, one heading per field",
-    "under_headings": "the schema's fields rendered under the five fixed headings "
-                      "(capacity.json `sections`)",
-    "raw_json": "the raw JSON envelope as returned",
-}
-
-
 def chosen(card: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(arm, contrast) the card's verdict names, or None (undecided, all lost)."""
     for v in card["contrasts"]:
-        if v.get("source") == NATIVE_SOURCE:  # the provider's compaction has no carrier
+        if v.get("source") in against_best_sources():  # no prompt of the study's: no folder
             continue
         word = v["word"]
         if word.endswith(" better"):
@@ -146,8 +136,7 @@ def write_carrier(out: Path, card: dict[str, Any], arm: Arm, v: dict[str, Any],
         format_line=("response_format: `schema.json` as a json_schema (strict where your "
                      "provider has it);" if arm.schema else "no response_format;"),
         budget=arm.fold_budget_tokens, temperature=temperature,
-        carry_words=CARRY_WORDS.get(arm.carry, f"the field `{arm.carry[6:]}` only"
-                                    if arm.carry.startswith("field:") else arm.carry),
+        carry_words=carrier_of(arm).describe(arm),
         cap=arm.carry_cap_tokens, rule=SECTION5_RULE,
         slot_words=("This arm holds an undivided free-text slot: " + slot[1] + "."
                     if slot[0] else "This arm holds no undivided free-text slot (" +

@@ -52,18 +52,20 @@ def _usd(x: float | None) -> str:
     return "price unknown" if x is None else f"${x:.2f}"
 
 
-def contrast_line(v: D.ContrastVerdict) -> str:
+def contrast_line(v: D.ContrastVerdict, failures: dict[str, str] | None = None) -> str:
     """One table line of a card's contrasts."""
-    return "| " + " | ".join(contrast_cells(v)) + " |"
+    return "| " + " | ".join(contrast_cells(v, failures)) + " |"
 
 
 CONTRAST_COLUMNS = ("a–b", "blocks", "a", "b", "b − a", "permutation p", "adjusted p",
                     "TOST p", "verdict")
 
 
-def contrast_cells(v: D.ContrastVerdict) -> list[str]:
+def contrast_cells(v: D.ContrastVerdict, failures: dict[str, str] | None = None
+                   ) -> list[str]:
     """A contrast's cells under CONTRAST_COLUMNS (Markdown inline: the card and the page
-    both read them)."""
+    both read them). failures: the card's fold_failures; an arm of the contrast that has
+    some has them said in the verdict cell, so its difference is never read without them."""
     band = (f" [{v.ci_low:+.3f}, {v.ci_high:+.3f}]" if v.ci_low is not None else "")
     verdict = f"**{v.word}**"
     if v.word == D.UNDECIDED and v.repeats_to_decide is not None:
@@ -74,6 +76,8 @@ def contrast_cells(v: D.ContrastVerdict) -> list[str]:
                     f"({v.icc_source}); {v.more_repeats} more, ")
         verdict += (f"{v.more_calls} calls, {_usd(v.more_usd)}" if v.more_calls is not None
                     else "price unknown (no audit prices in evidence mode)")
+    verdict += "".join(f"; {arm}: {(failures or {})[arm]}" for arm in (v.a, v.b)
+                       if arm in (failures or {}))
     return [f"{pair_label(v.a, v.b)} ({v.source})", str(v.blocks), f"{v.a_mean:.3f}",
             f"{v.b_mean:.3f}", f"{v.difference:+.3f}{band}", _p(v.p_permutation),
             adjusted_cell(v), _p(v.tost_p), verdict]
@@ -199,7 +203,7 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
                 "family; TOST at the margin):", "",
                 "| " + " | ".join(CONTRAST_COLUMNS) + " |",
                 "|" + "---|" * len(CONTRAST_COLUMNS),
-                *[contrast_line(v) for v in c.contrasts], ""]
+                *[contrast_line(v, c.fold_failures) for v in c.contrasts], ""]
     if c.staged:
         out += [staged_line(c.staged), ""]
     if (prices := prices_line(c)) is not None:
@@ -210,7 +214,16 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
         out += [loudness_line(c.loudness), ""]
     out += [line for o in c.own_arms for line in (own_line(o), "")]
     out += [line for x in c.index_lines for line in (index_line(x, an), "")]
+    out += [line for arm, said in c.fold_failures.items()
+            for line in (fold_failure_line(arm, said), "")]
     return out
+
+
+def fold_failure_line(arm: str, said: str) -> str:
+    """An arm whose carrier failed on some folds (analysis/decision.py fold_failures)."""
+    return (f"**{arm}: {said}**, the arm's own behaviour: its rows stay valid and in the "
+            "means (paper §3.3: a row invalidated by an arm's own behaviour is not "
+            "retried), so its recall includes them.")
 
 
 def index_line(x: D.IndexLine, an: Analysis) -> str:
@@ -405,7 +418,7 @@ def card_from_dict(d: dict[str, Any]) -> D.Card:
                   [D.OwnArmCheck(**o) for o in d.get("own_arms") or []], d.get("staged"),
                   d.get("price_basis"),
                   [D.IndexLine(**{**x, "verdict": D.ContrastVerdict(**x["verdict"])})
-                   for x in d.get("index_lines") or []])
+                   for x in d.get("index_lines") or []], dict(d.get("fold_failures") or {}))
 
 
 def inline_html(text: str) -> Markup:
@@ -445,7 +458,7 @@ def page_cards(doc: dict[str, Any], an: Analysis, links: bool = False
         paras = [line for line in lines[2:] if line and not line.startswith("|")
                  and not line.startswith("Contrasts (")]
         out.append({"id": f"card-{c.sweep}-{c.model}", "title": inline_html(lines[0][3:]),
-                    "rows": [[inline_html(x) for x in contrast_cells(v)]
+                    "rows": [[inline_html(x) for x in contrast_cells(v, c.fold_failures)]
                              for v in c.contrasts],
                     "lines": [inline_html(x) for x in paras],
                     "carrier": carrier_link(d) if links else None})

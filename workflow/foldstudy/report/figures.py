@@ -393,7 +393,11 @@ def decision_forest(doc: dict[str, Any]) -> plt.Figure:
         if c["all_lost"] or not c["contrasts"]:
             lines.append((f"{head}: every arm lost every fact" if c["all_lost"] else
                           f"{head}: no contrast", None))
-        lines += [(f"{head}  {v['b']} − {v['a']}", v) for v in c["contrasts"]]
+        # an arm's failed folds go with each of its differences (report/decision.py)
+        failed = c.get("fold_failures") or {}
+        lines += [(f"{head}  {v['b']} − {v['a']}" + "".join(
+            f" ({a}: {failed[a]})" for a in (v["a"], v["b"]) if a in failed), v)
+            for v in c["contrasts"]]
     fig, ax = plt.subplots(figsize=(7.6, 1.5 + 0.3 * max(len(lines), 3)))
     if not lines:
         _empty(ax, "no card")

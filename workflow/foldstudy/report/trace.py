@@ -205,7 +205,7 @@ def trace_stage(input: Any, output: Any, params: Any) -> pd.DataFrame:
     an = Analysis.load(input.analysis, input.arms)
     # This rule does not wait for stats: it checks the evidence itself, so an impossible
     # package leaves no trace figure behind either.
-    load_evidence(Path(input.rows).parent, an.arm_order, an.scenarios)
+    load_evidence(Path(input.rows).parent, an.arm_order, an.scenarios, an.opaque_arms)
     return write_trace_report(input.get("trace"), input.rows, input.checks, an, input.template,
                               output.png, output.svg, output.table_md, output.table_csv,
                               output.facts)

@@ -13,6 +13,7 @@ import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ from ..backends.ledger import BudgetExhausted, job_ledger
 from ..backends.store import ResponseStore
 from ..grade.validity import BUDGET, attempts_dir, retryable, validity
 from ..io import read_json, write_json
-from ..study.index import index_text, recall_carrier, update_index
-from ..study.spec import Arm, Fixture, is_native
+from ..study.carriers.registry import carrier_of
+from ..study.carriers.render import Rendered
+from ..study.spec import Arm, Fixture
 
 log = logging.getLogger(__name__)
 
@@ -170,119 +172,6 @@ class RunRecord:
                 if not (k in self._OPTIONAL and v is None and k not in keep)}
 
 
-class Rendered:
-    """A carry built piece by piece, each piece the model's (a field's value, a plain
-    reply) or the harness's (a heading, a "Title: " label, a bullet, a separator).
-
-    The carry sent on is the pieces joined, byte for byte what it always was; fill and
-    clipping are measured on the model's pieces (paper §4.9: the carried text "landed
-    within 0.5% of the declared ceiling" is about what the model wrote, and a t reply
-    at its 4,800-char ceiling is not 1.0017 of it because the carry adds "Summary\n").
-    """
-
-    def __init__(self, text: str = "", model: bool = False) -> None:
-        self.pieces: list[tuple[str, bool]] = []
-        self.add(text, model)
-
-    def add(self, text: str, model: bool = False) -> Rendered:
-        if text:
-            self.pieces.append((text, model))
-        return self
-
-    def rstrip(self) -> Rendered:
-        """Trailing whitespace removed across pieces, as str.rstrip of the joined text."""
-        while self.pieces:
-            text, model = self.pieces[-1]
-            if text.rstrip():
-                self.pieces[-1] = (text.rstrip(), model)
-                break
-            self.pieces.pop()
-        return self
-
-    @staticmethod
-    def join(parts: list[Rendered], sep: str) -> Rendered:
-        out = Rendered()
-        for i, part in enumerate(parts):
-            out.add(sep if i else "")
-            out.pieces += part.pieces
-        return out
-
-    @property
-    def text(self) -> str:
-        return "".join(t for t, _ in self.pieces)
-
-    def model_text(self) -> str:
-        """What the model wrote, its pieces one per line, without the harness's labels."""
-        return "\n".join(t for t, model in self.pieces if model)
-
-    def model_chars(self, upto: int | None = None) -> int:
-        """The model's characters among the first `upto` of the text (all: None): what a
-        carry clipped to that prefix still holds of the model's writing."""
-        left = len(self.text) if upto is None else upto
-        n = 0
-        for text, model in self.pieces:
-            take = min(len(text), max(left, 0))
-            n += take if model else 0
-            left -= len(text)
-        return n
-
-
-def _title(name: str, prop: dict[str, Any]) -> str:
-    return prop.get("title") or name.replace("_", " ").capitalize()
-
-
-def fields_rendered(obj: dict[str, Any], schema: dict[str, Any]) -> Rendered:
-    """render_fields, with each piece marked the model's or the harness's."""
-    parts = []
-    for name, prop in schema["properties"].items():
-        part = Rendered(f"{_title(name, prop)}\n")
-        value = obj.get(name, "")
-        if isinstance(value, list):
-            for i, v in enumerate(value):
-                part.add("\n- " if i else "- ").add(f"{v}", True)
-        else:
-            part.add(str(value), True)
-        parts.append(part.rstrip())
-    return Rendered.join(parts, "\n\n")
-
-
-def render_fields(obj: dict[str, Any], schema: dict[str, Any]) -> str:
-    """A schema reply rendered back to headed text: one heading per field, in schema order."""
-    return fields_rendered(obj, schema).text
-
-
-def headings_rendered(obj: dict[str, Any], schema: dict[str, Any],
-                      sections: dict[str, list[str]]) -> Rendered:
-    """render_under_headings, with each piece marked the model's or the harness's."""
-    parts = []
-    for heading, fields in sections.items():
-        part = Rendered(f"{heading}\n")
-        for i, name in enumerate(fields):
-            title = _title(name, schema["properties"][name])
-            value = obj.get(name, "")
-            part.add("\n" if i else "")
-            if isinstance(value, list):
-                part.add(f"{title}:")
-                for v in value:
-                    part.add("\n- ").add(f"{v}", True)
-            else:
-                part.add(f"{title}: ").add(f"{value}", True)
-        parts.append(part)
-    return Rendered.join(parts, "\n\n")
-
-
-def render_under_headings(obj: dict[str, Any], schema: dict[str, Any],
-                          sections: dict[str, list[str]]) -> str:
-    """A reply of named fields carried under the five fixed headings.
-
-    Paper §4.8: "A five-field schema does not merely suggest division -- it guarantees it,
-    because the carry is the concatenation of the named fields under their headings: q
-    carries five sections on 134 of 134 rows, and k on 39 of 39." k's semantic fields are
-    grouped under the headings as resources/arms.yaml says (`sections`).
-    """
-    return headings_rendered(obj, schema, sections).text
-
-
 def _schema_error(e: jsonschema.ValidationError) -> str:
     where = "/".join(map(str, e.path)) or "(root)"
     if e.validator == "maxLength":
@@ -314,15 +203,7 @@ def carry_rendered(arm: Arm, reply_text: str) -> tuple[Rendered, bool, bool, lis
         return Rendered(reply_text.strip(), True), False, False, ["json: reply is not an object"]
     validator = jsonschema.Draft202012Validator(arm.schema)
     errors = [_schema_error(e) for e in validator.iter_errors(obj)]
-    if arm.carry == "raw_json":
-        carry = Rendered(reply_text.strip(), True)
-    elif arm.carry.startswith("field:"):
-        carry = Rendered(str(obj.get(arm.carry.split(":", 1)[1], "")), True)
-    elif arm.carry == "under_headings":
-        carry = headings_rendered(obj, arm.schema, arm.sections)
-    else:  # rendered
-        carry = fields_rendered(obj, arm.schema)
-    return carry, True, not errors, errors
+    return carrier_of(arm).render(arm, obj, reply_text), True, not errors, errors
 
 
 def fold_request(arm: Arm, user: str, temperature: float, seed: int) -> ChatRequest:
@@ -445,15 +326,15 @@ def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
     (catch-up), and an infrastructure fault or the budget ends the chain."""
     n = len(fixture.chunks)
     chain = FoldChain()
+    carrier = carrier_of(arm)
     pending: list[int] = []
     for i in range(n):
         pending.append(i)
         try:
-            if is_native(arm):
-                fold = native_step(caller, arm, fixture, chain, pending, i, temperature)
-            else:
-                fold = fold_step(caller, arm, prompts, fixture, chain.carry, pending, i,
-                                 temperature)
+            fold = carrier.fold(
+                partial(fold_step, caller, arm, prompts, fixture, chain.carry, pending, i,
+                        temperature),
+                caller, arm, fixture, chain, pending, i, temperature)
         except ContextOverflow as e:
             # Catch-up: this chunk is folded together with the next one.
             chain.catchup_fired = True
@@ -471,70 +352,12 @@ def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
             chain.budget_stop = e  # no call was sent; the folds made so far are kept
             chain.missing += n - i
             break
-        if arm.has_index:
-            # the index is mechanical: the chunk just folded, never the model's reply
-            chain.index = update_index(chain.index, "\n".join(fixture.chunks[c]
-                                                              for c in pending),
-                                       arm.index_cap_tokens, caller.backend.count_tokens)
-            fold["index"] = index_text(chain.index)
-            fold["index_tokens"] = caller.backend.count_tokens(fold["index"])
+        carrier.after_fold(caller, arm, fixture, chain, pending, fold)
         chain.folds.append(fold)
         chain.carry = fold["carry"]
         chain.item = fold.pop("_item", None)
         pending = []
     return chain
-
-
-def native_step(caller: Caller, arm: Arm, fixture: Fixture, chain: FoldChain,
-                pending: list[int], i: int, temperature: float) -> dict[str, Any]:
-    """Fold i of a native arm (issue 44): the previous compaction item and the pending
-    chunks in, the provider asked to compact now, the record of the fold out.
-
-    The request is the backend's (Backend.compaction_request: Anthropic's on-demand
-    `compaction`, OpenAI's POST /responses/compact with the chunk as an assistant
-    message), through the store and the ledger like every paid call. A readable block
-    (Anthropic's `content`) is the carry, graded and traced like any; an opaque item
-    (OpenAI's `encrypted_content`) leaves the carry empty and marked opaque, so only the
-    recall answer is graded. The item goes on unchanged: no carry cap is applied (the
-    providers' docs require it byte for byte; its capacity is the provider's). A reply
-    without a compaction is the arm's own behaviour, recorded like a reply that does not
-    parse: the previous item goes on, and the fold's chunk is lost.
-    """
-    backend = caller.backend
-    chunk = "\n".join(fixture.chunks[c] for c in pending)
-    turn = f"fold{i}"
-    request = backend.compaction_request(chain.item, chunk, arm.system_prompt,
-                                         arm.fold_budget_tokens, temperature)
-    reply, hit, key = caller.call(request, turn)
-    c = backend.compaction_of(reply)
-    compacted = c.item is not None
-    carry = (c.text or "") if compacted else chain.carry
-    log.info("%s fold %d/%d (native %s): %d prompt + %d completion tokens, %s%s%s",
-             caller.sample.row_id, i + 1, len(fixture.chunks), c.mechanism,
-             reply.prompt_tokens, reply.completion_tokens, reply.finish_reason,
-             "" if compacted else f" (NO COMPACTION: {c.failure})",
-             " [store hit]" if hit else "")
-    return {
-        "fold": i,
-        "chunks": list(pending),
-        "request_key": key,
-        "store_hit": hit,
-        "seed": None,
-        "max_tokens": request.max_tokens,
-        "reply": reply.to_dict(),
-        "parse_ok": compacted,
-        "schema_valid": compacted,
-        "schema_errors": [] if compacted else [c.failure],
-        "carry": carry,
-        "carried_chars": len(carry),
-        "clipped": False,
-        "model_chars": len(carry),
-        "model_clipped": False,
-        "carry_opaque": c.opaque,
-        "retained_tokens": c.retained_tokens if compacted else None,
-        # the item the next fold sends (not recorded twice: the reply's raw holds it)
-        "_item": c.item if compacted else chain.item,
-    }
 
 
 # What a native arm's recall turn puts where the summary goes (recall_user.md.j2's
@@ -582,15 +405,7 @@ def run_record(caller: Caller, fixture: Fixture, arm: Arm, temperature: float,
         recall=recall, catchup_fired=chain.catchup_fired, missing_folds=chain.missing,
         infra_error=chain.infra_error,
         store={"hits": caller.store.hits, "misses": caller.store.misses},
-        final_index=index_text(chain.index) if arm.has_index else None,
-        retained_tokens=retained_tokens(backend, chain.carry, index_text(chain.index)),
     )
-
-
-def retained_tokens(backend: Backend, carry: str, index: str) -> int:
-    """The tokens a run keeps at its end: its final carry's and its index's, each counted
-    by the backend (the study's one way of counting tokens)."""
-    return backend.count_tokens(carry) + (backend.count_tokens(index) if index else 0)
 
 
 def run_row(
@@ -617,15 +432,14 @@ def run_row(
     BudgetExhausted ends the job as before, with no record.
     """
     caller = Caller(backend, store, sample, recheck)
+    carrier = carrier_of(arm)
     chain = run_folds(caller, arm, prompts, fixture, temperature)
     recall = None
     if not chain.ended:
         try:
-            recall = recall_turn(caller, prompts,
-                                 recall_carrier(chain.carry, index_text(chain.index),
-                                                arm.index_heading),
+            recall = recall_turn(caller, prompts, carrier.recall_carry(arm, chain),
                                  [f.label for f in fixture.asked], temperature,
-                                 recall_max_tokens, chain.item)
+                                 recall_max_tokens, carrier.recall_context(chain))
         except BackendError as e:
             chain.infra_error = infra_error(e, "recall")
             log.error("%s recall failed: %s", sample.row_id, e)
@@ -634,25 +448,11 @@ def run_row(
     if chain.budget_stop is not None and not staged:
         raise chain.budget_stop
     record = run_record(caller, fixture, arm, temperature, chain, recall)
-    if is_native(arm):
-        native_fields(record, backend, chain)
+    # what the kind adds: its retained tokens, an index, the provider's compaction
+    carrier.finish(record, backend, chain)
     if chain.budget_stop is not None:
         budget_stopped_record(record, chain.budget_stop)
     return record
-
-
-def native_fields(record: RunRecord, backend: Backend, chain: FoldChain) -> None:
-    """A native arm's record (in place): the provider's compaction as the probe names it,
-    whether its carry is opaque, the last item, and its retained tokens (the last
-    compaction's own count where the provider reports one, else None: unknown)."""
-    done = [f for f in chain.folds if f["parse_ok"]]
-    record.native = {"mechanism": backend.native_compaction,
-                     "beta": backend.compaction_beta or "",
-                     "chunk_presented_as": backend.chunk_presented_as,
-                     "opaque": any(f["carry_opaque"] for f in chain.folds),
-                     "item": chain.item}
-    record.retained_tokens = done[-1]["retained_tokens"] if done else None
-    record.ceiling_delivery = "none"
 
 
 def budget_stopped_record(record: RunRecord, stop: BudgetExhausted) -> None:

@@ -44,7 +44,12 @@ from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
 from ..io import canonical_json, read_json, write_json, write_tsv
 from ..study.capacity import required_context_tokens
-from ..study.spec import Arm, is_native
+from ..study.carriers.native import (  # noqa: F401 - the probe's verdicts, named here too
+    NATIVE_UNSUPPORTED,
+    native_permission,
+)
+from ..study.carriers.registry import carrier_of
+from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +72,6 @@ PROBE_USER = ("This is a capability probe before a long run. Reply in one short 
               "If a JSON schema is enforced, fill every field with a short phrase.")
 NATIVE_REFUSED = "native_compaction_refused"
 NATIVE_NOT_RETURNED = "native_compaction_not_returned"
-NATIVE_UNSUPPORTED = "native_compaction_unsupported"
 # The probe's compaction: a system prompt, a chunk with two identifiers, and an output
 # budget a short summary fits in (what the ledger holds the call to).
 PROBE_COMPACTION_SYSTEM = "You compact an operations session; keep every identifier."
@@ -310,10 +314,11 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     """Probe one model's endpoint with every request shape its arms send, then the
     shapes of its probe_arms (never folded: recorded, deciding nothing).
 
-    A native arm (issue 44) sends no shape of its own: its folds are compaction
-    requests, and its permission is the native_compaction verdict."""
-    native = [a for a in arms if is_native(a)]
-    arms = [a for a in arms if not is_native(a)]
+    An arm whose carrier sends no fold shape of its own (carriers/base.py
+    `sends_fold_shape`: the native arm, whose folds are compaction requests) is given the
+    permission its carrier says (the native arm's: the native_compaction verdict)."""
+    shapeless = [a for a in arms if not carrier_of(a).sends_fold_shape]
+    arms = [a for a in arms if carrier_of(a).sends_fold_shape]
     shapes = shapes_for(arms)
     extra = shapes_for(probe_arms or [], PROBE_ARMS_SHAPE)
     record: dict[str, Any] = {
@@ -372,9 +377,10 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
                 permissions[a] = {"allowed": res["verdict"] == OK, "verdict": res["verdict"],
                                   "reason": res.get("reason", ""),
                                   "responsible_parameter": res.get("responsible_parameter", "")}
-    for a in native:
-        permissions[a.arm] = native_permission(record.get("native_compaction"),
-                                               model_cfg["backend"])
+    for a in shapeless:
+        perm = carrier_of(a).permission(record, model_cfg["backend"])
+        if perm is not None:
+            permissions[a.arm] = perm
     record["permissions"] = dict(sorted(permissions.items()))
     if fail is not None:
         record["verdict"], record["reason"] = fail
@@ -393,19 +399,6 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     for r in record["shapes"]:
         r.pop("global", None)
     return record
-
-
-def native_permission(verdict: dict[str, Any] | None, backend: str) -> dict[str, Any]:
-    """A native arm's permission: the native_compaction verdict (a fold whose probe
-    refused compaction writes a record saying why and makes no call), or, on a backend
-    whose provider does not compact, a refusal saying so."""
-    if verdict is None:
-        return {"allowed": False, "verdict": NATIVE_UNSUPPORTED, "responsible_parameter": "",
-                "reason": f"backend {backend} has no native compaction (docs/models.md: "
-                          "anthropic and openai_responses have)"}
-    return {"allowed": bool(verdict["allowed"]), "verdict": verdict["verdict"],
-            "reason": verdict.get("reason", ""),
-            "responsible_parameter": verdict.get("responsible_parameter", "")}
 
 
 def probe_compaction(backend: Backend, store: ResponseStore, model: str, temperature: float,

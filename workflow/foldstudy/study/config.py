@@ -21,6 +21,7 @@ from typing import Any
 from ..backends.registry import resolve_model_config
 from ..errors import StudyError
 from ..io import load_yaml
+from .carriers.registry import carrier_of
 from .design import block_order, cycle_length
 from .schema import (
     apply_overrides,
@@ -42,9 +43,7 @@ from .spec import (
     SpecError,
     arm_ids,
     arms_file_path,
-    is_index_arm,
     is_matched,
-    is_native,
     merge_own_arms,
     resolve_arm,
     unmatched_own_arms,
@@ -361,13 +360,8 @@ def unmatched_verdict_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -
         spec = arms.get(a)
         if not isinstance(spec, dict) or is_matched(spec):
             continue
-        if is_index_arm(spec):
-            why = f"an index arm, read on its card line against its base arm {spec['base']}"
-        elif is_native(spec):
-            why = ("the provider's compaction, read on its card line against the best "
-                   "matched arm")
-        else:
-            why = "an own arm at its own capacity (match: false), in no matched contrast"
+        why = (carrier_of(spec).outside(spec) or
+               "an own arm at its own capacity (match: false), in no matched contrast")
         out.append(f"{key}: {a!r} is {why}; it is in no "
                    "card verdict, so name an arm inside the matched comparison")
     return out

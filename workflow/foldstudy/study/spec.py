@@ -13,12 +13,13 @@ from typing import Any
 
 from ..errors import StudyError
 from ..io import load_yaml, sha256_text
-
-CARRY_RULES = ("text", "rendered", "under_headings", "raw_json")  # plus "field:NAME"
-# The carry of a native arm (issue 44): the provider's own compaction item or block,
-# replayed as its docs say. Not one of CARRY_RULES: a user's own arm cannot name it (an
-# own arm twins a paper arm's capacity, and a native arm's capacity is the provider's).
-NATIVE_CARRY = "native"
+from .carriers.registry import (
+    CarrierError,
+    carrier_for,
+    carrier_of,
+    index_base,
+    own_arm_pattern,
+)
 
 
 class SpecError(StudyError, ValueError):
@@ -82,16 +83,10 @@ class Arm:
 INDEX_KEYS = ("base", "index_share", "index_cap_tokens", "index_heading")
 
 
-def is_native(arm: Arm | dict[str, Any]) -> bool:
-    """Does the provider compact for this arm (carry `native`, issue 44)? Its folds are
-    the provider's compaction requests, not the arm's prompt (run/fold.py)."""
-    carry = arm.carry if isinstance(arm, Arm) else arm.get("carry")
-    return carry == NATIVE_CARRY
-
-
 def is_index_arm(spec: Arm | dict[str, Any]) -> bool:
-    """An arms.yaml entry that names a `base`: the base's fold plus an identifier index."""
-    return bool(spec.base if isinstance(spec, Arm) else spec.get("base"))
+    """An arms.yaml entry that names a `base`: the base's fold plus an identifier index
+    (carriers/index.py)."""
+    return index_base(spec) is not None
 
 
 def is_matched(arm: Arm | dict[str, Any]) -> bool:
@@ -105,9 +100,9 @@ def is_matched(arm: Arm | dict[str, Any]) -> bool:
     (the provider's compaction, at the provider's capacity, not the study's) and an own
     arm with `match: false` (at its own capacity) are outside, and so never reach a
     matched contrast, a decision card's verdict or a paper table; they appear on the
-    retained-token axis and in the arm-against-arm tables. Any other carrier beyond the
-    paper's says so through this predicate too."""
-    if is_index_arm(arm) or is_native(arm):
+    retained-token axis and in the arm-against-arm tables. Whether a kind is inside is
+    its carrier's to say (carriers/base.py `matched`)."""
+    if not carrier_of(arm).matched:
         return False
     return isinstance(arm, Arm) or arm.get("match", True) is not False
 
@@ -204,12 +199,12 @@ def resolve_arm(
             )
             schema["properties"][fname]["maxLength"] = ceilings[fname]
     carry = a["carry"]
-    if carry not in (*CARRY_RULES, NATIVE_CARRY) and not carry.startswith("field:"):
-        known = " ".join((*CARRY_RULES, NATIVE_CARRY))
-        raise SpecError(f"arms.{arm_id}.carry: {carry!r} (known: {known} field:NAME)")
+    try:
+        carrier = carrier_for(carry)
+    except CarrierError as e:
+        raise SpecError(f"arms.{arm_id}.carry: {e}") from None
     sections = {h: list(fs) for h, fs in (a.get("sections") or {}).items()}
-    if carry == "under_headings":
-        _check_sections(arm_id, sections, table.get("fixed_headings", []), schema)
+    carrier.check(arm_id, sections, table.get("fixed_headings", []), schema)
     return Arm(
         arm=arm_id,
         title=a["title"],
@@ -260,20 +255,6 @@ def resolve_index_arm(arm_id: str, table: dict[str, Any], resources: Path, scale
                    fold_budget_tokens=budget, carry_cap_tokens=cap, base=base_id,
                    index_share=float(share), index_cap_tokens=index_cap,
                    index_heading=str(table.get("index_heading", "Identifier index")))
-
-
-def _check_sections(arm_id: str, sections: dict[str, list[str]], headings: list[str],
-                    schema: dict[str, Any] | None) -> None:
-    """Every fixed heading gets fields, and every field of the schema lands under one."""
-    where = f"arms.{arm_id}.sections"
-    if list(sections) != list(headings):
-        raise SpecError(f"{where}: {list(sections)} must be the fixed headings in order "
-                        f"({', '.join(headings)})")
-    fields = [f for fs in sections.values() for f in fs]
-    declared = list((schema or {}).get("properties", {}))
-    if sorted(fields) != sorted(declared):
-        raise SpecError(f"{where}: fields {sorted(fields)} must be the schema's fields, each "
-                        f"once ({', '.join(declared)})")
 
 
 @dataclass(frozen=True)
@@ -363,15 +344,14 @@ def own_arms_schema(paper_arms: list[str], name_rule: str,
     """config/schema/arms.schema.yaml with what is named once elsewhere filled in: the
     arm id's name rule (the config's), the ids taken (every arm of resources/arms.yaml),
     the twins (those inside the matched comparison, is_matched; all of them when not
-    given) and the carry rules (CARRY_RULES)."""
+    given) and the carry kinds an own arm may name (carriers/registry.py)."""
     schema = load_yaml(path)
     arms = schema["properties"]["arms"]
     arms["propertyNames"] = {"type": "string", "pattern": name_rule,
                              "not": {"enum": sorted(paper_arms)}}
     props = arms["additionalProperties"]["properties"]
     props["twin"]["enum"] = sorted(paper_arms if twins is None else twins)
-    rules = "|".join(CARRY_RULES)
-    props["carry"]["pattern"] = f"^({rules}|field:[A-Za-z0-9_]+)$"
+    props["carry"]["pattern"] = own_arm_pattern()
     return schema
 
 

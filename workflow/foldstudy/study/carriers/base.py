@@ -1,0 +1,145 @@
+"""The one interface of a carrier kind: what resources/arms.yaml's `carry` names.
+
+A carrier decides how a session is carried from fold to fold and what the recall turn
+reads at the end (paper §3.1: "each fold receives the previous carry and the next chunk
+and returns a replacement carry"). Every decision that differs between kinds is a class
+attribute or a method here, with the paper's model-written carry as the default, so the
+fold job, the probe, the grader, the analysis and the config check ask the arm's carrier
+and never test a kind's name:
+
+- whether a fold sends the arm's own request (`sends_fold_shape`: the probe probes it),
+  and what a fold is (`fold`);
+- how the carry is built from a reply (`render`) and what goes on beside it
+  (`after_fold`);
+- whether the carry may be opaque (`may_be_opaque`);
+- whether the arm is in the matched comparison (`matched`), and the card line that reads
+  it otherwise (`against_best`, `outside`);
+- how its retained tokens are counted (`retained`);
+- what the recall turn reads (`recall_carry`, `recall_context`).
+
+A kind is one module in this package with one subclass under `@register_carrier`
+(registry.py); docs/design.md "Adding a carrier" says how.
+
+What a carrier is handed is typed `Any` here and named in each docstring: study/spec.py's
+Arm and Fixture, and the fold job's Caller, FoldChain, Prompts and RunRecord
+(run/fold.py). The spec reads this package, and the fold job sits above it, so neither
+is imported here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from .render import Rendered, fields_rendered
+
+
+class Carrier:
+    """A model-written carry (the paper's arms): each fold sends the arm's prompt, the
+    previous carry and the chunk; the reply, as the kind renders it, is the next carry,
+    clipped to the arm's carry cap; the recall turn reads the last one."""
+
+    # What arms.yaml's `carry` says for this kind (a parametric kind: its stem, "field")
+    kind: ClassVar[str] = ""
+    # The names of this kind, as a regular expression (a parametric kind: "field:NAME")
+    pattern: ClassVar[str] = ""
+    # How the config check's refusal lists it among the known kinds
+    shown: ClassVar[str] = ""
+    # Can a user's own arm (config arms_file) name it: an own arm twins a paper arm's
+    # capacity, so a kind whose capacity is not the study's cannot be an own arm's
+    own_arm: ClassVar[bool] = True
+    # Does a fold send the arm's own request (system prompt, fold message, schema), so
+    # the probe tries its shape before any fold (run/probe.py)
+    sends_fold_shape: ClassVar[bool] = True
+    # May a run's carry be opaque (an item the study cannot read: only the recall
+    # answer is graded, grade/trace.py); a record claiming so on another kind is forged
+    may_be_opaque: ClassVar[bool] = False
+    # Is the arm inside the paper's matched comparison (paper §3.2: "Prompt, input, fold
+    # protocol, and output budget are held fixed within a comparison")
+    matched: ClassVar[bool] = True
+    # The source of the card line reading an arm of this kind against the best matched
+    # arm that ran ("" : no such line); its words name the carrier on the card
+    against_best: ClassVar[str] = ""
+    # What is carried, in a reader's words (a carrier folder's README)
+    words: ClassVar[str] = ""
+    # What a fold recorded as failed (parse_ok false, counted in the row's
+    # parse_failures) means for this kind, said on every card its arm is on as "k of n
+    # folds <fold_failure>" ("" : not said; a model's reply that does not parse is
+    # read through the row's own counts)
+    fold_failure: ClassVar[str] = ""
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # the arms.yaml value, e.g. "field:summary"
+
+    @classmethod
+    def names(cls, name: str) -> bool:
+        """Is `name` (an arms.yaml `carry`) one of this kind's?"""
+        return bool(cls.pattern) and re.fullmatch(cls.pattern, name) is not None
+
+    # -- the arm's spec ------------------------------------------------------------------
+
+    def check(self, arm_id: str, sections: dict[str, list[str]], headings: list[str],
+              schema: dict[str, Any] | None) -> None:
+        """Refuse (SpecError) an arm whose other keys this kind cannot carry."""
+
+    @property
+    def index_base(self) -> str | None:
+        """The arm whose fold this one wraps (an index arm's `base`), or None."""
+        return None
+
+    def outside(self, spec: dict[str, Any]) -> str:
+        """Why an arm of this kind is in no card verdict, in a refusal's words ("" : it
+        is inside the matched comparison)."""
+        return ""
+
+    def describe(self, arm: Any) -> str:
+        """What the arm carries, in a reader's words."""
+        return self.words or self.name
+
+    # -- a fold ---------------------------------------------------------------------------
+
+    def render(self, arm: Any, obj: dict[str, Any], reply_text: str) -> Rendered:
+        """The carry of a schema reply that parsed (`obj`): every field under its title."""
+        assert arm.schema is not None
+        return fields_rendered(obj, arm.schema)
+
+    def carried_fields(self, arm: Any) -> list[str]:
+        """The schema fields whose text reaches the next fold (every field here)."""
+        return list((arm.schema or {}).get("properties", {}))
+
+    def fold(self, model_fold: Callable[[], dict[str, Any]], caller: Any, arm: Any,
+             fixture: Any, chain: Any, pending: list[int], i: int, temperature: float
+             ) -> dict[str, Any]:
+        """Fold i's record (`pending`: the chunks it folds; `chain`: the FoldChain so far):
+        here the arm's own request to the model, `model_fold` (run/fold.py fold_step).
+        Raises ContextOverflow (the chunk is folded with the next) and BackendError."""
+        return model_fold()
+
+    def after_fold(self, caller: Any, arm: Any, fixture: Any, chain: Any,
+                   pending: list[int], fold: dict[str, Any]) -> None:
+        """What goes on beside the carry once fold i is made (in place); nothing here."""
+
+    # -- the recall turn and the record ---------------------------------------------------
+
+    def recall_carry(self, arm: Any, chain: Any) -> str:
+        """What the recall turn reads where the summary goes: the last carry."""
+        return chain.carry
+
+    def recall_context(self, chain: Any) -> Any:
+        """What the recall request continues from (ChatRequest.context); None here."""
+        return None
+
+    def retained(self, backend: Any, chain: Any) -> int | None:
+        """The tokens the run keeps at its end, counted as the study counts tokens (the
+        backend's count_tokens); None: unknown, never an estimate."""
+        return backend.count_tokens(chain.carry)
+
+    def finish(self, record: Any, backend: Any, chain: Any) -> None:
+        """What this kind adds to a made run's record (in place); nothing here."""
+        record.retained_tokens = self.retained(backend, chain)
+
+    def permission(self, probe: dict[str, Any], backend: str) -> dict[str, Any] | None:
+        """The probe's permission of an arm that sends no fold shape of its own (None: its
+        shape's verdict decides)."""
+        return None

@@ -1,0 +1,145 @@
+"""`native`: the provider's own compaction (Anthropic's on-demand compaction, OpenAI's
+POST /responses/compact), replayed as the providers' docs say.
+
+Each fold sends the previous compaction item and the chunk and asks the provider to
+compact now; the next fold and the recall turn send the last item first, unchanged. Its
+capacity is the provider's, not the study's: fold_budget_tokens is the request's
+max_tokens where the API takes one, no ceiling is declared, no carry cap is applied, so
+the arm is outside the matched comparison and is read on its card against the best
+matched arm that ran. An own arm cannot name it (an own arm twins a paper arm's
+capacity).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from .base import Carrier
+from .registry import register_carrier
+
+log = logging.getLogger(__name__)
+
+# The source of the card's line "the provider's compaction against your best arm": a
+# native arm against the matched arm with the highest mean recall in the cell.
+NATIVE_SOURCE = "the provider's compaction against your best arm"
+# The probe's verdict of a native arm on a backend whose provider does not compact
+NATIVE_UNSUPPORTED = "native_compaction_unsupported"
+
+
+@register_carrier
+class Native(Carrier):
+    """The provider compacts: a fold is a compaction request, the carry is the item's
+    readable text (empty where the item is opaque), the recall turn continues from the
+    last item."""
+
+    kind = "native"
+    pattern = "native"
+    own_arm = False
+    sends_fold_shape = False  # its permission is the probe's native_compaction verdict
+    may_be_opaque = True  # OpenAI's `encrypted_content`
+    matched = False
+    against_best = NATIVE_SOURCE
+    # Its provider answered without compacting (content null, no block, a stop reason
+    # other than compaction, e.g. max_tokens): the arm's own behaviour, kept valid
+    # (grade/validity.py), and said beside every recall difference of the arm
+    fold_failure = "returned no compaction"
+
+    def outside(self, spec: dict[str, Any]) -> str:
+        return "the provider's compaction, read on its card line against the best matched arm"
+
+    def fold(self, model_fold: Callable[[], dict[str, Any]], caller: Any, arm: Any,
+             fixture: Any, chain: Any, pending: list[int], i: int, temperature: float
+             ) -> dict[str, Any]:
+        """A compaction request, never the arm's own (native_step)."""
+        return native_step(caller, arm, fixture, chain, pending, i, temperature)
+
+    def recall_context(self, chain: Any) -> Any:
+        return chain.item
+
+    def finish(self, record: Any, backend: Any, chain: Any) -> None:
+        native_fields(record, backend, chain)
+
+    def permission(self, probe: dict[str, Any], backend: str) -> dict[str, Any] | None:
+        return native_permission(probe.get("native_compaction"), backend)
+
+
+def native_step(caller: Any, arm: Any, fixture: Any, chain: Any,
+                pending: list[int], i: int, temperature: float) -> dict[str, Any]:
+    """Fold i of a native arm: the previous compaction item and the pending
+    chunks in, the provider asked to compact now, the record of the fold out.
+
+    The request is the backend's (Backend.compaction_request: Anthropic's on-demand
+    `compaction`, OpenAI's POST /responses/compact with the chunk as an assistant
+    message), through the store and the ledger like every paid call. A readable block
+    (Anthropic's `content`) is the carry, graded and traced like any; an opaque item
+    (OpenAI's `encrypted_content`) leaves the carry empty and marked opaque, so only the
+    recall answer is graded. The item goes on unchanged: no carry cap is applied (the
+    providers' docs require it byte for byte; its capacity is the provider's). A reply
+    without a compaction is the arm's own behaviour, recorded like a reply that does not
+    parse: the previous item goes on, and the fold's chunk is lost.
+    """
+    backend = caller.backend
+    chunk = "\n".join(fixture.chunks[c] for c in pending)
+    turn = f"fold{i}"
+    request = backend.compaction_request(chain.item, chunk, arm.system_prompt,
+                                         arm.fold_budget_tokens, temperature)
+    reply, hit, key = caller.call(request, turn)
+    c = backend.compaction_of(reply)
+    compacted = c.item is not None
+    carry = (c.text or "") if compacted else chain.carry
+    log.info("%s fold %d/%d (native %s): %d prompt + %d completion tokens, %s%s%s",
+             caller.sample.row_id, i + 1, len(fixture.chunks), c.mechanism,
+             reply.prompt_tokens, reply.completion_tokens, reply.finish_reason,
+             "" if compacted else f" (NO COMPACTION: {c.failure})",
+             " [store hit]" if hit else "")
+    return {
+        "fold": i,
+        "chunks": list(pending),
+        "request_key": key,
+        "store_hit": hit,
+        "seed": None,
+        "max_tokens": request.max_tokens,
+        "reply": reply.to_dict(),
+        "parse_ok": compacted,
+        "schema_valid": compacted,
+        "schema_errors": [] if compacted else [c.failure],
+        "carry": carry,
+        "carried_chars": len(carry),
+        "clipped": False,
+        "model_chars": len(carry),
+        "model_clipped": False,
+        "carry_opaque": c.opaque,
+        "retained_tokens": c.retained_tokens if compacted else None,
+        # the item the next fold sends (not recorded twice: the reply's raw holds it)
+        "_item": c.item if compacted else chain.item,
+    }
+
+
+
+def native_fields(record: Any, backend: Any, chain: Any) -> None:
+    """A native arm's record (in place): the provider's compaction as the probe names it,
+    whether its carry is opaque, the last item, and its retained tokens (the last
+    compaction's own count where the provider reports one, else None: unknown)."""
+    done = [f for f in chain.folds if f["parse_ok"]]
+    record.native = {"mechanism": backend.native_compaction,
+                     "beta": backend.compaction_beta or "",
+                     "chunk_presented_as": backend.chunk_presented_as,
+                     "opaque": any(f["carry_opaque"] for f in chain.folds),
+                     "item": chain.item}
+    record.retained_tokens = done[-1]["retained_tokens"] if done else None
+    record.ceiling_delivery = "none"
+
+
+def native_permission(verdict: dict[str, Any] | None, backend: str) -> dict[str, Any]:
+    """A native arm's permission: the native_compaction verdict (a fold whose probe
+    refused compaction writes a record saying why and makes no call), or, on a backend
+    whose provider does not compact, a refusal saying so."""
+    if verdict is None:
+        return {"allowed": False, "verdict": NATIVE_UNSUPPORTED, "responsible_parameter": "",
+                "reason": f"backend {backend} has no native compaction (docs/models.md: "
+                          "anthropic and openai_responses have)"}
+    return {"allowed": bool(verdict["allowed"]), "verdict": verdict["verdict"],
+            "reason": verdict.get("reason", ""),
+            "responsible_parameter": verdict.get("responsible_parameter", "")}
