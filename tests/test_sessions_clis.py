@@ -18,15 +18,15 @@ import pytest
 from foldstudy.study.boundary import has_whole_token
 from foldstudy.study.sessions import (
     ABSENT_NOTE,
-    SessionSpec,
-    build_session_fixture,
     candidates,
     read_note,
     turns,
 )
-from foldstudy.study.transcripts import FORMATS, SessionError, read_transcript
+from foldstudy.study.transcripts import FORMATS, read_transcript
 
 from .test_sessions import records, write
+from .test_sessions_readers import fixture as read_fixture
+from .test_sessions_readers import refusal
 
 DATA = Path(__file__).parent / "data" / "sessions"
 FACTS = DATA / "lumen-facts.yaml"
@@ -40,16 +40,9 @@ SUMMARY_PREFIX = ("Another language model started to solve this problem and prod
                   "summary of its thinking process.")
 
 
-def fixture(path: Path, folds: int = 3):
-    return build_session_fixture(SessionSpec("s", str(path), str(FACTS), folds=folds), 1, "t")
-
-
-def refusal(path: Path) -> str:
-    with pytest.raises(SessionError) as e:
-        read_transcript(path)
-    msg = str(e.value)
-    assert "\n" not in msg and "Traceback" not in msg
-    return msg
+def fixture(path: Path, facts: Path = FACTS):
+    """The fixture of a sample in three folds (the samples are short)."""
+    return read_fixture(path, facts, folds=3)
 
 
 def record_at(path: Path, line: int) -> dict:
@@ -160,7 +153,7 @@ def fixture_of(path: Path, tmp_path: Path):
     facts = tmp_path / "codex-facts.yaml"
     facts.write_text(f"facts:\n  - {{label: fact 0, value: \"{PORT}\"}}\n"
                      f"  - {{label: fact 1, value: \"{BUCKET}\"}}\n", encoding="utf-8")
-    return build_session_fixture(SessionSpec("s", str(path), str(facts), folds=3), 1, "t")
+    return fixture(path, facts)
 
 
 def test_the_older_codex_vocabulary_is_named_too():
