@@ -108,16 +108,23 @@ def test_candidates_offer_the_identifiers_of_an_attached_file_but_no_decorator()
     assert "@expand_groups" not in tokens
 
 
-def test_an_attachment_hanging_off_the_last_message_is_read(tmp_path):
-    """A prompt queued as the agent finished: no later record links to it."""
+def test_an_attachment_or_meta_message_hanging_off_the_last_message_is_read(tmp_path):
+    """A prompt queued as the agent finished, a `!` command run after it: no later
+    record links to either."""
     recs = records(CC)
     last = next(r for r in reversed(recs) if r.get("type") == "assistant")
     recs.append({**recs[1], "uuid": "9e1c0d2a-0000-4000-8000-000000000001",
                  "parentUuid": last["uuid"],
                  "attachment": {"type": "queued_command", "commandMode": "prompt",
                                 "prompt": "one more thing: rotate key kid-31c9"}})
+    meta = {k: v for k, v in recs[1].items() if k != "attachment"}
+    recs.append({**meta, "type": "user", "isMeta": True, "parentUuid": recs[-1]["uuid"],
+                 "uuid": "9e1c0d2a-0000-4000-8000-000000000002",
+                 "message": {"role": "user", "content": "<bash-stdout>kid-31c9</bash-stdout>"}})
     tr = read_transcript(write(tmp_path, "late.jsonl", recs))
-    assert tr.messages[-1].text == "one more thing: rotate key kid-31c9"
+    assert [m.text for m in tr.messages[-2:]] == ["one more thing: rotate key kid-31c9",
+                                                  "<bash-stdout>kid-31c9</bash-stdout>"]
+    assert "side_branch" not in dict(tr.left_out)
 
 
 def test_an_attachment_that_is_not_an_object_is_refused_by_line(tmp_path):

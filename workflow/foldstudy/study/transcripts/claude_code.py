@@ -347,9 +347,11 @@ def _with_parallel(chain: list[Record], records: list[Record], by_uuid: dict[str
                for b in _blocks(r)):
             added.append((line, r))
             on.add(r["uuid"])
-    # an attachment hanging off the thread (a prompt queued during a parallel batch, the
-    # last record of a turn): the model received it there, though no later link follows it
-    for line, r in candidates("attachment"):
+    # an attachment or a meta message hanging off the thread (a prompt queued during a
+    # parallel batch, a `!` command's output after the last reply): the model received it
+    # there, though no later link follows it (file order: a parent before its children)
+    for line, r in sorted(candidates("attachment") + [
+            (n, x) for n, x in candidates("user") if x.get("isMeta")], key=lambda x: x[0]):
         if r.get("parentUuid") in on:
             added.append((line, r))
             on.add(r["uuid"])
