@@ -362,3 +362,21 @@ def test_two_forks_naming_each_other_without_ids_are_a_cycle_refused_by_line(tmp
 def test_the_manifest_of_every_format_names_its_vocabulary_only_where_it_has_one():
     assert read_transcript(CC).vocabulary == ""
     assert json.loads(json.dumps(fixture(AGY).meta["session"]))["vocabulary"] == ""
+
+
+@pytest.mark.parametrize(("kind", "key", "value", "says"), [
+    ("assistant.message", "toolRequests", "view", "data.toolRequests is a JSON string, not list"),
+    ("assistant.message", "toolRequests", [7], "data.toolRequests[0] is a JSON number"),
+    ("tool.execution_complete", "toolCallId", 3, "data.toolCallId is a JSON number, not string"),
+    ("tool.execution_complete", "result", "ok", "data.result is a JSON string, not object"),
+    ("session.compaction_complete", "summaryContent", ["x"],
+     "data.summaryContent is a JSON list, not string or null"),
+    ("user.message", "content", {"text": "hi"}, "data.content is a JSON object"),
+])
+def test_a_malformed_copilot_event_is_refused_by_file_and_line(tmp_path, kind, key, value, says):
+    recs = records(COPILOT)
+    i = next(i for i, r in enumerate(recs) if r["type"] == kind)
+    recs[i]["data"][key] = value
+    p = write(tmp_path, "events.jsonl", recs)
+    msg = refusal(p)
+    assert msg.startswith(f"{p}:{i + 1}: ") and says in msg
