@@ -236,6 +236,14 @@ def test_agy_results_pair_by_position_across_a_checkpoint_and_the_checkpoint_is_
     assert own["held"] == ["the exporter's port", "the ledger bucket"]
 
 
+def test_an_agy_checkpoint_with_no_content_leaves_the_baseline_absent(tmp_path):
+    recs = records(AGY)
+    next(r for r in recs if r["content"].startswith("{{ CHECKPOINT 1"))["content"] = \
+        "{{ CHECKPOINT 1 }}"
+    tr = read_transcript(write(tmp_path, "transcript_full.jsonl", recs))
+    assert tr.compaction_summaries == () and tr.absent_summaries == tr.compactions == 1
+
+
 def test_an_agy_step_that_cannot_be_paired_is_kept_and_counted(tmp_path):
     recs = records(AGY)
     recs.append({"step_index": 13, "source": "MODEL", "type": "RUN_COMMAND",

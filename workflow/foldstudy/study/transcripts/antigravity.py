@@ -13,7 +13,8 @@ Shapes learned from the public parser inspect_scout reads these files with
   is a tool result, paired with the pending calls by position (first in, first out).
 - `CHECKPOINT`: `{{ CHECKPOINT 0 }}` opens every conversation (a preamble, left out);
   one with N > 0 is the CLI's own compaction, its content the context the model went on
-  with: the baseline, like Claude Code's isCompactSummary, never a turn of the thread.
+  with: the baseline, like Claude Code's isCompactSummary, never a turn of the thread
+  (one with no content leaves the baseline absent).
 - `SYSTEM_MESSAGE`: text the CLI sends the model (a task's notification, a subagent's
   message): read as a user turn where it was sent (`read_in`); `ERROR_MESSAGE` is the
   CLI's generic error note: counted, not read.
@@ -85,14 +86,18 @@ class Antigravity(Source):
         read_in: Counter[str] = Counter()
         orphans: list[int] = []
         pending: deque[str] = deque()
+        absent = 0
         for line, r in sorted(records, key=lambda x: (x[1]["step_index"], x[0])):
             kind, text = r.get("type", ""), r.get("content") or ""
             if kind == "CHECKPOINT":
                 m = _CHECKPOINT.search(text)
                 if m and int(m.group(1)) > 0:
-                    summaries.append(text[m.end():].strip())
-                else:
-                    left["checkpoint_0"] += 1  # the conversation's preamble
+                    if summary := text[m.end():].strip():
+                        summaries.append(summary)
+                    else:
+                        absent += 1  # a compaction whose context the file does not hold
+                else:  # the conversation's preamble, or a step with no marker to read
+                    left["checkpoint_0" if m else "checkpoint_unmarked"] += 1
             elif kind == "USER_INPUT":
                 m = _REQUEST.search(text)
                 out.append(Message("user", m.group(1) if m else text, line=line))
@@ -129,5 +134,6 @@ class Antigravity(Source):
                                "Antigravity CLI transcript holds the conversation as such "
                                "steps")
         return Transcript(str(path), self.format, tuple(out), tuple(summaries),
-                          compactions=len(summaries), left_out=counted(left),
-                          orphan_outputs=tuple(orphans), read_in=counted(read_in))
+                          compactions=len(summaries) + absent, left_out=counted(left),
+                          orphan_outputs=tuple(orphans), read_in=counted(read_in),
+                          absent_summaries=absent)
