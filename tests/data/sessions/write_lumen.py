@@ -128,11 +128,9 @@ def claude_code() -> list[dict]:
 # -- Codex CLI 0.148 -----------------------------------------------------------------------
 
 CODEX_ID = "019a7c2e-5b3d-7e41-9f06-2c8d4a1b6e93"
-CODEX_SUMMARY_PREFIX = ("Another language model started to solve this problem and "
-                        "produced a summary of its thinking process.")
 
 
-def codex(summary: bool) -> list[dict]:
+def codex() -> list[dict]:
     t = iter(range(1, 60))
 
     def line(kind: str, payload: dict) -> dict:
@@ -148,11 +146,7 @@ def codex(summary: bool) -> list[dict]:
     history = [{"type": "message", "role": "developer", "content": [
         {"type": "input_text", "text": "<permissions instructions>sandboxed"}]},
         {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": keep_going}]}]
-    if summary:
-        history.append({"type": "message", "role": "user", "content": [{
-            "type": "input_text", "text": f"{CODEX_SUMMARY_PREFIX}\nThe exporter listens "
-                                          f"on port {PORT}; bucket {BUCKET}."}]})
+            {"type": "input_text", "text": keep_going}]}]  # no summary message after
     return [
         line("session_meta", {"id": CODEX_ID, "cwd": CWD, "originator": "codex_cli_rs",
                               "cli_version": "0.148.0", "source": "cli"}),
@@ -294,7 +288,7 @@ def copilot() -> list[dict]:
 def main() -> None:
     dump(HERE / "lumen.claude-code.jsonl", claude_code())
     day = HERE / "codex-0148/sessions/2026/11/30"
-    dump(day / f"rollout-2026-11-30T10-00-00-{CODEX_ID}.jsonl", codex(summary=False))
+    dump(day / f"rollout-2026-11-30T10-00-00-{CODEX_ID}.jsonl", codex())
     dump(HERE / "antigravity-cli/brain" / AGY_ID / ".system_generated/logs"
          / "transcript_full.jsonl", antigravity())
     dump(HERE / "copilot/session-state" / COPILOT_ID / "events.jsonl", copilot())
