@@ -187,11 +187,17 @@ def test_chunks_of_the_new_samples_cut_at_message_boundaries():
 
 
 def test_a_codex_compaction_without_a_message_takes_the_summary_from_its_history(tmp_path):
+    """codex-rs/core/src/compact.rs: a local compaction's summary is the history's user
+    message opening with SUMMARY_PREFIX, written after the retained user messages."""
     recs = records(HARBOR["codex"])
     i = next(i for i, r in enumerate(recs) if r["type"] == "compacted")
+    summary = recs[i]["payload"]["message"]
     recs[i]["payload"]["message"] = ""
+    recs[i]["payload"]["replacement_history"][-1]["content"][0]["text"] = (
+        "Another language model started to solve this problem and produced a summary of "
+        "its thinking process. ...\n" + summary)
     tr = read_transcript(write(tmp_path, "c.jsonl", recs))
-    assert "TN-VESPER" in tr.compaction_summaries[0]
+    assert "TN-VESPER" in tr.compaction_summaries[0] and tr.absent_summaries == 0
 
 
 def test_the_config_schema_offers_the_formats_the_reader_knows(config_schema):

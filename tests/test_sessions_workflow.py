@@ -149,6 +149,49 @@ def test_one_session_in_all_four_formats_folds_the_same_through_the_gateway(tmp_
     assert by_sweep["msg"] and all(by_sweep[s] == by_sweep["msg"] for s in HARBOR)
 
 
+NEWER = {"agy": "antigravity-cli/brain/2b7e4c1d-8f3a-4e6b-a9d2-5c0f1e3b7a84/"
+                ".system_generated/logs/transcript_full.jsonl",
+         "copilot": "copilot/session-state/8c4f2a1e-6b3d-4e9a-b5c7-0d1e2f3a4b5c/events.jsonl"}
+
+
+def test_an_agy_transcript_and_a_copilot_session_fold_under_j_and_m_with_their_baseline(
+        tmp_path):
+    """The two CLIs read since issue 51, each detected from its file, folded end to end
+    under j and m; each CLI's own compaction (agy's `{{ CHECKPOINT 1 }}`, Copilot's two
+    `summaryContent`s) is graded as the baseline beside the arms."""
+    models = [Model("acme/m", [Endpoint("A", "a", supported_parameters=ALL_PARAMETERS)])]
+    with GatewayStandin(models, key=KEY) as gw:
+        cfg = {"study": "newer", "recall_max_tokens": 64,
+               "models": {"gw": gateway_model("acme/m", gw.base_url, timeout_s=10)},
+               "scenarios": {f"lumen-{s}": {"transcript": str(DATA / name), "folds": 3,
+                                            "facts": str(DATA / "lumen-facts.yaml")}
+                             for s, name in NEWER.items()},
+               "sweeps": {s: {"scenario": f"lumen-{s}", "models": ["gw"], "arms": ["j", "m"],
+                              "repeats": 1} for s in NEWER}}
+        p = GatewayStudy(tmp_path, cfg, KEY).snakemake("results/tables",
+                                                        "results/evidence/trace.csv")
+        assert p.returncode == 0, p.stderr[-4000:]
+
+    res = tmp_path / "results"
+    manifests = {s: json.loads((res / f"fixtures/{s}/manifest.json").read_text())
+                 for s in NEWER}
+    assert {s: m["session"]["format"] for s, m in manifests.items()} == {
+        "agy": "antigravity", "copilot": "copilot"}
+    assert manifests["copilot"]["session"]["vocabulary"] == "events v1 (Copilot CLI 1.0.9)"
+    for s, summaries in (("agy", 1), ("copilot", 2)):
+        own = manifests[s]["own_compaction"]
+        assert own["summaries"] == summaries
+        assert own["held"] == ["the exporter's port", "the ledger bucket"]
+    rows = read_csv(res / "evidence/rows.csv")
+    assert sorted((r["sweep"], r["arm"]) for r in rows) == [
+        ("agy", "j"), ("agy", "m"), ("copilot", "j"), ("copilot", "m")]
+    assert all(r["folds"] == "3" and r["n_graded"] == "4" for r in rows)
+    summary = (res / "summary.md").read_text(encoding="utf-8")
+    assert "Baseline: the session's own compaction (1 summary" in summary
+    assert "Baseline: the session's own compaction (2 summaries" in summary
+    assert "| the exporter's port | 1 | held |" in summary
+
+
 def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path):
     facts = tmp_path / "facts.yaml"
     facts.write_text("facts:\n  - {label: the signing key, value: kid-77ac1e-sorel}\n")

@@ -373,31 +373,46 @@ def credential_warnings(where: str, transcript: str, meta: dict[str, Any]) -> li
 
 
 OPAQUE_NOTE = "opaque: the CLI stored its summary encrypted"
+ABSENT_NOTE = ("absent: the CLI recorded a compaction but no summary of it can be found "
+               "in the file")
 
 
 def baseline(facts: list[Fact], transcript: Transcript) -> dict[str, Any]:
     """The session's own compaction as a baseline beside the arms: which facts its
     summaries held, by the presence grader's rule (paper §4.10: "how many graded values
     are present in the carrier"). A summary the CLI stored encrypted grades nothing: the
-    baseline says it is opaque, and no other text stands in for it."""
+    baseline says it is opaque, and no other text stands in for it; a compaction whose
+    summary cannot be found in the file is said absent, and grades nothing either."""
     text = "\n".join(transcript.compaction_summaries)
     if transcript.opaque_compactions:
         return {"summaries": len(transcript.compaction_summaries)
                 + transcript.opaque_compactions, "summary_chars": 0, "held": [],
                 "opaque": OPAQUE_NOTE}
-    return {"summaries": len(transcript.compaction_summaries),
-            "summary_chars": len(text),
-            "held": [f.label for f in facts if has_whole_token(f.value, text)]}
+    if transcript.absent_summaries and not transcript.compaction_summaries:
+        # a compaction with no summary to be found: no summary to grade, and nothing is
+        # graded in its place (the summary reads it as no compaction's text in the file)
+        return {"summaries": 0, "summary_chars": 0, "held": [],
+                "absent": f"{transcript.absent_summaries} {ABSENT_NOTE}"}
+    out = {"summaries": len(transcript.compaction_summaries),
+           "summary_chars": len(text),
+           "held": [f.label for f in facts if has_whole_token(f.value, text)]}
+    if transcript.absent_summaries:
+        out["absent"] = f"{transcript.absent_summaries} more {ABSENT_NOTE}"
+    return out
 
 
 def session_meta(spec: SessionSpec, tr: Transcript, sha256: str) -> dict[str, Any]:
     """What the manifest says of the session: its format, what was read, what was left
     out by kind, and where the history before a compaction is unknown."""
-    return {"format": tr.format, "transcript_sha256": sha256, "messages": len(tr.messages),
+    return {"format": tr.format, "vocabulary": tr.vocabulary,
+            "transcript_sha256": sha256, "messages": len(tr.messages),
             "tool_results": tr.tool_results, "compactions": tr.compactions,
             "off_thread_records": len(tr.off_thread) + len(tr.subagent)
             + len(tr.before_root),
             "left_out": dict(tr.left_out), "subagent_files": len(tr.subagent_files),
+            # what the CLI added to the model's context beside the messages, read where
+            # the model received it (attachments, meta messages, other agents' messages)
+            "read_in": dict(tr.read_in),
             "repaired": dict(tr.repaired), "orphan_outputs": list(tr.orphan_outputs),
             "new_roots": [{"line": n, "note": NEW_ROOT_NOTE} for n in tr.new_roots],
             "include_thinking": spec.include_thinking,
@@ -577,8 +592,12 @@ def read_note(tr: Transcript) -> list[str]:
     """What the list was read from: messages, tool results, what was left out, and where
     the history before a compaction is unknown."""
     left = ", ".join(f"{n} {kind}" for kind, n in tr.left_out) or "nothing"
-    out = [f"Read from {len(tr.messages)} messages of the main thread ({tr.format}), "
-           f"{tr.tool_results} of them tool results; left out: {left}."]
+    out = [f"Read from {len(tr.messages)} messages of the main thread ({tr.format}"
+           + (f", {tr.vocabulary}" if tr.vocabulary else "") + f"), {tr.tool_results} of "
+           f"them tool results; left out: {left}."]
+    if tr.read_in:
+        out.append("Read where the model received them: " + ", ".join(
+            f"{n} {kind}" for kind, n in tr.read_in) + ".")
     if tr.repaired:
         out.append("Repaired as read: " + ", ".join(f"{n} {kind}" for kind, n in tr.repaired)
                    + " (docs/own-sessions.md says what each is).")

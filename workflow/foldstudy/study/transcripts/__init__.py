@@ -8,6 +8,9 @@ learned from and what it repairs; `registry` lists them once, detects and reads:
 - `claude_code`: a Claude Code session file (`~/.claude/projects/<project>/<id>.jsonl`).
 - `codex`: a Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl[.zst]`).
 - `gemini`: a Gemini CLI chat (`~/.gemini/tmp/<project hash>/chats/session-*.json[l]`).
+- `antigravity`: an Antigravity CLI (`agy`) transcript (`~/.gemini/antigravity-cli/brain/
+  <id>/.system_generated/logs/transcript_full.jsonl`).
+- `copilot`: a GitHub Copilot CLI session (`~/.copilot/session-state/<id>/events.jsonl`).
 - `messages`: OpenAI chat messages, one JSON object per line.
 
 Every file is checked before it is read (a regular file, under `max_mb`) and every

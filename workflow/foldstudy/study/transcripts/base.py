@@ -79,6 +79,19 @@ class Transcript:
     # secrets, pinned by sha256 in the fixture and declared as the fixture's inputs like
     # the transcript itself
     inherited: tuple[tuple[str, int], ...] = ()
+    # (kind, count) of what the CLI added to the model's context outside its user and
+    # assistant messages and the reader put on the thread where the model received it:
+    # Claude Code's attachments (`attachment:file`, `attachment:queued_command`, ...) and
+    # isMeta messages, Codex's messages from other agents, agy's system messages
+    read_in: tuple[tuple[str, int], ...] = ()
+    # the record vocabulary the file was written in, where a format has more than one
+    # (Codex's event_msg/user_message before 0.148, response items only since), or the
+    # version the file names (Copilot CLI's session.start)
+    vocabulary: str = ""
+    # compactions the file records with no summary to be found (a Codex local compaction
+    # whose replacement history holds no summary): the baseline is absent there, and no
+    # retained user or developer message stands in for it
+    absent_summaries: int = 0
 
     @property
     def tool_results(self) -> int:

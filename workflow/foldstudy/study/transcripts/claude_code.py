@@ -30,6 +30,23 @@ write order, and every intact link points at a record written before it, so
   the copies, so the continuation follows what came before them (`reappended`).
 `compactMetadata.preservedSegment` and `.preservedMessages` both mark a partial
 compaction. Only a cycle of links is refused.
+
+What the CLI adds to the model's context outside the user's and the agent's messages is
+read where the model received it (`Transcript.read_in`, by kind), learned from the CLI's
+message construction as public parsers describe it (claude-code-log, agent-sessions;
+anthropics/claude-code #1050 for the caveat) and from 2.1.x files:
+- `attachment` records (2.1.x) whose content reaches the model as a user turn: `file`
+  (the text of an @-mentioned file), `queued_command` (a prompt typed while the agent
+  worked, or a message from an agent-team member), `edited_text_file` (the lines of a
+  file the user changed), `directory` (an @-mentioned directory's listing) and
+  `selected_lines_in_ide`. Every other kind (`plan_mode`, `todo_reminder`,
+  `task_reminder`, `skill_listing`, hook and listing deltas, ...) is the CLI's own
+  reminder or bookkeeping: counted by kind (`attachment:<kind>`), not read. An
+  attachment written inside a tool run (after a tool_use, before its result) is read
+  after the results, as the model received it.
+- `isMeta` user messages: the local-command caveat, a `!` command's output, an expanded
+  slash command. The CLI sends them to the model as user turns (the caveat is addressed
+  to the model), so they are read as such (`meta`).
 """
 
 from __future__ import annotations
@@ -57,7 +74,69 @@ from .base import (
 )
 
 META_TYPES = ("summary", "file-history-snapshot", "queue-operation", "custom-title",
-              "progress")
+              "progress", "attachment")
+
+
+# -- claude-code: attachments the model reads -----------------------------------------------
+
+
+def _text_of(value: Any) -> str:
+    """An attachment's text field: a string, a list of content blocks, or an object
+    holding the text (`{type: "text", file: {content}}`, as a Read result is stored)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return _block_text(value)
+    if isinstance(value, dict):
+        inner = value.get("file") if isinstance(value.get("file"), dict) else value
+        for key in ("content", "text"):
+            if isinstance(inner.get(key), (str, list)):
+                return _text_of(inner[key])
+    return ""
+
+
+def _name(a: dict[str, Any]) -> str:
+    return str(a.get("displayPath") or a.get("filename") or a.get("path") or "")
+
+
+def _file(a: dict[str, Any]) -> str:
+    return f"(attached file {_name(a)})\n{_text_of(a.get('content'))}"
+
+
+def _queued(a: dict[str, Any]) -> str:
+    return _text_of(a.get("prompt"))
+
+
+def _edited(a: dict[str, Any]) -> str:
+    return f"(the user changed {_name(a)}; the lines around the change)\n" + _text_of(
+        a.get("snippet"))
+
+
+def _directory(a: dict[str, Any]) -> str:
+    return f"(attached directory {_name(a)})\n{_text_of(a.get('content'))}"
+
+
+def _selection(a: dict[str, Any]) -> str:
+    return f"(lines selected in {_name(a)})\n{_text_of(a.get('content'))}"
+
+
+# The attachment kinds whose content the model receives as a user turn, and how each
+# reads (module docstring); every other kind is counted, not read.
+READ_ATTACHMENTS = {"file": _file, "queued_command": _queued, "edited_text_file": _edited,
+                    "directory": _directory, "selected_lines_in_ide": _selection}
+
+
+def _attachment_kind(r: dict[str, Any]) -> str:
+    a = r.get("attachment")
+    return str(a.get("type") or "untyped") if isinstance(a, dict) else "untyped"
+
+
+def _attachment_message(r: dict[str, Any], line: int) -> Message | None:
+    """An attachment record as the user turn the model received, or None (a kind the
+    model reads as the CLI's own reminder, or one with no text)."""
+    read = READ_ATTACHMENTS.get(_attachment_kind(r))
+    text = read(r["attachment"]).strip() if read else ""
+    return Message("user", text, line=line) if text else None
 
 
 # -- claude-code: shapes --------------------------------------------------------------------
@@ -70,6 +149,9 @@ def _claude_shape(path: Path, line: int, r: dict[str, Any]) -> None:
     for key in ("parentUuid", "logicalParentUuid"):
         if key in r:
             expect(r[key], (str, NULL), at, key, "the uuid of another record, or null")
+    if r.get("type") == "attachment" and "attachment" in r:
+        expect(r["attachment"], (dict,), at, "attachment",
+               "an attachment record holds {type, ...} as an object")
     if r.get("type") not in CONVERSATION:
         return
     if not isinstance(r.get("uuid"), str):
@@ -265,6 +347,14 @@ def _with_parallel(chain: list[Record], records: list[Record], by_uuid: dict[str
                for b in _blocks(r)):
             added.append((line, r))
             on.add(r["uuid"])
+    # an attachment or a meta message hanging off the thread (a prompt queued during a
+    # parallel batch, a `!` command's output after the last reply): the model received it
+    # there, though no later link follows it (file order: a parent before its children)
+    for line, r in sorted(candidates("attachment") + [
+            (n, x) for n, x in candidates("user") if x.get("isMeta")], key=lambda x: x[0]):
+        if r.get("parentUuid") in on:
+            added.append((line, r))
+            on.add(r["uuid"])
     return sorted(chain + added, key=lambda x: x[0])
 
 
@@ -329,24 +419,53 @@ def _progress_text(r: dict[str, Any]) -> str:
     return "\n".join(render_message(m) for m in _record_messages(inner, 0, True))
 
 
-def _thread_messages(thread: list[Record], include_thinking: bool, left: Counter[str]
+def _thread_messages(thread: list[Record], include_thinking: bool, read_in: Counter[str]
                      ) -> tuple[list[Message], list[str], int]:
     messages: list[Message] = []
     summaries: list[str] = []
     boundaries = 0
     last_id = None
+    pending: set[str] = set()  # tool_use ids of the thread not answered yet
+    held: list[Message] = []  # what the CLI added inside a tool run: read after its results
     for line, r in thread:
         kind = r.get("type")
-        if kind not in CONVERSATION:
+        added: Message | None = None
+        if kind == "attachment":
+            added = _attachment_message(r, line)
+            if added is None:
+                continue  # a reminder or bookkeeping kind: counted by the caller
+            read_in[f"attachment:{_attachment_kind(r)}"] += 1
+        elif kind not in CONVERSATION:
             boundaries += r.get("subtype") == "compact_boundary"
             continue  # progress, snapshots, system notes: walked through, not conversation
-        if r.get("isCompactSummary"):
+        elif r.get("isCompactSummary"):
             summaries.append(_block_text((r.get("message") or {}).get("content")))
             continue
-        if r.get("isMeta"):
-            left["meta"] += 1  # text the tool injected (caveats, command output)
+        elif r.get("isMeta"):
+            # what the CLI sent the model as a user turn (a caveat, a `!` command's
+            # output, an expanded slash command): read where it was sent
+            read_in["meta"] += 1
+            added = next(iter(_record_messages(r, line, include_thinking)), None)
+            if added is None:
+                continue
+        if added is not None:
+            if pending:
+                held.append(added)
+            else:
+                messages.append(added)
+                last_id = None
             continue
+        blocks = _blocks(r)
+        pending |= {str(b.get("id")) for b in blocks if b.get("type") == "tool_use"}
+        pending -= {str(b.get("tool_use_id")) for b in blocks
+                    if b.get("type") == "tool_result"}
+        if kind == "user" and not any(b.get("type") == "tool_result" for b in blocks):
+            pending.clear()  # the user spoke: calls still unanswered never will be
         msg_id = (r.get("message") or {}).get("id")
+        if held and kind == "assistant" and msg_id != last_id:
+            messages += held  # a new reply: the model read what was held before it
+            held = []
+            last_id = None
         new = _record_messages(r, line, include_thinking)
         if (kind == "assistant" and msg_id and msg_id == last_id and new and messages
                 and messages[-1].role == "assistant"):
@@ -354,7 +473,11 @@ def _thread_messages(thread: list[Record], include_thinking: bool, left: Counter
             new = new[1:]
         messages += new
         last_id = msg_id if kind == "assistant" else None
-    return messages, summaries, boundaries
+        if held and not pending:  # the tool run's results are in: then what it held
+            messages += held
+            held = []
+            last_id = None
+    return messages + held, summaries, boundaries
 
 
 class ClaudeCode(Source):
@@ -387,7 +510,8 @@ def read_claude_code(path: Path, records: list[Record], include_thinking: bool
     new_roots = [line for line, r in chain if r["uuid"] in links.new_roots]
     thread = _with_parallel(chain, records, by_uuid)
     _second_root(path, records, by_uuid, links, thread, new_roots)
-    messages, summaries, boundaries = _thread_messages(thread, include_thinking, left)
+    read_in: Counter[str] = Counter()
+    messages, summaries, boundaries = _thread_messages(thread, include_thinking, read_in)
     on = {r["uuid"] for _, r in thread}
     off, sub, more, before = [], [], [], []
     since = max(new_roots, default=0)
@@ -399,6 +523,10 @@ def read_claude_code(path: Path, records: list[Record], include_thinking: bool
         if kind == "system" and r.get("subtype") == "compact_boundary" and r.get(
                 "uuid") not in on and _preserved(r) & on:
             boundaries += 1  # a partial compaction: its preserved messages are on the thread
+        if kind == "attachment":
+            if r.get("uuid") not in on or _attachment_message(r, line) is None:
+                left[f"attachment:{_attachment_kind(r)}"] += 1  # read_in counts the rest
+            continue
         if kind not in CONVERSATION:
             left[str(kind or "untyped")] += 1
             continue
@@ -421,7 +549,8 @@ def read_claude_code(path: Path, records: list[Record], include_thinking: bool
     return Transcript(str(path), "claude-code", tuple(messages), tuple(summaries),
                       tuple(off), boundaries, subagent=tuple(sub), new_roots=tuple(new_roots),
                       left_out=counted(left), before_root=tuple(before),
-                      repaired=counted(links.joined), subagent_files=_subagent_files(path))
+                      repaired=counted(links.joined), subagent_files=_subagent_files(path),
+                      read_in=counted(read_in))
 
 
 def _preserved(r: dict[str, Any]) -> set[str]:

@@ -24,11 +24,36 @@ the same sessions tree, cut where the base says (`end_byte_offset`, else the lin
 `call_id`; an output whose call is not in the file is kept where the agent saw it and its
 line noted (`Transcript.orphan_outputs`). An encrypted compaction is counted as opaque
 and no other text stands in for its summary.
+
+Two vocabularies, both read (`Transcript.vocabulary` names the one found): before 0.148 a
+user's text is written twice, as `event_msg/user_message` and as a `response_item`
+message; 0.148 and later write it only as the `response_item` message and add top-level
+`world_state`, `inter_agent_communication` and `token_usage_record` lines (the state the
+CLI keeps and the delivery records, counted, not read) and `agent_message` response items
+`{author, recipient, content}`: another agent's message the model read (a subagent's
+answer delivered to the root agent), read as a user turn from that agent (`read_in`).
+Third-party parsers that read only `event_msg` read 0 turns there (openai/codex#43593);
+a rollout that yields no user or assistant message is refused in one line, never read as
+empty.
+
+A local compaction (`codex-rs/core/src/compact.rs`) builds the replacement history as
+the initial context, the retained user messages, then the summary: a user message that
+opens with Codex's SUMMARY_PREFIX ("Another language model started to solve this
+problem ...", `is_summary_message`). Where `compacted.message` is empty and no item is
+encrypted, that message is the summary; where no message opens so, the summary is absent
+(`Transcript.absent_summaries`), and no retained user or developer message is graded in
+its place.
+
+A fork's parent is found by its exact thread id: the rollout named
+`rollout-<time>-<thread id>.jsonl[.zst]` in the sessions tree holding the fork (or its
+directory), never a pattern; a missing, empty or wildcard id and a cycle of forks are
+refused naming the file and line.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +78,19 @@ from .base import (
     read_text,
 )
 
-TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
+TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted",
+         # 0.148 and later: the CLI's own state and delivery records (counted, not read)
+         "world_state", "inter_agent_communication", "inter_agent_communication_metadata",
+         "token_usage_record", "realtime_item", "security_risk_score")
+# Transcript.vocabulary: which of the two the rollout was written in
+OLD_VOCABULARY = "event_msg/user_message beside response items (Codex CLI before 0.148)"
+NEW_VOCABULARY = "response items only (Codex CLI 0.148 and later)"
+# The opening of the summary message a local compaction writes (codex-rs/core/templates/
+# compact/summary_prefix.md): what `is_summary_message` tests
+SUMMARY_PREFIX = "Another language model started to solve this problem"
+# A thread id, as Codex names rollouts by it (a UUID); anything else is no id to look up
+THREAD_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]*\Z")
+ROLLOUT_NAME = re.compile(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-(.+)\.jsonl(?:\.zst)?\Z")
 # User messages the CLI writes itself at the start of a session: the environment and the
 # repository's instructions (AGENTS.md), not anything the user said.
 INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
@@ -76,6 +113,9 @@ class _Thread:
     calls: set[str] = field(default_factory=set)
     orphans: list[int] = field(default_factory=list)
     opaque: int = 0
+    absent: int = 0  # compactions with no summary to be found
+    read_in: Counter[str] = field(default_factory=Counter)
+    old_vocabulary: bool = False  # an event_msg/user_message was seen
     # (parent rollout, its last inherited line): the files a fork's history came from,
     # the outermost ancestor first
     inherited: list[tuple[str, int]] = field(default_factory=list)
@@ -92,35 +132,51 @@ class Codex(Source):
     def read(self, path: Path, records: list[Record], opts: ReadOptions) -> Transcript:
         t = _Thread()
         _lineage(path, records, opts, t, [])
+        if not any(m.role in CONVERSATION for m in t.out):
+            kinds = ", ".join(f"{n} {k}" for k, n in counted(t.left)) or "nothing"
+            raise SessionError(
+                f"{path}: no turn read: no user or assistant message in either vocabulary "
+                f"({OLD_VOCABULARY}; {NEW_VOCABULARY}); the rollout holds {kinds}; point "
+                "`transcript` at the rollout of a session that ran a turn")
         return Transcript(str(path), self.format, tuple(t.out), tuple(t.summaries),
-                          compactions=len(t.summaries) + t.opaque, left_out=counted(t.left),
-                          repaired=counted(t.repaired), orphan_outputs=tuple(t.orphans),
-                          opaque_compactions=t.opaque, inherited=tuple(t.inherited))
+                          compactions=len(t.summaries) + t.opaque + t.absent,
+                          left_out=counted(t.left), repaired=counted(t.repaired),
+                          orphan_outputs=tuple(t.orphans), opaque_compactions=t.opaque,
+                          inherited=tuple(t.inherited), read_in=counted(t.read_in),
+                          vocabulary=OLD_VOCABULARY if t.old_vocabulary else NEW_VOCABULARY,
+                          absent_summaries=t.absent)
 
 
 # -- a fork's parent prefix ---------------------------------------------------------------------
 
 
 def _lineage(path: Path, records: list[Record], opts: ReadOptions, t: _Thread,
-             threads: list[str]) -> None:
+             threads: list[tuple[str, Path]]) -> None:
     """The rollout onto the thread, its history_base's prefix first (a parent's own base
-    before it); `threads`: the thread ids read so far, a cycle refused."""
+    before it); `threads`: the (thread id, rollout) read so far, a cycle refused whether
+    the ids or the files repeat (a rollout whose session_meta names no id)."""
     line, meta = next(((n, r["payload"]) for n, r in records if r.get("type") == "session_meta"
                        and isinstance(r.get("payload"), dict)), (0, {}))
     base = meta.get("history_base")
     me = meta.get("id")
     if base is not None:
         at = f"{path}:{line}"
+        key = "session_meta.payload.history_base.thread_id"
         expect(base, (dict,), at, "session_meta.payload.history_base",
                "{thread_id, end_ordinal_exclusive, end_byte_offset}")
-        tid = expect(base.get("thread_id"), (str,), at,
-                     "session_meta.payload.history_base.thread_id", "the parent thread's id")
-        chain = [*threads, str(me or path.name)]
-        if tid in chain:
-            raise SessionError(f"{at}: session_meta.payload.history_base.thread_id {tid}: a "
-                               f"cycle of forks ({' -> '.join([*chain, tid])}); a fork's "
-                               "base is an earlier thread")
+        tid = base.get("thread_id")
+        if not isinstance(tid, str) or not THREAD_ID.match(tid):
+            said = "missing" if tid is None else f"{json.dumps(tid, ensure_ascii=False)}"
+            raise SessionError(
+                f"{at}: {key} is {said}, not a thread id (letters, digits, '-' and '_', as "
+                "Codex names its threads); a fork names its parent thread exactly, never "
+                "empty or a pattern")
+        chain = [*threads, (str(me or path.name), path.resolve())]
         parent = _parent_rollout(path, at, tid)
+        if tid in (i for i, _ in chain) or parent.resolve() in (f for _, f in chain):
+            names = " -> ".join([*(i for i, _ in chain), tid])
+            raise SessionError(f"{at}: {key} {tid}: a cycle of forks ({names}); a fork's "
+                               "base is an earlier thread")
         text = read_text(check_file(parent, f"{at}: history_base", opts.max_mb), opts.max_mb)
         prefix = _cut(parent, text, json_lines(parent, text), base, at)
         _lineage(parent, prefix, opts, t, chain)
@@ -131,11 +187,13 @@ def _lineage(path: Path, records: list[Record], opts: ReadOptions, t: _Thread,
 
 
 def _parent_rollout(path: Path, at: str, tid: str) -> Path:
-    """The rollout of thread `tid` in the sessions tree holding `path`."""
+    """The rollout of thread `tid` (exactly: the id its file is named by) in the sessions
+    tree holding `path`, or beside it where it lies in no such tree."""
     root = next((p for p in path.resolve().parents
                  if p.name in ("sessions", "archived_sessions")), path.resolve().parent)
-    found = sorted(p for pattern in (f"rollout-*{tid}.jsonl", f"rollout-*{tid}.jsonl.zst")
-                   for p in root.rglob(pattern) if p.resolve() != path.resolve())
+    found = sorted(p for p in root.rglob("rollout-*.jsonl*")
+                   if (m := ROLLOUT_NAME.match(p.name)) and m.group(1) == tid
+                   and p.resolve() != path.resolve())
     if not found:
         raise SessionError(f"{at}: session_meta.payload.history_base.thread_id {tid}: no "
                            f"rollout of that thread under {root} (rollout-*-{tid}.jsonl or "
@@ -186,9 +244,13 @@ def _line(path: Path, line: int, r: dict[str, Any], opts: ReadOptions, t: _Threa
             t.summaries.append(p["message"])
         elif _encrypted(p):
             t.opaque += 1  # the summary is there, but not as text: nothing stands in for it
+        elif (summary := _replacement_summary(p, at)) is not None:
+            t.summaries.append(summary)
         else:
-            t.summaries.append(_replacement_summary(p, at))
+            t.absent += 1  # no summary in the history: none is graded in its place
     else:
+        if kind == "event_msg" and p.get("type") == "user_message":
+            t.old_vocabulary = True
         t.left[kind] += 1  # session_meta, turn_context; event_msg repeats the items
 
 
@@ -219,6 +281,9 @@ def _item(path: Path, line: int, p: dict[str, Any], t: _Thread) -> None:
         t.out.append(Message("tool", _output(p.get("output"), at, t.repaired), line=line))
     elif kind == "reasoning":
         t.thinking.append(_reasoning_text(p, at))
+    elif kind == "agent_message":
+        t.out.append(Message("user", _agent_message(p, at), line=line))
+        t.read_in["agent_message"] += 1
     else:
         t.left[kind] += 1  # ghost snapshots, web search calls: not what a fold reads
 
@@ -276,11 +341,22 @@ def _encrypted(p: dict[str, Any]) -> bool:
                for x in p.get("replacement_history") or [])
 
 
-def _replacement_summary(p: dict[str, Any], at: str) -> str:
+def _replacement_summary(p: dict[str, Any], at: str) -> str | None:
     """A `compacted` record without a message or an encrypted item: the summary is the
-    last message of the history that replaced the old one (a local compaction writes it
-    there after the retained user messages)."""
-    items = [x for x in p.get("replacement_history") or []
+    message of the replacement history that opens with Codex's SUMMARY_PREFIX (a local
+    compaction writes it after the retained user messages); None where no message does
+    (a retained user's or developer's message is never the summary)."""
+    texts = [parts_text(x.get("content"), at, f"payload.replacement_history[{i}].content")
+             for i, x in enumerate(p.get("replacement_history") or [])
              if isinstance(x, dict) and x.get("type") == "message"]
-    return parts_text(items[-1].get("content"), at, "payload.replacement_history") if items \
-        else ""
+    return next((s for s in reversed(texts) if s.lstrip().startswith(SUMMARY_PREFIX)), None)
+
+
+def _agent_message(p: dict[str, Any], at: str) -> str:
+    """Another agent's message as the model read it (0.148 and later), with who wrote it
+    and to whom."""
+    who = {k: expect(p.get(k, ""), (str, NULL), at, f"payload.{k}",
+                     "an agent's path (/root, /root/worker)") or "?"
+           for k in ("author", "recipient")}
+    text = parts_text(p.get("content"), at, "payload.content")
+    return f"(message from agent {who['author']} to {who['recipient']})\n{text}"

@@ -14,6 +14,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from .antigravity import Antigravity
 from .base import (
     DEFAULT_MAX_MB,
     ReadOptions,
@@ -27,12 +28,16 @@ from .base import (
 )
 from .claude_code import ClaudeCode
 from .codex import Codex
+from .copilot import Copilot
 from .gemini import Gemini
 from .messages import Messages
 
 # Detection tries the records against each in this order; the first that claims a record
-# names its kind (a Codex line is tried before a Claude Code one: both can carry ids).
-SOURCES: tuple[Source, ...] = (Codex(), ClaudeCode(), Gemini(), Messages())
+# names its kind (a Codex line is tried before a Claude Code one: both can carry ids; a
+# Claude Code progress record holds `data` as a Copilot event does, and its uuid says
+# which it is).
+SOURCES: tuple[Source, ...] = (Codex(), ClaudeCode(), Copilot(), Antigravity(), Gemini(),
+                               Messages())
 BY_FORMAT = {s.format: s for s in SOURCES}
 FORMATS = tuple(sorted(BY_FORMAT))
 
