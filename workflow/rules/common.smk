@@ -33,6 +33,7 @@ from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
 from foldstudy.study.session_cache import CACHE_DIR, CACHE_ENV
 from foldstudy.study.spec import (
+    aa_copies,
     arm_ids,
     arms_file_path,
     load_arm_table,

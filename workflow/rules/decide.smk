@@ -25,6 +25,8 @@ rule decision:
         own_arms=own_arm_twins(arms_file_path(STUDY.config)),
         # own arms with `match: false`: outside every verdict (spec.is_matched)
         unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
+        # A/A copies (controls.aa): read against their originals only, on an A/A line
+        aa=aa_copies(STUDY.config),
         arms=audit_arms(),
         sweeps=decision_sweeps(),
         # the repeats to decide are priced as the ledger reserves (the audit's estimate
@@ -76,6 +78,8 @@ checkpoint decide_look:
         own_arms=own_arm_twins(arms_file_path(STUDY.config)),
         # own arms with `match: false`: outside every verdict (spec.is_matched)
         unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
+        # A/A copies (controls.aa): read against their originals only, on an A/A line
+        aa=aa_copies(STUDY.config),
         # the next stage is priced as the ledger reserves, against what is left
         arms=audit_arms(),
         backends=audit_backends(),

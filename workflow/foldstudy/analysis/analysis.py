@@ -81,6 +81,9 @@ class Analysis:
     # The arms whose carry may be opaque (carriers/base.py `may_be_opaque`): evidence
     # refuses an opaque trace on any other (evidence/load.py)
     opaque_arms: frozenset[str] = frozenset()
+    # The config's A/A copies (config sweeps.X.controls.aa): copy -> the arm it copies
+    # (spec.aa_copies); each card reads a copy against its original on its A/A line
+    aa: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
@@ -138,14 +141,26 @@ class Analysis:
         """The plan from these files (a rule names the ones it read; tests use the
         checkout's own). config: the study config, whose own arms with `match: false`
         (its arms_file) join the arms outside the matched comparison."""
-        from ..study.spec import arms_file_path, unmatched_own_arms
+        from ..study.spec import aa_copies, arms_file_path, unmatched_own_arms
 
         arms_path = Path(arms or DEFAULT_ARMS)
         table = load_yaml(arms_path)
         an = cls.from_dict(load_yaml(path or DEFAULT_ANALYSIS), table,
                            schema_description_chars(table, arms_path.parent))
         own = unmatched_own_arms(arms_file_path(config)) if config else []
-        return an.with_unmatched(own) if own else an
+        an = an.with_unmatched(own) if own else an
+        return an.with_copies(aa_copies(config)) if config else an
+
+    def with_copies(self, copies: dict[str, str]) -> Analysis:
+        """This plan with the config's A/A copies (copy -> the arm it copies; spec.aa_copies):
+        outside the matched comparison, titled as copies of their originals."""
+        if not copies:
+            return self
+        titles = {c: f"{self.arm_titles.get(a) or a} (A/A copy)" for c, a in copies.items()}
+        return replace(self.with_unmatched(copies), arm_titles={**self.arm_titles, **titles},
+                       aa={**self.aa, **copies},
+                       opaque_arms=self.opaque_arms | {c for c, a in copies.items()
+                                                       if a in self.opaque_arms})
 
     def arm_title(self, arm: str) -> str:
         return self.arm_titles.get(arm, "")

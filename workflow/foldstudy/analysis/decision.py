@@ -169,6 +169,18 @@ class Card:
             d.pop("fold_failures")
         return d
 
+    @property
+    def aa_lines(self) -> list[ContrastVerdict]:
+        """The card's A/A lines (AA_SOURCE): each arm against its exact copy."""
+        return [v for v in self.contrasts if v.source == AA_SOURCE]
+
+    @property
+    def instrument_fails(self) -> list[ContrastVerdict]:
+        """The A/A lines declared different: an arm "better" than its exact copy is the
+        instrument failing (the endpoint's drift, or noise the test does not hold), so no
+        other word on the card can be read as the carriers'."""
+        return [v for v in self.aa_lines if v.word.endswith(" better")]
+
 
 # ----------------------------------------------------------------- one contrast
 
@@ -379,7 +391,8 @@ def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
     the best of what ran, not which arm to pick; the arm read so is in no matched contrast
     (its capacity is not the study's)."""
     ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
-    read = [a for a in ran if carrier_of(arms[a]).against_best]
+    # an A/A copy is read against its original only (aa_contrasts)
+    read = [a for a in ran if carrier_of(arms[a]).against_best and not arms[a].copy_of]
     matched = [a for a in ran if is_matched(arms[a]) and a not in an.unmatched]
     if not read or not matched:
         return []
@@ -388,6 +401,20 @@ def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
     best = min(matched, key=lambda a: (-float(means[a]), rank.get(a, len(rank)), a))
     return [(best, a, carrier_of(arms[a]).against_best)
             for a in sorted(read, key=lambda a: rank.get(a, 0))]
+
+
+# The source of a card's A/A line (config sweeps.X.controls.aa): an arm against an exact
+# copy of itself through the same endpoint. Any verdict but equivalent or undecided there
+# is the instrument's own noise or drift, not a carrier's difference.
+AA_SOURCE = "A/A control: the arm against its exact copy"
+
+
+def aa_contrasts(cell: pd.DataFrame, an: Analysis) -> list[tuple[str, str, str]]:
+    """(arm, its copy, AA_SOURCE) per A/A copy that ran in the cell beside its original
+    (Analysis.aa): judged like any contrast, adjusted within the family, so a family's
+    error covers it too."""
+    ran = set(cell["arm"])
+    return [(a, c, AA_SOURCE) for c, a in an.aa.items() if {a, c} <= ran]
 
 
 @dataclass(frozen=True)
@@ -422,10 +449,11 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
-    against_best = best_arm_contrasts(cell, ci.arms, an)
+    # lines that read an arm outside the matched comparison against another, by design
+    outside = [*best_arm_contrasts(cell, ci.arms, an), *aa_contrasts(cell, an)]
     for a, b, source in [*cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
-                                         ci.gate_pair), *against_best]:
-        if (a in an.unmatched or b in an.unmatched) and (a, b, source) not in against_best:
+                                         ci.gate_pair), *outside]:
+        if (a in an.unmatched or b in an.unmatched) and (a, b, source) not in outside:
             continue  # outside the matched comparison (spec.is_matched): no verdict
         pr = A.pairs(cell, a, b)
         if pr.empty:
@@ -609,4 +637,5 @@ def planned_family_size(an: Analysis, extra_pairs: Sequence[Sequence[str]],
             if {a, b} <= ran)
     if ran - an.unmatched:
         n += len(ran & set(an.against_best))
+    n += sum(1 for c, a in an.aa.items() if {a, c} <= ran)  # the A/A lines
     return max(1, n * (models if family == "sweep" else 1))

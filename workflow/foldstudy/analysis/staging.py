@@ -229,7 +229,8 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
                   for m in params.models}
     spent = float(read_ledger(params.ledger)["spent_usd"])
     an = Analysis.load(input.analysis, input.arms_yaml).with_unmatched(
-        getattr(params, "unmatched", ()) or ())
+        getattr(params, "unmatched", ()) or ()).with_copies(dict(getattr(params, "aa", {})
+                                                                 or {}))
     family = planned_family_size(an, params.compare_pairs, dict(params.own_arms),
                                  params.decide["pair"], params.sweep_arms,
                                  len(params.models), params.decide["family"],

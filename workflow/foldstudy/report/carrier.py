@@ -29,6 +29,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..analysis.decision import AA_SOURCE
 from ..backends.store import ResponseStore
 from ..grade.rows import read_record
 from ..io import read_json, write_text
@@ -73,6 +74,8 @@ def chosen(card: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(arm, contrast) the card's verdict names, or None (undecided, all lost)."""
     for v in card["contrasts"]:
         if v.get("source") in against_best_sources():  # no prompt of the study's: no folder
+            continue
+        if v.get("source") == AA_SOURCE:  # a control: it names no carrier
             continue
         word = v["word"]
         if word.endswith(" better"):

@@ -195,6 +195,7 @@ MID_STAGE = (" The budget ran out in the middle of a stage: the repeat it stoppe
 
 def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     out = [f"## `{c.model}` in sweep `{c.sweep}` ({c.valid_rows} valid rows)", ""]
+    out += [line for v in c.instrument_fails for line in (instrument_line(v), "")]
     if c.all_lost:
         out += [f"**Verdict: {D.ALL_LOST}.**", ""]
     if c.contrasts:
@@ -217,6 +218,16 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     out += [line for arm, said in c.fold_failures.items()
             for line in (fold_failure_line(arm, said), "")]
     return out
+
+
+def instrument_line(v: D.ContrastVerdict) -> str:
+    """An A/A line declared different (Card.instrument_fails), said before anything else
+    on the card: an arm cannot be better than an exact copy of itself."""
+    return (f"**The instrument fails its A/A control: {v.a} against its exact copy {v.b} "
+            f"reads {v.word} (difference {v.difference:+.3f}, adjusted p "
+            f"{_p(v.p_adjusted)}). The copy sent byte-identical requests, so this difference "
+            "is the endpoint's drift or noise the test does not hold; no other verdict on "
+            "this card can be read as the carriers' until it is explained.**")
 
 
 def fold_failure_line(arm: str, said: str) -> str:
@@ -399,7 +410,8 @@ def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[st
 def decision_stage(input: Any, output: Any, params: Any) -> str:
     """Rule decision: results/decision.md and decision.json."""
     an = Analysis.load(input.analysis, input.arms_yaml).with_unmatched(
-        getattr(params, "unmatched", ()) or ())
+        getattr(params, "unmatched", ()) or ()).with_copies(dict(getattr(params, "aa", {})
+                                                                 or {}))
     rows, checks = decision_frames(input.rows, input.checks)
     ci = card_inputs(params, input, an)
     return write_decision(D.cards(rows, checks, an, ci), an, ci.margin, output.md,

@@ -16,6 +16,7 @@ import json
 import logging
 from typing import Any
 
+from ..analysis.decision import AA_SOURCE
 from ..errors import StudyError
 from ..io import read_json, write_text
 from .decision import json_safe
@@ -110,8 +111,21 @@ def gate_result(gate: dict[str, Any], sweeps: dict[str, dict[str, Any]],
     cards = {(c["sweep"], c["model"]): c for c in doc["cards"]}
     models = [verdict(gate, s, m, cards.get((s, m)) if s else None)
               for s, m in gate_models(gate, sweeps)]
-    return {"gate": gate, "passed": bool(models) and all(m["pass"] for m in models),
-            "family": doc.get("family"), "models": models}
+    instrument = instrument_failures(doc)
+    return {"gate": gate, "passed": bool(models) and all(m["pass"] for m in models)
+            and not instrument, "family": doc.get("family"), "models": models,
+            "instrument": instrument}
+
+
+def instrument_failures(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every card's A/A line declared different (analysis/decision.py AA_SOURCE): an arm
+    "better" than its exact copy is the instrument failing, and fails the gate whatever
+    the gate's own pair reads, on any model."""
+    return [{"sweep": c["sweep"], "model": c["model"], "arm": v["a"], "copy": v["b"],
+             "verdict": v["word"], "difference": v["difference"],
+             "p_adjusted": v.get("p_adjusted")}
+            for c in doc["cards"] for v in c["contrasts"]
+            if v.get("source") == AA_SOURCE and str(v["word"]).endswith(" better")]
 
 
 def failing_lines(result: dict[str, Any]) -> list[str]:
@@ -122,6 +136,9 @@ def failing_lines(result: dict[str, Any]) -> list[str]:
              f"{m['why']}" for m in result["models"] if not m["pass"]]
     if not result["models"]:
         lines.append(f"gate: no model runs both {g['arm']} and {g['against']}")
+    lines += [f"gate fails on {x['model']} in sweep {x['sweep']}: the instrument fails its "
+              f"A/A control, {x['arm']} against its exact copy {x['copy']} reads "
+              f"{x['verdict']}" for x in result.get("instrument") or []]
     return lines
 
 
@@ -144,6 +161,8 @@ def gate_stage(input: Any) -> None:
         log.error("%s", line)
     if lines:
         n = sum(not m["pass"] for m in result["models"])
-        raise GateFailed(f"the gate does not hold on {n} of {len(result['models'])} models "
-                         f"({input.gate}); each is named above")
+        aa = len(result.get("instrument") or [])
+        raise GateFailed(f"the gate does not hold on {n} of {len(result['models'])} models"
+                         + (f" and {aa} A/A control{'s' if aa > 1 else ''} failed" if aa
+                            else "") + f" ({input.gate}); each is named above")
     log.info("gate passes on all %d models (%s)", len(result["models"]), input.gate)

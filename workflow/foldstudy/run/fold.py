@@ -216,7 +216,8 @@ def fold_request(arm: Arm, user: str, temperature: float, seed: int) -> ChatRequ
         temperature=temperature,
         seed=seed,
         response_schema=arm.schema,
-        schema_name=f"arm_{arm.base or arm.arm}",  # an index arm sends its base's
+        # an index arm sends its base's, an A/A copy its original's (Arm.wire_arm)
+        schema_name=f"arm_{arm.wire_arm}",
     )
 
 

@@ -41,12 +41,14 @@ from .spec import (
     Fact,
     Fixture,
     SpecError,
+    aa_copy_id,
     arm_ids,
     arms_file_path,
     is_matched,
     merge_own_arms,
     resolve_arm,
     unmatched_own_arms,
+    with_aa_copies,
 )
 
 
@@ -295,6 +297,18 @@ def control_problems(cfg: dict[str, Any], facts_spec: dict[str, Any]) -> list[st
     return out
 
 
+def aa_problems(cfg: dict[str, Any]) -> list[str]:
+    """A sweep's `controls.aa` names one of the arms it runs: the copy runs beside it in
+    every block (spec.with_aa_copies), so an arm the sweep does not run has no original."""
+    out = []
+    for name, sw in cfg["sweeps"].items():
+        arm = (sw.get("controls") or {}).get("aa")
+        if arm is not None and arm not in sw["arms"]:
+            out.append(f"config.sweeps.{name}.controls.aa: {arm!r} is not an arm of sweep "
+                       f"{name} (its arms: {' '.join(sw['arms'])})")
+    return out
+
+
 def decide_sweeps(cfg: dict[str, Any]) -> list[str]:
     """The sweeps a staged decision (config `decide:`) runs in stages: those running both
     arms of its pair. None without `decide:`, and none in evidence mode, which folds
@@ -521,6 +535,12 @@ def load_study(
     problems += scope_problems(cfg.get("scopes"), cfg["sweeps"], ANALYSES)
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
+    problems += aa_problems(cfg)
+    if not problems:  # each A/A copy joins its sweep and the arm table (spec.with_aa_copies)
+        table = with_aa_copies(table, cfg)
+        for sw in cfg["sweeps"].values():
+            if arm := (sw.get("controls") or {}).get("aa"):
+                sw["arms"] = [*sw["arms"], aa_copy_id(arm)]
     problems += _per_field_problems(table, cfg["arm_overrides"], resources)
     problems += _match_problems(arm_table, table, cfg["arm_overrides"])
     sessions, session_problems, session_warnings = session_fixtures(cfg, schema)

@@ -52,6 +52,15 @@ class Arm:
     index_share: float = 0.0
     index_cap_tokens: int = 0
     index_heading: str = ""
+    # An A/A copy (config sweeps.X.controls.aa): the arm it copies, whose requests it
+    # sends byte for byte; None on every other arm
+    copy_of: str | None = None
+
+    @property
+    def wire_arm(self) -> str:
+        """The arm whose name a request carries (the schema's name): an index arm's base,
+        an A/A copy's original, else the arm itself, so neither differs on the wire."""
+        return self.base or self.copy_of or self.arm
 
     @property
     def has_index(self) -> bool:
@@ -73,6 +82,8 @@ class Arm:
         if self.base is None:
             for k in INDEX_KEYS:
                 d.pop(k)
+        if self.copy_of is None:
+            d.pop("copy_of")
         return d
 
     @classmethod
@@ -101,10 +112,48 @@ def is_matched(arm: Arm | dict[str, Any]) -> bool:
     arm with `match: false` (at its own capacity) are outside, and so never reach a
     matched contrast, a decision card's verdict or a paper table; they appear on the
     retained-token axis and in the arm-against-arm tables. Whether a kind is inside is
-    its carrier's to say (carriers/base.py `matched`)."""
+    its carrier's to say (carriers/base.py `matched`). An A/A copy is a control, outside
+    too: it is read against its original only (the card's A/A line)."""
+    if (arm.copy_of if isinstance(arm, Arm) else arm.get("copy_of")):
+        return False
     if not carrier_of(arm).matched:
         return False
     return isinstance(arm, Arm) or arm.get("match", True) is not False
+
+
+# An A/A copy's id is its original's with this mark, which no arm id of arms.yaml or of an
+# arms file can hold (their rule allows letters, digits and ._- only): it never collides
+# with an arm, and reads as a control wherever the id is printed.
+AA_MARK = "~aa"
+
+
+def aa_copy_id(arm: str) -> str:
+    """The id of `arm`'s A/A copy (config sweeps.X.controls.aa)."""
+    return f"{arm}{AA_MARK}"
+
+
+def aa_copies(config: dict[str, Any] | None) -> dict[str, str]:
+    """Each A/A copy a config's sweeps run (controls.aa) -> the arm it copies."""
+    out = {}
+    for sw in ((config or {}).get("sweeps") or {}).values():
+        arm = ((sw or {}).get("controls") or {}).get("aa") if isinstance(sw, dict) else None
+        if isinstance(arm, str) and arm:
+            out[aa_copy_id(arm)] = arm
+    return out
+
+
+def with_aa_copies(table: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """The arm table with an entry per A/A copy the config runs: its original's entry,
+    titled as a copy, naming what it copies (resolve_arm builds it as the original)."""
+    copies = aa_copies(config)
+    if not copies:
+        return table
+    arms = dict(table["arms"])
+    for copy, arm in copies.items():
+        arms[copy] = {**arms[arm], "copy_of": arm,
+                      "title": f"{arms[arm].get('title', arm)} (A/A copy)",
+                      "description": f"an exact copy of arm {arm} (A/A control)"}
+    return {**table, "arms": arms}
 
 
 def scaled(value: float, scale: float) -> int:
@@ -177,6 +226,9 @@ def resolve_arm(
     if arm_id not in table["arms"]:
         raise SpecError(f"{arm_id!r} is not an arm (known: {' '.join(sorted(table['arms']))})")
     a = table["arms"][arm_id]
+    if a.get("copy_of"):  # an A/A copy: its original, under its own id and title
+        return replace(resolve_arm(a["copy_of"], table, resources, scale), arm=arm_id,
+                       title=a["title"], copy_of=a["copy_of"])
     if is_index_arm(a):
         return resolve_index_arm(arm_id, table, resources, scale)
     # a user's own arm (config arms_file) names its prompt and schema files by path

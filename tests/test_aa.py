@@ -1,0 +1,114 @@
+"""The A/A control (config sweeps.X.controls.aa): an arm against an exact copy of itself
+through the same endpoint. The copy sends byte-identical requests (only the store's key,
+through the sample's arm, tells them apart), is outside the matched comparison, and is
+read against its original on its own card line; a copy declared different is the
+instrument failing, which the card says first and the gate fails on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from foldstudy.analysis import decision as D
+from foldstudy.analysis.analysis import Analysis
+from foldstudy.backends.store import cache_key
+from foldstudy.report import decision as R
+from foldstudy.report import gate as G
+from foldstudy.report.carrier import chosen
+from foldstudy.report.decision import json_safe
+from foldstudy.run.fold import Sample, fold_request
+from foldstudy.study.config import ConfigError, load_study
+from foldstudy.study.spec import aa_copies, is_matched, load_arm_table
+
+from .support.evidence_rows import arm_rows, frames
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def study(controls: dict, arms: tuple[str, ...] = ("j", "m")):
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg["sweeps"]["main"].update(arms=list(arms), controls=controls)
+    schema = yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text())
+    return load_study(cfg, schema, load_arm_table(ROOT / "resources"), ROOT / "resources")
+
+
+def test_the_copy_runs_in_every_block_and_sends_its_originals_requests_byte_for_byte():
+    s = study({"aa": "j"})
+    assert s.config["sweeps"]["main"]["arms"] == ["j", "m", "j~aa"]
+    per_block = {r.repeat: {x.arm for x in s.runs if x.repeat == r.repeat} for r in s.runs}
+    assert all(arms == {"j", "m", "j~aa"} for arms in per_block.values())
+    j, copy = s.arms["j"], s.arms["j~aa"]
+    assert copy.copy_of == "j" and copy.title.endswith("(A/A copy)")
+    assert not is_matched(copy) and is_matched(j)
+    assert copy.to_dict()["copy_of"] == "j" and "copy_of" not in j.to_dict()
+    sent = [fold_request(a, "the fold's message", 0.2, 7) for a in (j, copy)]
+    assert sent[0].canonical() == sent[1].canonical()  # nothing differs on the wire
+    keys = [cache_key(r, {"backend": "x"}, Sample("main", "m1", a.arm, 0, 0, 1)
+                      .identity("fold0")) for r, a in zip(sent, (j, copy), strict=True)]
+    assert keys[0] != keys[1]  # the store keeps the two apart by the sample's arm
+
+
+def test_a_copy_of_an_index_arm_sends_its_bases_schema_name_as_the_original_does():
+    s = study({"aa": "jx"}, arms=("j", "jx"))
+    sent = [fold_request(s.arms[a], "u", 0.2, 7) for a in ("jx", "jx~aa")]
+    assert sent[0].canonical() == sent[1].canonical() and sent[0].schema_name == "arm_j"
+
+
+def test_an_aa_arm_the_sweep_does_not_run_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"config.sweeps.main.controls.aa: 'q' is not an "
+                                          r"arm of sweep main \(its arms: j m\)"):
+        study({"aa": "q"})
+
+
+def test_the_copy_is_outside_every_paper_reader():
+    cfg = {"sweeps": {"main": {"controls": {"aa": "m"}}, "other": {}}}
+    assert aa_copies(cfg) == {"m~aa": "m"}
+    an = Analysis.load(config=cfg)
+    assert "m~aa" in an.unmatched and an.aa == {"m~aa": "m"}
+    assert an.arm_title("m~aa") == f"{an.arm_title('m')} (A/A copy)"
+
+
+def _cards(copy: list[float], original: list[float] | None = None):
+    original = original or [0.6, 0.4, 0.5, 0.7, 0.5, 0.3, 0.6, 0.4, 0.5, 0.5, 0.6, 0.4]
+    rows = [r for arm, recalls in (("j", [0.2] * 12), ("m", original), ("m~aa", copy))
+            for r in arm_rows("s", "x", arm, recalls, k=10)]
+    rows_df, checks = frames(rows)
+    an = AN.with_copies({"m~aa": "m"})
+    return D.cards(rows_df, checks, an, D.CardInputs(margin=0.10, gate_pair=("j", "m"))), an
+
+
+AN = Analysis.load()
+
+
+def test_an_equal_copy_reads_no_difference_and_the_card_says_nothing_first():
+    (card,), an = _cards([0.6, 0.4, 0.5, 0.7, 0.5, 0.3, 0.6, 0.4, 0.5, 0.5, 0.6, 0.4])
+    (aa,) = card.aa_lines
+    assert (aa.a, aa.b, aa.source) == ("m", "m~aa", D.AA_SOURCE)
+    assert aa.difference == 0 and not aa.word.endswith("better")
+    assert aa.family_size == len(card.contrasts)  # adjusted within the family
+    assert card.instrument_fails == []
+    lines = R.card_markdown(card, an)
+    assert "instrument fails" not in "\n".join(lines)
+    assert any(D.AA_SOURCE in line for line in lines)  # the A/A line, named as a control
+
+
+def test_a_copy_declared_better_is_the_instrument_failing_said_first_and_the_gate_fails():
+    (card,), an = _cards([1.0] * 12)
+    (bad,) = card.instrument_fails
+    assert bad.word == "m~aa better"
+    lines = R.card_markdown(card, an)
+    assert lines[2].startswith("**The instrument fails its A/A control: m against its exact "
+                               "copy m~aa reads m~aa better")
+    doc = json.loads(json.dumps(json_safe({"family": "sweep",
+                                           "cards": [c.to_dict() for c in [card]]})))
+    # the copy is never the card's chosen carrier
+    assert chosen(doc["cards"][0]) is None or chosen(doc["cards"][0])[0] != "m~aa"
+    gate = {"arm": "m", "against": "j", "at_least": "better", "models": None}
+    result = G.gate_result(gate, {"s": {"arms": ["j", "m", "m~aa"], "models": ["x"]}}, doc)
+    assert result["models"][0]["pass"] and not result["passed"]
+    (line,) = [x for x in G.failing_lines(result) if "A/A" in x]
+    assert line == ("gate fails on x in sweep s: the instrument fails its A/A control, m "
+                    "against its exact copy m~aa reads m~aa better")
