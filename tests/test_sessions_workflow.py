@@ -92,7 +92,7 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
     assert aside.startswith("reason\ttokens\texamples\tsays\n")
     # each transcript was parsed once, into the cache under .snakemake/
     assert len(list((tmp_path / ".snakemake/foldstudy/sessions").glob(
-        "transcript-*.pickle"))) == 2
+        "transcript-*.json"))) == 2
 
 
 HARBOR = {"cc": "harbor.claude-code.jsonl", "codex": "harbor.codex.jsonl",
