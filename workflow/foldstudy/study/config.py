@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..backends.http import key_problem
 from ..backends.registry import resolve_model_config
 from ..errors import StudyError
 from ..io import load_yaml
@@ -487,6 +488,8 @@ def load_study(
     cfg = with_defaults(config, schema)
     staged_maximum(cfg)
     cfg["models"] = {name: resolve_model_config(m) for name, m in cfg["models"].items()}
+    problems += [f"config.models.{name}.api_key_env: {why}" for name, m in cfg["models"].items()
+                 if (why := key_problem(m.get("api_key_env")))]
     for sname, sw in cfg["sweeps"].items():
         for i, m in enumerate(sw["models"]):
             if m not in cfg["models"]:
