@@ -12,8 +12,10 @@ from foldstudy.backends import backend_classes
 from foldstudy.backends.store import store_dir_problem
 from foldstudy.errors import StudyError
 from foldstudy.evidence.load import (
+    decision_sweeps,
     evidence_dir_problem,
     evidence_package_problem,
+    package_gate_problem,
     pilot_problem,
 )
 from foldstudy.io import load_yaml, print_if_written, read_json
@@ -492,6 +494,8 @@ _refusal, _note = decide_evidence_note(
 )
 if _refusal:
     raise WorkflowError(_refusal)
+if _refusal := package_gate_problem(STUDY.config):
+    raise WorkflowError(_refusal)
 if _note:
     logger.info(_note)
 
@@ -619,15 +623,6 @@ def own_arm_sources():
 
 def own_arm_files():
     return sorted({p for files in own_arm_sources().values() for p in files.values()})
-
-
-def decision_sweeps():
-    """Each sweep's arms, order design and models: the rotation a repeat plan rounds
-    to, and the models a gate holds on."""
-    return {
-        s: {k: sw[k] for k in ("arms", "design", "models")}
-        for s, sw in STUDY.config["sweeps"].items()
-    }
 
 
 def trace_inputs(wildcards):

@@ -26,7 +26,7 @@ rule decision:
         # own arms with `match: false`: outside every verdict (spec.is_matched)
         unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
         arms=audit_arms(),
-        sweeps=decision_sweeps(),
+        sweeps=decision_sweeps(STUDY.config),
         # the repeats to decide are priced as the ledger reserves (the audit's estimate
         # before any call); a reviewer's package (evidence mode) has no fixtures, so no
         # price
@@ -105,7 +105,7 @@ rule gate_verdicts:
         ENV
     params:
         gate=(STUDY.config["decide"] or {}).get("gate"),
-        sweeps=decision_sweeps(),
+        sweeps=decision_sweeps(STUDY.config),
     script:
         "../scripts/gate_verdicts.py"
 

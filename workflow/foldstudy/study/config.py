@@ -321,7 +321,10 @@ def decide_problems(cfg: dict[str, Any]) -> list[str]:
                    f"{d['max_repeats']} (at most one look per repeat)")
     elif "sweeps" in cfg and "max_repeats" in d:
         out += _rotation_looks(cfg, d) + _run_ceiling(cfg, d)
-    return out + gate_problems(d.get("gate"), cfg.get("sweeps", {}))
+    # in evidence mode the gate holds on the package's sweeps, checked where the package
+    # is read (evidence/load.py: package_gate_problem)
+    return out + ([] if cfg.get("evidence") else gate_problems(d.get("gate"),
+                                                               cfg.get("sweeps", {})))
 
 
 def unmatched_verdict_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -> list[str]:
