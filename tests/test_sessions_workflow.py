@@ -190,6 +190,46 @@ def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
         p.stdout + p.stderr, p.stdout[-2000:]
 
 
+
+def test_a_transcript_edited_in_place_with_its_size_and_mtime_kept_reruns_its_fixture(
+        tmp_path):
+    """A transcript edited where it lies, its size and mtime put back (`os.utime`, a
+    restore, a sync tool): Snakemake's mtime sees nothing, the fixture's content param
+    (the transcript's sha256, through the session cache) does; the refolded fixture
+    holds the new text, and its manifest's sha256 is the file's."""
+    import os
+
+    transcript = tmp_path / "atlas.claude-code.jsonl"
+    shutil.copy(DATA / "atlas.claude-code.jsonl", transcript)
+    cfg = {"models": {"s": {"backend": "embedded"}},
+           "scenarios": {"atlas": {"transcript": str(transcript),
+                                   "facts": str(DATA / "atlas-facts.yaml")}},
+           "sweeps": {"mine": {"scenario": "atlas", "models": ["s"], "arms": ["m"],
+                               "repeats": 1}}}
+    (tmp_path / "work").mkdir()
+    study = GatewayStudy(tmp_path / "work", cfg, KEY)
+    target = "results/fixtures/mine/fixture.json"
+    assert study.snakemake(target).returncode == 0
+    assert "Nothing to be done" in (p := study.snakemake("-n", target)).stdout + p.stderr
+    before = transcript.stat()
+    text = transcript.read_bytes()
+    assert text.count(b"listener") == 3
+    transcript.write_bytes(text.replace(b"listener", b"acceptor"))  # same length
+    os.utime(transcript, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert transcript.stat().st_size == before.st_size
+    assert transcript.stat().st_mtime_ns == before.st_mtime_ns
+    p = study.snakemake("-n", target)
+    assert p.returncode == 0 and "Nothing to be done" not in p.stdout + p.stderr, \
+        p.stdout[-2000:]
+    assert study.snakemake(target).returncode == 0
+    fixture = json.loads((tmp_path / "work" / target).read_text())
+    chunks = "\n".join(fixture["chunks"])
+    assert "acceptor" in chunks and "listener" not in chunks
+    manifest = json.loads((tmp_path / "work/results/fixtures/mine/manifest.json").read_text())
+    assert manifest["session"]["transcript_sha256"] == hashlib.sha256(
+        transcript.read_bytes()).hexdigest()
+    assert "Nothing to be done" in (p := study.snakemake("-n", target)).stdout + p.stderr
+
 SAMPLES = {  # scenario: (transcript, three of its facts)
     "atlas": (DATA / "atlas.claude-code.jsonl", [
         {"label": "the primary ingress port", "value": "47213", "class": "port"},

@@ -34,6 +34,7 @@ from foldstudy.study.config import (
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
 from foldstudy.study.session_cache import CACHE_DIR, CACHE_ENV
+from foldstudy.study.session_checks import session_content
 from foldstudy.study.spec import (
     arm_ids,
     arms_file_path,
@@ -147,6 +148,12 @@ def fixture_params(wildcards):
     if own is not None:  # scale does not apply: the session's size is the transcript's
         return {"seed": sw["seed"], "session": {"name": sw["scenario"], **own}}
     return {"scenario": sw["scenario"], "seed": sw["seed"], "scale": STUDY.scale}
+
+
+def fixture_content(wildcards):
+    """A session sweep's transcript by content (study/session_checks.py); None else."""
+    scenario = STUDY.config["sweeps"][wildcards.sweep]["scenario"]
+    return session_content(STUDY.sessions.get(scenario))
 
 
 def fixture_session_inputs(wildcards):
