@@ -47,6 +47,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..errors import StudyError
 from .transcripts import Transcript, read_transcript
 
 log = logging.getLogger(__name__)
@@ -153,8 +154,9 @@ def _mac(secret: bytes, kind: str, key: str, payload: bytes) -> str:
     return hmac.new(secret, f"{kind}\0{key}\0".encode() + payload, hashlib.sha256).hexdigest()
 
 
-class ForeignEntry(ValueError):
-    """An entry this cache did not write, or whose data is not of the type asked for."""
+class ForeignEntry(StudyError, ValueError):
+    """An entry this cache did not write, or whose data is not of the type asked for:
+    caught in memo, which discards the entry and says so in one line of the log."""
 
 
 def to_data(value: Any) -> Any:
