@@ -8,41 +8,18 @@ control character, whichever backend built it (backends/http.py's one sending pl
 
 from __future__ import annotations
 
-import copy
 import re
 
 import pytest
-import yaml
 
 from foldstudy.backends import make_backend
 from foldstudy.backends.base import BackendError, ChatRequest
-from foldstudy.study.config import ConfigError, load_study
-from foldstudy.study.spec import load_arm_table
 
-from .conftest import RESOURCES, ROOT
+from .test_hostile_inputs import _sweep_named, base, refused  # noqa: F401
 
 PRICES = {"price_prompt_usd_per_mtok": 3.0, "price_completion_usd_per_mtok": 15.0}
 CLAUDE = {"backend": "anthropic", "model_id": "claude-x", "api_key_env": "NEWLINE_TEST_KEY",
           **PRICES}
-
-
-@pytest.fixture(scope="module")
-def base():
-    return yaml.safe_load((ROOT / "config/config.yaml").read_text())
-
-
-def refused(base, config_schema, change) -> str:
-    cfg = copy.deepcopy(base)
-    change(cfg)
-    with pytest.raises(ConfigError) as e:
-        load_study(cfg, config_schema, load_arm_table(RESOURCES), RESOURCES)
-    return str(e.value)
-
-
-def _sweep_named(name):
-    def change(c):
-        c["sweeps"][name] = c["sweeps"].pop("main")
-    return change
 
 
 def _claude(**m):
@@ -68,13 +45,14 @@ CASES = [
 
 
 @pytest.mark.parametrize("change, key", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_a_value_with_a_final_line_break_is_refused_by_key(base, config_schema, change, key):
+def test_a_value_with_a_final_line_break_is_refused_by_key(base, config_schema, change,  # noqa: F811
+                                                           key):
     said = refused(base, config_schema, change)
     assert key in said and "Traceback" not in said
 
 
 def test_a_key_in_the_environment_ending_in_a_line_break_is_refused_unshown(
-        base, config_schema, monkeypatch):
+        base, config_schema, monkeypatch):  # noqa: F811
     """`export KEY=$(cat keyfile)` keeps no line break, but `KEY="$(cat f)\n"`, a .env file
     with CRLF endings or a secret manager's value may: named by key, never shown."""
     monkeypatch.setenv("NEWLINE_TEST_KEY", "sk-ant-api03-secretvalue\r\n")

@@ -164,6 +164,17 @@ def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path
     assert not (tmp_path / "results").exists()
 
 
+def one_session_study(tmp_path: Path, transcript: Path, facts: Path
+                      ) -> tuple[GatewayStudy, str]:
+    """A study of one sweep folding `transcript` (in tmp_path/work), and its fixture."""
+    cfg = {"models": {"s": {"backend": "embedded"}},
+           "scenarios": {"own": {"transcript": str(transcript), "facts": str(facts)}},
+           "sweeps": {"mine": {"scenario": "own", "models": ["s"], "arms": ["m"],
+                               "repeats": 1}}}
+    (tmp_path / "work").mkdir()
+    return GatewayStudy(tmp_path / "work", cfg, KEY), "results/fixtures/mine/fixture.json"
+
+
 def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
     """Issue 40: a Codex fork's history is its parent's rollout up to the cut, so the
     parent is the fixture's input as the transcript is: an edit to it reruns the fixture
@@ -171,14 +182,7 @@ def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
     from .test_sessions_config import _fork_with_secret_parent
 
     fork, parent, _ = _fork_with_secret_parent(tmp_path / "tree")
-    cfg = {"models": {"s": {"backend": "embedded"}},
-           "scenarios": {"harbor": {"transcript": str(fork),
-                                    "facts": str(DATA / "harbor-facts.yaml")}},
-           "sweeps": {"mine": {"scenario": "harbor", "models": ["s"], "arms": ["m"],
-                               "repeats": 1}}}
-    (tmp_path / "work").mkdir()
-    study = GatewayStudy(tmp_path / "work", cfg, KEY)
-    target = "results/fixtures/mine/fixture.json"
+    study, target = one_session_study(tmp_path, fork, DATA / "harbor-facts.yaml")
     assert study.snakemake(target).returncode == 0
     fixture = json.loads((tmp_path / "work" / target).read_text())
     assert [f["path"] for f in fixture["meta"]["session"]["inherited"]] == [str(parent)]
@@ -201,14 +205,7 @@ def test_a_transcript_edited_in_place_with_its_size_and_mtime_kept_reruns_its_fi
 
     transcript = tmp_path / "atlas.claude-code.jsonl"
     shutil.copy(DATA / "atlas.claude-code.jsonl", transcript)
-    cfg = {"models": {"s": {"backend": "embedded"}},
-           "scenarios": {"atlas": {"transcript": str(transcript),
-                                   "facts": str(DATA / "atlas-facts.yaml")}},
-           "sweeps": {"mine": {"scenario": "atlas", "models": ["s"], "arms": ["m"],
-                               "repeats": 1}}}
-    (tmp_path / "work").mkdir()
-    study = GatewayStudy(tmp_path / "work", cfg, KEY)
-    target = "results/fixtures/mine/fixture.json"
+    study, target = one_session_study(tmp_path, transcript, DATA / "atlas-facts.yaml")
     assert study.snakemake(target).returncode == 0
     assert "Nothing to be done" in (p := study.snakemake("-n", target)).stdout + p.stderr
     before = transcript.stat()
