@@ -1,7 +1,7 @@
 """The gate and the decision in evidence mode (config `evidence: DIR`) read the package's
 sweeps and models, not the config's: `snakemake gate` on a reviewer's package failed "no
 valid row on this model" on every model of the config while decision.json held the
-package's cards (paper §3.3's evidence is the package's rows; DESIGN §6, Decision)."""
+package's cards (docs/budget-and-power.md, "The gate: a decision CI can act on")."""
 
 from __future__ import annotations
 

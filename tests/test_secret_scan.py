@@ -94,8 +94,8 @@ def gemini_with_a_screenshot(tmp_path: Path, mb: float) -> Path:
 
 
 def test_a_50_mb_pasted_screenshot_is_scanned_and_its_key_found(tmp_path):
-    """The issue's case: 49.8 MB of base64 on one line (under max_mb: 50). Before, the
-    scan of this line did not return within 600 s."""
+    """A screenshot as a user pastes one: 49.8 MB of base64 on one line (under the
+    reader's max_mb: 50). Before, the scan of this line did not return within 600 s."""
     p = gemini_with_a_screenshot(tmp_path, 49.8)
     assert credential_lines(read_transcript(p, "gemini")) == [(3, "Slack Token")]
 
