@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -77,6 +78,19 @@ def pytest_runtest_setup(item) -> None:
     for marker in system.NEEDS:
         if item.get_closest_marker(marker):
             system.require(marker)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache_key(tmp_path_factory) -> Path:
+    """The session cache's signing key (study/session_cache.py) for the whole run, every
+    worker and every Snakemake the tests start: beside the run's temporary directories,
+    never the user's own cache home, and one file, so a build one worker made is read by
+    another as the cache's own."""
+    from foldstudy.study.session_cache import KEY_FILE_ENV
+
+    key = tmp_path_factory.getbasetemp().parent / "foldstudy-session-cache.key"
+    os.environ[KEY_FILE_ENV] = str(key)
+    return key
 
 
 @pytest.fixture(scope="session")

@@ -92,7 +92,7 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
     assert aside.startswith("reason\ttokens\texamples\tsays\n")
     # each transcript was parsed once, into the cache under .snakemake/
     assert len(list((tmp_path / ".snakemake/foldstudy/sessions").glob(
-        "transcript-*.pickle"))) == 2
+        "transcript-*.json"))) == 2
 
 
 HARBOR = {"cc": "harbor.claude-code.jsonl", "codex": "harbor.codex.jsonl",
@@ -207,6 +207,17 @@ def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path
     assert not (tmp_path / "results").exists()
 
 
+def one_session_study(tmp_path: Path, transcript: Path, facts: Path
+                      ) -> tuple[GatewayStudy, str]:
+    """A study of one sweep folding `transcript` (in tmp_path/work), and its fixture."""
+    cfg = {"models": {"s": {"backend": "embedded"}},
+           "scenarios": {"own": {"transcript": str(transcript), "facts": str(facts)}},
+           "sweeps": {"mine": {"scenario": "own", "models": ["s"], "arms": ["m"],
+                               "repeats": 1}}}
+    (tmp_path / "work").mkdir()
+    return GatewayStudy(tmp_path / "work", cfg, KEY), "results/fixtures/mine/fixture.json"
+
+
 def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
     """Issue 40: a Codex fork's history is its parent's rollout up to the cut, so the
     parent is the fixture's input as the transcript is: an edit to it reruns the fixture
@@ -214,14 +225,7 @@ def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
     from .test_sessions_config import _fork_with_secret_parent
 
     fork, parent, _ = _fork_with_secret_parent(tmp_path / "tree")
-    cfg = {"models": {"s": {"backend": "embedded"}},
-           "scenarios": {"harbor": {"transcript": str(fork),
-                                    "facts": str(DATA / "harbor-facts.yaml")}},
-           "sweeps": {"mine": {"scenario": "harbor", "models": ["s"], "arms": ["m"],
-                               "repeats": 1}}}
-    (tmp_path / "work").mkdir()
-    study = GatewayStudy(tmp_path / "work", cfg, KEY)
-    target = "results/fixtures/mine/fixture.json"
+    study, target = one_session_study(tmp_path, fork, DATA / "harbor-facts.yaml")
     assert study.snakemake(target).returncode == 0
     fixture = json.loads((tmp_path / "work" / target).read_text())
     assert [f["path"] for f in fixture["meta"]["session"]["inherited"]] == [str(parent)]
@@ -232,6 +236,39 @@ def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
     assert p.returncode == 0 and "fixture" in p.stdout and "Nothing to be done" not in \
         p.stdout + p.stderr, p.stdout[-2000:]
 
+
+
+def test_a_transcript_edited_in_place_with_its_size_and_mtime_kept_reruns_its_fixture(
+        tmp_path):
+    """A transcript edited where it lies, its size and mtime put back (`os.utime`, a
+    restore, a sync tool): Snakemake's mtime sees nothing, the fixture's content param
+    (the transcript's sha256, through the session cache) does; the refolded fixture
+    holds the new text, and its manifest's sha256 is the file's."""
+    import os
+
+    transcript = tmp_path / "atlas.claude-code.jsonl"
+    shutil.copy(DATA / "atlas.claude-code.jsonl", transcript)
+    study, target = one_session_study(tmp_path, transcript, DATA / "atlas-facts.yaml")
+    assert study.snakemake(target).returncode == 0
+    assert "Nothing to be done" in (p := study.snakemake("-n", target)).stdout + p.stderr
+    before = transcript.stat()
+    text = transcript.read_bytes()
+    assert text.count(b"listener") == 3
+    transcript.write_bytes(text.replace(b"listener", b"acceptor"))  # same length
+    os.utime(transcript, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert transcript.stat().st_size == before.st_size
+    assert transcript.stat().st_mtime_ns == before.st_mtime_ns
+    p = study.snakemake("-n", target)
+    assert p.returncode == 0 and "Nothing to be done" not in p.stdout + p.stderr, \
+        p.stdout[-2000:]
+    assert study.snakemake(target).returncode == 0
+    fixture = json.loads((tmp_path / "work" / target).read_text())
+    chunks = "\n".join(fixture["chunks"])
+    assert "acceptor" in chunks and "listener" not in chunks
+    manifest = json.loads((tmp_path / "work/results/fixtures/mine/manifest.json").read_text())
+    assert manifest["session"]["transcript_sha256"] == hashlib.sha256(
+        transcript.read_bytes()).hexdigest()
+    assert "Nothing to be done" in (p := study.snakemake("-n", target)).stdout + p.stderr
 
 SAMPLES = {  # scenario: (transcript, three of its facts)
     "atlas": (DATA / "atlas.claude-code.jsonl", [

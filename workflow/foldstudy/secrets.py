@@ -80,15 +80,92 @@ def _subclasses(cls: type) -> Iterator[type]:
         yield from _subclasses(sub)
 
 
+# A line longer than WINDOW_LINE_CHARS is scanned in windows of that many characters,
+# each overlapping the next by WINDOW_OVERLAP_CHARS. Some plugins' patterns backtrack over
+# the rest of the line at every candidate start (detect-secrets' NPM token,
+# `\/\/.+\/:_authToken=`, at each `//`, which a base64 image holds every few thousand
+# characters): on a whole line that is quadratic (a pasted 8 MB screenshot took 13 s on
+# that pattern alone, 50 MB would take minutes), in windows it is linear. A secret up to
+# the overlap long is whole in some window, wherever the edges fall.
+WINDOW_LINE_CHARS = 1 << 16
+WINDOW_OVERLAP_CHARS = 1 << 12
+# A run of more than DATA_RUN_CHARS base64 characters is data (a pasted image, an
+# attachment, a minified bundle): a shape matched wholly inside it is its characters by
+# chance, not a key someone wrote, and a key at its border (written against the data with
+# no separator) lies within RUN_EDGE_CHARS of an end. So only its two edges are scanned,
+# which makes a 50 MB screenshot a scan of a few hundred characters.
+DATA_RUN_CHARS = 1 << 12
+RUN_EDGE_CHARS = 1 << 8
+DATA_RUN = re.compile(rf"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/=]{{{DATA_RUN_CHARS + 1},}}")
+
+
+def _segments(line: str) -> list[tuple[int, int]]:
+    """[start, end) of the parts of a line the scan reads: the whole line but the
+    interior of each run of data (DATA_RUN). The lookbehind tries a run at its first
+    character only, so finding them is linear too."""
+    out, at = [], 0
+    for m in DATA_RUN.finditer(line):
+        out.append((at, m.start() + RUN_EDGE_CHARS))
+        at = m.end() - RUN_EDGE_CHARS
+    out.append((at, len(line)))
+    return out
+
+
+def _windows(line: str) -> Iterator[tuple[int, int, int]]:
+    """(start, owned_end, end) of each window of a line: a window is scanned over
+    [start, end) and keeps the matches starting before owned_end (the next window's
+    start), so each match is found once and with its right context whole."""
+    step = WINDOW_LINE_CHARS - WINDOW_OVERLAP_CHARS
+    for first, last in _segments(line):
+        for start in range(first, last, step):
+            end = min(start + WINDOW_LINE_CHARS, last)
+            yield start, (last if end == last else start + step), end
+            if end == last:
+                break
+
+
+@cache
+def _required(pattern: re.Pattern[str]) -> str | None:
+    """The longest literal every match of a pattern holds (its top-level sequence's
+    longest run of plain characters), or None: a window without it is not scanned with
+    the pattern. The NPM token's `/:_authToken=` makes a line of URLs cheap, whose every
+    `//` the pattern would otherwise follow to the window's end."""
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined]
+    except ImportError:  # Python < 3.11
+        import sre_parse as parser  # type: ignore[no-redef]
+    from re import _constants as constants  # type: ignore[attr-defined]
+
+    if pattern.flags & re.IGNORECASE:
+        return None
+    runs, run = [], ""
+    for op, av in parser.parse(pattern.pattern, pattern.flags):
+        if op is constants.LITERAL:
+            run += chr(av)
+        else:
+            runs.append(run)
+            run = ""
+    longest = max([*runs, run], key=len)
+    return longest if len(longest) >= 2 else None
+
+
 def _spans(line: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of each secret in one line, a key two shapes match once (the
     project's kind named first): the password of a URL's userinfo (a plugin's group),
-    else the whole match."""
-    found = []
+    else the whole match. Linear in the line's length (_windows): the scan runs from
+    `start` with the characters before it still seen as context (a lookbehind, `\b`)."""
+    found = set()
+    windows = list(_windows(line))
     for order, (kind, pat) in enumerate(_detectors()):
-        for m in pat.finditer(line):
-            g = next((i for i, v in enumerate(m.groups(), start=1) if v), 0)
-            found.append((m.start(g), order, m.end(g), kind))
+        literal = _required(pat) if len(windows) > 1 else None
+        for start, owned_end, end in windows:
+            if literal is not None and line.find(literal, start, end) < 0:
+                continue
+            for m in pat.finditer(line, start, end):
+                if m.start() >= owned_end:
+                    break
+                g = next((i for i, v in enumerate(m.groups(), start=1) if v), 0)
+                found.add((m.start(g), order, m.end(g), kind))
     return _merged([(s, e, k) for s, _, e, k in sorted(found)])
 
 

@@ -12,8 +12,10 @@ from foldstudy.backends import backend_classes
 from foldstudy.backends.store import store_dir_problem
 from foldstudy.errors import StudyError
 from foldstudy.evidence.load import (
+    decision_sweeps,
     evidence_dir_problem,
     evidence_package_problem,
+    package_gate_problem,
     pilot_problem,
 )
 from foldstudy.io import load_yaml, print_if_written, read_json
@@ -32,6 +34,7 @@ from foldstudy.study.config import (
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
 from foldstudy.study.schema import name_wildcard
 from foldstudy.study.session_cache import CACHE_DIR, CACHE_ENV
+from foldstudy.study.session_checks import session_content
 from foldstudy.study.spec import (
     aa_copies,
     arm_ids,
@@ -150,6 +153,12 @@ def fixture_params(wildcards):
     # nothing of it reruns
     tail = (sw.get("controls") or {}).get("tail")
     return {**fx, "controls": tail} if tail else fx
+
+
+def fixture_content(wildcards):
+    """A session sweep's transcript by content (study/session_checks.py); None else."""
+    scenario = STUDY.config["sweeps"][wildcards.sweep]["scenario"]
+    return session_content(STUDY.sessions.get(scenario))
 
 
 def fixture_session_inputs(wildcards):
@@ -497,6 +506,8 @@ _refusal, _note = decide_evidence_note(
 )
 if _refusal:
     raise WorkflowError(_refusal)
+if _refusal := package_gate_problem(STUDY.config):
+    raise WorkflowError(_refusal)
 if _note:
     logger.info(_note)
 
@@ -630,15 +641,6 @@ def carrier_folders():
     """The decided cards' carrier folders (rule carriers), which the decision page links
     and the gate builds; none in evidence mode, where no run record is read."""
     return [] if EVIDENCE_MODE else "results/decision"
-
-
-def decision_sweeps():
-    """Each sweep's arms, order design and models: the rotation a repeat plan rounds
-    to, and the models a gate holds on."""
-    return {
-        s: {k: sw[k] for k in ("arms", "design", "models")}
-        for s, sw in STUDY.config["sweeps"].items()
-    }
 
 
 def trace_inputs(wildcards):

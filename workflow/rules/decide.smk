@@ -28,7 +28,7 @@ rule decision:
         # A/A copies (controls.aa): read against their originals only, on an A/A line
         aa=aa_copies(STUDY.config),
         arms=audit_arms(),
-        sweeps=decision_sweeps(),
+        sweeps=decision_sweeps(STUDY.config),
         # the repeats to decide are priced as the ledger reserves (the audit's estimate
         # before any call); a reviewer's package (evidence mode) has no fixtures, so no
         # price
@@ -109,7 +109,7 @@ rule gate_verdicts:
         ENV
     params:
         gate=(STUDY.config["decide"] or {}).get("gate"),
-        sweeps=decision_sweeps(),
+        sweeps=decision_sweeps(STUDY.config),
     script:
         "../scripts/gate_verdicts.py"
 

@@ -94,6 +94,35 @@ def read_key(env_var: str | None) -> str | None:
     return os.environ.get(env_var) or None
 
 
+def control_character(value: str) -> str | None:
+    """The first control character of a value (a line break pasted with a key, a date
+    or an id), named as the escape that writes it; None where there is none. A header or
+    request line holding one is refused by requests as InvalidHeader, or splits it."""
+    c = next((c for c in value if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    return None if c is None else repr(c)
+
+
+def key_problem(env_var: str | None) -> str | None:
+    """Why the key the environment holds cannot be sent in a header (never its value);
+    None when it can, or when the variable is unset (the backend says so when it calls)."""
+    key = read_key(env_var)
+    if key and (c := control_character(key)):
+        return (f"the key in ${env_var} holds a control character ({c}; a key read from a "
+                "file with its final line break?); set it without: export "
+                f"{env_var}=\"$(tr -d '\\r\\n' < keyfile)\"")
+    return None
+
+
+def header_problem(headers: dict[str, str]) -> str | None:
+    """The header whose value holds a control character, named, its value never shown:
+    checked on every request (_send), so none is ever sent, whichever backend built it."""
+    for name, value in headers.items():
+        if isinstance(value, str) and (c := control_character(value)):
+            return (f"the {name} header holds a control character ({c}); it was not "
+                    "sent (the config check names the key it came from)")
+    return None
+
+
 def redact(text: str, secret: str | None) -> str:
     if secret and text:
         return text.replace(secret, "[redacted]")
@@ -208,6 +237,8 @@ def _send(session: requests.Session, method: str, url: str, timeout_s: float,
     """One HTTP request, its transport failures classified (all retryable)."""
     import requests
 
+    if problem := header_problem(kwargs.get("headers") or {}):
+        raise BackendError("bad_request", problem, retryable=False, detail={"sent": False})
     try:
         return session.request(method, url, timeout=timeout_s, **kwargs)
     except requests.ConnectTimeout as e:  # no connection: the request never left

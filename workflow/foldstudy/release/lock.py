@@ -559,9 +559,42 @@ def lock_refusals(results: str | Path, store: str | None, build_locks: str | Pat
     return out
 
 
+def stale_fixtures(fixtures: str | Path | None, config: dict[str, Any]) -> list[str]:
+    """Each session fixture whose manifest's sha256 of its transcript (or of a file its
+    thread inherited) is not the file's now: the lock pins the file as it is, and would
+    vouch for a fixture cut from other text (an edit that kept the file's size and mtime
+    reruns nothing older than the fixture's content param)."""
+    if not fixtures:
+        return []
+    out = []
+    scenarios = config.get("scenarios") or {}
+    for sweep, sw in sorted((config.get("sweeps") or {}).items()):
+        own, made = scenarios.get(sw.get("scenario")), Path(fixtures) / sweep / "manifest.json"
+        if not isinstance(own, dict) or not made.is_file():
+            continue
+        try:
+            session = json.loads(made.read_text(encoding="utf-8")).get("session") or {}
+        except (OSError, ValueError, AttributeError):
+            out.append(f"{made}: not a fixture manifest (unreadable JSON); rebuild it "
+                       "(snakemake -c8 results/tables)")
+            continue
+        pins = [(Path(own["transcript"]).expanduser(), session.get("transcript_sha256"))]
+        pins += [(Path(f["path"]), f.get("sha256")) for f in session.get("inherited") or []
+                 if isinstance(f, dict) and "path" in f]
+        for path, pinned in pins:
+            now = sha256_file(path) if path.is_file() else None
+            if now != pinned:
+                out.append(f"{made}: its fixture was cut from {path} with sha256 "
+                           f"{str(pinned)[:12]}…, which now "
+                           + (f"has {now[:12]}…" if now else "is missing")
+                           + "; rebuild (snakemake -c8 results/tables) before locking")
+    return out
+
+
 def lock_stage(input: Any, output: Any, params: Any) -> None:
     """Rule lock: config/<study>.lock.json, refused while the build is not whole."""
     refusals = lock_refusals(params.results, params.dirs["store"], params.build_locks)
+    refusals += stale_fixtures(params.dirs.get("fixtures"), params.config)
     if refusals:
         raise LockRefused(f"not locking {params.lock}: " + " | ".join(refusals[:5]) + (
             f" | … and {len(refusals) - 5} more" if len(refusals) > 5 else ""))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..backends.http import key_problem
 from ..backends.registry import resolve_model_config
 from ..errors import StudyError
 from ..io import load_yaml
@@ -354,7 +355,10 @@ def decide_problems(cfg: dict[str, Any]) -> list[str]:
                    f"{d['max_repeats']} (at most one look per repeat)")
     elif "sweeps" in cfg and "max_repeats" in d:
         out += _rotation_looks(cfg, d) + _run_ceiling(cfg, d)
-    return out + gate_problems(d.get("gate"), cfg.get("sweeps", {}))
+    # in evidence mode the gate holds on the package's sweeps, checked where the package
+    # is read (evidence/load.py: package_gate_problem)
+    return out + ([] if cfg.get("evidence") else gate_problems(d.get("gate"),
+                                                               cfg.get("sweeps", {})))
 
 
 def unmatched_verdict_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -> list[str]:
@@ -516,6 +520,8 @@ def load_study(
     cfg = with_defaults(config, schema)
     staged_maximum(cfg)
     cfg["models"] = {name: resolve_model_config(m) for name, m in cfg["models"].items()}
+    problems += [f"config.models.{name}.api_key_env: {why}" for name, m in cfg["models"].items()
+                 if (why := key_problem(m.get("api_key_env")))]
     for sname, sw in cfg["sweeps"].items():
         for i, m in enumerate(sw["models"]):
             if m not in cfg["models"]:

@@ -116,6 +116,11 @@ NAME_RULE = ("letters, digits and ._-, starting with a letter, digit or _, at mo
              "characters")
 
 
+# How every pattern of config.schema.yaml ends: the true end of the value, in Python's re
+# (jsonschema's re.search, whose `$` matches before a final line break) and in ECMA-262.
+TRUE_END = "$(?!\\n)"
+
+
 def name_pattern(schema: dict[str, Any]) -> str:
     """The one rule for a name that becomes a path (study, model key, sweep name): the
     schema's, written once there (config.schema.yaml's `study` pattern)."""
@@ -124,7 +129,7 @@ def name_pattern(schema: dict[str, Any]) -> str:
 
 def name_wildcard(schema: dict[str, Any]) -> str:
     """The name rule as a Snakemake wildcard constraint (no anchors: Snakemake adds them)."""
-    return name_pattern(schema).removeprefix("^").removesuffix("$")
+    return name_pattern(schema).removeprefix("^").removesuffix(TRUE_END)
 
 
 def _name_message(e: jsonschema.ValidationError) -> str:
@@ -157,7 +162,7 @@ def url_problems(config: dict[str, Any]) -> list[str]:
     gateway's paths (it cannot be percent-encoded away): refused here, naming the key."""
     from urllib.parse import urlsplit
 
-    from ..backends.http import dot_segment
+    from ..backends.http import control_character, dot_segment
 
     out = []
     for name, m in (config.get("models") or {}).items():
@@ -167,6 +172,12 @@ def url_problems(config: dict[str, Any]) -> list[str]:
                        f"{dot_segment(mid)!r} part between slashes; it would change the "
                        "gateway path requested (an id like author/slug)")
         url = m.get("base_url") if isinstance(m, dict) else None
+        for key in ("model_id", "base_url"):
+            if isinstance(v := m.get(key) if isinstance(m, dict) else None, str) and (
+                    control_character(v)):
+                out.append(f"config.models.{name}.{key}: {_shown(v)} holds a control "
+                           f"character ({control_character(v)}); it would be sent in a "
+                           "request line: remove it (a line break pasted with the value?)")
         if is_placeholder(url) and not config.get("evidence"):
             out.append(f"config.models.{name}.base_url: {url} is what a release puts where a "
                        "private endpoint was; point it at your server (a URL like "

@@ -4,42 +4,62 @@ content, so every later command reads the cache instead of parsing the file agai
 Every Snakemake command checks the config before it plans a job, and the check reads each
 session scenario's transcript (study/session_checks.py): a 3.5 MB file added 2.0-2.5 s to
 each `snakemake -n`, and every cluster job pays it again. With the cache a command hashes
-the file and loads one pickle.
+the file and loads one JSON entry.
 
 Key: the sha256 of the file's bytes, the reading options (format, thinking), and a
 digest of the code that made the entry (the reader modules' source, this module's, the
 Python version; for the scan, the secret shapes' source and detect-secrets' version), so
-an edited file or an edited reader is parsed again. An entry that cannot be loaded
-(truncated, corrupt, another Python's pickle) is ignored and rewritten, never an error;
-entries are written atomically (a temporary file renamed into place), so two commands
-racing write the same bytes. The MAX_ENTRIES most recently used entries of each kind are
-kept (a session that grows as its agent works is a new entry at each change).
+an edited file or an edited reader is parsed again. Entries are written atomically (a
+temporary file renamed into place), so two commands racing write the same bytes. The
+MAX_ENTRIES most recently used entries of each kind are kept (a session that grows as its
+agent works is a new entry at each change).
+
+Trust: whoever can write the working directory can write this cache, so an entry is data
+that cannot run code (JSON, rebuilt field by field into the reader's dataclasses, a value
+of the wrong type refused), and it is signed with an HMAC-SHA256 over its kind, its key
+and its bytes, under a key kept outside the working directory (KEY_FILE_ENV, else
+`$XDG_CACHE_HOME/foldstudy/session-cache.key`, made once, readable by the user alone). An
+edited entry (fixture text the transcript never had, an emptied secret scan), an entry
+copied under another key, or a file the cache did not write is discarded and rebuilt, and
+the log says so in one line; a pickle of an earlier version is never opened, only removed.
 
 Where: the directory FOLDSTUDY_SESSION_CACHE names; workflow/rules/common.smk sets it to
 `.snakemake/foldstudy/sessions/` of the working directory, so the cache lives and goes
 with Snakemake's own state (`rm -rf .snakemake` clears it). Unset (a library call, a
 test), nothing is cached and every read parses the file.
 """
-
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import hmac
+import json
+import logging
 import os
-import pickle
+import secrets
 import sys
 import tempfile
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..errors import StudyError
 from .transcripts import Transcript, read_transcript
 
+log = logging.getLogger(__name__)
+
 CACHE_ENV = "FOLDSTUDY_SESSION_CACHE"
+# The file holding the key entries are signed with; unset, under the user's cache home:
+# never the working directory, which whoever plants an entry can write.
+KEY_FILE_ENV = "FOLDSTUDY_CACHE_KEY_FILE"
+KEY_BYTES = 32
 # The cache's place under a working directory (common.smk sets CACHE_ENV to it).
 CACHE_DIR = Path(".snakemake") / "foldstudy" / "sessions"
-FORMAT = 1  # the layout of an entry; bumped when it changes
+FORMAT = 2  # the layout of an entry; bumped when it changes (1: a pickle)
 # Entries kept a kind: a session that grows as its agent works is a new entry at every
 # change, so the least recently used beyond these are removed when one is written.
 MAX_ENTRIES = 8
@@ -101,34 +121,151 @@ def _key(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def memo(kind: str, key: str, compute: Callable[[], T], check: Callable[[Any], bool],
-         where: Path | None = None, store: Callable[[T], bool] = lambda v: True) -> T:
-    """compute(), or what an earlier compute() of the same key left in the cache.
+def key_file() -> Path:
+    """Where the signing key is kept: KEY_FILE_ENV, else the user's cache home."""
+    if named := os.environ.get(KEY_FILE_ENV):
+        return Path(named)
+    home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(home) / "foldstudy" / "session-cache.key"
 
-    An entry that cannot be loaded or fails check() is ignored and replaced; a value
-    store() refuses is not kept; a cache that cannot be written (read-only, full) only
+
+def signing_key() -> bytes | None:
+    """The key entries are signed with, made on first use (random, mode 0600); None
+    where it cannot be read or made (a read-only home): then nothing is cached."""
+    path = key_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    else:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(KEY_BYTES))
+    try:
+        key = path.read_bytes()
+    except OSError:
+        return None
+    return key if len(key) >= KEY_BYTES else None  # half-written by a racing command
+
+
+def _mac(secret: bytes, kind: str, key: str, payload: bytes) -> str:
+    return hmac.new(secret, f"{kind}\0{key}\0".encode() + payload, hashlib.sha256).hexdigest()
+
+
+class ForeignEntry(StudyError, ValueError):
+    """An entry this cache did not write, or whose data is not of the type asked for:
+    caught in memo, which discards the entry and says so in one line of the log."""
+
+
+def to_data(value: Any) -> Any:
+    """A value as JSON data: a dataclass as its fields (dataclasses.asdict), a tuple as a
+    list. Generic, so a field a reader adds needs no change here."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_data(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {k: to_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_data(v) for v in value]
+    return value
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def from_data(shape: Any, data: Any) -> Any:
+    """`data` rebuilt as `shape` (a dataclass, tuple[X, ...], tuple[X, Y], list[X],
+    dict[str, X], X | None, a scalar), read from the type hints; anything else in the
+    data (a field the class has not, a string where a number is) is a ForeignEntry."""
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if shape is Any:
+        return data
+    if dataclasses.is_dataclass(shape) and isinstance(shape, type):
+        hints = typing.get_type_hints(shape)
+        names = {f.name for f in dataclasses.fields(shape) if f.init}
+        if not isinstance(data, dict) or not set(data) <= names:
+            raise ForeignEntry(f"not the fields of {shape.__name__}")
+        return shape(**{k: from_data(hints[k], v) for k, v in data.items()})
+    if origin in (typing.Union, types.UnionType):
+        for option in args:
+            try:
+                return from_data(option, data)
+            except ForeignEntry:
+                continue
+        raise ForeignEntry(f"{type(data).__name__} is none of {shape}")
+    if origin in (tuple, list):
+        if not isinstance(data, list):
+            raise ForeignEntry(f"{type(data).__name__} where a {origin.__name__} is")
+        if origin is list or (len(args) == 2 and args[1] is Ellipsis):
+            items = [from_data(args[0] if args else Any, v) for v in data]
+        elif len(args) == len(data):
+            items = [from_data(a, v) for a, v in zip(args, data, strict=True)]
+        else:
+            raise ForeignEntry(f"{len(data)} items where {shape} has {len(args)}")
+        return origin(items)
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise ForeignEntry(f"{type(data).__name__} where a dict is")
+        return {k: from_data(args[1] if args else Any, v) for k, v in data.items()}
+    if shape in _SCALARS:
+        ok = isinstance(data, shape) and (shape is bool or not isinstance(data, bool))
+        if shape is float and isinstance(data, int) and not isinstance(data, bool):
+            return float(data)
+        if not ok:
+            raise ForeignEntry(f"{type(data).__name__} where a {shape.__name__} is")
+        return data
+    raise ForeignEntry(f"no rebuild for {shape}")
+
+
+def _load(entry: Path, secret: bytes, kind: str, key: str, shape: Any) -> Any:
+    """The value an entry holds, if this cache wrote it for this kind and key; a
+    ForeignEntry (said in the log) where it did not; FileNotFoundError where none is."""
+    raw = entry.read_bytes()
+    mac, _, payload = raw.partition(b"\n")
+    if not hmac.compare_digest(mac, _mac(secret, kind, key, payload).encode()):
+        raise ForeignEntry("its signature does not match (edited, copied from another "
+                           "entry or another machine, or not written by this cache)")
+    try:
+        data = json.loads(payload)
+    except ValueError as e:
+        raise ForeignEntry(f"it is not JSON ({e})") from e
+    return from_data(shape, data)
+
+
+def memo(kind: str, key: str, compute: Callable[[], T], shape: Any,
+         where: Path | None = None, store: Callable[[T], bool] = lambda v: True) -> T:
+    """compute(), or what an earlier compute() of the same key left in the cache, rebuilt
+    as `shape` (the type compute() returns).
+
+    An entry that is damaged or foreign (its signature or its data wrong) is discarded,
+    said in one line of the log, and replaced; a value store() refuses is not kept; a
+    cache that cannot be written (read-only, full) or a key that cannot be made only
     costs the next command a parse."""
     where = where if where is not None else cache_dir()
-    if where is None:
+    secret = signing_key() if where is not None else None
+    if where is None or secret is None:
         return compute()
-    entry = where / f"{kind}-{key}.pickle"
+    entry = where / f"{kind}-{key}.json"
     try:
-        with open(entry, "rb") as f:
-            value = pickle.load(f)
-        if check(value):
-            os.utime(entry)  # recently used: pruned last
-            return value
-    except Exception:  # noqa: BLE001 - a missing or corrupt entry is a miss, never an error
+        value = _load(entry, secret, kind, key, shape)
+        os.utime(entry)  # recently used: pruned last
+        return value
+    except FileNotFoundError:
         pass
+    except (ForeignEntry, OSError, TypeError, RecursionError) as e:
+        log.warning("session cache: discarded %s (%s); it is rebuilt from the transcript",
+                    entry, str(e).splitlines()[0] if str(e) else type(e).__name__)
     value = compute()
     if not store(value):
         return value
     try:
         where.mkdir(parents=True, exist_ok=True)
+        payload = json.dumps(to_data(value), ensure_ascii=False).encode()
         fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{kind}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+                f.write(_mac(secret, kind, key, payload).encode() + b"\n" + payload)
             os.replace(tmp, entry)
         finally:
             if os.path.exists(tmp):
@@ -140,8 +277,11 @@ def memo(kind: str, key: str, compute: Callable[[], T], check: Callable[[Any], b
 
 
 def _prune(where: Path, kind: str) -> None:
-    """Remove the least recently used entries of a kind beyond MAX_ENTRIES."""
-    entries = sorted(where.glob(f"{kind}-*.pickle"), key=lambda p: p.stat().st_mtime_ns)
+    """Remove the least recently used entries of a kind beyond MAX_ENTRIES, and every
+    pickle an earlier version left (never opened: a pickle can run code when loaded)."""
+    for old in where.glob("*.pickle"):
+        old.unlink(missing_ok=True)
+    entries = sorted(where.glob(f"{kind}-*.json"), key=lambda p: p.stat().st_mtime_ns)
     for old in entries[:-MAX_ENTRIES]:
         old.unlink(missing_ok=True)
 
@@ -155,8 +295,8 @@ def read_cached(path: str | Path, fmt: str | None = None, include_thinking: bool
     if where is None and cache_dir() is None:
         return read_transcript(path, *args)
     key = _key(file_sha256(path), reader_digest(), repr((fmt, include_thinking)))
-    tr = memo("transcript", key, lambda: read_transcript(path, *args),
-              lambda v: isinstance(v, Transcript), where, store=_one_file)
+    tr = memo("transcript", key, lambda: read_transcript(path, *args), Transcript, where,
+              store=_one_file)
     return tr if tr.path == str(path) else replace(tr, path=str(path))
 
 
@@ -167,11 +307,12 @@ def _one_file(tr: Transcript) -> bool:
     return not tr.inherited
 
 
-def secrets_cached(path: str | Path, scan: Callable[[], T], where: Path | None = None) -> T:
+def secrets_cached(path: str | Path, scan: Callable[[], list[tuple[int, str]]],
+                   where: Path | None = None) -> list[tuple[int, str]]:
     """scan() of a transcript's lines (sessions.credential_lines), once a file content
     and scanner version: the scan reads every character with some sixty patterns, the
     slowest part of reading a large session."""
     if where is None and cache_dir() is None:
         return scan()
     key = _key(file_sha256(path), reader_digest(), scan_digest())
-    return memo("secrets", key, scan, lambda v: isinstance(v, list), where)
+    return memo("secrets", key, scan, list[tuple[int, str]], where)

@@ -60,3 +60,17 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
             continue
         warnings += credential_warnings(f"{where}.transcript: ", spec.transcript, meta)
     return out, problems, warnings
+
+
+def session_content(fixture: Fixture | None) -> dict[str, Any] | None:
+    """What a session fixture was made from, by content: the transcript's sha256 and each
+    inherited file's (a Codex fork's parent rollouts), as the config check read them.
+    The fixture rule takes it as a param, so an edit that keeps a file's size and mtime
+    (`os.utime` back, a restore from a backup, a sync tool) still reruns the fixture:
+    Snakemake reruns on a changed param, and the session cache keys by content, so the
+    digest costs a hash, not a parse. None for a built-in scenario."""
+    if fixture is None:
+        return None
+    session = fixture.meta["session"]
+    return {"transcript_sha256": session["transcript_sha256"],
+            "inherited": [f["sha256"] for f in session.get("inherited") or []]}
