@@ -113,3 +113,20 @@ def test_no_header_is_sent_with_a_control_character(monkeypatch):
     assert "header holds a control character ('\\n')" in str(e.value)
     assert "secretvalue" not in str(e.value) and not e.value.retryable
     assert claude.session.sent == []
+
+
+def test_an_own_arms_carry_with_a_final_line_break_is_refused_by_key():
+    """The own-arm schema's carry pattern comes from the carrier registry: it ends at the
+    true end too, so `carry: "text\\n"` is refused naming the arm and key."""
+    from foldstudy.study.spec import own_arms_problems
+
+    doc = {"arms": {"mine": {"title": "mine", "twin": "m", "system_prompt": "p.md",
+                             "fold_budget_tokens": 2400, "carry_cap_tokens": 2400,
+                             "carry": "text\n"}}}
+    problems, _ = own_arms_problems(doc, "arms.yaml", ["j", "m"],
+                                    r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$(?!\n)", ["m"])
+    assert any(p.startswith("arms.yaml: arms.mine.carry:") for p in problems), problems
+    doc["arms"]["mine"]["carry"] = "text"
+    problems, _ = own_arms_problems(doc, "arms.yaml", ["j", "m"],
+                                    r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$(?!\n)", ["m"])
+    assert not any(".carry" in p for p in problems), problems

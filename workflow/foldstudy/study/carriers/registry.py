@@ -82,9 +82,10 @@ def index_base(arm: Any) -> str | None:
 
 def own_arm_pattern() -> str:
     """The `carry` an own arm may name (config/schema/arms.schema.yaml's pattern): the
-    kinds whose capacity is the study's."""
+    kinds whose capacity is the study's. It ends at the true end (`$(?!\n)`, as every
+    pattern of config/schema does): Python's `$` alone matches before a final newline."""
     kinds = [cls.pattern for cls in carrier_classes().values() if cls.own_arm]
-    return f"^({'|'.join(kinds)})$"
+    return f"^({'|'.join(kinds)})$(?!\\n)"
 
 
 def against_best_sources() -> frozenset[str]:
