@@ -71,9 +71,9 @@ def test_the_copy_is_outside_every_paper_reader():
     assert an.arm_title("m~aa") == f"{an.arm_title('m')} (A/A copy)"
 
 
-def _cards(copy: list[float], original: list[float] | None = None):
+def _cards(copy: list[float], original: list[float] | None = None, j: float = 0.2):
     original = original or [0.6, 0.4, 0.5, 0.7, 0.5, 0.3, 0.6, 0.4, 0.5, 0.5, 0.6, 0.4]
-    rows = [r for arm, recalls in (("j", [0.2] * 12), ("m", original), ("m~aa", copy))
+    rows = [r for arm, recalls in (("j", [j] * 12), ("m", original), ("m~aa", copy))
             for r in arm_rows("s", "x", arm, recalls, k=10)]
     rows_df, checks = frames(rows)
     an = AN.with_copies({"m~aa": "m"})
@@ -108,7 +108,31 @@ def test_a_copy_declared_better_is_the_instrument_failing_said_first_and_the_gat
     assert chosen(doc["cards"][0]) is None or chosen(doc["cards"][0])[0] != "m~aa"
     gate = {"arm": "m", "against": "j", "at_least": "better", "models": None}
     result = G.gate_result(gate, {"s": {"arms": ["j", "m", "m~aa"], "models": ["x"]}}, doc)
-    assert result["models"][0]["pass"] and not result["passed"]
+    assert not result["passed"] and result["instrument"][0]["copy"] == "m~aa"
     (line,) = [x for x in G.failing_lines(result) if "A/A" in x]
     assert line == ("gate fails on x in sweep s: the instrument fails its A/A control, m "
                     "against its exact copy m~aa reads m~aa better")
+
+
+def test_a_difference_inside_the_aa_noise_floor_is_never_worded_as_a_finding():
+    """Each contrast of a model that ran an A/A shows the A/A interval beside its own; a
+    difference no larger than what the arm and its copy differed by stays undecided."""
+    copy = [0.9, 0.2, 0.8, 0.1, 0.9, 0.3, 0.8, 0.2, 0.9, 0.1, 0.8, 0.3]
+    (card,), an = _cards(copy, j=0.35)
+    (aa,) = card.aa_lines
+    floor = max(abs(aa.ci_low), abs(aa.ci_high))
+    others = [v for v in card.contrasts if v.source != D.AA_SOURCE]
+    assert others and all(v.aa_floor == floor for v in others)
+    jm = next(v for v in others if {v.a, v.b} == {"j", "m"})
+    # j at 0.35 and m around 0.5: a clear difference, but inside this noisy floor
+    assert abs(jm.difference) <= floor and jm.inside_noise and jm.word == D.UNDECIDED
+    text = "\n".join(R.card_markdown(card, an))
+    assert "inside the A/A noise floor" in text and f"A/A ±{floor:.3f}" in text
+    # without the A/A line, the same rows read j–m as a finding
+    rows = [r for arm, recalls in (("j", [0.35] * 12), ("m", [0.6, 0.4, 0.5, 0.7, 0.5, 0.3,
+                                                                0.6, 0.4, 0.5, 0.5, 0.6, 0.4]))
+            for r in arm_rows("s", "x", arm, recalls, k=10)]
+    rows_df, checks = frames(rows)
+    (plain,) = D.cards(rows_df, checks, AN, D.CardInputs(margin=0.10, gate_pair=("j", "m")))
+    jm = next(v for v in plain.contrasts if {v.a, v.b} == {"j", "m"})
+    assert jm.word == "m better" and jm.aa_floor is None

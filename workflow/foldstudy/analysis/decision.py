@@ -89,6 +89,11 @@ class ContrastVerdict:
     family_size: int = 1
     adjustment: str = ""
     level: float | None = None
+    # the noise floor, where the cell ran an A/A control (noise_floor): the half-width of
+    # the A/A difference's interval, and whether this contrast's difference lies inside
+    # it (then its word is undecided, never a finding)
+    aa_floor: float | None = None
+    inside_noise: bool = False
 
 
 @dataclass(frozen=True)
@@ -236,7 +241,11 @@ def to_decide(v: ContrastVerdict, k: float, margin: float, alpha: float, power: 
     if v.word != UNDECIDED:
         return v
     p_bar = min(max((v.a_mean + v.b_mean) / 2, 0.05), 0.95)
-    plan = P.repeats_to_decide(v.difference, v.icc, k, margin, p_bar, alpha, power, rotation)
+    try:
+        plan = P.repeats_to_decide(v.difference, v.icc, k, margin, p_bar, alpha, power,
+                                   rotation)
+    except ValueError:  # no number of repeats decides it (power.PLAN_MAX_BLOCKS): no plan
+        return v
     more = max(0, plan.repeats - v.blocks)
     calls = usd = None
     if price is not None:
@@ -530,12 +539,35 @@ def cards(rows: pd.DataFrame, checks: pd.DataFrame, an: Analysis, ci: CardInputs
     raw = [card(str(s), str(m), g, checks, an, ci)
            for (s, m), g in v.groupby(["sweep", "model"], sort=True)]
     out = []
-    for c in adjust_family(raw, ci.family, an.alpha, ci.margin):
+    for c in map(noise_floor, adjust_family(raw, ci.family, an.alpha, ci.margin)):
         planned = [to_decide(x, x.k, ci.margin, _plan_level(x, an.alpha), ci.power,
                              ci.rotation(c.sweep), _pair_price(ci, c.sweep, c.model, x.a, x.b))
                    for x in c.contrasts]
         out.append(dataclasses.replace(c, contrasts=planned))
     return out
+
+
+def noise_floor(c: Card) -> Card:
+    """A card whose cell ran an A/A control with every other contrast read against it:
+    the floor is the A/A difference's interval, as a half-width (its sign is arbitrary:
+    which of two copies is "a" is the design's order), and a difference inside it is
+    never worded as a finding: its word becomes undecided, and the repeats that would
+    decide it are planned as for any undecided contrast. A card without an A/A line, or
+    whose A/A line has no interval, is returned as it was."""
+    floors = [max(abs(v.ci_low), abs(v.ci_high)) for v in c.aa_lines
+              if v.ci_low is not None and v.ci_high is not None]
+    if not floors:
+        return c
+    w = max(floors)
+    out = []
+    for v in c.contrasts:
+        if v.source == AA_SOURCE:
+            out.append(v)
+            continue
+        inside = v.word.endswith(" better") and abs(v.difference) <= w
+        out.append(dataclasses.replace(v, aa_floor=w, inside_noise=inside,
+                                       word=UNDECIDED if inside else v.word))
+    return dataclasses.replace(c, contrasts=out)
 
 
 # ----------------------------------------------------------- error control (§ family)

@@ -67,7 +67,12 @@ def contrast_cells(v: D.ContrastVerdict, failures: dict[str, str] | None = None
     both read them). failures: the card's fold_failures; an arm of the contrast that has
     some has them said in the verdict cell, so its difference is never read without them."""
     band = (f" [{v.ci_low:+.3f}, {v.ci_high:+.3f}]" if v.ci_low is not None else "")
+    if v.aa_floor is not None:  # the noise floor beside the contrast's own interval
+        band += f"; A/A ±{v.aa_floor:.3f}"
     verdict = f"**{v.word}**"
+    if v.inside_noise:
+        verdict += (f" (inside the A/A noise floor ±{v.aa_floor:.3f}: an arm against its "
+                    "exact copy differed as much, so this is no finding)")
     if v.word == D.UNDECIDED and v.repeats_to_decide is not None:
         how = ("as equivalent (TOST at the margin)" if v.planned_test == P.EQUIVALENCE
                else "as a difference (the sign-flip test)")
