@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from foldstudy.report.titles import FIGURES, table_titles
+from foldstudy.report.titles import drawn_by, table_titles
 
 from .conftest import ROOT
 from .support import procs
@@ -49,13 +49,13 @@ def test_a_package_rebuilds_every_table_figure_and_number(evidence_build):
     for name in TABLE_TITLES:
         for ext in ("md", "tex", "csv"):
             assert (res / f"tables/{name}.{ext}").is_file()
-    for name in FIGURES:
+    for name in (f.name for f in drawn_by()):
         for ext in ("png", "svg"):
             assert (res / f"figures/{name}.{ext}").stat().st_size > 1000
     assert not (res / "runs").exists() and not (res / "fixtures").exists()
     # The report shows every table and figure with its caption.
     html = (res / "report.html").read_text()
-    for name in FIGURES:
+    for name in (f.name for f in drawn_by()):
         assert f"{name}.png" in html
     for name, title in TABLE_TITLES.items():
         assert f'"labels": {{"table": "{name}"}}' in html

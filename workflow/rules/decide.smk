@@ -143,12 +143,8 @@ rule decision_page:
         style=res("templates", "viewer-style.css.j2"),
     output:
         html="results/decision.html",
-        png=report(
-            "results/figures/decision.png",
-            caption="../report/figure-decision.rst",
-            category="Figures",
-        ),
-        svg="results/figures/decision.svg",
+        png=report(figure("decision").png, **figure("decision").report_args),
+        svg=figure("decision").svg,
     log:
         "results/logs/decision_page.log",
     localrule: True

@@ -1,5 +1,10 @@
 # Figures (DESIGN §6): matplotlib, PNG and SVG, from the evidence and numbers.json.
-# Logic: foldstudy/report/figures.py.
+# Each figure is one entry of foldstudy/report/titles.py FIGURES (its caption file
+# workflow/report/figure-<name>.rst is generated from it) and one drawer in
+# foldstudy/report/figures.py. Logic: foldstudy/report/figures.py.
+
+# (rules trace and decision_page take their figure's report() from `figure` too)
+from foldstudy.report.titles import drawn_by, figure
 
 
 rule figures:
@@ -9,37 +14,9 @@ rule figures:
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
     output:
-        heatmap=report(
-            "results/figures/recall-heatmap.png",
-            caption="../report/figure-recall-heatmap.rst",
-            category="Figures",
-        ),
-        ladder=report(
-            "results/figures/ladder.png",
-            caption="../report/figure-ladder.rst",
-            category="Figures",
-        ),
-        fill=report(
-            "results/figures/fill-vs-recall.png",
-            caption="../report/figure-fill-vs-recall.rst",
-            category="Figures",
-        ),
-        headings=report(
-            "results/figures/headings-vs-recall.png",
-            caption="../report/figure-headings-vs-recall.rst",
-            category="Figures",
-        ),
-        gap=report(
-            "results/figures/partition-gap.png",
-            caption="../report/figure-partition-gap.rst",
-            category="Figures",
-        ),
-        retained=report(
-            "results/figures/retained-tokens.png",
-            caption="../report/figure-retained-tokens.rst",
-            category="Figures",
-        ),
-        svg=expand("results/figures/{name}.svg", name=FIGURES),
+        # one PNG in the report, and one SVG, per figure this rule draws
+        **{f.drawer: report(f.png, **f.report_args) for f in drawn_by("figures")},
+        svg=[f.svg for f in drawn_by("figures")],
     log:
         "results/logs/figures.log",
     localrule: True

@@ -9,12 +9,8 @@ rule trace:
         arms=ARMS_YAML,
         template=res("templates", "fact-losses.md.j2"),
     output:
-        png=report(
-            "results/figures/fact-trace.png",
-            caption="../report/figure-fact-trace.rst",
-            category="Figures",
-        ),
-        svg="results/figures/fact-trace.svg",
+        png=report(figure("fact-trace").png, **figure("fact-trace").report_args),
+        svg=figure("fact-trace").svg,
         table_md="results/trace/fact-losses.md",
         table_csv=report(
             "results/trace/fact-losses.csv",

@@ -1,5 +1,10 @@
 """The paper's figures (matplotlib, PNG and SVG), from the evidence and numbers.json.
 
+Each figure is declared once, in report/titles.FIGURES (name, title, caption, what it
+reads); a figure of rule figures is drawn by the function of its name here (dashes as
+underscores), marked `@drawer`, and bound to its entry by that name: a figure without a
+drawer, or a drawer without an entry, fails at import, naming it.
+
 Descriptive positions come from analysis.py (the functions numbers.py flattens) and
 intervals and r from numbers.json, so a figure and a table never disagree. Every mean is
 drawn with its n: rows are near-binary and a mean is a small count. Sizes grow with the
@@ -8,6 +13,7 @@ number of models so a 60-model study stays legible.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +33,7 @@ from ..evidence import columns  # noqa: E402
 from ..evidence.load import read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study  # noqa: E402
 from ..io import read_json  # noqa: E402
-from .titles import FIGURES  # noqa: E402
+from .titles import FigureEntry, bind, drawn_by  # noqa: E402
 
 Numbers = dict[str, float | int]
 CLASS_COLOURS = {"works": "#7f7f7f", "rescued": "#1b9e77", "not rescued": "#d95f02",
@@ -36,6 +42,18 @@ CLASS_COLOURS = {"works": "#7f7f7f", "rescued": "#1b9e77", "not rescued": "#d95f
 plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "svg.hashsalt": "foldstudy",
                      "svg.fonttype": "none", "axes.spines.top": False,
                      "axes.spines.right": False})
+
+
+# A drawer draws one figure of rule figures from the rows its entry reads, numbers.json,
+# the plan and the scopes, every drawer alike, so make_figures calls each the same way.
+Drawer = Callable[[pd.DataFrame, Numbers, Analysis, Scopes], plt.Figure]
+DRAWERS: dict[str, Drawer] = {}
+
+
+def drawer(fn: Drawer) -> Drawer:
+    """Mark fn as the drawer of the figure its name names (report/titles.FigureEntry)."""
+    DRAWERS[fn.__name__] = fn
+    return fn
 
 
 def _empty(ax: plt.Axes, why: str) -> None:
@@ -57,7 +75,9 @@ def _scoped(rows: pd.DataFrame, sc: Scopes, analysis: str, make) -> pd.DataFrame
     return pd.concat(parts, ignore_index=True) if parts else make(v.iloc[:0])
 
 
-def recall_heatmap(rows: pd.DataFrame, an: Analysis, sc: Scopes | None = None) -> plt.Figure:
+@drawer
+def recall_heatmap(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+                   sc: Scopes | None = None) -> plt.Figure:
     """Model x arm mean recall (primary scenario, Table 1's scope) with n in each cell."""
     sc = sc or Scopes()
     cells = _scoped(rows, sc, "table1",
@@ -100,6 +120,7 @@ def recall_heatmap(rows: pd.DataFrame, an: Analysis, sc: Scopes | None = None) -
     return fig
 
 
+@drawer
 def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis, sc: Scopes | None = None
            ) -> plt.Figure:
     """The j -> q -> m rungs per group of the ladder scope: mean with its within-model
@@ -158,6 +179,7 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis, sc: Scopes | None
     return fig
 
 
+@drawer
 def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
                    sc: Scopes | None = None) -> plt.Figure:
     """Per model of the partition scope, undivided fill against undivided recall, coloured
@@ -209,7 +231,9 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
     return fig
 
 
-def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> plt.Figure:
+@drawer
+def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+                       sc: Scopes | None = None) -> plt.Figure:
     """Row recall by fixed headings that arrived, single-field-schema arms: rows jittered,
     means with n."""
     v = A.valid_rows(rows)
@@ -245,6 +269,7 @@ def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis) -> pl
     return fig
 
 
+@drawer
 def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
                   sc: Scopes | None = None) -> plt.Figure:
     """q - j per model of the partition scope, ordered by the undivided arm, coloured by
@@ -280,8 +305,9 @@ KIND_COLOURS = {"paper": "#1f77b4", "index": "#d95f02", "own": "#7570b3",
                 "unmatched": "#e7298a"}
 
 
-def retained_tokens(rows: pd.DataFrame, an: Analysis, sc: Scopes | None = None
-                    ) -> plt.Figure:
+@drawer
+def retained_tokens(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+                    sc: Scopes | None = None) -> plt.Figure:
     """Issue 42: per (sweep, model), each arm's mean recall with its interval against the
     tokens it retained at the end (analysis/retained.py), every arm a point, the
     frontier drawn through the points no other dominates and the pick ringed."""
@@ -327,22 +353,26 @@ def retained_tokens(rows: pd.DataFrame, an: Analysis, sc: Scopes | None = None
     return fig
 
 
+def _bind(entries: tuple[FigureEntry, ...], drawers: dict[str, Drawer]
+          ) -> list[tuple[FigureEntry, Drawer]]:
+    """Each figure of rule figures with its drawer, in registry order; a figure without a
+    drawer, or a drawer without an entry, fails naming it."""
+    return bind(entries, drawers, "figure", "drawer", "report/figures.py")  # type: ignore[return-value]
+
+
+_bind(drawn_by(), DRAWERS)  # at import, so a slip fails before any figure is drawn
+
+
 def make_figures(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
                  sc: Scopes | None = None) -> dict[str, plt.Figure]:
+    """Each figure of rule figures by name, in registry order (report/titles.FIGURES)."""
     sc = sc or Scopes()
     sc.check(rows)
-    # the paper's figures are matched ones: no arm outside the comparison (is_matched)
+    # the paper's figures are matched ones: no arm outside the comparison (is_matched);
+    # a figure whose entry reads all arms gets every row
     matched = rows[~rows["arm"].isin(an.unmatched)] if an.unmatched else rows
-    figs = {
-        "recall-heatmap": recall_heatmap(matched, an, sc),
-        "ladder": ladder(matched, numbers, an, sc),
-        "fill-vs-recall": fill_vs_recall(matched, numbers, an, sc),
-        "headings-vs-recall": headings_vs_recall(matched, numbers, an),
-        "partition-gap": partition_gap(matched, numbers, an, sc),
-        "retained-tokens": retained_tokens(rows, an, sc),
-    }
-    assert tuple(figs) == FIGURES, "report/titles.FIGURES names what rule figures declares"
-    return figs
+    return {e.name: draw(rows if e.all_arms else matched, numbers, an, sc)
+            for e, draw in _bind(drawn_by(), DRAWERS)}
 
 
 def write_figures(rows_csv: str | Path, numbers_json: str | Path, an: Analysis,
@@ -367,7 +397,7 @@ def figures_stage(input: Any, output: Any, params: Any) -> list[Path]:
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_figures(input.rows, input.numbers, Analysis.load(input.analysis, input.arms,
                                                                   params.config),
-                         Path(output.heatmap).parent, Scopes.from_config(params.scopes))
+                         Path(output[0]).parent, Scopes.from_config(params.scopes))
 
 
 # ------------------------------------------------------------- the decision's forest

@@ -27,7 +27,7 @@ from ...evidence.load import load_probes, read_artifact
 from ...evidence.provenance import check_same_study
 from ...io import read_csv, read_json
 from ..table import Table, render
-from ..titles import TABLES, TableEntry
+from ..titles import TABLES, TableEntry, bind
 
 # The sections; importing each registers its builders (their order is titles.TABLES').
 from . import (  # noqa: F401
@@ -48,13 +48,7 @@ def _bind(entries: tuple[TableEntry, ...], builders: dict[str, Builder]
           ) -> list[tuple[TableEntry, Builder]]:
     """Each registry entry with its builder, in reading order; a table without a builder,
     or a builder without an entry, fails at import, naming it."""
-    missing = [f"{e.name} (no {e.builder})" for e in entries if e.builder not in builders]
-    extra = sorted(set(builders) - {e.builder for e in entries})
-    if missing or extra:
-        raise LookupError("report/titles.TABLES and the builders of report/tables/ differ: "
-                          + "; ".join([*(f"table {m}" for m in missing),
-                                       *(f"builder {x} has no entry" for x in extra)]))
-    return [(e, builders[e.builder]) for e in entries]
+    return bind(entries, builders, "table", "builder", "report/tables/")  # type: ignore[return-value]
 
 
 BOUND = _bind(TABLES, BUILDERS)
