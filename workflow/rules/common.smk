@@ -21,7 +21,7 @@ from foldstudy.evidence.load import (
 from foldstudy.io import load_yaml, print_if_written, read_json
 from foldstudy.report.paths import block_path
 from foldstudy.run.audit import budget_note
-from foldstudy.report.titles import FIGURES, table_titles
+from foldstudy.report.titles import figure, table_titles
 from foldstudy.grade.validity import fold_attempt, fold_budget
 from foldstudy.study.config import (
     ConfigError,
@@ -726,7 +726,7 @@ def reader_outputs():
     """What one command (results/tables, the default target) brings besides the tables:
     the fact-trace figure, and the fold viewer and the comparison pages where there are
     run records (not in evidence mode, where a package has rows and checks only)."""
-    out = ["results/figures/fact-trace.png", "results/summary.md"]
+    out = [figure("fact-trace").png, "results/summary.md"]
     if not EVIDENCE_MODE:
         out += ["results/viewer", "results/compare"]
     return out
