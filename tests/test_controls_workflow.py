@@ -100,4 +100,4 @@ def test_the_card_reads_the_aa_line_and_the_control_facts(study):
     assert all(r["n_control_correct"] != "" for r in rows)
     # the comparison pages show the copy as its own arm, named as a copy
     pages = "".join(p.read_text() for p in (work / "results/compare").rglob("*.html"))
-    assert "m~aa" in pages
+    assert "m~aa" in pages and "(A/A copy)" in pages

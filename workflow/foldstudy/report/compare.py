@@ -284,7 +284,7 @@ def compare_stage(input: Any, output: Any, params: Any) -> list[Path]:
     model, repeat, arm, position, path), so paths come from validated config values."""
     # Identity first: evidence of another study is refused before anything is written.
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
-    an = Analysis.load(input.analysis, input.arms)
+    an = Analysis.load(input.analysis, input.arms, params.config)  # its copies titled
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
     return build_compare(list(params.runs), fixtures, input.rows, input.checks, input.trace,
                          an, Path(input.templates[0]).parent, output.compare,

@@ -232,7 +232,8 @@ def summary_stage(input: Any, output: Any, params: Any) -> str:
     """Rule summary: results/summary.md."""
     # Identity first: evidence of another study is refused before anything is written.
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
-    return write_summary(input.rows, input.losses, Analysis.load(input.analysis, input.arms),
+    an = Analysis.load(input.analysis, input.arms, params.config)  # its own arms and copies
+    return write_summary(input.rows, input.losses, an,
                          params.study, params.viewer, output.summary, input.checks,
                          input.get("trace"), params.first_block,
                          spend_line(params.ledger, params.budget_usd),

@@ -202,7 +202,9 @@ def trace_stage(input: Any, output: Any, params: Any) -> pd.DataFrame:
     """Rule trace: results/figures/fact-trace.{png,svg} and results/trace/."""
     # Identity first: evidence of another study is refused before anything is written.
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
-    an = Analysis.load(input.analysis, input.arms)
+    # with the config: its own arms and A/A copies (an A/A copy of an arm whose carry may
+    # be opaque may be opaque too)
+    an = Analysis.load(input.analysis, input.arms, params.config)
     # This rule does not wait for stats: it checks the evidence itself, so an impossible
     # package leaves no trace figure behind either.
     load_evidence(Path(input.rows).parent, an.arm_order, an.scenarios, an.opaque_arms)
