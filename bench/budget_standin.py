@@ -1,6 +1,6 @@
 """The budget under load: a study through the gateway stand-in billing k x its listing
 and reporting m x the estimated prompt tokens, at -c4, under a budget of a fraction of
-the study's measured cost (issue 32's case: k = 5, m = 3, a third).
+the study's measured cost (the hard case: k = 5, m = 3, a third).
 
     .venv/bin/python bench/budget_standin.py [--k 5] [--m 3] [--share 0.333] [--repeats 4]
 

@@ -1,4 +1,4 @@
-"""The staged decision (config `decide:`, issue 33) checked by simulation.
+"""The staged decision (config `decide:`) checked by simulation.
 
     nice -n 10 .venv/bin/python bench/decide_sim.py [--studies 2000] [--seed 33]
     nice -n 10 .venv/bin/python bench/decide_sim.py --family [--studies 2000]

@@ -54,7 +54,7 @@ def test_unknown_prices_make_the_total_a_lower_bound(arms):
 
 
 def test_a_staged_decision_prices_its_first_stage_and_its_maximum(arms):
-    """Issue 33: "The DAG stays plannable: -n and the audit show the first stage and the
+    """Required: "The DAG stays plannable: -n and the audit show the first stage and the
     maximum." A sweep decided in stages plans its maximum (the per-model lines and TOTAL
     count every run up to max_repeats); its DECIDE_FIRST line gives the first stage's
     repeats, runs, calls and worst-case dollars, every model's, and DECIDE_MAX the

@@ -116,7 +116,7 @@ def test_openai_style_schema_is_refused_by_this_server_and_not_retried(server, t
 @pytest.fixture(scope="module")
 def arms(resources):
     # Small enough for this server's 1,024-token slots, and a declared ceiling under the
-    # 1,100 characters at which llama.cpp's grammar (the server's too) crashes (DESIGN §4)
+    # 1,100 characters at which llama.cpp's grammar (the server's too) crashes (docs/design.md §4)
     table = load_arm_table(resources)
     return [resolve_arm(a, table, resources, 0.03) for a in "jm"]
 

@@ -69,7 +69,7 @@ def test_pin_is_on_the_wire_and_the_serving_endpoint_recorded(gateway, tmp_path)
     assert sent["reasoning"] == {"effort": "none"} and sent["seed"] == 11
     rf = sent["response_format"]
     assert rf["type"] == "json_schema" and rf["json_schema"]["strict"] is True
-    # The schema goes as declared, ceiling included (DESIGN §4).
+    # The schema goes as declared, ceiling included (docs/design.md §4).
     assert rf["json_schema"]["schema"]["properties"]["summary"]["maxLength"] == 100
     assert not hit and reply.served_by == "DeepInfra" == b.identity["pin"]
     assert reply.prompt_tokens > 0 and reply.completion_tokens > 0
@@ -205,7 +205,8 @@ def test_404_for_an_unlisted_model_is_final_and_names_it(gateway, tmp_path):
     b.model_id = "acme/nope"
     with pytest.raises(BackendError) as e:
         call(b, ResponseStore(tmp_path))
-    # "No endpoints found for <model>." (reference A6): final, and it names the model.
+    # "No endpoints found for <model>." (docs/design.md §4, gateway A6): final, and it names
+    # the model.
     assert e.value.kind == "no_endpoint" and not e.value.retryable
     assert "acme/nope" in e.value.message
 
@@ -329,7 +330,7 @@ def test_key_never_reaches_the_store(gateway, tmp_path):
 
 @pytest.mark.parametrize(("cost", "charged"), [(0.00042, "reported"), ("NaN", "worst")])
 def test_an_error_reply_that_reports_a_cost_is_charged_it(gateway, tmp_path, cost, charged):
-    """Issue 32: an error reply was charged $0 even where the gateway reported a cost. A
+    """An error reply was charged $0 even where the gateway reported a cost. A
     cost that is no number ("NaN") is refused and the call counted at its worst case."""
     from foldstudy.backends.ledger import Ledger, read_ledger
 
@@ -355,7 +356,7 @@ def test_the_gateways_generation_record_gives_a_calls_cost(gateway, tmp_path):
 @pytest.mark.parametrize("cost", ["abc", True, [1]])
 def test_a_reported_cost_that_is_no_number_is_refused_by_name(gateway, tmp_path, cost,
                                                               caplog, monkeypatch):
-    """Issue 32: usage.cost "abc" was read as no cost and charged at the listed price,
+    """usage.cost "abc" was read as no cost and charged at the listed price,
     unseen. Like "NaN" or a negative, it is refused by name and the call counted at its
     worst case."""
     import logging

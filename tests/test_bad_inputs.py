@@ -1,4 +1,4 @@
-"""Issue 13 item 3: bad input is refused by name, and nothing partial is accepted.
+"""Bad input is refused by name, and nothing partial is accepted.
 
 Each case is one input a hostile reviewer would try. Each must fail (a named exception
 or a non-zero exit) with a message naming the file and the key, column or line, and
@@ -557,7 +557,7 @@ def test_snakemake_refuses_a_bad_config_by_key_before_any_job(tmp_path, base):
 
 
 def test_snakemake_refuses_a_key_named_sweep_before_any_job_never_showing_it(tmp_path, base):
-    """Issue 41: `sk-or-v1-…` as a sweep name passed the dry run (exit 0) and then sat in
+    """`sk-or-v1-…` as a sweep name passed the dry run (exit 0) and then sat in
     every path, log and row id. Refused by key and the config file's line, not shown."""
     cfg = copy.deepcopy(base)
     cfg["sweeps"] = {KEY: cfg["sweeps"]["main"]}
@@ -582,7 +582,7 @@ def test_snakemake_refuses_an_impossible_package_and_writes_nothing(tmp_path, pa
     out = p.stdout + p.stderr
     assert p.returncode != 0
     assert "rows.csv: column n_correct is malformed: 15 on line" in out
-    # refused at DAG time, naming the package, in one line (issue 24 §5)
+    # refused at DAG time, naming the package, in one line
     assert f"the package {bad} is refused" in out and "Traceback" not in out
     res = work / "results"
     made = [x for x in res.rglob("*") if x.is_file() and "logs" not in x.parts] \

@@ -1,4 +1,4 @@
-"""budget_usd through the real workflow on the gateway stand-in (issues 26, 32): half the
+"""budget_usd through the real workflow on the gateway stand-in: half the
 study's cost stops it, the stand-in never bills past the budget (at -c4 too, billing 5x
 its listing with a 3x prompt undercount), raising
 the budget finishes it with every row valid and no body bought twice, and a second stop
@@ -97,7 +97,7 @@ def test_budget_stops_the_study_and_a_higher_one_finishes_it_paying_once(tmp_pat
 
 
 def test_the_budget_holds_at_four_jobs_billed_5x_with_a_3x_prompt_undercount(tmp_path):
-    """Issue 32's case: the stand-in bills 5x its listing and reports 3x the prompt tokens
+    """The hard case: the stand-in bills 5x its listing and reports 3x the prompt tokens
     of the 4-characters-a-token estimate, four jobs fold at once, and a third of the
     study's cost is the budget (before: 1.03x it was billed). Nothing is learned of the
     endpoint before its first call settles, so until then one call is in flight."""
@@ -157,7 +157,7 @@ def test_bad_budget_or_plan_input_is_refused_by_name_before_any_job(tmp_path, fl
     (None, "not a file (a directory"),
 ])
 def test_a_bad_ledger_is_refused_in_one_line_even_under_dry_run(tmp_path, ledger, named):
-    """Issue 32: a string spent_usd made every command (even -n) die with a raw exception,
+    """A string spent_usd made every command (even -n) die with a raw exception,
     and `spent_usd: NaN` switched the budget off for good."""
     spend = tmp_path / "results/spend"
     spend.mkdir(parents=True)

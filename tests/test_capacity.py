@@ -1,4 +1,4 @@
-"""Capacity that can hold the facts at every scale (DESIGN §3): the session is scaled,
+"""Capacity that can hold the facts at every scale (docs/design.md §3): the session is scaled,
 the capacities are chosen to hold the graded facts twice over, the paper's capacity
 matches still hold exactly, and a config too small for its facts is refused."""
 

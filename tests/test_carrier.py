@@ -1,4 +1,4 @@
-"""The chosen carrier as files (issue 43 item 5): a decided card's folder holds the arm's
+"""The chosen carrier as files: a decided card's folder holds the arm's
 prompt, schema and capacity, the exact request its first fold sent (the store's entry of
 the key a run record names) and a README; an own arm's files as the user wrote them; an
 undecided card gets none."""

@@ -1,4 +1,4 @@
-"""The budget under a real SLURM cluster (docs/cluster.md, DESIGN §6): fold jobs submitted
+"""The budget under a real SLURM cluster (docs/cluster.md, docs/design.md §6): fold jobs submitted
 through profiles/slurm share one ledger. Its own module, apart from tests/test_cluster.py,
 because it needs no local run of the tiny study: it runs while that study is still being
 built on another worker (the cluster lock, tests/support/slurm_cluster.py, keeps the two
@@ -21,7 +21,7 @@ from .test_cluster import COMMAND, POLL, submitted
 @pytest.mark.workflow
 def test_the_budget_holds_under_slurm_through_the_gateway_standin(slurm_available, cluster,
                                                                    tmp_path):
-    """Issue 32: "The ledger was never run under the SLURM profile." Every fold job is an
+    """Required: "The ledger was never run under the SLURM profile." Every fold job is an
     sbatch job sharing results/spend/ledger.json through its fcntl lock; the stand-in
     bills 5x its listing and reports 3x the estimated prompt tokens, and a third of the
     study's cost is the budget: the stand-in never bills past it."""

@@ -1,4 +1,4 @@
-"""Arm against arm (issue 21) on a hand-made block of two runs whose carries are known: the
+"""Arm against arm on a hand-made block of two runs whose carries are known: the
 fact-by-fold grid, the paired counts and the survival shares, every expected number
 written by hand from the carries below, not computed by the code under test."""
 

@@ -1,4 +1,4 @@
-"""The comparison pages (issue 21) in headless Chromium, built from hand-made run records:
+"""The comparison pages in headless Chromium, built from hand-made run records:
 a planted value is highlighted in the column of the arm that carried it, a reply holding
 <script> stays text (with a control page proving the check catches one that runs), the
 page fits a 1280-pixel window for two and three arms, and every link resolves."""
@@ -137,7 +137,7 @@ def test_every_link_resolves(two):
 
 
 def test_the_viewer_links_each_run_to_its_blocks_comparison(two):
-    """Issue 21: linked from the viewer's index and from every run page."""
+    """Linked from the viewer's index and from every run page."""
     seen = crawl(two, "viewer/index.html")
     assert {"viewer/s/toy/r0/j.html", "compare/s/toy/r0.html", "compare/index.html"} <= seen
     page = (two / "viewer/s/toy/r0/q.html").read_text()

@@ -1,4 +1,4 @@
-"""The release package is a Workflow Run RO-Crate (issue 27 §1, DESIGN §7, paper §7).
+"""The release package is a Workflow Run RO-Crate (docs/design.md §7, paper §7).
 
 roc-validator passes the crate at REQUIRED level against every profile the crate declares
 that the validator implements; the crate says what made what (the Snakefile, the run, the

@@ -1,4 +1,4 @@
-"""`decide:` bounded and consistent (issue 41 item 3): a schema maximum and a run ceiling
+"""`decide:` bounded and consistent: a schema maximum and a run ceiling
 said before any run is planned, looks no rotation can take refused, evidence mode checked
 against the package's sweeps, and a look where both arms lost everything stopping as the
 card reads it."""
@@ -95,7 +95,7 @@ def _lost_rows(n: int) -> pd.DataFrame:
 
 
 def test_a_look_where_both_arms_lost_everything_is_not_equivalence():
-    """Issue 41: "A staged look where both arms lost every fact says 'equivalent after 2
+    """Required: "A staged look where both arms lost every fact says 'equivalent after 2
     repeats', right under a card saying no contrast is read." Zero differences pass TOST;
     the look says what the card says instead."""
     from types import SimpleNamespace

@@ -1,4 +1,4 @@
-"""The decision cards (issue 33): pure functions on a few hand-built rows, the paper's
+"""The decision cards: pure functions on a few hand-built rows, the paper's
 diagnosis on the paper-shaped package, and the own-arm check of §5 on real arm specs."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_card_says_m_better_when_every_block_favours_m():
 
 
 def test_a_staged_decide_pair_is_judged_at_its_looks_level_not_at_alpha():
-    """Issue 33: a staged study stops on Lan–DeMets levels; its card may not call a
+    """A staged study stops on Lan–DeMets levels; its card may not call a
     difference that the looks did not grant. Eight blocks all one sign give p = 2/256 =
     0.0078: a difference at alpha 0.05, not at a look's nominal 0.0007."""
     rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.0, 0.1, 0.2, 0.1],
@@ -85,7 +85,7 @@ def test_equal_arms_are_equivalent_and_a_close_call_is_undecided_and_priced():
 
 
 def test_an_undecided_contrast_is_planned_by_the_test_that_would_decide_it():
-    """Issue 33: "An undecided contrast says how many more repeats would decide it at the
+    """Required: "An undecided contrast says how many more repeats would decide it at the
     observed difference and ICC, and what those cost". Beyond the margin (b - a =
     +0.15) a difference decides it, planned as the card tests it: the sign-flip test's
     simulated power, never fewer repeats than the t formula; inside it (b - a = 0) only
@@ -268,8 +268,8 @@ def test_decide_is_checked_filled_and_plans_its_maximum(config_schema, resources
 
 def test_the_native_line_compares_with_the_best_matched_arm_never_an_own_arm_at_its_own_capacity(
         resources):
-    """Issue 44 item 3: the provider's compaction goes on the card "against your best arm",
-    and an arm outside the matched comparison (issue 42: an own arm with `match: false`)
+    """The provider's compaction goes on the card "against your best arm",
+    and an arm outside the matched comparison (an own arm with `match: false`)
     is in no verdict. The own arm here recalls most, at its own capacity; the native line
     still names the best matched arm, m."""
     table = load_arm_table(resources)

@@ -1,4 +1,4 @@
-"""The decision's page (issue 43 item 4) in headless Chromium: results/decision.html
+"""The decision's page in headless Chromium: results/decision.html
 shows the forest plot (its image loads) and every card with its contrasts; a string a
 user typed (here a model id in the price basis) holding <script> stays text. Built from
 hand-made cards through the page's own functions, as the rule builds it."""

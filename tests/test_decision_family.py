@@ -1,4 +1,4 @@
-"""Error control across a family of contrasts (issue 43 item 1; decide.family): Holm on
+"""Error control across a family of contrasts (decide.family): Holm on
 fixed designs, alpha split over a staged pair's family, raw and adjusted p on each card.
 The family-wise error by simulation is bench/decide_sim.py's."""
 
@@ -50,7 +50,7 @@ def test_holm_matches_statsmodels_and_adjusts_rows_apart():
 
 
 def test_one_better_model_among_four_null_ones_gives_one_better_after_adjustment():
-    """Issue 43, Done when: "A stand-in sweep with one better model and four null ones
+    """Done when: "A stand-in sweep with one better model and four null ones
     gives one 'better' after adjustment." Alone, the null model's p of 0.021 reads
     "m better"; in the sweep's family of five it does not."""
     models = {"better": ([0.1] * 10, [0.9] * 10), "lucky": ([0.5] * 10, NULL_M),
@@ -119,7 +119,7 @@ def test_the_planned_family_counts_the_contrasts_the_sweep_runs():
 
 
 def test_the_planned_family_counts_the_native_line_a_card_will_read():
-    """Issue 44 item 3: a sweep running a native arm beside matched ones gets the line "the
+    """A sweep running a native arm beside matched ones gets the line "the
     provider's compaction against your best arm" on every card, a contrast of the family;
     the staged looks split alpha by a size that counts it, or the cards' Holm share and
     the looks' split would spend more than alpha between them."""

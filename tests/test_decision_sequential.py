@@ -1,4 +1,4 @@
-"""The staged decision's arithmetic (issue 33; analysis/sequential.py): Lan-DeMets alpha
+"""The staged decision's arithmetic (analysis/sequential.py): Lan-DeMets alpha
 spending of O'Brien-Fleming shape, the stage sizes, and a seeded few-second simulation
 (the 2,000-study figures are bench/decide_sim.py's)."""
 
@@ -99,7 +99,7 @@ def _shaped_blocks(rng: np.random.Generator, keep_a: float, keep_b: float, n: in
 
 
 def test_every_shape_at_ten_percent_declares_no_more_differences_than_alpha_allows():
-    """Issue 33: "With every shape at 10%, the staged study ends equivalent or undecided,
+    """Required: "With every shape at 10%, the staged study ends equivalent or undecided,
     never with a better arm" -- at a level-alpha test a false difference is possible on
     some seeds; over 100 seeded studies the count stays inside what alpha allows (the
     binomial's 99.9% bound at 5%), and most end equivalent within the margin."""
@@ -173,7 +173,7 @@ def _look(rows: pd.DataFrame, prev: dict | None, decide: dict = DECIDE, spent: f
 
 
 def test_a_budget_out_mid_stage_counts_the_complete_repeats_and_ends_undecided():
-    """Issue 33: "A budget that runs out mid-stage gives *undecided* with the spend, the
+    """Required: "A budget that runs out mid-stage gives *undecided* with the spend, the
     remaining repeats and their price." The stage after look 1 (r8..r11) stopped at r9's
     m: the look tests r0..r8 (9 blocks, at information 9/24), which decide nothing, and
     leaves r9 out with every repeat after it."""

@@ -1,4 +1,4 @@
-"""The staged decision through the real workflow (issue 33), on the gateway stand-in made
+"""The staged decision through the real workflow, on the gateway stand-in made
 to drop identifiers by reply shape (tests/support/reply_shapes.py: a one-field schema
 loses 60% of them, plain text 10%): the card says m better for j against m, the staged
 study stops before max_repeats and spends less than the fixed design would; a budget that
@@ -106,7 +106,7 @@ def test_the_staged_study_finds_m_better_early_and_a_short_budget_leaves_it_unde
             "prices x 1.25" in card
         assert staged["usd"] <= staged["staged_worst_usd"] and staged["overrun"] is None
 
-        # the gate (issue 43): j must be at least equivalent to m, and loses: one line
+        # the gate: j must be at least equivalent to m, and loses: one line
         calls = len(gw.state.calls)
         p = study.snakemake("gate")
         assert p.returncode != 0
@@ -124,7 +124,7 @@ def test_the_staged_study_finds_m_better_early_and_a_short_budget_leaves_it_unde
         assert "gate passes on all 1 models" in p.stdout + p.stderr
         assert "decide_look" not in p.stdout + p.stderr and len(gw.state.calls) == calls
         assert json.loads((study.workdir / "results/gate.json").read_text())["passed"]
-        # the chosen carrier as files (issue 43): m's prompt and the request its folds sent
+        # the chosen carrier as files: m's prompt and the request its folds sent
         folder = study.workdir / "results/decision/s/dear/carrier"
         request = json.loads((folder / "request.json").read_text())
         cap = json.loads((folder / "capacity.json").read_text())
@@ -155,7 +155,7 @@ def _records(workdir: Path) -> dict[str, dict]:
 
 
 def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_path):
-    """Issue 33: "A budget that runs out mid-stage gives *undecided* with the spend, the
+    """Required: "A budget that runs out mid-stage gives *undecided* with the spend, the
     remaining repeats and their price."
 
     The stand-in bills its listing through look 1, then 40 times it (its price rose): the
@@ -163,10 +163,10 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
     what look 1 left spent plus 1.02 times that price, lets the stage start (the look's
     budget_stop passes); the ledger learns the new ratio from the stage's first call and
     the stage runs out within a few calls (40 times the listing is far past the 1.25
-    headroom, whatever the replies' lengths, where 8 times was not always: issue 43's
-    first landing failed on it). The run still ends with a card whose spend stays within
-    the worst case it names, or names the overruns the ledger logged past it (issue 43:
-    priced as the ledger reserves now); at the same budget a rerun sends nothing; a
+    headroom, whatever the replies' lengths, where 8 times was not always: an earlier
+    version of this test failed on it). The run still ends with a card whose spend stays
+    within the worst case it names, or names the overruns the ledger logged past it
+    (priced as the ledger reserves now); at the same budget a rerun sends nothing; a
     higher one reruns the runs the budget stopped (their paid folds from the store) and
     finishes."""
     with _standin() as gw:
@@ -248,7 +248,7 @@ def test_a_budget_out_mid_stage_gives_undecided_and_a_higher_one_resumes_it(tmp_
 
 
 def test_with_every_shape_at_10_percent_the_staged_study_names_no_better_arm(tmp_path):
-    """Issue 33: "With every shape at 10%, the staged study ends equivalent or undecided,
+    """Required: "With every shape at 10%, the staged study ends equivalent or undecided,
     never with a better arm ... the workflow run checks one." Eight repeats over two
     looks is the smallest study whose last look could still declare a difference (the
     sign-flip p of 8 blocks goes down to 2/2^8, under that look's level of about 0.048;
@@ -286,7 +286,7 @@ def test_without_decide_the_plan_has_no_checkpoint(tmp_path):
 
 
 def test_the_audit_prices_the_first_stage_and_the_maximum(tmp_path):
-    """Issue 33: "The DAG stays plannable: -n and the audit show the first stage and the
+    """Required: "The DAG stays plannable: -n and the audit show the first stage and the
     maximum." The audit (no call: the stand-in's address is closed) prices both."""
     import csv
 

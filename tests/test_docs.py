@@ -25,7 +25,7 @@ from .support.procs import run_group, snakemake
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "config/README.md"]
 FENCE = re.compile(r"^[ \t]*```(?:sh|bash)\n(.*?)^[ \t]*```", re.S | re.M)
-README_LIMIT = 12 * 1024 + 512  # issue 27: "at most about 12 KB"
+README_LIMIT = 12 * 1024 + 512  # "at most about 12 KB"
 
 
 def shown_commands() -> list[tuple[str, int, str, dict[str, str]]]:
@@ -92,7 +92,7 @@ def test_the_readme_is_a_five_minute_page_that_links_every_doc():
 
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
-# A relative path written as code (`../shared/paper/`) is followed by a reader like a link,
+# A relative path written as code (`../paper/`) is followed by a reader like a link,
 # from the checkout, where the pages' commands run.
 PATH_IN_CODE = re.compile(r"`(\.{1,2}/[^`\s]*)`")
 
@@ -106,8 +106,8 @@ def test_every_relative_link_of_a_page_resolves(page):
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_no_link_of_a_page_leaves_the_repository(page):
-    """Issue 34: a clone holds only the repository, so a page may not send its reader
-    beside the checkout (the README once pointed at `../shared/paper/`)."""
+    """A clone holds only the repository, so a page may not send its reader
+    beside the checkout (the README once pointed at a folder beside it)."""
     text = page.read_text(encoding="utf-8")
     targets = [(t, page.parent / t) for t in LINK.findall(text) if "://" not in t]
     targets += [(t, ROOT / t) for t in PATH_IN_CODE.findall(text)]
@@ -160,7 +160,7 @@ def test_the_rulegraph_rule_draws_the_picture(tmp_path):
 
 def test_ci_runs_the_readmes_test_command_word_for_word():
     """CI proves what a newcomer types: .ci/run's last command is the README's test command
-    (issue 34: the test command installs what its tests need)."""
+    (the test command installs what its tests need)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     shown = [b.strip() for b in FENCE.findall(readme) if "-m pytest" in b]
     ci = (ROOT / ".ci/run").read_text(encoding="utf-8").strip().splitlines()[-1]

@@ -79,7 +79,7 @@ def test_a_malformed_package_fails_naming_the_column(tmp_path, package):
 
 
 def test_evidence_of_another_study_is_refused_naming_both(tmp_path, package):
-    """Issue 13: one study's evidence never feeds another study's tables, even where
+    """One study's evidence never feeds another study's tables, even where
     .snakemake metadata is missing and Snakemake would plan only the tables."""
     import yaml
 

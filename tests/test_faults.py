@@ -1,9 +1,8 @@
 """A whole study through faults of every class: every row valid, nothing paid twice.
 
-Issue 13, done when: "The fault test runs through the whole workflow at 20% injected
+Done when: "The fault test runs through the whole workflow at 20% injected
 faults of every class and asserts: every row valid, billed calls equal to the minimum
-plus the probe's, and no identical request body billed twice." Issue 20 §8: the probe
-included.
+plus the probe's, and no identical request body billed twice." The probe is included.
 
 Paper §3.3: "Rows invalidated by infrastructure faults may be retried; rows invalidated
 by an arm's own behaviour may not, since retrying those would select for the arm
@@ -184,7 +183,7 @@ def test_a_study_at_20_percent_faults_is_all_valid_and_pays_once(tmp_path: Path)
     assert billed.total() == minimum + probe_minimum.total()
     # No identical request body billed twice: the probe's own calls included (its §4.2
     # re-probe and a parameter's removal can put one body on the wire; it is served from
-    # the first reply, issue 20 §8), on the clean stand-in and through the faults.
+    # the first reply), on the clean stand-in and through the faults.
     assert [b for b, n in probe_minimum.items() if n > 1] == []
     assert [b for b, n in probe_billed.items() if n > 1] == []
     assert [b for b, n in billed.items() if n > 1] == []

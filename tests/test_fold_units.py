@@ -109,7 +109,7 @@ def _stored(tmp_path):
 
 
 def test_a_store_entry_is_verified_on_every_read(tmp_path):
-    """Issue 13: a reply rewritten on disk is refused by name, never served."""
+    """A reply rewritten on disk is refused by name, never served."""
     import pytest
 
     from foldstudy.backends.store import StoreCorrupt
@@ -195,7 +195,7 @@ class _RunsOut(Backend):
 
 def test_a_staged_run_the_budget_stops_keeps_its_paid_folds_and_any_other_fails_its_job(
         arms, resources, tmp_path):
-    """Issue 33: in a staged decision's sweep the run ends as a not_run:budget record with
+    """In a staged decision's sweep the run ends as a not_run:budget record with
     the two folds it paid (a look counts their spend); elsewhere the ledger's one-line
     refusal ends the job, as before, and no record is made."""
     from foldstudy.analysis.staging import record_usd

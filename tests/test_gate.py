@@ -1,4 +1,4 @@
-"""The gate (issue 43 item 2; decide.gate): pass or fail per model from the cards, one
+"""The gate (decide.gate): pass or fail per model from the cards, one
 line per failing model, an undecided model failing with what would decide it. The
 workflow run (`snakemake gate` on the stand-in) is test_decision_workflow's."""
 

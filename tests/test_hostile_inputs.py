@@ -1,4 +1,4 @@
-"""Issue 20 (§2, §3, §4, §6 config values, §7): what a hostile reviewer hands in is refused
+"""What a hostile reviewer hands in is refused
 by name, before anything downstream of it is written.
 
 Names that become paths, records that disagree with their paths, model ids in gateway

@@ -1,8 +1,9 @@
-"""Issue 24 §6: the hostile inputs still accepted, or refused with a raw traceback, after
-issue 20. Each is now a named refusal (or the correct behaviour): request fields from
-extra_body, *_tokens parameters, a lock over a refused or running build and symlinks,
-malformed locks and manifests, YAML alias bombs, overlong and invisible names, formula
-cells, config keys that mean nothing, a large plan said, and the unclear messages.
+"""The hostile inputs still accepted, or refused with a raw traceback, after the first
+round of hostile-input fixes. Each is now a named refusal (or the correct behaviour):
+request fields from extra_body, *_tokens parameters, a lock over a refused or running
+build and symlinks, malformed locks and manifests, YAML alias bombs, overlong and
+invisible names, formula cells, config keys that mean nothing, a large plan said, and the
+unclear messages.
 
 Pure functions where the check lives in one; real Snakemake runs for the DAG-time ones.
 """

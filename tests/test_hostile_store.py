@@ -1,4 +1,4 @@
-"""Issue 20, the store half: nothing forged is served, nothing is written before a refusal.
+"""The response store: nothing forged is served, nothing is written before a refusal.
 
 Each case is one input a hostile reviewer hands in: a store entry whose reply was edited
 and whose reply_sha256 was recomputed (§1), evidence of another study or two run records
@@ -269,7 +269,7 @@ def test_a_model_the_probe_could_not_load_is_refused_before_its_gguf_is_opened(t
 
 def test_a_gguf_outside_the_package_is_left_out_and_the_config_still_verified(
         study):  # noqa: F811
-    """Paper §7: a local path is excluded from the release, not refused (issue 31). The
+    """Paper §7: a local path is excluded from the release, not refused. The
     config is still verified against the lock as it ran: unlocked, the new key is named;
     locked, the package carries `<local path: m.gguf>` and never the path."""
     root = study["root"]
@@ -369,7 +369,7 @@ def test_a_forged_entry_is_published_by_neither_replay_nor_retry(tmp_path):
         p = s.snakemake("results/stats/numbers.json", "--config", "retry_infrastructure=true")
         out = p.stdout + p.stderr
         assert p.returncode != 0 and all(n in out for n in named), out[-3000:]
-        assert "StoreUnpinned: " in out and "Traceback" not in out  # one line (issue 24 §5)
+        assert "StoreUnpinned: " in out and "Traceback" not in out  # one line
         assert {d: tree(results / d) for d in published} == published
 
     p = s.snakemake("verify")

@@ -1,4 +1,4 @@
-"""Index arms and recall at retained tokens (issue 42), unit by unit: the identifier index
+"""Index arms and recall at retained tokens, unit by unit: the identifier index
 (study/index.py) keeps the one classifier's tokens, first appearance first, none twice,
 and evicts the oldest past its share; an index arm's shares are exact at every scale; the
 frontier of the retained-token table is right on a synthetic table; and an arm outside
@@ -189,7 +189,7 @@ def test_match_false_keeps_its_own_capacity_and_is_said_once_by_arm(tmp_path, co
 def test_a_decide_pair_or_gate_on_an_arm_outside_the_matched_comparison_is_refused(
         tmp_path, config_schema, resources):
     """An index arm, a native arm and an own arm with `match: false` are in no card verdict
-    (issue 42 item 3; issue 44 item 3), so a staged decision on one would never stop and a
+   , so a staged decision on one would never stop and a
     gate on one would fail every model: the config check names the key and the arm
     before any job."""
     from .test_sessions_config import problems

@@ -1,10 +1,10 @@
-"""Index arms through the real workflow (issue 42), on the gateway stand-in made to drop
+"""Index arms through the real workflow, on the gateway stand-in made to drop
 identifiers by reply shape (tests/support/reply_shapes.py): a one-field reply loses 90% of
 the planted values, plain text 10%. j and m run beside their index arms jx and mx, whose
 identifier index (study/index.py) keeps every planted value the one classifier finds,
 whatever the model dropped. One study is built for the module; each test reads it.
 
-Issue 42: "An index arm on the gateway stand-in keeps planted identifiers the base arm
+Required: "An index arm on the gateway stand-in keeps planted identifiers the base arm
 drops ... check that the trace attributes the survival to the index."
 """
 

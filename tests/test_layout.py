@@ -228,7 +228,7 @@ def test_no_import_cycle_among_the_stage_packages():
 
 
 def test_no_import_cycle_among_the_modules():
-    """Issue 34: study/fixtures.py and study/sessions.py imported each other (one import
+    """study/fixtures.py and study/sessions.py imported each other (one import
     hidden in a function, so nothing failed until the wrong one was imported first). A
     cycle between two modules of one layer is one too: what both need goes below both."""
     cycles = _cycles(module_imports())

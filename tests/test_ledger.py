@@ -1,4 +1,4 @@
-"""The spend ledger (DESIGN §6, issue 26): reserve the worst case before a paid call,
+"""The spend ledger (docs/design.md §6): reserve the worst case before a paid call,
 settle to the reported cost after, stop before the call that would pass the budget, and
 hold across processes sharing one file."""
 
@@ -241,7 +241,7 @@ def test_the_lock_pins_the_ledger_and_not_the_budget(tmp_path):
     assert later["ledger"]["sha256"] != pinned["ledger"]["sha256"]
 
 
-# -- issue 32: what cannot be undercounted, what the gateway says, what was paid ------
+# -- what cannot be undercounted, what the gateway says, what was paid ------
 
 
 def _wait_for_reserve(path: str, out: str) -> None:
@@ -268,7 +268,7 @@ def test_until_an_endpoint_settled_once_one_call_is_in_flight_on_it(tmp_path):
 
 
 def test_a_first_call_costing_more_than_it_reserved_is_named_in_the_log(tmp_path, caplog):
-    """The one exception to "billed never passes the budget" (DESIGN §6): nothing is known
+    """The one exception to "billed never passes the budget" (docs/design.md §6): nothing is known
     of an endpoint's prices before its first call, here billed at 50x its listing."""
     ledger = Ledger(tmp_path / "l.json", None)
     with caplog.at_level(logging.WARNING):
@@ -432,7 +432,7 @@ def test_a_ledger_that_is_not_json_or_not_a_file_is_refused_in_one_line(tmp_path
 
 
 def test_a_deleted_ledger_is_rebuilt_before_any_call_and_the_budget_still_holds(tmp_path):
-    """Issue 32: deleting the ledger mid-study let a study spend 2.1x its budget."""
+    """Deleting the ledger mid-study let a study spend 2.1x its budget."""
     ledger = Ledger(tmp_path / "l.json", 1.0)
     paid = sum(_call(ledger, Paid()) for _ in range(3))
     ledger.path.unlink()
@@ -465,7 +465,7 @@ def _store_calls(tmp_path: Path, n: int, budget: float | None = None) -> tuple[L
 
 
 def test_a_ledger_lowered_with_its_journal_deleted_is_refused_against_the_store(tmp_path):
-    """Issue 32: a spend below what the store says was paid is refused, naming both."""
+    """A spend below what the store says was paid is refused, naming both."""
     ledger, paid = _store_calls(tmp_path, 3)
     journal_path(ledger.path).unlink()
     state = json.loads(ledger.path.read_text())
@@ -538,7 +538,7 @@ def test_an_unreadable_ledger_or_journal_is_refused_in_one_line(tmp_path, monkey
 
 
 def test_a_charge_written_twice_in_the_journal_counts_once(tmp_path, caplog):
-    """Issue 41: a charge line written twice (a copied journal, a replayed append) was
+    """A charge line written twice (a copied journal, a replayed append) was
     counted twice by a rebuilt ledger, so the study stopped early and its rebuilt spend
     was above what was billed; with the ledger present, the refusal named two figures
     and not the line. A charge id counts once, its repeat said by line."""

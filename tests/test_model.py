@@ -68,7 +68,7 @@ def run(setup, arm_id, repeat=0, backend=None):
 
 
 # The paper's arms (a native arm's folds are the provider's: tests/test_native_workflow.py),
-# and one index arm (issue 42: its fold is its base's, the index is
+# and one index arm (its fold is its base's, the index is
 # mechanical, so one of the two index arms is the real model's test of both).
 _TABLE = load_arm_table(ROOT / "resources")
 REAL_MODEL_ARMS = [a for a in arm_ids(_TABLE) if is_matched(_TABLE["arms"][a])] + ["jx"]

@@ -1,4 +1,4 @@
-"""A native arm's fold loop (issue 44 item 2), unit by unit on the provider stand-ins: the
+"""A native arm's fold loop, unit by unit on the provider stand-ins: the
 exact compaction request each fold sends (the previous item first, unchanged, then the
 chunk as the item the endpoint compacts), the recall turn continuing from the last item,
 a replay that rebuilds the same record from the store alone, the probe's verdict as the

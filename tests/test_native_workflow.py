@@ -1,4 +1,4 @@
-"""The provider's own compaction as an arm (issue 44), through the real workflow: one
+"""The provider's own compaction as an arm, through the real workflow: one
 stand-in model per provider (tests/support/anthropic_standin.py, openai_responses_standin.py)
 under `native`, j and m. Anthropic's readable block is the carry, graded and traced like
 any; OpenAI's encrypted item is recorded as opaque, its trace says so, and only its recall
@@ -107,7 +107,7 @@ def test_the_native_arm_is_data_and_outside_the_matched_comparison():
 
 def test_each_native_fold_asks_the_provider_to_compact_and_replays_the_item(study):
     """Every fold of a native run is one compaction request carrying the previous item
-    first; the recall continues from the last item (issue 44 item 2)."""
+    first; the recall continues from the last item."""
     compactions = [c for c in study.anthropic.calls if "compaction" in c.body]
     assert compactions and all(c.headers.get("anthropic-beta") == "compact-2026-09-04"
                                for c in compactions)
@@ -208,7 +208,7 @@ def _csv_tsv(path: Path) -> list[dict[str, str]]:
 
 
 def test_each_card_has_the_providers_compaction_against_the_best_arm(study):
-    """Issue 44 item 3: the native arm on the decision card only as "the provider's
+    """The native arm on the decision card only as "the provider's
     compaction against your best arm" (difference, p, TOST), never in a matched contrast."""
     doc = json.loads((study.workdir / "results/decision.json").read_text())
     rows = _csv(study.workdir / "results/evidence/rows.csv")

@@ -58,7 +58,7 @@ def test_contract_keys_against_independent_computations(package, numbers):
         1 + (numbers["icc.k"] - 1) * numbers["icc.value"])
     assert numbers["icc.effective_n_per_row"] == pytest.approx(
         numbers["icc.k"] / numbers["icc.design_effect"])
-    h = prim[["headings_carried", "recall"]].dropna()  # issue 19 §2: distributed rows only
+    h = prim[["headings_carried", "recall"]].dropna()  # distributed rows only
     assert numbers["headings.r"] == pytest.approx(np.corrcoef(h.iloc[:, 0], h.iloc[:, 1])[0, 1])
     assert numbers["headings.n_rows"] == len(h)
     anchor = prim[prim["sweep"] == "anchor"]  # the partition scope's one sweep

@@ -1,4 +1,4 @@
-"""A user's own arms (config `arms_file`) are checked like the config (issue 31): by a JSON
+"""A user's own arms (config `arms_file`) are checked like the config: by a JSON
 schema (config/schema/arms.schema.yaml) with the name rule, types and allowed values,
 every problem named by file, arm and key before any job, and a prompt read only from
 the arms file's own folder."""
@@ -99,7 +99,7 @@ def test_every_problem_of_every_arm_at_once(tmp_path, config_schema, resources):
 
 
 def test_an_arms_file_that_is_a_directory_is_named_as_one(tmp_path, config_schema, resources):
-    """Issue 41: a directory was reported as "no such file"."""
+    """A directory was reported as "no such file"."""
     path = arms_file(tmp_path, {"mine": GOOD}).parent
     msg = problems(config(arms_file=str(path)), config_schema, resources)
     assert f"config.arms_file ({path}): a directory, not a file; name the YAML in it" in msg

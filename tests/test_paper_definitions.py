@@ -1,5 +1,5 @@
 """The paper's definitions of the carrier cross-tab, abstention, the fill table, the
-all-arm parse line and §4.5's fold count (issue 24 §1-3), on small hand-built evidence.
+all-arm parse line and §4.5's fold count, on small hand-built evidence.
 
 Each population is the paper's: the cross-tab reads only rows whose carrier was recorded
 (§4.10), a row abstains when its answer holds a marker anywhere (§4.11), the fill table
@@ -40,7 +40,7 @@ def _package(tmp_path, rows, checks):
 
 
 def _unrecord(rows: pd.DataFrame, checks: pd.DataFrame, row_ids) -> None:
-    """The carrier of these rows was not recorded: both columns empty (DESIGN §8)."""
+    """The carrier of these rows was not recorded: both columns empty (docs/design.md §8)."""
     rows.loc[rows["row_id"].isin(row_ids), "carrier_present"] = None
     checks["in_carrier"] = checks["in_carrier"].astype(object)
     checks.loc[checks["row_id"].isin(row_ids), "in_carrier"] = None
@@ -109,7 +109,7 @@ def _traced(tmp_path, rows, checks, opaque=(), empty_lines=0):
 
 def test_an_opaque_run_leaves_present_empty_on_every_trace_line_and_its_carrier_empty(
         carrier_evidence, tmp_path):
-    """Issue 44: an opaque carry is neither kept nor lost, so trace.csv's present is empty
+    """An opaque carry is neither kept nor lost, so trace.csv's present is empty
     on all of its run's lines, as its row's carrier_present is; anything between is
     refused naming the trace line."""
     rows, checks = (f.copy() for f in carrier_evidence)
@@ -161,7 +161,7 @@ def test_an_answer_beyond_its_carrier_is_counted_in_a_package_and_here_alike(
 
 def test_an_answer_beyond_its_carrier_is_said_once_naming_the_first_row(
         carrier_evidence, tmp_path, caplog):
-    """Issue 41: such a row was counted in `carrier.answer_beyond_carrier` and said nowhere
+    """Such a row was counted in `carrier.answer_beyond_carrier` and said nowhere
     else. The stats job warns once: how many rows, the first row and its label."""
     import logging
 

@@ -74,7 +74,7 @@ def test_columns_and_consistency(package, tmp_path) -> None:
     assert (rows["n_graded"] == k).all()
     assert np.allclose(rows["recall"], rows["n_correct"] / rows["n_graded"])
     # in_carrier agrees with carrier_present where the carrier was recorded, and both
-    # are empty together where it was not (DESIGN §8)
+    # are empty together where it was not (docs/design.md §8)
     held = checks["in_carrier"].map({True: 1.0, False: 0.0})
     per = held.groupby(checks["row_id"]).agg(["sum", "count"])
     rec = rows[rows["carrier_present"].notna()]

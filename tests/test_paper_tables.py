@@ -1,4 +1,4 @@
-"""The paper's tables from the paper's package (issue 19): evidence mode with
+"""The paper's tables from the paper's package: evidence mode with
 config/study-paper.yaml on tests/support/paper_package.py's package, a real Snakemake run,
 must give back every published number that package determines, with the paper's scopes.
 Expected values are the paper's printed numbers, typed here from its text; the package

@@ -1,4 +1,4 @@
-"""The repeat plan (issue 26): the formula against statsmodels where rows do not cluster,
+"""The repeat plan: the formula against statsmodels where rows do not cluster,
 against a simulation of clustered rows analysed by the study's own test, and the ICC a
 pilot package gives."""
 
@@ -93,7 +93,7 @@ def _pilot(d, seed: int = 3):
 
 
 def test_a_pilot_packages_within_cell_icc_is_the_one_used(tmp_path):
-    """Issue 32: the ICC pooled over arms counts the arms' difference as the rows'
+    """The ICC pooled over arms counts the arms' difference as the rows'
     clustering; within cells (one sweep, model and arm) it is what the paired test sees."""
     pilot = _pilot(tmp_path)
     an = Analysis.load()
@@ -128,7 +128,7 @@ def test_a_pilot_packages_within_cell_icc_is_the_one_used(tmp_path):
 def test_a_negative_pilot_icc_is_planned_at_zero_and_the_plan_says_so(tmp_path):
     """Every row of the pilot recalls exactly 7 of 14: rows agree less than coin flips
     would, the ANOVA ICC is below 0, and a design effect below 1 would promise more than
-    independent checks give (issue 32: 1-2 repeats needed, without a word)."""
+    independent checks give (1-2 repeats needed, without a word)."""
     rows, checks = frames([row("s", "a", arm, i, 7) for arm in ("j", "q") for i in range(10)])
     write_table(rows, tmp_path / "rows.csv")
     write_table(checks, tmp_path / "checks.csv")
@@ -212,7 +212,7 @@ def test_the_paper_packages_within_cell_icc_is_the_one_the_docs_quote(tmp_path):
 
 @pytest.mark.parametrize(("d", "icc"), [(0.0, 0.0), (0.03, 0.1)])
 def test_the_equivalence_plan_is_tost_paireds_power(d, icc):
-    """Issue 33: "An undecided contrast says how many more repeats would decide it at the
+    """Required: "An undecided contrast says how many more repeats would decide it at the
     observed difference and ICC, and what those cost". Inside the margin only
     equivalence decides it, so the plan is TOST's power (power.tost_power), checked here
     against stats.tost_paired on simulated beta-binomial rows at two sizes and at the

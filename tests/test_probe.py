@@ -1,4 +1,4 @@
-"""The capability probe against the gateway stand-in: each verdict of DESIGN §5, the
+"""The capability probe against the gateway stand-in: each verdict of docs/design.md §5, the
 parameter responsible named by removing one at a time (paper §4.2), and per-arm
 permissions (plain arms need no structured-output support)."""
 

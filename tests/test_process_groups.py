@@ -1,5 +1,5 @@
 """A test's Snakemake takes its jobs with it: on a timeout or a failure, tests/support/procs
-kills the whole process group, so no job outlives the run that started it (issue 34: a
+kills the whole process group, so no job outlives the run that started it (a
 fold job kept a core for 30 minutes after its Snakemake had been killed)."""
 
 from __future__ import annotations

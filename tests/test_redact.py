@@ -1,4 +1,4 @@
-"""Redaction by value (issue 41): the text of every secret a session's scan found is
+"""Redaction by value: the text of every secret a session's scan found is
 redacted wherever any of it appears, a private key's body line on its own included; and
 the shape of such a line is a detect-secrets plugin of the project's."""
 
@@ -54,7 +54,7 @@ def gone(text: str, body: list[str]) -> bool:
 
 
 def test_each_body_line_of_a_key_block_is_redacted_wherever_it_appears():
-    """The carry kept one body line without BEGIN or END (issue 41: 22 lines of a
+    """The carry kept one body line without BEGIN or END (22 lines of a
     package "scanned clean"); another kept a line cut short by its cap; an answer quotes
     one inside prose. Each is gone, the rest of each cell kept, the CSV still reads."""
     block, body = openssh_key()

@@ -1,4 +1,4 @@
-"""Issue 24 §5: a refusal is one line, never a traceback.
+"""A refusal is one line, never a traceback.
 
 Every error the package raises on purpose subclasses StudyError; a job (io.logged, the
 one wrapper every workflow/scripts entry point runs in) prints such an error as one

@@ -1,4 +1,4 @@
-"""The release of any study the checkout made rebuilds from its package (issue 31), the
+"""The release of any study the checkout made rebuilds from its package, the
 user's own inputs included: a study folding an own session (its transcript left out of
 the package as `<local path: name>`, its text published with release.publish_sessions)
 and a study running an own arm (arms_file: the arms and prompt files carried in the

@@ -1,4 +1,4 @@
-"""A release that is whole (issue 31): private endpoints and local paths left out, not
+"""A release that is whole: private endpoints and local paths left out, not
 refused (paper §7); every file of the package pinned and verified where it lies; a
 published session's secrets redacted, and counted.
 
@@ -344,9 +344,9 @@ def _plant_session_text(study, text: str) -> None:  # noqa: F811
 
 
 def test_a_published_sessions_secrets_are_redacted_and_counted(study, caplog):  # noqa: F811
-    """Issue 31's five (an OpenSSH key, a Slack token, a postgres password, a Stripe and a
+    """Five (an OpenSSH key, a Slack token, a postgres password, a Stripe and a
     Google key) in a published session's carries: gone from every file and the tarball,
-    each replaced by its kind, counted, and the package verifies. Issue 41: beside them a
+    each replaced by its kind, counted, and the package verifies. beside them a
     carry kept part of a key's body line, without its BEGIN and END lines and too short
     for any shape (the release said "scanned clean"): the text the transcript scan found
     is redacted wherever any of it appears, and the release line says what it redacted,
@@ -440,7 +440,7 @@ def test_a_compressed_rollouts_secrets_are_found_again_as_its_reader_reads_it(tm
 def test_a_secret_in_an_unpublished_release_is_refused_by_kind_never_shown(
         study):  # noqa: F811
     """Outside a published session a secret is no redaction but a refusal, each by file,
-    line and kind (the five of issue 31 on one line, so one release names them all)."""
+    line and kind (those five on one line, so one release names them all)."""
     from foldstudy.release.scan import ReleaseRefused
 
     _plant_session_text(study, " ".join(text for _, text, _, _ in SECRETS))
@@ -473,7 +473,7 @@ def test_the_released_config_names_the_own_arms_inside_the_package():
 
 def test_a_forks_inherited_secret_is_redacted_by_value_and_a_changed_parent_refused(
         tmp_path, config_schema, resources):
-    """Issue 40: the lines a Codex fork inherits from its parent's rollout reach the model
+    """The lines a Codex fork inherits from its parent's rollout reach the model
     as the fork's own do. The release finds the parent's secret again in the parent file
     its fixture pinned and redacts it by value; a parent that changed since is refused,
     naming the file, as a changed transcript is."""

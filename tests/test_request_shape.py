@@ -1,4 +1,4 @@
-"""The paper's treatment on every request (paper §3.2, §4.2, §4.8; DESIGN §4-5): the
+"""The paper's treatment on every request (paper §3.2, §4.2, §4.8; docs/design.md §4-5): the
 schema travels in response_format only, ceilings included; reasoning suppression and
 the seed go only where the endpoint declares them; k carries the five headings; p's
 description is the paper's length."""
@@ -79,7 +79,7 @@ def test_the_fold_message_is_one_text_for_every_arm(prompts):
 
 
 def test_embedded_grammar_drops_the_ceiling_and_says_so(arms):
-    """The one exception (DESIGN §4): llama-cpp-python's grammar cannot hold a large
+    """The one exception (docs/design.md §4): llama-cpp-python's grammar cannot hold a large
     maxLength, so the embedded backend decodes structure only and records it."""
     from foldstudy.backends.base import chat_body
 

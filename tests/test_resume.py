@@ -1,7 +1,7 @@
 """A study killed with SIGKILL part-way resumes without re-sending a completed call, and a
 replay from the response store alone reproduces rows.csv and checks.csv byte for byte.
 
-DESIGN §4: "Every call goes through one content-addressed response store ...: a crashed or
+docs/design.md §4: "Every call goes through one content-addressed response store ...: a crashed or
 re-run run never pays twice." The calls go to the gateway stand-in, which bills every
 completion it generates: what matters here is the store and the bill, not the model's text
 (the embedded model's runs and their replay are tests/test_workflow.py's)."""

@@ -74,7 +74,7 @@ def test_partition_takes_each_models_pair_from_one_sweep_by_precedence(paper_run
     rows, n, tables = paper_run
     in_sweep = rows.loc[(rows["sweep"] == "partition") & (rows["arm"] == "q"), "model"].nunique()
     assert n["partition.n_models"] == in_sweep == 3
-    # Issue 19 §1: glm-5.2 was re-run at depth, so its pair is the depth sweep's (fails),
+    # glm-5.2 was re-run at depth, so its pair is the depth sweep's (fails),
     # not the partition sweep's (works), and never the two pooled.
     assert n["partition.failing[glm-5.2]"] == 1 and n["partition.j_mean[glm-5.2]"] == 0.0
     assert n["partition.j_n[glm-5.2]"] == 12
@@ -164,7 +164,7 @@ def test_a_scope_naming_what_the_evidence_lacks_fails_by_name():
 
 
 def test_precedence_takes_each_models_rows_from_the_first_sweep_with_both_arms():
-    # Issue 19 §1/§5, pure: a model reads the first sweep of `prefer` holding every arm of
+    # Pure: a model reads the first sweep of `prefer` holding every arm of
     # `arms`; a sweep with one arm only does not count, and nothing is pooled.
     a = Analysis.load()
     v = frames(arm_rows("deep", "m1", "j", [0.0] * 3) + arm_rows("deep", "m1", "q", [1.0] * 3)
@@ -183,7 +183,7 @@ def test_precedence_takes_each_models_rows_from_the_first_sweep_with_both_arms()
 
 
 def test_sources_name_the_sweeps_of_each_model_and_arm():
-    # Issue 19 §4: the ceiling replication mixes corpora within a row.
+    # The ceiling replication mixes corpora within a row.
     v = frames(arm_rows("anchor", "qw", "j", [0.0] * 5) + arm_rows("ceil", "qw", "j", [1.0] * 2)
                + arm_rows("ceil", "qw", "t", [0.0] * 2) + arm_rows("ceil2", "qw", "t", [1.0])
                + arm_rows("ceil", "gl", "j", [1.0]) + arm_rows("ceil", "gl", "t", [1.0])
@@ -204,7 +204,7 @@ def test_sources_name_the_sweeps_of_each_model_and_arm():
 
 
 def test_pooled_analyses_filter_the_scenario_before_grouping():
-    # Issue 19 §2: one distributed sweep and one single-chunk sweep under the default
+    # One distributed sweep and one single-chunk sweep under the default
     # config: the contract's plain keys, since the single-chunk sweep is never a group.
     rows, checks = frames(
         arm_rows("s5", "m1", "j", [1.0, 0.0, 0.6], headings_carried=5)
@@ -229,7 +229,7 @@ def test_the_config_check_names_a_scope_sweep_the_study_does_not_run(config_sche
         load_study(cfg, config_schema, load_arm_table(RESOURCES), RESOURCES)
     assert "config.scopes.partition.sweeps: 'anchor' is not a sweep of this study" in str(e.value)
     assert "config.scopes.ladder.models: 'nobody' is not run by main" in str(e.value)
-    # The new keys are checked by name too (issue 19 §5).
+    # The new keys are checked by name too.
     cfg["scopes"] = {"partition": {"prefer": ["main", "deep"], "arms": ["j", "q"]},
                      "ceiling": {"sources": {"nobody": {"j": ["main"]}}}}
     with pytest.raises(ConfigError) as e:

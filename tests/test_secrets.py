@@ -1,4 +1,4 @@
-"""Secrets in a user's own session (issue 31, DESIGN §3: "A transcript is a private input:
+"""Secrets in a user's own session (docs/design.md §3: "A transcript is a private input:
 ... scanned for secrets"): each named by file and line, never shown, when the config is
 loaded, before any call; the transcript's raw text is scanned line by line, so a secret
 is found wherever the reader would put it (a tool result, a thinking block)."""
@@ -37,7 +37,7 @@ def test_a_clean_session_has_no_secret_warning(config_schema, resources):
     assert not [w for w in study.warnings if "credential-shaped" in w]
 
 
-# --------------------------------------- a key wherever a user types (issue 41)
+# --------------------------------------- a key wherever a user types
 
 KEY = "sk-or-v1-" + "5f0c1e2d9b8a7f6e" * 4
 
@@ -84,7 +84,7 @@ TYPED = [
 @pytest.mark.parametrize("change, said", [c[1:] for c in TYPED], ids=[c[0] for c in TYPED])
 def test_a_key_typed_anywhere_is_refused_before_any_job_never_shown(
         tmp_path, config_schema, resources, change, said):
-    """Issue 41: a key-shaped sweep name, study or scenario name passed the config check
+    """A key-shaped sweep name, study or scenario name passed the config check
     (it looked under `models:` only) and then sat in every path, log and row id; a key in
     a facts label was sent to the model in the recall turn. One scan refuses each by key
     (or by file and line), never echoing it, before anything is read or written."""

@@ -1,4 +1,4 @@
-"""A user's own session as a scenario (issue 25): each reading rule against the sample
+"""A user's own session as a scenario: each reading rule against the sample
 sessions of tests/data/sessions/ (the same session written by Claude Code and as chat
 messages), chunking, planting, the baseline and the candidates. No model, no workflow."""
 

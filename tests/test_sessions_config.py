@@ -1,4 +1,4 @@
-"""A session scenario and the user's own arms in the config (issue 25): every bad input
+"""A session scenario and the user's own arms in the config: every bad input
 refused by name when the config is checked, before any job; capacity chosen for the
 session's own facts; `arms_file` arms checked by the paper's rules."""
 
@@ -181,7 +181,7 @@ def long_session(tmp_path: Path, turns: int = 40) -> Path:
 
 def test_a_chunk_that_cannot_fit_a_folding_models_context_is_refused_before_any_job(
         config_schema, resources, tmp_path):
-    """Issue 30: a chunk of ~26,000 tokens was accepted for a model of n_ctx 4096, and
+    """A chunk of ~26,000 tokens was accepted for a model of n_ctx 4096, and
     only a fold would have found out. The refusal names the chunk's tokens, the model's
     context and the `folds` that would fit; those folds pass the check."""
     facts = str(tmp_path / "facts.yaml")
@@ -195,7 +195,7 @@ def test_a_chunk_that_cannot_fit_a_folding_models_context_is_refused_before_any_
     tokens, chars = (int(said.group(k).replace(",", "")) for k in (1, 2))
     assert tokens > 4096
     # counted at the measured rate of such text (2.4-2.6 characters a token), not at the
-    # fixture generator's 3.0, which would undercount it (issue 30 audit)
+    # fixture generator's 3.0, which would undercount it (found in an audit)
     assert tokens == int(chars / TEXT_CHARS_PER_TOKEN) and TEXT_CHARS_PER_TOKEN < 3.0
     cfg = config({"transcript": str(long_session(tmp_path)), "folds": int(said.group(3)),
                   "facts": facts})
@@ -205,7 +205,7 @@ def test_a_chunk_that_cannot_fit_a_folding_models_context_is_refused_before_any_
 
 def test_a_chunk_that_fits_only_at_three_characters_a_token_is_refused(config_schema,
                                                                        resources, tmp_path):
-    """Issue 30 audit: the context check counted 3.0 characters a token, the fixture
+    """Found in an audit: the context check counted 3.0 characters a token, the fixture
     generator's convention, where this text measures 2.4-2.6 (study/capacity.py); a chunk
     that fits only by that undercount is refused, one that fits at the measured rate
     passes."""
@@ -256,7 +256,7 @@ def _fork_with_secret_parent(tmp_path: Path) -> tuple[Path, Path, str]:
 
 def test_a_forks_inherited_lines_are_scanned_and_pinned_like_its_own(config_schema, resources,
                                                                      tmp_path):
-    """Issue 40 item 2: a fork's history comes from its parent's rollout, so the lines it
+    """A fork's history comes from its parent's rollout, so the lines it
     inherits reach the model as its own do: a secret there is said by the parent's file
     and line (a secret past the cut, never folded, is not), and the parent is pinned by
     sha256 in the fixture beside the transcript."""

@@ -1,4 +1,4 @@
-"""Sessions as the agent CLIs write them (issue 30): Claude Code 2.1 (progress records in
+"""Sessions as the agent CLIs write them: Claude Code 2.1 (progress records in
 the chain, parallel tool calls, a Task subagent, partial compaction, a compaction whose
 logical parent is absent, system records to the last line), Codex CLI rollouts and
 Gemini CLI chats, and the same session in all four formats folding the same chunks.
@@ -43,7 +43,7 @@ def test_each_format_is_detected_from_the_file(fmt):
 
 
 def test_the_same_session_in_all_four_formats_gives_the_same_chunks_and_planted_folds():
-    """DESIGN §3: each format read as its CLI writes it, so one session written by four
+    """docs/design.md §3: each format read as its CLI writes it, so one session written by four
     CLIs is one thread: the same turns, the same chunks, every fact in the same fold."""
     fixtures = {fmt: build_session_fixture(SessionSpec("harbor", str(p), str(FACTS)), 1, "t")
                 for fmt, p in HARBOR.items()}
@@ -234,7 +234,7 @@ READ_OUTPUT = ("     1→defmodule Harbor.Uploader do\n     2→  @moduledoc \"\
 
 
 def test_a_code_attribute_is_no_handle_in_read_output_tool_input_or_prose(tmp_path):
-    """Issue 30: `@moduledoc` was still a handle where a line of code does not open the
+    """`@moduledoc` was still a handle where a line of code does not open the
     text's line: a Read result's numbered lines, an Edit call's JSON-escaped input, a
     sentence naming it. A person's handle stays one, in prose and inside a JSON string."""
     edit = {"file_path": "/srv/harbor/lib/uploader.ex",
@@ -261,7 +261,7 @@ def test_a_code_attribute_is_no_handle_in_read_output_tool_input_or_prose(tmp_pa
 
 
 def test_a_dotted_json_or_yaml_key_makes_no_port_unless_its_last_part_says_so(tmp_path):
-    """Issue 30: a dotted key was taken for a host, so `"server.timeout": 30000` and
+    """A dotted key was taken for a host, so `"server.timeout": 30000` and
     `db.pool_size: 20000` were ports. A key's value is a port when the key's last part
     says so; a host is written tight before its port."""
     out = ('{"server.timeout": 30000, "server.port": 47219, "retries": 52311}\n'
@@ -283,7 +283,7 @@ def test_a_dotted_json_or_yaml_key_makes_no_port_unless_its_last_part_says_so(tm
                                                         "document"),
 ])
 def test_a_json_document_that_is_no_gemini_chat_names_the_shapes_tried(tmp_path, text, says):
-    """Issue 30 audit: a pretty-printed JSON file that is no Gemini chat was refused as
+    """Found in an audit: a pretty-printed JSON file that is no Gemini chat was refused as
     "x.json:1: not a JSON object", naming no shape; it is refused as any file matching
     no shape is, saying what it is."""
     p = tmp_path / "export.json"

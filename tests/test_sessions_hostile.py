@@ -1,4 +1,4 @@
-"""Hostile session inputs (issue 30): each refused at the edge as one line naming the
+"""Hostile session inputs: each refused at the edge as one line naming the
 file and the line (or key) at fault and what would be right, never a traceback, a hang
 or a read until memory runs out. No model, no workflow."""
 

@@ -1,4 +1,4 @@
-"""A user's transcript is a private input (issue 25, DESIGN §3 "Own sessions"): the lock
+"""A user's transcript is a private input (docs/design.md §3 "Own sessions"): the lock
 pins it by sha256, and a release is refused while a session sweep's fixture, fold viewer
 or comparison pages hold a credential (named by file and line, never echoed)."""
 
@@ -35,7 +35,7 @@ def test_the_lock_pins_the_transcript_and_verify_names_an_edit(tmp_path):
 
 
 def test_a_study_folding_your_sessions_is_released_only_when_the_config_says_so(tmp_path):
-    """DESIGN §3: "A transcript is a private input: pinned by the lock, never in a
+    """docs/design.md §3: "A transcript is a private input: pinned by the lock, never in a
     release". The package leaves the transcript and its chunks out, yet its carries and
     answers quote the session: without `release.publish_sessions` the release is refused
     in one line naming the sweep and the key, and a synthetic study is never asked."""

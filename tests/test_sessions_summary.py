@@ -1,4 +1,4 @@
-"""The summary's lines for a sweep on the user's own session (issue 25): per fact, the
+"""The summary's lines for a sweep on the user's own session: per fact, the
 fold that planted it, the session's own compaction as a baseline, and per arm over its
 valid rows how often the fact reached the final carry and how often it was answered."""
 
@@ -57,7 +57,7 @@ def test_an_opaque_baseline_grades_no_fact_and_the_repairs_are_said():
 
 
 def test_a_label_holding_markup_is_text_in_the_summary():
-    """Issue 41: a `<script>` fact label was written raw into results/summary.md, which a
+    """A `<script>` fact label was written raw into results/summary.md, which a
     Markdown renderer passes through as HTML; a `|` in it would split the table's cell."""
     label = "<script>alert(1)</script> | a&b"
     rows = pd.DataFrame({"row_id": ["s/x/r0/m"], "sweep": "s", "arm": ["m"], "valid": [True],

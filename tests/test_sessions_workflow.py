@@ -1,4 +1,4 @@
-"""A user's own session through the real workflow, on the gateway stand-in (issue 25): the
+"""A user's own session through the real workflow, on the gateway stand-in: the
 same session written by Claude Code and as chat messages gives the same chunks and the
 same planted folds, and everything downstream (folds, grader, trace, viewer, comparison
 pages, tables, summary) reads the session fixture unchanged."""
@@ -83,7 +83,7 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
     assert "| the release tag | 5 | no compaction in the file |" in summary  # chat format
     head = next(line for line in summary.splitlines() if line.startswith("| fact |"))
     assert "j carried | j right | m carried | m right | mine carried | mine right" in head
-    # candidates: the columns of DESIGN §8, no model
+    # candidates: the columns of docs/design.md §8, no model
     cand = (res / "sessions/atlas-cc/candidates.tsv").read_text(encoding="utf-8").splitlines()
     assert cand[0].split("\t") == ["token", "class", "first_turn", "count", "context"]
     assert any(line.startswith("@mirela.dobrev\thandle\t") for line in cand)
@@ -103,7 +103,7 @@ HARBOR = {"cc": "harbor.claude-code.jsonl", "codex": "harbor.codex.jsonl",
 
 
 def test_one_session_in_all_four_formats_folds_the_same_through_the_gateway(tmp_path):
-    """Issue 30: the same session written by Claude Code, Codex CLI, Gemini CLI and as chat
+    """The same session written by Claude Code, Codex CLI, Gemini CLI and as chat
     messages (and as a Codex fork read through its compressed parent), each format
     detected from its file, gives the same chunks and the same planted folds through the
     whole workflow: every run sent the same fold requests, and the trace dates every fact
@@ -156,7 +156,7 @@ NEWER = {"agy": "antigravity-cli/brain/2b7e4c1d-8f3a-4e6b-a9d2-5c0f1e3b7a84/"
 
 def test_an_agy_transcript_and_a_copilot_session_fold_under_j_and_m_with_their_baseline(
         tmp_path):
-    """The two CLIs read since issue 51, each detected from its file, folded end to end
+    """The two CLIs read since they were added, each detected from its file, folded end to end
     under j and m; each CLI's own compaction (agy's `{{ CHECKPOINT 1 }}`, Copilot's two
     `summaryContent`s) is graded as the baseline beside the arms."""
     models = [Model("acme/m", [Endpoint("A", "a", supported_parameters=ALL_PARAMETERS)])]
@@ -219,7 +219,7 @@ def one_session_study(tmp_path: Path, transcript: Path, facts: Path
 
 
 def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
-    """Issue 40: a Codex fork's history is its parent's rollout up to the cut, so the
+    """A Codex fork's history is its parent's rollout up to the cut, so the
     parent is the fixture's input as the transcript is: an edit to it reruns the fixture
     (and what reads it); an untouched study plans nothing."""
     from .test_sessions_config import _fork_with_secret_parent
@@ -337,7 +337,7 @@ def test_the_embedded_model_folds_a_sample_session_under_two_arms(folded_by_the_
 
 @pytest.mark.model
 def test_the_embedded_model_folds_the_codex_sample_under_j_and_m(folded_by_the_model):
-    """Issue 30: a Codex CLI rollout folded end to end by the real model; its own
+    """A Codex CLI rollout folded end to end by the real model; its own
     compaction (`compacted`) is the baseline beside the arms in the manifest."""
     check_folded(folded_by_the_model, "harbor")
     manifest = json.loads((folded_by_the_model / "fixtures/harbor/manifest.json").read_text())

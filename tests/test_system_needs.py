@@ -1,4 +1,4 @@
-"""Issue 34: where the test command could not install Chromium, graphviz or SLURM (no root,
+"""Where the test command could not install Chromium, graphviz or SLURM (no root,
 no apt-get), pytest says so once, before the run, naming the tests that will skip."""
 
 from __future__ import annotations

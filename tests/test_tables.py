@@ -210,7 +210,7 @@ def test_each_table_is_bound_to_its_builder_by_name():
 
 
 def test_the_builders_live_in_their_sections_modules():
-    """Issue 27 §3: report/tables/ is a module per section of the paper; every builder
+    """report/tables/ is a module per section of the paper; every builder
     sits in one (never in the package's __init__ or its shared helpers), every section
     module holds a builder, and none grows past about 300 lines."""
     import foldstudy.report.tables as T
@@ -249,7 +249,7 @@ def test_the_titles_load_without_pandas_at_dag_time():
 
 def test_the_arm_against_arm_tables_say_in_one_line_why_a_package_without_trace_has_none(
         built):
-    """Issue 21, evidence mode: rows and checks alone hold no carries, so paired-arms and
+    """In evidence mode: rows and checks alone hold no carries, so paired-arms and
     fact-survival are one line saying so, never zeros."""
     from foldstudy.analysis.compare import NO_TRACE
 

@@ -1,4 +1,4 @@
-"""The per-fold fact trace (DESIGN §8) and the losses read from it (paper §4.10), on run
+"""The per-fold fact trace (docs/design.md §8) and the losses read from it (paper §4.10), on run
 records built by hand: no model."""
 
 from __future__ import annotations

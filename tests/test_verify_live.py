@@ -3,7 +3,7 @@ every claim of resources/claims/paper.yaml reported with its kind and verdict, r
 the workflow's own resources even with --directory elsewhere, and a count that differs
 from the paper's corpus is not drift. The same run, served on loopback as a local
 server is, is released with its endpoint left out (paper §7) and its package verifies
-where it lies (issue 31)."""
+where it lies."""
 
 from __future__ import annotations
 

@@ -172,7 +172,7 @@ def test_lock_verify_release_and_regenerate_round_trip(tiny_copy, tmp_path):
 
 def test_the_tiny_study_compares_its_arms_and_a_replay_rebuilds_it_byte_for_byte(tiny,
                                                                                   tmp_path):
-    """Issue 21: the block pages, paired-arms and fact-survival from a real study, and a
+    """The block pages, paired-arms and fact-survival from a real study, and a
     replay of its store writes every page and both tables again, byte for byte."""
     pages = sorted(p.relative_to(tiny / "results/compare")
                    for p in (tiny / "results/compare").rglob("*.html"))

@@ -1,5 +1,5 @@
 """A results/ tree built from hand-made run records: the evidence (rows, checks, trace) as
-the grade stage writes it, the fold viewer and the comparison pages (issue 21). For the
+the grade stage writes it, the fold viewer and the comparison pages. For the
 tests of report/compare.py, with and without Chromium; no model, no workflow."""
 
 from __future__ import annotations

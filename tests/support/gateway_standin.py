@@ -1,7 +1,7 @@
 """A loopback stand-in for the hosted gateway, speaking its documented wire format.
 
 Allowed only because the gateway itself cannot be reached from here. It implements, per
-/work/shared/reference/gateway-and-local-servers.md (section A):
+the gateway's public API reference as docs/design.md §4 lists it (A1-A6):
   GET  /api/v1/models                                 (A5)
   GET  /api/v1/models/{author}/{slug}/endpoints       (A5)
   POST /api/v1/chat/completions                       (A1, A2 routing, A4, A6 errors)
@@ -38,10 +38,10 @@ differ on purpose:
                 "delay past the client's timeout".
   {"sleep": s}  a slow generation: after s seconds it is completed and billed even if
                 the client gave up. A client that timed out cannot know that, so its
-                retry pays for the same body twice (reference A4: aborting stops billing
-                "only for supported providers"). No client can avoid that cost, so the
-                random mode never draws it: a test of "never billed twice" would measure
-                the gateway, not the client.
+                retry pays for the same body twice (docs/design.md §4, gateway A4:
+                aborting stops billing "only for supported providers"). No client can
+                avoid that cost, so the random mode never draws it: a test of "never
+                billed twice" would measure the gateway, not the client.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class Endpoint:
     # Reasoning that runs whatever the request says (the message carries `reasoning`).
     returns_reasoning: bool = False
     # What a call really costs against its listed price (usage.cost = listed x this):
-    # a mispriced endpoint, whose ledger must learn the ratio (DESIGN §6).
+    # a mispriced endpoint, whose ledger must learn the ratio (docs/design.md §6).
     cost_factor: float = 1.0
     # How many times the 4-characters-a-token count it reports as prompt_tokens (and
     # bills): identifier-dense text runs well past that estimate (paper §6).
@@ -162,7 +162,7 @@ class Standin:
     calls: list[dict[str, Any]] = field(default_factory=list)
     generations: dict[str, dict[str, Any]] = field(default_factory=dict)
     omit_provider_field: bool = False
-    # Issue 33: what a completion says, when a test gives it (body -> content); None: the
+    # What a completion says, when a test gives it (body -> content); None: the
     # stand-in's own conforming reply (tests/support/reply_shapes.py writes one).
     reply: Any = None
     lock: threading.Lock = field(default_factory=threading.Lock)

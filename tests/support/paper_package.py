@@ -1,7 +1,7 @@
 """An evidence package rebuilt from the published tables of "Two Ways to Lose a Fact".
 
 Why: the workflow's evidence mode must regenerate the paper's tables, with the paper's
-own scopes (issue 19). A package consistent with those tables is the test input, and it
+own scopes. A package consistent with those tables is the test input, and it
 must come from the tables' numbers, not from a hand-typed CSV, so that every cell can be
 traced to the sentence or table it transcribes. The cells below are the paper's numbers
 (means, n, rows >= 0.5, rows full, fills, carried chars, clipped folds, headings, counts);
@@ -63,7 +63,7 @@ Reproduced exactly (tests/test_paper_package.py asserts each on the frames):
 - catch-up (§6): 6 invalid rows, catchup_fired, j 4 / p 1 / q 1, recalls 1, 1, 0, 0, 0, 0;
 - carrier (§4.10): recorded on 215 valid rows only, q 88, j 103, m 4, t 16, u 4: there
   carrier_present and checks.csv in_carrier are filled, on every other row both are
-  empty (DESIGN §8), so a cross-tab that read unrecorded rows would fail, not drift;
+  empty (docs/design.md §8), so a cross-tab that read unrecorded rows would fail, not drift;
   carrier had it and the answer missed it on q 31 (35.2%) and j 13 (12.6%) rows, so 171
   agree; no check is correct with the value absent from the carrier;
 - abstention on the answer's first 400 characters (rows.csv abstained_prefix400) equals

@@ -1,6 +1,6 @@
 """Real Snakemake runs from tests, each in its own process group.
 
-Issue 34: a tiny study's Snakemake that timed out at 900 s was killed, but the fold job it
+A tiny study's Snakemake that timed out at 900 s was killed, but the fold job it
 had started kept a core for another 30 minutes: `subprocess.run` kills the process it
 started, not that process's children. Every test that starts Snakemake goes through
 `run_group` (or `snakemake`, which builds the command line), so on a timeout, a failed

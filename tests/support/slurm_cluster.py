@@ -105,10 +105,10 @@ class SlurmCluster:
             d.mkdir(exist_ok=True)
         empty_plugstack = self.root / "plugstack.conf"
         empty_plugstack.write_text("")
-        # The facts that worked on this kind of machine (shared/reference/
-        # slurm-single-node.md): linuxproc process tracking, no task plugin, cons_tres
-        # over cores and memory, no accounting daemon. MinJobAge keeps a finished job
-        # visible to squeue/scontrol far longer than the executor's status checks.
+        # The facts that worked on this kind of machine (docs/cluster.md): linuxproc process
+        # tracking, no task plugin, cons_tres over cores and memory, no accounting daemon.
+        # MinJobAge keeps a finished job visible to squeue/scontrol far longer than the
+        # executor's status checks.
         self.conf.write_text(f"""\
 {MARKER}
 ClusterName=foldstudy-test

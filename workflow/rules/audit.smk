@@ -1,4 +1,4 @@
-# The audit (DESIGN §1): runs, calls, tokens and dollars per model before any call.
+# The audit (docs/design.md §1): runs, calls, tokens and dollars per model before any call.
 # It reads results/probe/*.json for prices when they exist but never depends on them,
 # so asking for the plan never probes (never calls) a model. Logic: foldstudy/run/audit.py.
 
@@ -24,7 +24,7 @@ rule audit:
         backends=audit_backends(),
         probe_dir="results/probe",
         recall_max_tokens=STUDY.config["recall_max_tokens"],
-        # the plan against the budget, and what the ledger has spent so far (DESIGN §6)
+        # the plan against the budget, and what the ledger has spent so far (docs/design.md §6)
         budget_usd=STUDY.config["budget_usd"],
         ledger=LEDGER,
         # a staged decision (decide:): its first stage and its maximum, both priced
@@ -33,7 +33,7 @@ rule audit:
         "../scripts/audit.py"
 
 
-# The repeat plan (issue 26; DESIGN §6, Power): per contrast, the repeats it needs at the
+# The repeat plan (docs/design.md §6, Power): per contrast, the repeats it needs at the
 # pilot's ICC (power.pilot) or the paper's 0.750, and what they cost at the audit's
 # prices. Before any call, like the audit. Logic: foldstudy/analysis/power.py.
 

@@ -139,7 +139,7 @@ SCHEMA_FILES = sorted(
 
 
 def own_session(sweep):
-    """The config's own session scenario this sweep runs (issue 25), or None."""
+    """The config's own session scenario this sweep runs, or None."""
     return STUDY.config["scenarios"].get(STUDY.config["sweeps"][sweep]["scenario"])
 
 
@@ -224,7 +224,7 @@ def run_params(wildcards):
 
 
 def staged_run(wildcards):
-    """A staged decision's run (issue 33): a budget that runs out part-way ends it as a
+    """A staged decision's run: a budget that runs out part-way ends it as a
     not_run:budget record, and a changed budget_usd reruns exactly the runs it stopped
     (validity.fold_budget). Part of the `run` param, not a param of its own: a new param
     changes the params Snakemake recorded for every fold job, so every finished run of
@@ -273,7 +273,7 @@ if EVIDENCE_MODE and (_problem := evidence_dir_problem(STUDY.config["evidence"],
 # it reads.
 if EVIDENCE_MODE:
     # Imported here, not above: the analysis pulls in scipy, which only evidence mode's
-    # check needs at DAG time (1.9 s of a loaded machine's dry run, issue 34).
+    # check needs at DAG time (1.9 s of a loaded machine's dry run).
     from foldstudy.analysis.analysis import Analysis
 
     _plan = Analysis.load(ANALYSIS_YAML, ARMS_YAML)
@@ -299,7 +299,7 @@ if STUDY.config["replay"] and not EVIDENCE_MODE and not Path(LOCK).is_file():
         f"replay: the response store {STUDY.config['store']}/ is unverified: no lock at "
         f"{LOCK}, so every entry is served as it stands (replay against the study's lock)"
     )
-# The repeat plan's pilot (issue 26) is an evidence package, refused by name if not.
+# The repeat plan's pilot is an evidence package, refused by name if not.
 if _problem := pilot_problem(STUDY.config["power"]["pilot"]):
     raise WorkflowError(_problem)
 CLAIMS = res("claims", f"{STUDY.config['study']}.yaml")
@@ -338,7 +338,7 @@ def release_lock(wildcards):
 
 # --- probe and backends (rules/probe.smk, rules/fold.smk) ---
 
-# The spend ledger every paid call of the study is held to (DESIGN §6; backends/ledger.py).
+# The spend ledger every paid call of the study is held to (docs/design.md §6; backends/ledger.py).
 LEDGER = "results/spend/ledger.json"
 try:
     _note = budget_note(STUDY.config["budget_usd"], LEDGER, "results/audit/plan.tsv")
@@ -495,7 +495,7 @@ def decision_inputs(wildcards):
     return out
 
 
-# --- a staged decision (config decide:, rules/decide.smk; issue 33) ---------------
+# --- a staged decision (config decide:, rules/decide.smk) ---------------
 # Without `decide:` none of this enters the DAG: staged_runs is every run, as before.
 DECIDE = STUDY.config["decide"]
 DECIDE_SWEEPS = decide_sweeps(STUDY.config)
@@ -677,7 +677,7 @@ def _run_refs(runs):
 # The viewer and the comparison pages read the records at these paths when they run; they
 # wait for them, and rerun when one changes, through rows.csv, which the grade jobs make
 # from every record. Declared as inputs too, the 663 records of the paper study cost its
-# dry run two more job lookups each (issue 34).
+# dry run two more job lookups each.
 # A staged decision's sweeps (decide:) add the runs its looks asked for (run_refs).
 RUN_REFS = _run_refs(STUDY.runs)
 
@@ -703,7 +703,7 @@ def trace_table(wildcards):
 
 def session_manifests():
     """The manifests of the sweeps that fold a session of the config's own: the summary
-    reports each fact's fate and the session's own compaction as a baseline (issue 25).
+    reports each fact's fate and the session's own compaction as a baseline.
     """
     if EVIDENCE_MODE:
         return []

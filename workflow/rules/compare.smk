@@ -1,4 +1,4 @@
-# Arm against arm (issue 21; paper §4.9: "Under one opaque field the model writes about
+# Arm against arm (paper §4.9: "Under one opaque field the model writes about
 # the session ... Under five named headings the same model writes the decisions
 # themselves"): one page per block with its arms side by side, fold by fold, and one per
 # (sweep, arm) with its models side by side. Needs the run records' carries, so not in

@@ -1,4 +1,4 @@
-# The decision cards (issue 33; DESIGN §6, Decision): one card per (sweep, model) in
+# The decision cards (docs/design.md §6, Decision): one card per (sweep, model) in
 # results/decision.md and decision.json, which the summary opens with. Logic:
 # foldstudy/analysis/decision.py (the verdicts), foldstudy/report/decision.py (the words).
 
@@ -43,7 +43,7 @@ rule decision:
 
 
 # A staged decision (config decide:): after each stage of a sweep that runs the pair, a
-# look tests it on every model and says which models go on and how far (DESIGN §6).
+# look tests it on every model and says which models go on and how far (docs/design.md §6).
 # Only a study with `decide:` asks for these files. Logic: foldstudy/analysis/staging.py.
 
 
@@ -93,7 +93,7 @@ checkpoint decide_look:
 
 # The gate (config decide.gate): results/gate.json says per model whether the cards hold
 # what the gate states, and `snakemake -c1 gate` fails with one line per failing model
-# (DESIGN §6). Two rules, so the verdicts file is kept when the gate fails.
+# (docs/design.md §6). Two rules, so the verdicts file is kept when the gate fails.
 # Logic: foldstudy/report/gate.py.
 
 
@@ -128,7 +128,7 @@ rule gate:
         "../scripts/gate.py"
 
 
-# The decision's page (DESIGN §6): the forest plot and the cards, which the summary and
+# The decision's page (docs/design.md §6): the forest plot and the cards, which the summary and
 # the comparison index link. Logic: foldstudy/report/decision.py, figures.py.
 
 
@@ -156,7 +156,7 @@ rule decision_page:
         "../scripts/decision_page.py"
 
 
-# The chosen carrier as files (DESIGN §6): per decided card, its arm's prompt, schema,
+# The chosen carrier as files (docs/design.md §6): per decided card, its arm's prompt, schema,
 # capacity and the exact request a fold sent, with a README (`snakemake -c1 carriers`).
 # Reads the run records and the response store, so not in evidence mode. Logic:
 # foldstudy/report/carrier.py.

@@ -1,4 +1,4 @@
-# The rule graph in docs/design.md, drawn from Snakemake's own --rulegraph (issue 27).
+# The rule graph in docs/design.md, drawn from Snakemake's own --rulegraph.
 # Logic: foldstudy/report/rulegraph.py. Rerun after a rule is added or removed:
 #   snakemake -c1 docs/rulegraph.svg
 

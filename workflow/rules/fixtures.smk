@@ -25,7 +25,7 @@ rule fixture:
         "../scripts/fixture.py"
 
 
-# Help writing a session's facts file (issue 25): the identifier-shaped tokens of its main
+# Help writing a session's facts file: the identifier-shaped tokens of its main
 # thread, with class, first turn, count and context. No model. Logic:
 # foldstudy/study/sessions.py.
 rule candidates:

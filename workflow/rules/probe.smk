@@ -1,4 +1,4 @@
-# The capability probe (DESIGN §5): one verdict per (model, endpoint, request shape)
+# The capability probe (docs/design.md §5): one verdict per (model, endpoint, request shape)
 # before any fold. `snakemake --until probe` stops here: no fold job runs.
 # Logic: foldstudy/run/probe.py.
 
@@ -26,7 +26,7 @@ rule probe_model:
         store=STUDY.config["store"],
         replay=STUDY.config["replay"],
         lock=LOCK,  # a path, not an input: see rule fold
-        # The spend ledger every job shares (DESIGN §6): a path, not an output, since
+        # The spend ledger every job shares (docs/design.md §6): a path, not an output, since
         # every job writes it. The budget is not a param: raising it would rerun every
         # finished job (params are a rerun trigger); the script reads it from the config.
         ledger=LEDGER,

@@ -1,4 +1,4 @@
-"""Writes the `harbor` sample session (issue 30) in the four formats the study reads, as
+"""Writes the `harbor` sample session in the four formats the study reads, as
 each CLI writes it: Claude Code 2.1 (progress records in the chain, a parallel batch of
 three tool calls whose results hang off their own tool_use records, a Task subagent's
 progress records, an abandoned fork, a compaction, system records to the last line),

@@ -67,9 +67,9 @@ class Analysis:
     description_chars: dict[str, int]
     arm_order: tuple[str, ...]
     arm_titles: dict[str, str]
-    # Issue 21: the pairs of arms compared fact by fact within a block, as (a, b).
+    # The pairs of arms compared fact by fact within a block, as (a, b).
     compare_pairs: tuple[tuple[str, str], ...] = ()
-    # Issue 42: the arms outside the matched comparison (spec.is_matched: index arms,
+    # The arms outside the matched comparison (spec.is_matched: index arms,
     # own arms with `match: false`), which no paper table, matched contrast or card
     # verdict reads, and each index arm's base arm (its card line's contrast).
     unmatched: frozenset[str] = frozenset()
@@ -183,7 +183,7 @@ def schema_description_chars(arm_table: dict[str, Any], resources: Path) -> dict
 def valid_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows the one validity rule admitted (rows.csv `valid`), recall as an exact float.
 
-    recall is n_correct / n_graded by contract (DESIGN §8); the CSV keeps six significant
+    recall is n_correct / n_graded by contract (docs/design.md §8); the CSV keeps six significant
     digits, so a mean of printed recalls can land a hair under a threshold it meets
     exactly (0.4999998 against 0.5). The exact fraction is taken wherever the row has one.
     """
@@ -210,7 +210,7 @@ def cell_summary(g: pd.DataFrame, recalled: float) -> dict[str, Any]:
 
 
 def recall_by_model_arm(rows: pd.DataFrame, an: Analysis) -> pd.DataFrame:
-    """Recall per (sweep, model, arm) over valid rows, with denominators (DESIGN §8): one
+    """Recall per (sweep, model, arm) over valid rows, with denominators (docs/design.md §8): one
     line per sweep, never pooled across sweeps (paper §4.7).
 
     Rows are near-binary (paper §4), so a mean stands for a small count: n_valid,
@@ -606,7 +606,7 @@ def headings_by_arm(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
 def carrier_recorded(v: pd.DataFrame) -> pd.DataFrame:
     """The rows whose carrier was recorded (carrier_present not empty): the only rows the
     cross-tab can read. Paper §4.10: "Over 215 valid rows the two agree on 171", of its
-    620; a package leaves carrier_present and in_carrier empty on the others (DESIGN §8)."""
+    620; a package leaves carrier_present and in_carrier empty on the others (docs/design.md §8)."""
     return v[pd.to_numeric(v["carrier_present"], errors="coerce").notna()]
 
 
@@ -742,7 +742,7 @@ def parse_line(rows: pd.DataFrame, an: Analysis, arms: tuple[str, ...] | None = 
             "rows_clean": int((~pf).sum()), "mean_clean": mean(valid.loc[~pf, "recall"])}
 
 
-# The all-arm line's label in parse-failures.csv (DESIGN §8 names the j+p+t one).
+# The all-arm line's label in parse-failures.csv (docs/design.md §8 names the j+p+t one).
 ALL_ARMS = "all arms"
 
 

@@ -1,5 +1,5 @@
-"""Arm against arm, fold by fold (issue 21): what one representation kept that another lost,
-read from the evidence alone (trace.csv, checks.csv, rows.csv; DESIGN §8). Pure: frames in,
+"""Arm against arm, fold by fold: what one representation kept that another lost,
+read from the evidence alone (trace.csv, checks.csv, rows.csv; docs/design.md §8). Pure: frames in,
 frames out.
 
 Paper §4.9: "Under one opaque field the model writes about the session ... Under five
@@ -51,7 +51,7 @@ NO_RECORDS = ("no run records (evidence mode): the comparison pages need each fo
 
 
 def pair_label(a: str, b: str) -> str:
-    """`j–q`: the pair as DESIGN §8 writes it, with an en dash."""
+    """`j–q`: the pair as docs/design.md §8 writes it, with an en dash."""
     return f"{a}{EN_DASH}{b}"
 
 
@@ -104,7 +104,7 @@ def fact_grid(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -> 
     correct = {(r["row_id"], r["label"]): bool(r["correct"])
                for r in checks[["row_id", "label", "correct"]].to_dict("records")}
     t = trace[trace["row_id"].isin(meta.index)]
-    # An opaque carry's lines (a native arm's encrypted compaction, issue 44) say neither
+    # An opaque carry's lines (a native arm's encrypted compaction) say neither
     # kept nor lost: `present` is empty, so the grid, which asks how long a fact was
     # kept, has no line for them (their answers are graded in checks.csv).
     t = t[t["present"].notna()]
@@ -137,7 +137,7 @@ def block_arms(grid: pd.DataFrame) -> dict[tuple[str, str, int], list[str]]:
 
 
 def _default_groups(grid: pd.DataFrame) -> list[Group]:
-    """Each sweep on its own (DESIGN §6: never pooled across sweeps unless asked)."""
+    """Each sweep on its own (docs/design.md §6: never pooled across sweeps unless asked)."""
     return [Group(s, (s,), None, False) for s in sorted(set(grid["sweep"]))]
 
 

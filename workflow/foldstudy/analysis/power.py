@@ -1,4 +1,4 @@
-"""The repeat plan (issues 26, 32; DESIGN §6, Power): how many repeats each contrast
+"""The repeat plan (docs/design.md §6, Power): how many repeats each contrast
 needs, before any call is paid for.
 
 Rows are near-binary: paper §4 opens "a one-way random-effects decomposition of the
@@ -25,7 +25,7 @@ at its largest, so the plan is conservative when the arms' recall is not known y
 tests/test_power.py checks the formula against statsmodels' TTestPower and the claimed
 power by simulating beta-binomial rows analysed with the permutation test.
 
-A contrast already run and still undecided (issue 33) is planned by the test that would
+A contrast already run and still undecided is planned by the test that would
 decide it at the observed difference (decide_power, repeats_to_decide): the permutation
 test above when the difference is at least the equivalence margin, else TOST at the
 margin (tost_power), the test stats.tost_paired runs. The decision cards and a staged

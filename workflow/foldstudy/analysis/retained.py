@@ -1,4 +1,4 @@
-"""Recall at retained tokens (issue 42): one point per (sweep, model, arm), its mean recall
+"""Recall at retained tokens: one point per (sweep, model, arm), its mean recall
 with an interval against the tokens its runs kept at their end, and the frontier.
 
 A carrier is read the way agent builders read one: how much it recalls for the tokens it

@@ -1,4 +1,4 @@
-"""Deciding a pair in stages (issue 33; DESIGN §6, Decision: "`decide:` runs a pair in
+"""Deciding a pair in stages (docs/design.md §6, Decision: "`decide:` runs a pair in
 stages through a checkpoint, with Lan–DeMets alpha spending"). Pure: numbers in, numbers
 out; the workflow's checkpoint (rules/decide.smk) and the bench (bench/decide_sim.py) both
 call these.

@@ -1,4 +1,4 @@
-"""One look of a staged decision (issue 33; config `decide:`): the checkpoint
+"""One look of a staged decision (config `decide:`): the checkpoint
 rules/decide.smk runs after each stage of a sweep that runs the pair.
 
 A look grades the runs made so far, tests the pair on every model still running

@@ -95,7 +95,7 @@ def response_format(request: ChatRequest, style: str, strict: bool,
     Styles (reference B): `json_schema`, OpenAI's nested form (the gateway, vLLM,
     Ollama); `json_object_schema`, `{"type": "json_object", "schema": ...}` (llama.cpp's
     server, llama-cpp-python in and out of process); `json_object`, no schema at all.
-    The schema goes as the arm declared it, maxLength included (DESIGN §4: the paper
+    The schema goes as the arm declared it, maxLength included (docs/design.md §4: the paper
     sent the schema in response_format and nothing else), unless ceilings_on_wire is
     off (the embedded backend's grammar limitation, base.grammar_schema).
     """
@@ -113,7 +113,7 @@ def response_format(request: ChatRequest, style: str, strict: bool,
 
 # The request fields the study fixes (chat_body's and the providers' routing): a model's
 # extra_body may add a server's own parameters, never one of these, or what is sent
-# would differ from what the store entry and the run record say was sent (issue 24 §6).
+# would differ from what the store entry and the run record say was sent.
 STUDY_FIXED_FIELDS = ("model", "messages", "temperature", "seed", "max_tokens",
                       "max_completion_tokens", "response_format", "provider", "reasoning",
                       "tools", "tool_choice", "plugins", "stream", "n")
@@ -254,7 +254,7 @@ class Backend(ABC):
     kind: ClassVar[str] = ""
     #: what the config schema says it is ("kind = summary")
     summary: ClassVar[str] = ""
-    #: a model config's defaults on this backend (DESIGN §4): the one place they are
+    #: a model config's defaults on this backend (docs/design.md §4): the one place they are
     #: written; the study config resolves every model through resolve_config, and the
     #: backend reads the resolved dict without defaults of its own
     defaults: ClassVar[dict[str, Any]] = {}
@@ -277,10 +277,10 @@ class Backend(ABC):
     #: "response_format" = in the schema on the wire, maxLength included;
     #: "validated_after" = the decoder gets the structure only, the reply is checked
     ceiling_delivery: str = "response_format"
-    #: the request's seed goes on the wire (recorded per fold; DESIGN §3: send a seed
+    #: the request's seed goes on the wire (recorded per fold; docs/design.md §3: send a seed
     #: where the endpoint supports one and record it)
     seed_sent: bool = True
-    #: every call is billed (DESIGN §6, Spend): each one is reserved in the study's
+    #: every call is billed (docs/design.md §6, Spend): each one is reserved in the study's
     #: ledger before it is sent and settled after (backends/ledger.py)
     paid: bool = False
 
@@ -354,7 +354,7 @@ class Backend(ABC):
         """Why no call can be authorised (no key in the environment), or None."""
         return None
 
-    # -- what the probe uses (DESIGN §5) ----------------------------------------------
+    # -- what the probe uses (docs/design.md §5) ----------------------------------------------
 
     def wire_parameters(self, request: ChatRequest) -> list[str]:
         """The parameters this request puts on the wire that the probe may remove one at

@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # requests is imported by the jobs that call a server, not by
     import requests
 
 # 404 messages that mean "routing found no endpoint for this request" rather than "no
-# such model" (reference A6: classify 404 by message, never by status alone).
+# such model" (docs/design.md §4, gateway A6: classify 404 by message, never by status
+# alone).
 NO_ENDPOINT_MARKERS = (
     "no endpoints found",
     "no allowed providers",
@@ -342,7 +343,8 @@ def parse_choice(body: dict[str, Any], secret: str | None) -> tuple[dict[str, An
     """The first choice and its finish_reason, or a classified error.
 
     A provider failure can arrive as HTTP 200 with finish_reason "error" and an error
-    object (reference A4); that is an infrastructure fault, retried, never a reply.
+    object (docs/design.md §4, gateway A4); that is an infrastructure fault, retried, never a
+    reply.
     """
     if "error" in body and not body.get("choices"):
         message, err = _error_fields(body)

@@ -1,6 +1,6 @@
 """The spend ledger every job of a study shares: reserve before a paid call, settle after.
 
-DESIGN §6 (Spend): "Each paid call reserves its worst case in a ledger all jobs share,
+docs/design.md §6 (Spend): "Each paid call reserves its worst case in a ledger all jobs share,
 then settles to the reported cost. The worst case is the prompt at an estimate
 identifier-dense text cannot exceed, plus max_tokens, at listed prices, times the largest
 actual/listed price and reported/estimated token ratios learned on that endpoint."

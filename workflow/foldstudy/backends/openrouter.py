@@ -3,8 +3,8 @@
 One model has several endpoints that differ in quantization, context and whether they
 honour a strict schema (paper §3.4), so an unpinned sweep silently varies the
 treatment. Every call therefore names one provider with fallbacks off and
-require_parameters on (reference A2), and the provider that actually served it is
-recorded and checked against the pin by the validity rule (validity.py compares
+require_parameters on (docs/design.md §4, gateway A2), and the provider that actually
+served it is recorded and checked against the pin by the validity rule (validity.py compares
 identity["pin"] with Reply.served_by).
 
 The request carries only what the measurement needs. Paper §4.2: "this harness adds a
@@ -58,7 +58,7 @@ def declares(pin: dict[str, Any] | None, parameter: str) -> bool:
 
 def wire_reasoning(cfg: dict[str, Any], pin: dict[str, Any] | None) -> dict[str, Any] | None:
     """The reasoning object the calls send: the configured one, to an endpoint that
-    declares reasoning; None otherwise (DESIGN §5)."""
+    declares reasoning; None otherwise (docs/design.md §5)."""
     return cfg["reasoning"] if cfg["reasoning"] and declares(pin, "reasoning") else None
 
 
@@ -156,7 +156,7 @@ class OpenRouterBackend(OpenAICompatBackend):
             raise BackendError("auth", problem, retryable=False, detail={"no_key": True})
         return {"Authorization": f"Bearer {self._key}", "X-OpenRouter-Title": "foldstudy"}
 
-    # -- discovery (reference A5) --------------------------------------------------
+    # -- discovery (docs/design.md §4, gateway A5) ------------------------------------
 
     def list_endpoints(self) -> list[dict[str, Any]]:
         author_slug = self.model_id.split(":", 1)[0]
@@ -200,7 +200,7 @@ class OpenRouterBackend(OpenAICompatBackend):
         body = {
             **super().body(request),
             "provider": provider,
-            # Benchmarks disable middle-out compression explicitly (reference A1).
+            # Benchmarks disable middle-out compression explicitly (docs/design.md §4, gateway A1).
             "plugins": [{"id": "context-compression", "enabled": False}],
         }
         if not self.seed_sent:
@@ -255,8 +255,9 @@ class OpenRouterBackend(OpenAICompatBackend):
         return None if served_elsewhere(reply.served_by, self.identity["pin"]) else reply
 
     def generation_cost(self, generation_id: str) -> float | None:
-        """The generation record's total_cost (reference A4: GET /generation?id=), a free
-        read with retries; None where the gateway has no record or cannot be reached."""
+        """The generation record's total_cost (docs/design.md §4, gateway A4: GET
+        /generation?id=), a free read with retries; None where the gateway has no record or
+        cannot be reached."""
         data = self._generation(generation_id)
         return _price(data.get("total_cost")) if data else None
 
@@ -264,8 +265,8 @@ class OpenRouterBackend(OpenAICompatBackend):
         """The serving provider from generation stats, when the reply body lacks it.
 
         A 404 is polled like a transient fault: the stats may not exist yet when the
-        completion returns (reference A4, "poll with retry"), and giving up would leave
-        the reply's endpoint unknown, its row invalid.
+        completion returns (docs/design.md §4, gateway A4, "poll with retry"), and giving up
+        would leave the reply's endpoint unknown, its row invalid.
         """
         data = self._generation(generation_id)
         return data.get("provider_name") if data else None

@@ -1,6 +1,6 @@
 """Column lists of every evidence artifact: the one place they are written down.
 
-DESIGN §8 fixes the names other tools rely on; columns may be added, never renamed.
+docs/design.md §8 fixes the names other tools rely on; columns may be added, never renamed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ ROWS = [
     # the attempt that made this row (> 1: earlier attempts failed on infrastructure and
     # were retried, paper §3.3; they are kept in the run record)
     "attempt",
-    # `abstained` on the answer's first 400 characters (DESIGN §8): the paper kept only
+    # `abstained` on the answer's first 400 characters (docs/design.md §8): the paper kept only
     # those, and its §4.11 counts compare with this one. An addition, so a package made
     # before it is still read (the abstention table then shows the whole-answer test only).
     "abstained_prefix400",
@@ -58,7 +58,7 @@ FOLDS = [
 RECALL_TABLE = ["sweep", "model", "arm", "n_valid", "mean_recall", "rows_full", "rows_ge_half",
                 "n_rows", "n_invalid"]
 
-# results/tables/partition.csv (DESIGN §8): one line per in-scope model.
+# results/tables/partition.csv (docs/design.md §8): one line per in-scope model.
 PARTITION_TABLE = ["sweep", "model", "j_n", "j_mean", "j_rows_ge_half", "q_n", "q_mean",
                    "q_rows_ge_half", "j_fill", "failing", "rescued", "mode", "borderline",
                    # additions
@@ -81,7 +81,7 @@ BOOLEAN = {
 }
 
 # Evidence input mode (--config evidence=DIR): what a package must hold to rebuild every
-# statistic, table and figure. DESIGN §8's columns are required; later additions are read
+# statistic, table and figure. docs/design.md §8's columns are required; later additions are read
 # when present.
 ROWS_REQUIRED = ROWS[: ROWS.index("system_prompt_sha256") + 1]
 CHECKS_REQUIRED = CHECKS[: CHECKS.index("abstained") + 1]
@@ -109,16 +109,16 @@ MAX_COUNT = 2**53
 # synthetic test packages are, is off by up to 5e-5) against carried_chars / declared_ceiling_chars.
 FILL_TOLERANCE = 1e-4
 # Boolean columns a row cannot leave empty. in_carrier may be: it is empty exactly where
-# the row's carrier_present is, on rows whose carrier was not recorded (DESIGN §8; the
+# the row's carrier_present is, on rows whose carrier was not recorded (docs/design.md §8; the
 # paper's §4.10 recorded it on 215 rows), and load.py checks the two together.
 BOOLEAN_REQUIRED = {"valid", "correct"}
 # Optional files of a package, checked when present: the fold columns the design's
-# "each fold records" names, and one verdict per probed model (DESIGN §3, §5).
+# "each fold records" names, and one verdict per probed model (docs/design.md §3, §5).
 FOLDS_REQUIRED = ["row_id", "fold", "prompt_tokens", "completion_tokens", "finish_reason",
                   "parse_ok", "carried_chars", "clipped", "headings_carried"]
 PROBES_REQUIRED = ["model", "verdict"]
 
-# results/evidence/trace.csv (DESIGN §8): one line per (run, graded fact, fold made); fold
+# results/evidence/trace.csv (docs/design.md §8): one line per (run, graded fact, fold made); fold
 # and planted_fold are 1-based, present is the grader's boundary rule on that fold's carry.
 # An optional file of a package, checked against TRACE_REQUIRED when present.
 TRACE = ["row_id", "label", "fold", "present", "planted_fold",
@@ -128,10 +128,10 @@ TRACE = ["row_id", "label", "fold", "present", "planted_fold",
          "carried_in"]
 TRACE_REQUIRED = TRACE[: TRACE.index("planted_fold") + 1]
 # present is empty on the lines of a run whose carry is opaque (a native arm's encrypted
-# compaction, issue 44): neither kept nor lost, as that row's carrier_present is empty.
+# compaction): neither kept nor lost, as that row's carrier_present is empty.
 BOOLEAN |= {"present"}
 
-# Arm against arm (DESIGN §8), both read from trace.csv, checks.csv and rows.csv
+# Arm against arm (docs/design.md §8), both read from trace.csv, checks.csv and rows.csv
 # (analysis/compare.py). paired-arms: one line per (scope, pair of arms) over the blocks
 # where both arms have a valid row; a_only counts facts arm a kept and arm b did not.
 PAIRED_ARMS_TABLE = ["sweep", "pair", "blocks", "facts", "both_kept", "a_only", "b_only",

@@ -78,7 +78,7 @@ def evidence_package_problem(directory: str | Path, arms: Collection[str],
 
 
 def pilot_problem(pilot: str | None) -> str | None:
-    """Why `power.pilot` (the repeat plan's pilot, issue 26) is not an evidence package,
+    """Why `power.pilot` (the repeat plan's pilot) is not an evidence package,
     before any job (None: it is, or none is set)."""
     if not pilot:
         return None
@@ -92,11 +92,11 @@ def pilot_problem(pilot: str | None) -> str | None:
         f = p / name
         if not f.is_file():
             return (f"config.power.pilot: {pilot!r} has no {name}, so it is not an evidence "
-                    "package (rows.csv and checks.csv, DESIGN §8)")
+                    "package (rows.csv and checks.csv, docs/design.md §8)")
         missing = [c for c in required if c not in _header(f)]
         if missing:
             return (f"config.power.pilot: {f} lacks the column(s) {', '.join(missing)} "
-                    "(DESIGN §8), so it is not an evidence package")
+                    "(docs/design.md §8), so it is not an evidence package")
     return None
 
 
@@ -320,7 +320,7 @@ def load_evidence(directory: str | Path, arms: Collection[str],
             raise EvidenceError("manifest.json: " + "; ".join(str(p) for p in problems))
         made = manifest.get("config") if isinstance(manifest.get("config"), dict) else None
     if made and made.get("arms_file") and isinstance(made.get("sweeps"), dict):
-        # a study's own arms (issue 25, config arms_file), checked when that config was
+        # a study's own arms (config arms_file), checked when that config was
         # loaded, as the sweeps that ran them name them
         arms = [*arms, *sorted({a for sw in made["sweeps"].values()
                                 for a in sw.get("arms") or [] if a not in set(arms)})]
@@ -329,7 +329,7 @@ def load_evidence(directory: str | Path, arms: Collection[str],
     if made and isinstance(made.get("sweeps"), dict):
         check_against_config(rows, made["sweeps"])
     if scenarios is not None and made and isinstance(made.get("scenarios"), dict):
-        # a study's own session scenarios (issue 25), as the config that made it names them
+        # a study's own session scenarios, as the config that made it names them
         scenarios = (*scenarios, *made["scenarios"])
     if scenarios is not None:
         if (hit := _first(rows, ~rows["scenario"].astype(str).isin(set(scenarios)))):
@@ -352,7 +352,7 @@ def load_evidence(directory: str | Path, arms: Collection[str],
 
 def _check_opaque_trace(rows: pd.DataFrame, trace: pd.DataFrame,
                         opaque_arms: Collection[str] | None = None) -> None:
-    """A run's carry is opaque (issue 44: a native arm's encrypted compaction) on every
+    """A run's carry is opaque (a native arm's encrypted compaction) on every
     fold or on none, and its row says so too: trace.csv's present is empty on all of the
     run's lines exactly where rows.csv's carrier_present is empty, neither kept nor lost.
     A present left empty beside a recorded carrier would drop the fact from the survival
@@ -411,7 +411,7 @@ def _cell(v: Any) -> str:
 def check_consistency(rows: pd.DataFrame, checks: pd.DataFrame, arms: Collection[str]
                       ) -> None:
     """Numbers that cannot be: each one moves a statistic, so each is refused by file,
-    column and line (DESIGN §8: recall = n_correct / n_graded, one check per graded fact,
+    column and line (docs/design.md §8: recall = n_correct / n_graded, one check per graded fact,
     one row per run, the arms of resources/arms.yaml)."""
     if rows.empty:
         raise EvidenceError("rows.csv: no data line, only the header; an evidence package "
@@ -499,7 +499,7 @@ def check_rows_agree(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
 
 
 def _check_carrier(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
-    """The carrier rules (paper §4.10, DESIGN §8), each refused naming the row.
+    """The carrier rules (paper §4.10, docs/design.md §8), each refused naming the row.
 
     A row's carrier is recorded or not as a whole: carrier_present and its checks'
     in_carrier are empty together (a package may record carriers on some rows only, as

@@ -67,7 +67,7 @@ def grade_record(
     arm = record["arm_spec"]
     folds = record["folds"]
     final = record.get("final_carry", "")
-    # A native arm's opaque carry (OpenAI's encrypted compaction, issue 44) is recorded
+    # A native arm's opaque carry (OpenAI's encrypted compaction) is recorded
     # as opaque: nothing in it is counted, only the answer is graded.
     opaque = carry_is_opaque(record)
     # what the recall turn read: the carry, and an index arm's identifier index beside it

@@ -1,4 +1,4 @@
-"""The per-fold fact trace (DESIGN §8): for every run, graded fact and fold, is the value
+"""The per-fold fact trace (docs/design.md §8): for every run, graded fact and fold, is the value
 in that fold's carry, and which fold's chunk planted it.
 
 Paper §4.10: "Because the carried summary is recorded, not merely measured, we can ask of
@@ -24,14 +24,14 @@ OPAQUE = "opaque"
 
 def carry_is_opaque(record: dict[str, Any]) -> bool:
     """Is this run's carry opaque (a native arm whose provider's compaction item cannot
-    be read, issue 44)? Then the carry is recorded as opaque, the trace says so, and
+    be read)? Then the carry is recorded as opaque, the trace says so, and
     only the recall answer is graded, as a session's encrypted compaction grades no fact
     (sessions.OPAQUE_NOTE)."""
     return bool((record.get("native") or {}).get("opaque"))
 
 
 def fold_number(fold: dict[str, Any]) -> int:
-    """A recorded fold's number, 1-based (DESIGN §8).
+    """A recorded fold's number, 1-based (docs/design.md §8).
 
     The record numbers a fold by the 0-based index of the last chunk it took in, so a
     catch-up fold (one carry covering two chunks) keeps the number of its last chunk and
@@ -55,7 +55,7 @@ def fact_trace(record: dict[str, Any], fixture: Fixture) -> list[dict[str, Any]]
 
     A not_run record made no fold, so it has no line; a run cut short by an
     infrastructure fault has lines for the folds it made. A run whose carry is opaque (a
-    native arm's encrypted compaction, issue 44) has its lines with `present` empty:
+    native arm's encrypted compaction) has its lines with `present` empty:
     neither kept nor lost, opaque (OPAQUE, as the trace's readers say it).
     """
     opaque = carry_is_opaque(record)

@@ -55,7 +55,7 @@ def retryable(reason: str) -> bool:
 
 
 def budget_stopped(record: dict[str, Any]) -> bool:
-    """Did budget_usd stop this run part-way (a staged decision's record, issue 33)."""
+    """Did budget_usd stop this run part-way (a staged decision's record)."""
     return record.get("status") == "not_run" and record.get("not_run_reason") == BUDGET
 
 
@@ -91,7 +91,7 @@ def fold_attempt(record_path: str | Path, retry_infrastructure: bool) -> int:
 
 
 def fold_budget(record_path: str | Path, budget_usd: float | None) -> float | None:
-    """The budget a staged run's fold job is made under: its rule's param (issue 33).
+    """The budget a staged run's fold job is made under: its rule's param.
 
     A run budget_usd stopped part-way gets the budget configured now, so raising it
     changes the param and Snakemake reruns exactly those jobs, their paid folds from the

@@ -1,4 +1,4 @@
-"""The release package as a Workflow Run RO-Crate (paper §7; DESIGN §7).
+"""The release package as a Workflow Run RO-Crate (paper §7; docs/design.md §7).
 
 Paper §7 distributes "the sanitized evidence package: aggregate and row-level CSV files,
 the evidence manifest, the study configuration, a provenance lock pinning the retained

@@ -53,7 +53,7 @@ LOCK_VERSION = 1
 CONTRACTS = {"rows.csv": columns.ROWS, "checks.csv": columns.CHECKS, "folds.csv": columns.FOLDS}
 CONTRACTS["trace.csv"] = columns.TRACE
 EVIDENCE_FILES = ("rows.csv", "checks.csv", "folds.csv", "probes.csv")
-EVIDENCE_FILES += ("trace.csv",)  # the per-fold fact trace (DESIGN §8), optional
+EVIDENCE_FILES += ("trace.csv",)  # the per-fold fact trace (docs/design.md §8), optional
 
 
 # -- the lock and what drifted from it (pure) --------------------------------------
@@ -267,7 +267,7 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
                    resources: str, config: dict[str, Any], ledger: str | None = None
                    ) -> dict[str, dict[str, Any]]:
     """Digests of the private inputs; a directory that is absent here is left out.
-    ledger: the spend ledger (DESIGN §6), pinned like the store whose calls it paid."""
+    ledger: the spend ledger (docs/design.md §6), pinned like the store whose calls it paid."""
     # `evidence` only says where this build reads its rows from, and `budget_usd` how much
     # it may spend (raised to finish it): neither is the study.
     study_config = {k: v for k, v in config.items() if k not in ("evidence", "budget_usd")}
@@ -283,7 +283,7 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
             out[name] = tree_digest(d, listing=True)
     if ledger and Path(ledger).is_file():
         out["ledger"] = {"sha256": sha256_file(ledger), "files": 1}
-    # A user's own session transcript is a private input like the store (issue 25): pinned
+    # A user's own session transcript is a private input like the store: pinned
     # by its sha256 where it is present, never released.
     for name, entry in (config.get("scenarios") or {}).items():
         path = Path(entry["transcript"]).expanduser()
@@ -424,7 +424,7 @@ def check_package(package: Path, lock: dict[str, Any] | None, analysis: str, res
                   ) -> None:
     """A released package verified where it lies: the crate is there, every file is the
     one the lock pinned, the tables rebuild from the evidence, and every crate entry and
-    PropertyValue agrees with the files and the config (DESIGN §7)."""
+    PropertyValue agrees with the files and the config (docs/design.md §7)."""
     found = crate_required(package)
     if lock is not None:
         found += pin_mismatches(package, lock)

@@ -260,7 +260,7 @@ class SessionsUnpublished(StudyError, RuntimeError):
 
 
 def check_sessions_publishable(config: dict[str, Any]) -> None:
-    """A transcript is a private input (DESIGN §3): the package leaves it and its chunks
+    """A transcript is a private input (docs/design.md §3): the package leaves it and its chunks
     out, but its folds.csv carries and its rows' answers quote the session's text, so a
     study folding the user's own sessions is released only when the config says so."""
     sweeps = own_session_sweeps(config)

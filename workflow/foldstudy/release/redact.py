@@ -1,4 +1,4 @@
-"""A published session's secrets, redacted by value (paper §7, DESIGN §3: a transcript
+"""A published session's secrets, redacted by value (paper §7, docs/design.md §3: a transcript
 is "never in a release unless asked, and then with secrets redacted").
 
 By shape alone a release missed what a model copied in part: a carry that kept a

@@ -1,4 +1,4 @@
-"""A released package verifies whole (DESIGN §7): every file the one its lock pinned.
+"""A released package verifies whole (docs/design.md §7): every file the one its lock pinned.
 
 The package's lock.json is the study's lock (the private inputs and the config as they
 ran, every number) plus a `package` section the release writes last: the sha256 of every

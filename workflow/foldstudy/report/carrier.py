@@ -1,4 +1,4 @@
-"""The chosen carrier as files (DESIGN §6, Decision): for each card whose verdict names a
+"""The chosen carrier as files (docs/design.md §6, Decision): for each card whose verdict names a
 better or equivalent arm, results/decision/<sweep>/<model>/carrier/ holds what a user
 needs to run that arm as their agent's compaction prompt, with nothing to dig out of
 resources/ or the run records:

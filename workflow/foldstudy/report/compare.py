@@ -1,4 +1,4 @@
-"""Arm against arm, fold by fold (issue 21): the side-by-side pages of results/compare/ and
+"""Arm against arm, fold by fold: the side-by-side pages of results/compare/ and
 the fact-survival figure.
 
 A block's page (`<sweep>/<model>/r<repeat>.html`) puts its arms side by side in design
@@ -114,7 +114,7 @@ def _column(ref: RunRef, record: dict[str, Any], fixture: Fixture,
 
 def index_column(carry_col: dict[str, Any], record: dict[str, Any], fixture: Fixture
                  ) -> dict[str, Any]:
-    """An index arm's identifier index as its own column beside its carry's (issue 42):
+    """An index arm's identifier index as its own column beside its carry's:
     each fold's index, the strip of the run's carrier (carry and index) as the carry's
     column shows it; its answer is the run's, said once, in the carry's column."""
     index = {int(f["fold"]) + 1: f.get("index", "") for f in record.get("folds") or []}

@@ -308,7 +308,7 @@ KIND_COLOURS = {"paper": "#1f77b4", "index": "#d95f02", "own": "#7570b3",
 @drawer
 def retained_tokens(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
                     sc: Scopes | None = None) -> plt.Figure:
-    """Issue 42: per (sweep, model), each arm's mean recall with its interval against the
+    """Per (sweep, model), each arm's mean recall with its interval against the
     tokens it retained at the end (analysis/retained.py), every arm a point, the
     frontier drawn through the points no other dominates and the pick ringed."""
     sc = sc or Scopes()

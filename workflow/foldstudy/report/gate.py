@@ -1,5 +1,5 @@
 """The gate (config `decide.gate`): what must hold on the decision cards, as a pass or
-fail per model a CI job can act on (DESIGN §6, Decision).
+fail per model a CI job can act on (docs/design.md §6, Decision).
 
 `snakemake -c1 gate` first writes results/gate.json (rule gate_verdicts: every model's
 pass or fail, with its verdict and why), then fails (rule gate) with one line per failing

@@ -1,4 +1,4 @@
-"""Where the reader's pages live, relative to their folder (DESIGN §8): pure strings, kept
+"""Where the reader's pages live, relative to their folder (docs/design.md §8): pure strings, kept
 free of heavy imports so the Snakefile can name a page at DAG time (the summary links
 the first block's comparison page) and the viewer can link the comparison pages without
 loading them."""

@@ -87,7 +87,7 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
 
 
 def retained_lines(v: pd.DataFrame, an: Analysis) -> list[str]:
-    """Issue 42: per (sweep, model), the arm on the retained-token frontier at the fewest
+    """Per (sweep, model), the arm on the retained-token frontier at the fewest
     tokens that recalls within the equivalence margin of the best arm (the pick of
     results/tables/retained-tokens.md); nothing where no row records retained tokens."""
     picks = R.picks(R.retained_points(v, an))
@@ -179,7 +179,7 @@ def survival_summary(end: pd.DataFrame, first_page: str | None) -> list[str]:
 
 
 def spend_line(ledger: str | None, budget_usd: float | None) -> str | None:
-    """What the study spent on paid calls, from the ledger (DESIGN §6); None where no paid
+    """What the study spent on paid calls, from the ledger (docs/design.md §6); None where no paid
     call was ever made."""
     if not ledger or not Path(ledger).is_file():
         return None
@@ -196,7 +196,7 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
                   session_manifests: list[str] | None = None,
                   decision_md: str | None = None) -> str:
     """results/summary.md; with the fact trace it ends with each arm's share of graded
-    facts carried from planting through the final fold (issue 21) and the first block's
+    facts carried from planting through the final fold and the first block's
     comparison page."""
     losses = pd.read_csv(losses_csv, keep_default_na=False) if losses_csv else None
     rows = read_table(rows_csv)
@@ -218,7 +218,7 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
 
 
 def with_cards(text: str, decision_md: str | None) -> str:
-    """The summary opening with the decision cards (issue 33: "The summary opens with
+    """The summary opening with the decision cards ("The summary opens with
     the cards"), under the summary's title; the rest follows them."""
     if not decision_md or not Path(decision_md).is_file():
         return text

@@ -37,7 +37,7 @@ DROPPED = "dropped"  # some carry held it, the final carry did not
 MISSED_IN_ANSWER = "missed_in_answer"  # the final carry held it, the answer missed it
 RECALLED = "recalled"  # the answer holds it (label-bound grader)
 KINDS = (NEVER_CARRIED, DROPPED, MISSED_IN_ANSWER, RECALLED)
-# A fact of a run whose carry is opaque (a native arm's encrypted compaction, issue 44)
+# A fact of a run whose carry is opaque (a native arm's encrypted compaction)
 # that the answer missed: neither carried nor lost as far as anyone can read. A column of
 # the table only where some fact is opaque (a study without native arms prints as before).
 KIND_TITLES = {NEVER_CARRIED: "never carried after planting",
@@ -140,7 +140,7 @@ def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
 
 
 def index_notes(losses: pd.DataFrame, an: Analysis) -> list[str]:
-    """Issue 42: per (sweep, index arm), where the facts its final fold kept were: in the
+    """Per (sweep, index arm), where the facts its final fold kept were: in the
     model's carry only, in the identifier index only, or in both."""
     out = []
     for (sweep, arm), g in losses[losses["arm"].isin(an.index_bases)].groupby(
@@ -155,7 +155,7 @@ def index_notes(losses: pd.DataFrame, an: Analysis) -> list[str]:
 
 def trace_figure(trace: pd.DataFrame | None, checks: pd.DataFrame, rows: pd.DataFrame,
                  an: Analysis) -> plt.Figure:
-    """The fact-trace figure is the fact-survival figure (issue 21: one, not two): per
+    """The fact-trace figure is the fact-survival figure (one, not two): per
     sweep, the share of valid rows' graded facts still carried k folds after the fold that
     planted them, per arm with its block-resampled band, so the loss at the first fold
     (never carried) stands apart from the loss over folds (paper §4.4)."""

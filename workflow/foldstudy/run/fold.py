@@ -1,4 +1,4 @@
-"""The fold protocol (paper §3.1, DESIGN §3): one run = every fold, then the recall turn.
+"""The fold protocol (paper §3.1, docs/design.md §3): one run = every fold, then the recall turn.
 
 Each fold sends the arm's system prompt and (previous carry, next chunk) and keeps only
 the replacement carry; nothing re-reads the transcript. After the last fold a recall
@@ -60,7 +60,7 @@ class Prompts:
         return cls(read(fold_user), read(recall_system), read(recall_user))
 
     def render_fold(self, carry: str, chunk: str, fold: int, n_folds: int) -> str:
-        """The fold's user message: the same text for every arm (DESIGN §4).
+        """The fold's user message: the same text for every arm (docs/design.md §4).
 
         Paper §3.2: "Prompt, input, fold protocol, and output budget are held fixed within
         a comparison"; the arm's schema travels in response_format only, so j and q
@@ -146,7 +146,7 @@ class RunRecord:
     # a staged decision's run only: the budget_usd in force when it was made (the fold
     # rule reruns a budget-stopped run when it changes: validity.fold_budget)
     budget_usd: float | None = None
-    # a native arm's run only (issue 44): the provider's compaction (mechanism, beta,
+    # a native arm's run only: the provider's compaction (mechanism, beta,
     # whether its item is opaque, how the chunk was presented) and the last item, which
     # the recall turn continued from
     native: dict[str, Any] | None = None
@@ -208,7 +208,7 @@ def carry_rendered(arm: Arm, reply_text: str) -> tuple[Rendered, bool, bool, lis
 
 def fold_request(arm: Arm, user: str, temperature: float, seed: int) -> ChatRequest:
     """One fold's request: the arm's system prompt, budget and schema around a user
-    message that is the same for every arm (paper §3.2; DESIGN §4)."""
+    message that is the same for every arm (paper §3.2; docs/design.md §4)."""
     return ChatRequest(
         messages=({"role": "system", "content": arm.system_prompt},
                   {"role": "user", "content": user}),
@@ -285,7 +285,7 @@ def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carr
     rendered, parse_ok, schema_valid, errors = carry_rendered(arm, reply.text)
     new_carry = rendered.text
     clipped_carry = caller.backend.clip(new_carry, arm.carry_cap_tokens)
-    # DESIGN §3: the carried text is clipped to the cap, labels and all, and that carry
+    # docs/design.md §3: the carried text is clipped to the cap, labels and all, and that carry
     # is what the next fold receives. Whether the model's own text exceeded the cap is
     # asked only of a carry that was clipped (its text is part of the carry's).
     model = rendered.model_text()
@@ -429,7 +429,7 @@ def run_row(
 
     staged: the run belongs to a staged decision's sweep (config `decide:`), where a
     budget that runs out part-way ends the run as a not_run:budget record keeping the
-    folds it paid (issue 33: a look then says *undecided*, with the spend). Elsewhere
+    folds it paid (a look then says *undecided*, with the spend). Elsewhere
     BudgetExhausted ends the job as before, with no record.
     """
     caller = Caller(backend, store, sample, recheck)
@@ -499,9 +499,9 @@ def run_fold(
     """One run job: every fold of one (sweep, model, arm, repeat), then recall.
 
     The model's probe verdict decides first: an arm it forbids makes no call and writes
-    a record saying why (DESIGN §9: no checkpoints, so the job exists either way).
+    a record saying why (docs/design.md §9: no checkpoints, so the job exists either way).
 
-    ledger, budget_usd (DESIGN §6): every paid call is held to the study's budget; past
+    ledger, budget_usd (docs/design.md §6): every paid call is held to the study's budget; past
     it BudgetExhausted ends the job before the call and no record is written, so a rerun
     with a higher budget runs it again from the store. In a staged decision's sweep
     (staged) the job ends with a not_run:budget record instead, so the look after the

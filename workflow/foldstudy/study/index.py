@@ -1,5 +1,5 @@
 """The identifier index of an index arm (resources/arms.yaml `base`, `index_share`): a
-mechanical carrier of exact identifiers beside the model's carry (issue 42).
+mechanical carrier of exact identifiers beside the model's carry.
 
 After each fold the index is the previous index plus the identifier-shaped tokens of the
 chunk just folded, in order of first appearance, found by the project's one identifier

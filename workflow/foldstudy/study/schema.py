@@ -81,7 +81,7 @@ def builtin_scenarios(schema: dict[str, Any]) -> list[str]:
 
 def with_scenarios(schema: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     """The schema with the config's own session scenarios added to what a sweep may name
-    (issue 25: "the sweep names it like a built-in one")."""
+    ("the sweep names it like a built-in one")."""
     own = config.get("scenarios")
     if not isinstance(own, dict) or not own:
         return schema
@@ -290,10 +290,10 @@ def with_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     for k, p in props.items():
         if k not in cfg and "default" in p:
             cfg[k] = copy.deepcopy(p["default"])
-    for k, p in props["power"]["properties"].items():  # the repeat plan's (issue 26)
+    for k, p in props["power"]["properties"].items():  # the repeat plan's
         if k not in cfg["power"] and "default" in p:
             cfg["power"][k] = copy.deepcopy(p["default"])
-    if isinstance(cfg.get("decide"), dict):  # the staged decision's (issue 33)
+    if isinstance(cfg.get("decide"), dict):  # the staged decision's
         for k, p in props["decide"]["properties"].items():
             cfg["decide"].setdefault(k, copy.deepcopy(p["default"]))
     for section in ("models", "sweeps", "scenarios"):

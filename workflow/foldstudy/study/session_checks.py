@@ -1,4 +1,4 @@
-"""The config's own session scenarios (issue 25), checked before any job: each
+"""The config's own session scenarios, checked before any job: each
 transcript read, and built into its fixture where a sweep runs it (the reader is
 study/sessions.py; study/config.py's load_study calls this)."""
 
@@ -13,7 +13,7 @@ from .spec import Fixture
 def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
                      ) -> tuple[dict[str, Fixture], list[str], list[str]]:
     """Every session scenario read and, where a sweep runs it, built into its fixture,
-    before any job (issue 25: every bad input refused by name, nothing written).
+    before any job (every bad input refused by name, nothing written).
 
     Returns (scenario -> fixture, problems, warnings); a credential-shaped string in a
     transcript is a warning by file and line, never its value. In evidence mode

@@ -1,4 +1,4 @@
-"""A user's own session as a scenario (issue 25; DESIGN §3 "Own sessions"): the main
+"""A user's own session as a scenario (docs/design.md §3 "Own sessions"): the main
 thread cut into `folds` chunks at message boundaries, each fact planted in the chunk
 holding its value's first whole-token occurrence, in a fixture of the same shape as a
 synthetic one, so folds, grader, trace, viewer, comparison pages and tables read it

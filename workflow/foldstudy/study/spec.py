@@ -457,7 +457,7 @@ def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str
 def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
                    name_rule: str = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$"
                    ) -> tuple[dict[str, Any], list[str]]:
-    """The arm table with a user's own arms added (issue 25: "your own compaction prompt as
+    """The arm table with a user's own arms added ("your own compaction prompt as
     an arm"), and every problem with them, by file, arm and key, before any job.
 
     The file is arms.yaml's shape, checked by config/schema/arms.schema.yaml, with two

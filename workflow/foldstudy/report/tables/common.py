@@ -1,7 +1,7 @@
 """What the table builders share: reading numbers.json, a scope's groups, and the registry.
 
 Every builder reads its rows through these helpers, so the caption's sentence on a scope,
-a group's lines, the pooled line (DESIGN §8 "Pooled tables") and an interval are written
+a group's lines, the pooled line (docs/design.md §8 "Pooled tables") and an interval are written
 once. Inference is read from numbers.json, never recomputed here, so a table and the
 numbers file cannot disagree. `@builder` marks a function as the builder of the table its
 name names (report/titles.TABLES declares the table; report/tables/__init__.py binds the
@@ -72,7 +72,7 @@ def lines(c: Evidence, analysis: str, make: Callable[[pd.DataFrame], pd.DataFram
 def pooled_lines(c: Evidence, analysis: str, make: Callable[[pd.DataFrame], pd.DataFrame]
                  ) -> list[dict[str, Any]]:
     """The lines `make` builds from every group's rows at once, named by their sweeps
-    joined with '+' (DESIGN §8 "Pooled tables"); none when the scope reads one group,
+    joined with '+' (docs/design.md §8 "Pooled tables"); none when the scope reads one group,
     whose lines are already pooled."""
     pooled = c.pooled(analysis)
     if pooled is None:

@@ -1,4 +1,4 @@
-"""Arm against arm within a block: paired arms and fact survival (issue 21, paper §4.4).
+"""Arm against arm within a block: paired arms and fact survival (paper §4.4).
 
 Paper §4.4: "Iteration is what makes it catastrophic". Both tables read the fact trace,
 which a package of rows and checks alone lacks; they then say so in one line.
@@ -33,7 +33,7 @@ def _compare(c: Evidence) -> tuple[pd.DataFrame, pd.DataFrame] | str:
 
 @builder
 def t_paired_arms(c: Evidence) -> Body:
-    """Issue 21: for each pair of arms the study contrasts within a block (same sweep,
+    """For each pair of arms the study contrasts within a block (same sweep,
     model, repeat and fixture), the graded facts both kept, one only, or neither, at the
     final carry and in the answer. Facts within a row are not independent (paper §4: ICC
     0.750), so the interval resamples blocks, never facts."""
@@ -76,7 +76,7 @@ def _diff_text(r: dict[str, Any], what: str) -> str | None:
 
 @builder
 def t_fact_survival(c: Evidence) -> Body:
-    """Issue 21, paper §4.4 ("Iteration is what makes it catastrophic"): the share of
+    """Paper §4.4 ("Iteration is what makes it catastrophic"): the share of
     graded facts still carried k folds after the fold that planted them. k = 0 is the
     planting fold's own carry, so its gap below 1 is the loss at the first fold (never
     carried) and the fall after it the loss over folds."""

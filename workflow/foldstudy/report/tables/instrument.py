@@ -4,7 +4,7 @@ Abstention (§4.11: "Classifying every failing row (recall < 0.5) by whether its
 contains any abstention marker at all"), finish reasons (§4.9: "80 of 80 calls finished
 with stop"), parse failures and invalid rows (§6), the raw JSON envelope (§5) and prompt
 tokens between arms (§4.3). Where a scope reads several groups, their last lines pool
-them (DESIGN §8 "Pooled tables").
+them (docs/design.md §8 "Pooled tables").
 """
 
 from __future__ import annotations

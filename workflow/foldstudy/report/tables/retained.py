@@ -1,4 +1,4 @@
-"""Recall at retained tokens (issue 42), beyond the paper: every arm a point, the paper's
+"""Recall at retained tokens, beyond the paper: every arm a point, the paper's
 arms, index arms and own arms alike, with the frontier marked (analysis/retained.py)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from .common import SWEEP, builder, lines, reads
 
 @builder
 def t_retained_tokens(c: Evidence) -> Body:
-    """Issue 42: recall read against the tokens a carrier keeps, as agent builders read a
+    """Recall read against the tokens a carrier keeps, as agent builders read a
     compaction strategy; the frontier and the pick say which carrier is cheapest for
     its recall."""
     an = c.an

@@ -1,4 +1,4 @@
-"""A user's own agent session, read the way its tool wrote it (DESIGN §3 "Own sessions"):
+"""A user's own agent session, read the way its tool wrote it (docs/design.md §3 "Own sessions"):
 the main thread as a list of messages, the tool's own compaction summaries beside it, and
 what lies off the main thread, counted by kind.
 
