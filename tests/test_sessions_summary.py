@@ -70,3 +70,22 @@ def test_a_label_holding_markup_is_text_in_the_summary():
     shown = "&lt;script&gt;alert(1)&lt;/script&gt; \\| a&amp;b"
     assert f"| {shown} | 1 | held | 1/1 | 1/1 |" in text and f"facts: {shown}." in text
     assert "<script>" not in text
+
+
+def test_an_absent_baseline_is_said_absent_never_no_compaction():
+    """A Codex local compaction whose summary cannot be found in the file: the baseline
+    cell and line say it is absent (a compaction happened; no text of it to grade), not
+    that the file holds no compaction, and nothing is graded in its place."""
+    from foldstudy.study.sessions import ABSENT_NOTE
+
+    rows = pd.DataFrame({"row_id": ["s/x/r0/m"], "sweep": "s", "arm": ["m"], "valid": [True],
+                         "recall": [0.0], "n_correct": [0], "n_graded": 1})
+    checks = pd.DataFrame({"row_id": ["s/x/r0/m"], "label": ["port"],
+                           "in_carrier": ["false"], "correct": ["false"]})
+    manifest = {"scenario": "rollout", "facts": [{"label": "port", "chunk": 0, "graded": True}],
+                "own_compaction": {"summaries": 0, "summary_chars": 0, "held": [],
+                                   "absent": f"1 {ABSENT_NOTE}"}}
+    text = "\n".join(session_lines(rows, checks, {"s": manifest}, Analysis.load()))
+    assert "| port | 1 | absent | 0/1 | 0/1 |" in text
+    assert f"Baseline: none; 1 {ABSENT_NOTE}, so it grades no fact" in text
+    assert "no compaction in the file" not in text

@@ -141,7 +141,8 @@ def session_lines(rows: pd.DataFrame, checks: pd.DataFrame, manifests: dict[str,
         head += [f"{a} {what}" for a in arms for what in ("carried", "right")]
         out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for f in [f for f in m["facts"] if f["graded"]]:
-            base = ("no compaction in the file" if not n_summaries else "opaque"
+            base = ("absent" if own.get("absent") and not n_summaries else
+                    "no compaction in the file" if not n_summaries else "opaque"
                     if own.get("opaque") else "held" if f["label"] in held else "lost")
             cells = [md_escape(f["label"]), str(f["chunk"] + 1), base]
             for a in arms:
@@ -155,8 +156,12 @@ def session_lines(rows: pd.DataFrame, checks: pd.DataFrame, manifests: dict[str,
         if own.get("opaque"):
             out += ["", f"Baseline: none; the session's own compaction is {own['opaque']}, "
                     "so it grades no fact."]
+        elif own.get("absent") and not n_summaries:
+            out += ["", f"Baseline: none; {own['absent']}, so it grades no fact, and no "
+                    "other text is graded in its place."]
         elif n_summaries:
-            out += ["", f"Baseline: the session's own compaction ({n_summaries} "
+            also = f" ({own['absent']})" if own.get("absent") else ""
+            out += ["", f"Baseline{also}: the session's own compaction ({n_summaries} "
                     f"summar{'y' if n_summaries == 1 else 'ies'}, {own.get('summary_chars', 0)} "
                     f"characters) held {len(held)} of {len(m['facts'])} facts"
                     + (f": {', '.join(map(md_escape, sorted(held)))}." if held else ".")]
