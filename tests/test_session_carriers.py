@@ -154,3 +154,52 @@ def test_the_config_check_refuses_a_session_over_the_models_context_in_one_line(
     # a context that holds it passes
     load_study(_default_with_ceiling(16384), config_schema, load_arm_table(resources),
                resources)
+
+
+def _card(resources, recalls: dict[str, list[float]]):
+    import dataclasses
+
+    from foldstudy.analysis import decision as D
+    from foldstudy.analysis.analysis import Analysis
+
+    from .support.evidence_rows import arm_rows, frames
+
+    table = load_arm_table(resources)
+    arms = {a: resolve_arm(a, table, resources, 0.25) for a in recalls}
+    rows, checks = frames([r for a, v in recalls.items() for r in arm_rows("s", "x", a, v)])
+    ci = dataclasses.replace(D.CardInputs(margin=0.1), arms=arms)
+    (card,) = D.cards(rows, checks, Analysis.load(), ci)
+    return card
+
+
+def test_each_card_splits_an_arms_lost_facts_into_the_carriers_and_the_recall_turns(
+        resources):
+    """The ceiling recalls 8 of 10 facts in every block, j 2 (the first two), m none."""
+    from foldstudy.report.decision import card_from_dict, card_markdown
+    from foldstudy.analysis.analysis import Analysis
+
+    card = _card(resources, {"j": [0.2] * 4, "m": [0.0] * 4, "uncompacted": [0.8] * 4})
+    lines = {x.arm: x for x in card.ceiling_lines}
+    assert set(lines) == {"j", "m"}  # the ceiling is not read against itself
+    j, m = lines["j"], lines["m"]
+    assert (j.blocks, j.lost, j.carrier_lost, j.recall_lost) == (4, 32, 24, 8)
+    assert (m.lost, m.carrier_lost, m.recall_lost) == (40, 32, 8)
+    assert j.ceiling_recall == pytest.approx(0.8)
+    # no verdict of the family reads the ceiling; its against-your-best line does
+    sources = {v.source for v in card.contrasts if "uncompacted" in (v.a, v.b)}
+    assert sources == {carrier_of({"carry": "uncompacted"}).against_best}
+    md = "\n".join(card_markdown(card_from_dict(card.to_dict()), Analysis.load()))
+    assert ("of the 32 facts j lost, **24 the carrier's loss** (the ceiling recalled them "
+            "in the same block) and **8 the recall turn's**") in md
+    assert "Against the ceiling `uncompacted`" in md
+
+
+def test_where_every_arm_lost_every_fact_the_card_says_the_ceiling_missed_them_too(
+        resources):
+    card = _card(resources, {"j": [0.0] * 4, "m": [0.0] * 4, "uncompacted": [0.0] * 4})
+    assert card.all_lost and card.ceiling_lines
+    assert all(x.carrier_lost == 0 and x.recall_lost == x.lost == 40
+               for x in card.ceiling_lines)
+    # a card with no ceiling reads as it always did
+    assert "ceiling_lines" not in _card(resources, {"j": [0.2] * 4, "m": [0.0] * 4}
+                                        ).to_dict()
