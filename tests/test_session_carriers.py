@@ -175,8 +175,8 @@ def _card(resources, recalls: dict[str, list[float]]):
 def test_each_card_splits_an_arms_lost_facts_into_the_carriers_and_the_recall_turns(
         resources):
     """The ceiling recalls 8 of 10 facts in every block, j 2 (the first two), m none."""
-    from foldstudy.report.decision import card_from_dict, card_markdown
     from foldstudy.analysis.analysis import Analysis
+    from foldstudy.report.decision import card_from_dict, card_markdown
 
     card = _card(resources, {"j": [0.2] * 4, "m": [0.0] * 4, "uncompacted": [0.8] * 4})
     lines = {x.arm: x for x in card.ceiling_lines}
