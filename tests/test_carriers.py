@@ -40,7 +40,7 @@ def test_every_arm_of_arms_yaml_has_its_kind(resources):
     assert is_index_arm(table["arms"]["jx"]) and not is_index_arm(table["arms"]["j"])
     # what the if-chains decided, now each kind's
     assert [a for a in table["arms"] if not is_matched(table["arms"][a])] == \
-        ["jx", "mx", "native", "uncompacted"]
+        ["jx", "mx", "native", "uncompacted", "clear"]
     assert [a for a in table["arms"] if carrier_of(table["arms"][a]).may_be_opaque] == \
         ["native"]
 
@@ -50,7 +50,8 @@ def test_an_unknown_kind_is_refused_naming_the_known_ones(resources):
     table["arms"]["m"]["carry"] = "verbatim"
     with pytest.raises(SpecError) as e:
         resolve_arm("m", table, resources, 1.0)
-    assert str(e.value) == ("arms.m.carry: 'verbatim' (known: field:NAME native raw_json "
+    assert str(e.value) == ("arms.m.carry: 'verbatim' (known: clear_tool_output:K "
+                            "field:NAME native raw_json "
                             "rendered text uncompacted under_headings)")
 
 

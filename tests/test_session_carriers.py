@@ -59,9 +59,10 @@ def arm_of(resources, arm_id: str, scale: float = 0.01):
     return resolve_arm(arm_id, load_arm_table(resources), resources, scale)
 
 
-def run(resources, fixture, prompts, tmp_path, arm_id: str, answer: str = "ok"):
+def run(resources, fixture, prompts, tmp_path, arm_id: str, answer: str = "ok",
+        scale: float = 1.0):
     backend = Echo(answer)
-    rec = run_row(fixture, arm_of(resources, arm_id), backend, ResponseStore(tmp_path),
+    rec = run_row(fixture, arm_of(resources, arm_id, scale), backend, ResponseStore(tmp_path),
                   prompts, Sample("s", "echo", arm_id, 0, 0, 3), temperature=0.2,
                   recall_max_tokens=100).to_dict()
     return rec, backend
@@ -203,3 +204,50 @@ def test_where_every_arm_lost_every_fact_the_card_says_the_ceiling_missed_them_t
     # a card with no ceiling reads as it always did
     assert "ceiling_lines" not in _card(resources, {"j": [0.2] * 4, "m": [0.0] * 4}
                                         ).to_dict()
+
+
+# -- clear_tool_output ------------------------------------------------------------------
+
+
+def test_clearing_replaces_all_but_the_last_k_tool_outputs_with_a_line_naming_the_tool():
+    from foldstudy.study.carriers.clear_tool_output import cleared
+    from foldstudy.study.transcripts.base import Message, ToolCall, render_message
+    from foldstudy.study.turns import parse_turns, turn_line
+
+    # a synthetic chunk (the tool turn's first word is its command) and a real session's
+    # messages (the call is on the assistant's line), in the one turn format
+    one = ("=== session chunk 1 of 2 ===\n" + turn_line(0, "tool", "kubectl get pods\nA 1/1")
+           + "\n" + turn_line(1, "user", "port 52677 stays") + "\n")
+    two = "\n".join(render_message(m, i) for i, m in enumerate([
+        Message("assistant", "looking", (ToolCall("Bash", '{"command": "df"}'),)),
+        Message("tool", "/dev/sda 91%"),
+        Message("tool", "second output kept"),
+    ], start=2)) + "\n"
+    text = cleared([one, two], keep_last=1)
+    turns = parse_turns(text)
+    assert [t.text.strip() for t in turns if t.role == "tool"] == [
+        "[output of kubectl cleared]", "[output of Bash cleared]", "second output kept"]
+    # user and assistant turns, and the chunk header, are kept as read
+    assert "port 52677 stays" in text and text.startswith("=== session chunk 1 of 2 ===\n")
+    assert '-> tool call Bash {"command": "df"}' in text
+    assert cleared([one, two], keep_last=9) == "\n".join([one, two])
+
+
+def test_clear_tool_output_keeps_every_planted_fact_and_evicts_the_oldest_past_its_cap(
+        resources, fixture, prompts, tmp_path):
+    rec, backend = run(resources, fixture, prompts, tmp_path, "clear")
+    assert len(backend.sent) == 1  # the recall turn alone
+    recall = backend.sent[0].messages[-1]["content"]
+    assert rec["final_carry"] in recall and "cleared]" in rec["final_carry"]
+    assert all(f.value in recall for f in fixture.graded)  # facts are user turns
+    assert rec["retained_tokens"] < backend.count_tokens("\n".join(fixture.chunks))
+    # the same arm at a cap below the session: the newest text is kept, the oldest goes
+    import dataclasses
+
+    arm = dataclasses.replace(arm_of(resources, "clear", 1.0), carry_cap_tokens=300)
+    small = run_row(fixture, arm, Echo(), ResponseStore(tmp_path / "s"), prompts,
+                    Sample("s", "echo", "clear", 0, 0, 3), temperature=0.2,
+                    recall_max_tokens=100).to_dict()
+    assert small["retained_tokens"] <= 300 and small["folds"][-1]["clipped"]
+    assert rec["final_carry"].endswith(small["final_carry"])
+    assert carrier_of(load_arm_table(resources)["arms"]["clear"]).keep_last == 3

@@ -32,6 +32,22 @@ def turn_line(turn: int | None, role: str, text: str) -> str:
     return f"{turn_head(turn)}{role}: {text}"
 
 
+# A tool call, on its own line below the message that made it (render_message)
+TOOL_CALL = re.compile(r"^  -> tool call (\S+)", flags=re.MULTILINE)
+# The role of a turn that is a tool's output
+TOOL_ROLE = "tool"
+
+
+def tool_call_line(name: str, arguments: str) -> str:
+    """A tool call below its message: `  -> tool call NAME ARGUMENTS`."""
+    return f"  -> tool call {name} {arguments}"
+
+
+def tool_calls(text: str) -> list[str]:
+    """The names of the tools a turn's text calls, in order."""
+    return TOOL_CALL.findall(text)
+
+
 @dataclass(frozen=True)
 class Turn:
     """One turn read back: its number, role and text, and where it lies in the text it

@@ -30,10 +30,26 @@ from .base import Carrier
 NO_CALL_FINISH = "none"
 
 
-def session_so_far(fixture: Any, i: int) -> str:
-    """The session as read up to and including chunk i, chunks joined as a fold joins
-    the chunks it folds together (run/fold.py fold_step)."""
-    return "\n".join(fixture.chunks[: i + 1])
+def joined(chunks: list[str]) -> str:
+    """Chunks as one text, joined as a fold joins the chunks it folds together
+    (run/fold.py fold_step)."""
+    return "\n".join(chunks)
+
+
+def tail_within(text: str, cap: int, count_tokens: Callable[[str], int]) -> tuple[str, bool]:
+    """(the longest suffix of `text` within `cap` tokens as the backend counts them,
+    whether anything was evicted): the oldest text goes first. Found by bisection on
+    where the suffix starts, so each kind's cap is held by the study's own count."""
+    if count_tokens(text) <= cap:
+        return text, False
+    lo, hi = 0, len(text)  # text[hi:] fits (empty), text[lo:] does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if count_tokens(text[mid:]) <= cap:
+            hi = mid
+        else:
+            lo = mid
+    return text[hi:], True
 
 
 def no_call_fold(backend: Any, pending: list[int], i: int, carry: str, evicted: bool
@@ -60,9 +76,9 @@ class SessionCarrier(Carrier):
     own_arm = False  # its capacity is its own rule's, not a paper arm's
     matched = False
 
-    def keep(self, arm: Any, session: str, backend: Any) -> tuple[str, bool]:
-        """(the carry kept of `session`, the session so far; whether any of it was
-        left out). Each kind's rule."""
+    def keep(self, arm: Any, chunks: list[str], backend: Any) -> tuple[str, bool]:
+        """(the carry kept of the session's chunks read so far; whether any of their
+        text was left out). Each kind's rule."""
         raise NotImplementedError
 
     def outside(self, spec: dict[str, Any]) -> str:
@@ -72,7 +88,7 @@ class SessionCarrier(Carrier):
              fixture: Any, chain: Any, pending: list[int], i: int, temperature: float
              ) -> dict[str, Any]:
         """No call: the carry is the kept part of the session read so far."""
-        carry, evicted = self.keep(arm, session_so_far(fixture, i), caller.backend)
+        carry, evicted = self.keep(arm, list(fixture.chunks[: i + 1]), caller.backend)
         return no_call_fold(caller.backend, pending, i, carry, evicted)
 
     def permission(self, probe: dict[str, Any], backend: str) -> dict[str, Any] | None:

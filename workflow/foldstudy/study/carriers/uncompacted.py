@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .registry import register_carrier
-from .session import SessionCarrier
+from .session import SessionCarrier, joined
 
 UNCOMPACTED_SOURCE = "the whole session (the ceiling) against your best arm"
 
@@ -29,8 +29,8 @@ class Uncompacted(SessionCarrier):
     ceiling = True
     reads_whole_session = True
 
-    def keep(self, arm: Any, session: str, backend: Any) -> tuple[str, bool]:
-        return session, False
+    def keep(self, arm: Any, chunks: list[str], backend: Any) -> tuple[str, bool]:
+        return joined(chunks), False
 
     def recall_bound(self, arm: Any, session_tokens: float) -> float:
         """The whole session: no cap applies."""

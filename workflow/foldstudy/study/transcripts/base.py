@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import zstandard
 
 from ...errors import StudyError
-from ..turns import turn_line
+from ..turns import tool_call_line, turn_line
 
 DEFAULT_MAX_MB = 50
 NULL = type(None)  # a JSON null, for `expect`
@@ -159,7 +159,7 @@ def render_message(m: Message, turn: int | None = None) -> str:
     lines = [turn_line(turn, m.role, m.text).rstrip()]
     if m.thinking:
         lines.append(f"  (thinking) {m.thinking}")
-    lines += [f"  -> tool call {c.name} {c.arguments}" for c in m.tool_calls]
+    lines += [tool_call_line(c.name, c.arguments) for c in m.tool_calls]
     return "\n".join(lines)
 
 
