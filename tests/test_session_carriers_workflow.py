@@ -140,11 +140,15 @@ def test_each_is_outside_the_matched_comparison_and_read_against_your_best_arm(s
     assert carrier_for("clear_tool_output:3").against_best in md
 
 
-def test_they_are_on_the_retained_token_axis_and_in_the_paired_arms_table(study):
+def test_they_are_on_the_retained_token_axis_and_in_the_paired_and_survival_tables(study):
     retained = {r["arm"] for r in _read(study / "results/tables/retained-tokens.csv")}
     assert {"clear", "uncompacted"} <= retained
     pairs = {(r["a"], r["b"]) for r in _read(study / "results/tables/paired-arms.csv")}
     assert {("j", "clear"), ("j", "uncompacted")} <= pairs
+    survival = _read(study / "results/tables/fact-survival.csv")
+    assert {"clear", "uncompacted"} <= {r["arm"] for r in survival}
+    # the whole session keeps every fact at every fold
+    assert {r["survival"] for r in survival if r["arm"] == "uncompacted"} == {"1"}
 
 
 def test_the_viewer_and_the_comparison_page_show_the_kept_session(study):
