@@ -251,3 +251,22 @@ def test_clear_tool_output_keeps_every_planted_fact_and_evicts_the_oldest_past_i
     assert small["retained_tokens"] <= 300 and small["folds"][-1]["clipped"]
     assert rec["final_carry"].endswith(small["final_carry"])
     assert carrier_of(load_arm_table(resources)["arms"]["clear"]).keep_last == 3
+
+
+# -- trim -------------------------------------------------------------------------------
+
+
+def test_trim_keeps_the_newest_tokens_of_the_session_and_drops_the_rest(
+        resources, fixture, prompts, tmp_path):
+    rec, backend = run(resources, fixture, prompts, tmp_path, "trim", scale=0.25)
+    session = "\n".join(fixture.chunks)
+    cap = arm_of(resources, "trim", 0.25).carry_cap_tokens
+    assert len(backend.sent) == 1  # the recall turn alone
+    assert session.endswith(rec["final_carry"]) and rec["final_carry"] != session
+    assert rec["retained_tokens"] <= cap and rec["folds"][-1]["clipped"]
+    # the longest suffix within the cap: one character more is over it
+    start = len(session) - len(rec["final_carry"])
+    assert backend.count_tokens(session[start - 1:]) > cap
+    recall = backend.sent[0].messages[-1]["content"]
+    kept = [f.value in recall for f in fixture.graded]
+    assert any(kept) and not all(kept)
