@@ -153,6 +153,16 @@ def grading() -> dict:
 
 
 @pytest.fixture(scope="session")
+def fold_prompts(resources):
+    """The turn templates every arm's fold and recall turn share (run/fold.py Prompts)."""
+    from foldstudy.run.fold import Prompts
+
+    d = resources / "prompts"
+    return Prompts.from_files(d / "fold_user.md.j2", d / "recall_system.md",
+                              d / "recall_user.md.j2")
+
+
+@pytest.fixture(scope="session")
 def config_schema() -> dict:
     return yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text(encoding="utf-8"))
 

@@ -17,7 +17,7 @@ from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
 from foldstudy.grade.validity import validity
 from foldstudy.run.audit import Sizes, run_tokens
-from foldstudy.run.fold import Prompts, Sample, run_row
+from foldstudy.run.fold import Sample, run_row
 from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import is_matched, load_arm_table, resolve_arm
@@ -48,29 +48,22 @@ def fixture(facts_spec, filler, grading):
                          set(grading["stock_signature"]["ports"]))
 
 
-@pytest.fixture(scope="module")
-def prompts(resources):
-    d = resources / "prompts"
-    return Prompts.from_files(d / "fold_user.md.j2", d / "recall_system.md",
-                              d / "recall_user.md.j2")
-
-
 def arm_of(resources, arm_id: str, scale: float = 0.01):
     return resolve_arm(arm_id, load_arm_table(resources), resources, scale)
 
 
-def run(resources, fixture, prompts, tmp_path, arm_id: str, answer: str = "ok",
+def run(resources, fixture, fold_prompts, tmp_path, arm_id: str, answer: str = "ok",
         scale: float = 1.0):
     backend = Echo(answer)
     rec = run_row(fixture, arm_of(resources, arm_id, scale), backend, ResponseStore(tmp_path),
-                  prompts, Sample("s", "echo", arm_id, 0, 0, 3), temperature=0.2,
+                  fold_prompts, Sample("s", "echo", arm_id, 0, 0, 3), temperature=0.2,
                   recall_max_tokens=100).to_dict()
     return rec, backend
 
 
 def test_uncompacted_calls_no_model_per_fold_and_the_recall_turn_reads_the_whole_session(
-        resources, fixture, prompts, tmp_path):
-    rec, backend = run(resources, fixture, prompts, tmp_path, "uncompacted")
+        resources, fixture, fold_prompts, tmp_path):
+    rec, backend = run(resources, fixture, fold_prompts, tmp_path, "uncompacted")
     assert len(backend.sent) == 1  # the recall turn alone
     recall = backend.sent[0].messages[-1]["content"]
     session = "\n".join(fixture.chunks)
@@ -81,8 +74,8 @@ def test_uncompacted_calls_no_model_per_fold_and_the_recall_turn_reads_the_whole
 
 
 def test_a_fold_with_no_model_call_is_a_record_every_reader_reads(
-        resources, fixture, prompts, tmp_path, grading):
-    rec, _ = run(resources, fixture, prompts, tmp_path, "uncompacted")
+        resources, fixture, fold_prompts, tmp_path, grading):
+    rec, _ = run(resources, fixture, fold_prompts, tmp_path, "uncompacted")
     for f in rec["folds"]:
         r = f["reply"]
         assert (r["text"], r["finish_reason"], r["prompt_tokens"],
@@ -234,8 +227,8 @@ def test_clearing_replaces_all_but_the_last_k_tool_outputs_with_a_line_naming_th
 
 
 def test_clear_tool_output_keeps_every_planted_fact_and_evicts_the_oldest_past_its_cap(
-        resources, fixture, prompts, tmp_path):
-    rec, backend = run(resources, fixture, prompts, tmp_path, "clear")
+        resources, fixture, fold_prompts, tmp_path):
+    rec, backend = run(resources, fixture, fold_prompts, tmp_path, "clear")
     assert len(backend.sent) == 1  # the recall turn alone
     recall = backend.sent[0].messages[-1]["content"]
     assert rec["final_carry"] in recall and "cleared]" in rec["final_carry"]
@@ -245,7 +238,7 @@ def test_clear_tool_output_keeps_every_planted_fact_and_evicts_the_oldest_past_i
     import dataclasses
 
     arm = dataclasses.replace(arm_of(resources, "clear", 1.0), carry_cap_tokens=300)
-    small = run_row(fixture, arm, Echo(), ResponseStore(tmp_path / "s"), prompts,
+    small = run_row(fixture, arm, Echo(), ResponseStore(tmp_path / "s"), fold_prompts,
                     Sample("s", "echo", "clear", 0, 0, 3), temperature=0.2,
                     recall_max_tokens=100).to_dict()
     assert small["retained_tokens"] <= 300 and small["folds"][-1]["clipped"]
@@ -257,8 +250,8 @@ def test_clear_tool_output_keeps_every_planted_fact_and_evicts_the_oldest_past_i
 
 
 def test_trim_keeps_the_newest_tokens_of_the_session_and_drops_the_rest(
-        resources, fixture, prompts, tmp_path):
-    rec, backend = run(resources, fixture, prompts, tmp_path, "trim", scale=0.25)
+        resources, fixture, fold_prompts, tmp_path):
+    rec, backend = run(resources, fixture, fold_prompts, tmp_path, "trim", scale=0.25)
     session = "\n".join(fixture.chunks)
     cap = arm_of(resources, "trim", 0.25).carry_cap_tokens
     assert len(backend.sent) == 1  # the recall turn alone
