@@ -167,6 +167,16 @@ def grading() -> dict:
 
 
 @pytest.fixture(scope="session")
+def fold_prompts(resources):
+    """The turn templates every arm's fold and recall turn share (run/fold.py Prompts)."""
+    from foldstudy.run.fold import Prompts
+
+    d = resources / "prompts"
+    return Prompts.from_files(d / "fold_user.md.j2", d / "recall_system.md",
+                              d / "recall_user.md.j2")
+
+
+@pytest.fixture(scope="session")
 def config_schema() -> dict:
     return yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text(encoding="utf-8"))
 
@@ -181,6 +191,11 @@ def study_arms(config_schema, resources):
         cfg = yaml.safe_load((ROOT / "config" / config).read_text(encoding="utf-8"))
         if scale is not None:
             cfg["scale"] = scale
+            # a session at another scale is another size: an arm whose recall turn reads
+            # it whole (the default study's ceiling) is held to the config's context only
+            # at the config's own scale
+            for sw in cfg["sweeps"].values():
+                sw["arms"] = [a for a in sw["arms"] if a != "uncompacted"]
         return load_study(cfg, config_schema, load_arm_table(resources), resources).arms
 
     return arms

@@ -8,8 +8,10 @@ import pytest
 import yaml
 
 from foldstudy.run.audit import PlannedRun, Sizes, plan_rows, run_tokens
+from foldstudy.study.carriers.registry import carrier_of
+from foldstudy.study.spec import load_arm_table
 
-from .conftest import ROOT
+from .conftest import RESOURCES, ROOT
 from .support.procs import snakemake
 
 SIZES = Sizes(chunk_chars={"s": [90_000] * 5}, fold_template_chars=300, recall_chars=1200,
@@ -116,7 +118,14 @@ def test_audit_rule_calls_no_model(tmp_path):
     m = plan["smollm2-135m"]
     sw = yaml.safe_load((ROOT / "config/config.yaml").read_text())["sweeps"]["main"]
     runs = len(sw["arms"]) * sw["repeats"]  # the default study's plan, every run
-    assert m["runs"] == str(runs) and int(m["calls"]) == runs * (int(m["folds"]) // runs + 1)
+    # a run whose folds call the model makes a call per fold and the recall turn; a run
+    # of a carrier that keeps the session (the ceiling) makes the recall turn alone
+    table = load_arm_table(RESOURCES)
+    no_call = sw["repeats"] * sum(not carrier_of(table["arms"][a]).calls_model
+                                  for a in sw["arms"])
+    per_run = int(m["folds"]) // runs
+    assert m["runs"] == str(runs)
+    assert int(m["calls"]) == (runs - no_call) * (per_run + 1) + no_call
     assert m["est_usd_max"] == "0.00"
     assert not (tmp_path / "results/probe").exists() and not (tmp_path / "results/runs").exists()
 

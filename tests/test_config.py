@@ -73,6 +73,9 @@ def test_hand_written_q_ceiling_that_breaks_the_capacity_match(base, config_sche
 
 
 def test_q_follows_j_at_every_scale(base, config_schema, resources):
+    # the ceiling reads the session whole: at a larger scale it needs a larger context
+    base = copy.deepcopy(base)
+    base["sweeps"]["main"]["arms"] = ["j", "m"]
     for scale in (1.0, 0.5, 0.1, 0.03, 0.02, 0.013, 0.01):
         cfg = copy.deepcopy(base)
         cfg["scale"] = scale
@@ -141,7 +144,7 @@ def test_probe_arms_are_checked_against_arms_yaml_and_never_folded(base, config_
     s = study(cfg, config_schema, resources)
     plain = study(base, config_schema, resources)
     assert s.probe_arms(model) == ["q"] and plain.probe_arms(model) == []
-    assert s.folded_arms(model) == plain.folded_arms(model) == ["j", "m"]
+    assert s.folded_arms(model) == plain.folded_arms(model) == ["j", "m", "uncompacted"]
     assert s.model_config(model) == plain.model_config(model)
     assert "probe_arms" not in s.model_config(model)
 

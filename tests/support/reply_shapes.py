@@ -44,6 +44,10 @@ class ShapedModel:
     # model must still match the bare token to its label; this one is told the labels'
     # values, so it reads the index as well as a model could at best.
     reads_index: bool = False
+    # At the recall turn, a value anywhere in what it reads counts as held: the model
+    # reads a kept session (the carriers that keep the session's text, which state a
+    # fact in a sentence, never as `label: value`) as well as a model could at best.
+    reads_session: bool = False
     rng: random.Random = field(init=False)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -79,6 +83,8 @@ class ShapedModel:
     def answer(self, user: str) -> str:
         summary, _, items = user.partition("Give the value of each item")
         held = self._held(summary)
+        if self.reads_session:
+            held |= {lab: v for lab, v in self.facts.items() if lab not in held and v in summary}
         if self.reads_index:
             lines = {line.strip() for line in summary.splitlines()}
             held |= {lab: v for lab, v in self.facts.items() if lab not in held and v in lines}

@@ -149,6 +149,23 @@ class IndexLine:
 
 
 @dataclass(frozen=True)
+class CeilingLine:
+    """An arm read against the ceiling (carriers/base.py `ceiling`: `uncompacted`, whose
+    recall turn reads the whole session) over the blocks that ran both: of the graded
+    facts the arm lost, those the ceiling recalled in the same block are the carrier's
+    loss, those it missed too the recall turn's (the model could not answer them even
+    reading everything). ceiling_recall: the ceiling's mean recall over those blocks."""
+
+    arm: str
+    ceiling: str
+    blocks: int
+    lost: int
+    carrier_lost: int
+    recall_lost: int
+    ceiling_recall: float
+
+
+@dataclass(frozen=True)
 class Card:
     sweep: str
     model: str
@@ -167,11 +184,15 @@ class Card:
     # arm -> what its carrier's failed folds were in the cell ("3 of 12 folds returned
     # no compaction", fold_failures): said on the card and beside each of its contrasts
     fold_failures: dict[str, str] = field(default_factory=dict)
+    # a line per arm of the cell read against the ceiling that ran beside it (outside
+    # the verdicts' family: the ceiling is outside the matched comparison)
+    ceiling_lines: list[CeilingLine] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        if not self.fold_failures:  # a card with none reads as it always did
-            d.pop("fold_failures")
+        for key in ("fold_failures", "ceiling_lines"):
+            if not d[key]:  # a card with none reads as it always did
+                d.pop(key)
         return d
 
     @property
@@ -451,10 +472,13 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     """One card over the valid rows of one (sweep, model), each contrast at its own level
     (the family's adjustment and the plans to decide come after, in `cards`)."""
     failures = fold_failures(cell, ci.arms)
+    # said on every card, every fact lost or not: where all were lost, it says whether
+    # the model could have answered at all
+    ceiling = ceiling_lines(cell, checks, ci.arms, an)
     if int(cell["n_correct"].sum()) == 0:
         return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
                     staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model),
-                    fold_failures=failures)
+                    fold_failures=failures, ceiling_lines=ceiling)
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
@@ -474,7 +498,41 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
                               k, an, ci.margin, level))
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
                 loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged,
-                ci.price_basis(model), index_lines(cell, checks, an, ci.margin), failures)
+                ci.price_basis(model), index_lines(cell, checks, an, ci.margin), failures,
+                ceiling)
+
+
+def ceiling_lines(cell: pd.DataFrame, checks: pd.DataFrame, arms: dict[str, Arm],
+                  an: Analysis) -> list[CeilingLine]:
+    """Each other arm of the cell against each ceiling arm that ran in it, over the
+    blocks (sweep, model, repeat) with a valid row of both, in arms.yaml's order: the
+    facts the arm lost, split by whether the ceiling recalled the same fact in the same
+    block: was a lost fact the carrier's loss, or could the recall turn not answer it
+    even reading the whole session? Without it a card that says every arm lost every
+    fact cannot say whether the model could have answered at all."""
+    ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
+    ceilings = [a for a in ran if carrier_of(arms[a]).ceiling]
+    if not ceilings:
+        return []
+    rank = {a: i for i, a in enumerate(an.arm_order)}
+    facts = checks.merge(cell[["row_id", "arm", *A.BLOCK]], on="row_id")[
+        ["arm", *A.BLOCK, "label", "correct"]]
+    out = []
+    for top in ceilings:
+        mine = facts[facts["arm"] == top].drop(columns="arm").rename(
+            columns={"correct": "ceiling_correct"})
+        for arm in sorted((a for a in ran if a != top), key=lambda a: rank.get(a, 0)):
+            both = facts[facts["arm"] == arm].merge(mine, on=[*A.BLOCK, "label"])
+            if both.empty:
+                continue
+            lost = both[~both["correct"].astype(bool)]
+            kept_by_ceiling = int(lost["ceiling_correct"].astype(bool).sum())
+            blocks = both[A.BLOCK].drop_duplicates()
+            top_rows = cell[(cell["arm"] == top)].merge(blocks, on=A.BLOCK)
+            out.append(CeilingLine(arm, top, len(blocks), len(lost), kept_by_ceiling,
+                                   len(lost) - kept_by_ceiling,
+                                   float(top_rows["recall"].mean())))
+    return out
 
 
 def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, str]:

@@ -220,6 +220,7 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
         out += [loudness_line(c.loudness), ""]
     out += [line for o in c.own_arms for line in (own_line(o), "")]
     out += [line for x in c.index_lines for line in (index_line(x, an), "")]
+    out += [line for x in c.ceiling_lines for line in (ceiling_line(x), "")]
     out += [line for arm, said in c.fold_failures.items()
             for line in (fold_failure_line(arm, said), "")]
     return out
@@ -261,6 +262,19 @@ def index_line(x: D.IndexLine, an: Analysis) -> str:
             f"comparison, no verdict of the family): {x.arm} − {x.base} "
             f"{v.difference:+.3f}{band} over {v.blocks} blocks, permutation p "
             f"{_p(v.p_permutation)}, TOST p {_p(v.tost_p)} ({v.word}); {rescue}.")
+
+
+def ceiling_line(x: D.CeilingLine) -> str:
+    """An arm against the ceiling (analysis/decision.py ceiling_lines): which of its lost
+    facts were the carrier's loss and which the recall turn's."""
+    head = (f"Against the ceiling `{x.ceiling}` (the whole session, no compaction; outside "
+            f"the matched comparison, no verdict of the family), `{x.arm}` over {x.blocks} "
+            f"blocks (the ceiling recalled {x.ceiling_recall:.3f} there): ")
+    if not x.lost:
+        return head + f"{x.arm} lost no fact."
+    return head + (f"of the {x.lost} facts {x.arm} lost, **{x.carrier_lost} the carrier's "
+                   f"loss** (the ceiling recalled them in the same block) and "
+                   f"**{x.recall_lost} the recall turn's** (the ceiling missed them too).")
 
 
 def decision_markdown(cards: Sequence[D.Card], an: Analysis, margin: float,
@@ -435,7 +449,8 @@ def card_from_dict(d: dict[str, Any]) -> D.Card:
                   [D.OwnArmCheck(**o) for o in d.get("own_arms") or []], d.get("staged"),
                   d.get("price_basis"),
                   [D.IndexLine(**{**x, "verdict": D.ContrastVerdict(**x["verdict"])})
-                   for x in d.get("index_lines") or []], dict(d.get("fold_failures") or {}))
+                   for x in d.get("index_lines") or []], dict(d.get("fold_failures") or {}),
+                  [D.CeilingLine(**x) for x in d.get("ceiling_lines") or []])
 
 
 def inline_html(text: str) -> Markup:

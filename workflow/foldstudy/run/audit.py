@@ -34,6 +34,7 @@ from ..backends.ledger import (
 )
 from ..backends.registry import backend_class
 from ..io import read_json, write_tsv
+from ..study.carriers.registry import carrier_of
 from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
@@ -87,10 +88,17 @@ def run_tokens(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int
     """(calls, prompt tokens, max completion tokens) of one run of this arm. A native
     arm's run (issue 44) is counted the same way: a compaction per fold, its previous
     item bounded by the fold budget (its max_tokens), then the recall turn; its fold
-    prompt holds no fold template, so this is an upper bound."""
+    prompt holds no fold template, so this is an upper bound. An arm whose folds call no
+    model (carriers/session.py) is one call: the recall turn, its carry at most
+    `recall_bound` tokens of the session."""
     cpt = sizes.chars_per_token
+    carrier = carrier_of(arm)
+    if not carrier.calls_model:  # only the recall turn is a call (carriers/session.py)
+        session = sum(chunks) / cpt
+        return 1, round(sizes.recall_chars / cpt + carrier.recall_bound(arm, session)), \
+            recall_max_tokens
     schema_chars = len(json.dumps(arm.schema, ensure_ascii=False)) if arm.schema else 0
-    carry = min(arm.carry_cap_tokens, arm.fold_budget_tokens)
+    carry = carrier.recall_bound(arm, 0.0)
     prompt = 0.0
     for i, c in enumerate(chunks):
         prompt += (len(arm.system_prompt) + sizes.fold_template_chars + schema_chars + c) / cpt

@@ -377,6 +377,8 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
                 permissions[a] = {"allowed": res["verdict"] == OK, "verdict": res["verdict"],
                                   "reason": res.get("reason", ""),
                                   "responsible_parameter": res.get("responsible_parameter", "")}
+    if fail is not None:  # said before the shapeless arms' permissions, which read it
+        record["verdict"], record["reason"] = fail
     for a in shapeless:
         perm = carrier_of(a).permission(record, model_cfg["backend"])
         if perm is not None:

@@ -222,3 +222,32 @@ def auto_capacity_scale(resolve: Any, arm_ids: list[str], loads: list[FactLoad],
             return round(s, 4)
         s += STEP
     return 1.0
+
+
+# What the recall turn adds to the session it reads: its system prompt, template, the
+# labels asked and the answer's budget are counted apart (recall_tokens); this is the
+# margin required_context_tokens keeps too.
+RECALL_MARGIN_TOKENS = 256
+
+
+def ceiling_context_problems(arms: dict[str, Arm], session_chars: int, recall_tokens: int,
+                             contexts: dict[str, int | None], where: str,
+                             chars_per_token: float) -> list[str]:
+    """Each arm whose recall turn reads the whole session (carriers/base.py
+    `reads_whole_session`: `uncompacted`) against each model whose configured context
+    cannot hold it: the session, the recall turn's prompt and its answer budget
+    (recall_tokens), one line naming the tokens it needs and the model's context."""
+    from .carriers.registry import carrier_of
+
+    readers = [a for a, arm in arms.items() if carrier_of(arm).reads_whole_session]
+    if not readers:
+        return []
+    session = math.ceil(session_chars / chars_per_token)
+    need = session + recall_tokens + RECALL_MARGIN_TOKENS
+    return [f"{where}: arm {a} reads the whole session at its recall turn (~{session:,} "
+            f"tokens, {session_chars:,} characters) and needs ~{need:,} tokens with the "
+            f"recall prompt and answer, over model {model}'s context of {ctx:,} tokens; "
+            f"give {model} a context of at least {need:,} tokens, or leave {a} out of the "
+            "sweep"
+            for a in readers for model, ctx in contexts.items()
+            if ctx is not None and need > ctx]

@@ -670,6 +670,24 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
                            read("scenario/filler.yaml"), stock)
         return [len(c) for c in fx.chunks]
 
+    def session_chunks(sw: dict[str, Any], arms: dict[str, Arm]) -> list[int]:
+        # the sizes of every chunk, for an arm whose recall turn reads them all (made
+        # only for a sweep that runs one: a fixture at paper scale takes a moment)
+        if not any(carrier_of(arm).reads_whole_session for arm in arms.values()):
+            return []
+        if (fx := sessions.get(sw["scenario"])) is not None:
+            return [len(c) for c in fx.chunks]
+        fx = build_fixture(sw["scenario"], sw["seed"], float(cfg["scale"]), facts_spec,
+                           read("scenario/filler.yaml"), stock)
+        return [len(c) for c in fx.chunks]
+
+    def recall_tokens(n_labels: int) -> int:
+        # the recall turn's prompt (system prompt, template, a label a line) and answer
+        prompt = sum(len((resources / "prompts" / f).read_text(encoding="utf-8"))
+                     for f in ("recall_system.md", "recall_user.md.j2"))
+        return math.ceil((prompt + 80 * n_labels) / cap.TEXT_CHARS_PER_TOKEN) + int(
+            cfg["recall_max_tokens"])
+
     def refold(fx: Fixture) -> cap.FoldTrial | None:
         # a session's fixture can be cut again, so the advice is a `folds` tried
         from .sessions import SessionFixture
@@ -701,6 +719,10 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
         problems += cap.capacity_problems(arms, {a: paper[a] for a in arms}, loads[name],
                                           where)
         warnings += cap.chunk_problems(arms, chunk_sizes(sw, arms), where)
+        problems += cap.ceiling_context_problems(
+            arms, sum(session_chunks(sw, arms)), recall_tokens(len(graded(sw))),
+            {m: _context(cfg, m) for m in sw["models"]}, f"config.sweeps.{name}",
+            cap.TEXT_CHARS_PER_TOKEN)
         if sw["scenario"] in sessions:
             problems += cap.context_problems(
                 arms, chunk_sizes(sw, arms), {m: _context(cfg, m) for m in sw["models"]},

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 import string
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,6 +18,7 @@ from ..io import load_yaml
 from .fixture_files import CHARS_PER_TOKEN, size_meta, write_fixture
 from .sessions import make_session_fixture
 from .spec import Fact, Fixture, SpecError
+from .turns import last_turn_number, turn_line
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ def _segment_turn(facts: list[Fact], rng: random.Random) -> str:
         ]
     )
     lines = [f"  - {f.statement.format(value=f.value)}" for f in facts]
-    return "user: " + lead + "\n" + "\n".join(lines)
+    return lead + "\n" + "\n".join(lines)
 
 
 def _plan_facts(
@@ -287,15 +287,15 @@ def plant_controls(fixture: Fixture, n: int, facts_spec: dict[str, Any],
         raise SpecError(f"controls.tail: {n} control facts asked; facts.yaml defines "
                         f"{len(specs)} (1 to {len(specs)})")
     last = len(fixture.chunks) - 1
-    turns = re.findall(r"^\[turn (\d+)\]", fixture.chunks[last], flags=re.MULTILINE)
-    turn = int(turns[-1]) + 1 if turns else 0
+    previous = last_turn_number(fixture.chunks[last])
+    turn = previous + 1 if previous is not None else 0
     for attempt in range(100):
         rng = random.Random(f"{fixture.scenario}:{fixture.seed}:controls:{attempt}")
         facts = [Fact(fact_id=c["id"], fact_class=c["fact_class"], graded=False,
                       value=make_value(c["fact_class"], rng, stock_ports), label=c["label"],
                       unit=c.get("unit", ""), statement=c["statement"], chunk=last,
                       control=True) for c in specs[:n]]
-        text = fixture.chunks[last] + f"[turn {turn}] " + _segment_turn(facts, rng) + "\n"
+        text = fixture.chunks[last] + turn_line(turn, "user", _segment_turn(facts, rng)) + "\n"
         chunks = (*fixture.chunks[:last], text)
         placed = [replace(f, offset=text.index(f.value)) for f in facts]
         if _collision([*fixture.facts, *placed], "\n".join(chunks)) is None:
@@ -332,13 +332,13 @@ def _attempt(plan: _Plan, rng: random.Random) -> Fixture:
         while size < chunk_chars or seg_at is not None:
             if seg_at is not None and size >= seg_at:
                 facts = segments[seg_chunk[c]]
-                text = f"[turn {turn}] " + _segment_turn(facts, rng)
+                text = turn_line(turn, "user", _segment_turn(facts, rng))
                 placed += [replace(f, segment=seg_chunk[c], chunk=c) for f in facts]
                 body.append(text)
                 seg_at = None
             else:
                 role = rng.choice(["user", "assistant", "tool", "tool", "assistant"])
-                text = f"[turn {turn}] {role}: " + _fill(rng.choice(filler[role]), rng, words)
+                text = turn_line(turn, role, _fill(rng.choice(filler[role]), rng, words))
                 body.append(text)
             size += len(text) + 1
             turn += 1

@@ -7,15 +7,16 @@ attribute or a method here, with the paper's model-written carry as the default,
 fold job, the probe, the grader, the analysis and the config check ask the arm's carrier
 and never test a kind's name:
 
-- whether a fold sends the arm's own request (`sends_fold_shape`: the probe probes it),
-  and what a fold is (`fold`);
+- whether a fold calls the model at all (`calls_model`), whether it sends the arm's own
+  request (`sends_fold_shape`: the probe probes it), and what a fold is (`fold`);
 - how the carry is built from a reply (`render`) and what goes on beside it
   (`after_fold`);
 - whether the carry may be opaque (`may_be_opaque`);
 - whether the arm is in the matched comparison (`matched`), and the card line that reads
   it otherwise (`against_best`, `outside`);
 - how its retained tokens are counted (`retained`);
-- what the recall turn reads (`recall_carry`, `recall_context`).
+- what the recall turn reads (`recall_carry`, `recall_context`) and, at most, how many
+  tokens of it (`recall_bound`: plan.tsv's price).
 
 A kind is one module in this package with one subclass under `@register_carrier`
 (registry.py); docs/design.md "Adding a carrier" says how.
@@ -49,6 +50,9 @@ class Carrier:
     # Can a user's own arm (config arms_file) name it: an own arm twins a paper arm's
     # capacity, so a kind whose capacity is not the study's cannot be an own arm's
     own_arm: ClassVar[bool] = True
+    # Does a fold call the model at all (False: the harness keeps the session by a rule,
+    # carriers/session.py; only the recall turn is a call, as plan.tsv prices it)
+    calls_model: ClassVar[bool] = True
     # Does a fold send the arm's own request (system prompt, fold message, schema), so
     # the probe tries its shape before any fold (run/probe.py)
     sends_fold_shape: ClassVar[bool] = True
@@ -61,6 +65,13 @@ class Carrier:
     # The source of the card line reading an arm of this kind against the best matched
     # arm that ran ("" : no such line); its words name the carrier on the card
     against_best: ClassVar[str] = ""
+    # Is the arm read on each card as the recall ceiling (every other arm's lost facts
+    # split into the carrier's loss and the recall turn's: analysis/decision.py
+    # ceiling_lines)
+    ceiling: ClassVar[bool] = False
+    # Does the recall turn read the whole session (the config check then asks the
+    # model's context to hold it: study/capacity.py ceiling_context_problems)
+    reads_whole_session: ClassVar[bool] = False
     # What is carried, in a reader's words (a carrier folder's README)
     words: ClassVar[str] = ""
     # What a fold recorded as failed (parse_ok false, counted in the row's
@@ -138,6 +149,11 @@ class Carrier:
     def finish(self, record: Any, backend: Any, chain: Any) -> None:
         """What this kind adds to a made run's record (in place); nothing here."""
         record.retained_tokens = self.retained(backend, chain)
+
+    def recall_bound(self, arm: Any, session_tokens: float) -> float:
+        """The most tokens of carry the recall turn reads (run/audit.py's price): the
+        last reply, at most the carry cap and the fold budget."""
+        return float(min(arm.carry_cap_tokens, arm.fold_budget_tokens))
 
     def permission(self, probe: dict[str, Any], backend: str) -> dict[str, Any] | None:
         """The probe's permission of an arm that sends no fold shape of its own (None: its

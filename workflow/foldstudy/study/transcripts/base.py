@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import zstandard
 
 from ...errors import StudyError
+from ..turns import tool_call_line, turn_line
 
 DEFAULT_MAX_MB = 50
 NULL = type(None)  # a JSON null, for `expect`
@@ -154,12 +155,11 @@ def arguments_text(value: Any) -> str:
 
 def render_message(m: Message, turn: int | None = None) -> str:
     """One message as a turn of the fixture, in the synthetic sessions' shape
-    (`[turn N] role: text`), tool calls with their arguments on lines below."""
-    head = f"[turn {turn}] " if turn is not None else ""
-    lines = [f"{head}{m.role}: {m.text}".rstrip()]
+    (study/turns.py `turn_line`), tool calls with their arguments on lines below."""
+    lines = [turn_line(turn, m.role, m.text).rstrip()]
     if m.thinking:
         lines.append(f"  (thinking) {m.thinking}")
-    lines += [f"  -> tool call {c.name} {c.arguments}" for c in m.tool_calls]
+    lines += [tool_call_line(c.name, c.arguments) for c in m.tool_calls]
     return "\n".join(lines)
 
 
