@@ -21,7 +21,7 @@ TINY_CONFIG = ROOT / ".test/config.yaml"
 
 
 def pytest_report_collectionfinish(config, start_path, items) -> list[str]:
-    """Issue 34: say once, before the run, which tests will skip for want of Chromium,
+    """Say once, before the run, which tests will skip for want of Chromium,
     graphviz or SLURM, and why (in one process: -n0; under xdist, the header says it)."""
     return system.skip_notice(items)
 

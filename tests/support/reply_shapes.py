@@ -1,5 +1,5 @@
 """A gateway stand-in whose model drops identifiers by the shape of the reply it is asked
-for (issue 33): a one-field schema loses 60% of the planted values, plain text 10%, any
+for: a one-field schema loses 60% of the planted values, plain text 10%, any
 other schema 10% (the rates are the test's). Plugged into the stand-in through its
 `reply` option (tests/support/gateway_standin.py), so the stand-in's routing, billing and
 faults are untouched.
@@ -39,7 +39,7 @@ class ShapedModel:
     facts: dict[str, str]  # graded label -> value (the fixture's)
     drop: dict[str, float]  # shape -> share of new values lost
     seed: int = 0
-    # issue 42: at the recall turn, a value standing alone on a line of what it reads
+    # At the recall turn, a value standing alone on a line of what it reads
     # (an index arm's identifier index, one token a line) counts as held too. A real
     # model must still match the bare token to its label; this one is told the labels'
     # values, so it reads the index as well as a model could at best.

@@ -1,11 +1,11 @@
-"""The decision cards (issue 33; DESIGN §6, Decision): per (sweep, model), what the study
+"""The decision cards (docs/design.md §6, Decision): per (sweep, model), what the study
 decided, read from the evidence alone. Pure: frames and specs in, cards out.
 
 A card gives, for one model in one sweep:
 - each contrast that ran (the ladder's rungs and the compare pairs, power.contrasts; a
   user's own arm against its twin; the `decide:` pair): the paired difference b - a over
   blocks with its interval, the exact sign-flip permutation p (stats.sign_flip_test: the
-  study's own verdict test, DESIGN §6 Small-sample inference), TOST at the margin, and
+  study's own verdict test, docs/design.md §6 Small-sample inference), TOST at the margin, and
   one word. An undecided contrast carries the repeats that would decide it at the
   observed difference and the within-cell ICC, by the test that would (a difference
   beyond the margin, equivalence inside it: power.repeats_to_decide), priced;
@@ -136,7 +136,7 @@ class OwnArmCheck:
 
 @dataclass(frozen=True)
 class IndexLine:
-    """Issue 42: an index arm against its base arm in one cell (b − a: index arm minus
+    """An index arm against its base arm in one cell (b − a: index arm minus
     base over blocks, with its permutation p and TOST), and whether the index rescued a
     failing carrier: the base below failing_recall and the index arm at rescued_recall or
     more (paper §4.7's threshold, 0.5). rescued is None where the base was not failing."""
@@ -178,7 +178,7 @@ class Card:
     # decide: the repeats this model took and what they cost (filled by the staged run)
     staged: dict[str, Any] | None = None
     price_basis: str | None = None  # how the card's dollars are priced
-    # issue 42: a line per index arm that ran in the cell, against its base arm; outside
+    # A line per index arm that ran in the cell, against its base arm; outside
     # the verdicts' family (an index arm is outside the matched comparison)
     index_lines: list[IndexLine] = field(default_factory=list)
     # arm -> what its carrier's failed folds were in the cell ("3 of 12 folds returned

@@ -1,4 +1,4 @@
-"""results/decision.md and decision.json (issue 33; DESIGN §6, Decision): one card per
+"""results/decision.md and decision.json (docs/design.md §6, Decision): one card per
 (sweep, model), and the summary's opening (report/summary.py puts these cards first).
 
 The cards come from analysis/decision.py; this module only words them, quoting the
@@ -167,7 +167,7 @@ def staged_line(s: dict[str, Any]) -> str:
 
 def overrun_words(s: dict[str, Any]) -> str:
     """Why what was spent passes the worst case, where it does: the overruns the ledger
-    logged (a call billed above its reservation, the one way past it; DESIGN §6)."""
+    logged (a call billed above its reservation, the one way past it; docs/design.md §6)."""
     o = s.get("overrun")
     if not o:
         return ""
@@ -244,7 +244,7 @@ def fold_failure_line(arm: str, said: str) -> str:
 
 
 def index_line(x: D.IndexLine, an: Analysis) -> str:
-    """Issue 42: an index arm against its base, and whether the index rescued it."""
+    """An index arm against its base, and whether the index rescued it."""
     v = x.verdict
     band = ("" if v.ci_low is None or v.ci_high is None else
             f" [{v.ci_low:+.3f}, {v.ci_high:+.3f}]")

@@ -1,4 +1,4 @@
-"""The audit (DESIGN §1): what a study would send, per model, before any call is made.
+"""The audit (docs/design.md §1): what a study would send, per model, before any call is made.
 
 Counts are exact (runs, folds, calls: they follow from the config and the fixtures);
 tokens and dollars are estimates and say so. Prompt tokens are sized from the real
@@ -9,7 +9,7 @@ fixtures' chars-per-token ratio; completion tokens are the ceiling each call may
 pinned endpoint when a probe record exists; the audit itself never calls a model, and
 runs a probe has forbidden are counted as making no call. With `budget_usd` set, a
 BUDGET line says how many runs, in the study's order, the budget covers at their worst
-case (DESIGN §6), and the log says what the ledger has spent so far.
+case (docs/design.md §6), and the log says what the ledger has spent so far.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class Sizes:
 def run_tokens(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int
                ) -> tuple[int, int, int]:
     """(calls, prompt tokens, max completion tokens) of one run of this arm. A native
-    arm's run (issue 44) is counted the same way: a compaction per fold, its previous
+    arm's run is counted the same way: a compaction per fold, its previous
     item bounded by the fold budget (its max_tokens), then the recall turn; its fold
     prompt holds no fold template, so this is an upper bound. An arm whose folds call no
     model (carriers/session.py) is one call: the recall turn, its carry at most
@@ -204,7 +204,7 @@ def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, 
               ledger_state: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per model, then a TOTAL row; per staged sweep its DECIDE_FIRST and
     DECIDE_MAX lines; with a budget a BUDGET row: how many of the runs, in the study's
-    order, its worst case covers (DESIGN §6)."""
+    order, its worst case covers (docs/design.md §6)."""
     acc = run_sums(runs, arms, probes, sizes, recall_max_tokens)
     rows = []
     total: dict[str, Any] = dict.fromkeys(COUNTS, 0)
@@ -242,7 +242,7 @@ def staged_rows(st: StagedSweep, runs: list[PlannedRun], arms: dict[str, Arm],
                 backends: dict[str, str], probes: dict[str, dict[str, Any]], sizes: Sizes,
                 recall_max_tokens: int, ledger_state: dict[str, Any] | None = None
                 ) -> list[dict[str, Any]]:
-    """A staged sweep's two lines (issue 33: "The DAG stays plannable: -n and the audit
+    """A staged sweep's two lines ("The DAG stays plannable: -n and the audit
     show the first stage and the maximum"): the runs, calls and worst-case dollars of
     its first stage, which every model runs, and of its maximum, which the per-model
     lines count; a look may stop a model anywhere between. Their dollars are priced as
@@ -388,7 +388,7 @@ def audit_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
 
 
 def budget_note(budget_usd: float | None, ledger: str, plan: str) -> str | None:
-    """The line `snakemake -n` prints under a budget (DESIGN §6): what the ledger has
+    """The line `snakemake -n` prints under a budget (docs/design.md §6): what the ledger has
     spent, and what the last audit projected against the budget (None: no budget)."""
     if budget_usd is None:
         return None

@@ -1,4 +1,4 @@
-"""The capability probe (DESIGN §5, paper §3.4 and §4.2): which arms may run on which
+"""The capability probe (docs/design.md §5, paper §3.4 and §4.2): which arms may run on which
 (model, endpoint, request), and why not — before any fold spends money.
 
 The paper's worst error was a probe that blamed models for the harness's own request:
@@ -105,7 +105,8 @@ PROBE_ARMS_SHAPE = "probe_arms:"  # the name prefix of a shape of probe_arms onl
 def shapes_for(arms: list[Arm], prefix: str = "") -> list[Shape]:
     """Group the arms by what they put on the wire; each group's largest fold budget.
 
-    The budget matters: max_tokens alone can exclude an endpoint (reference A2).
+    The budget matters: max_tokens alone can exclude an endpoint (docs/design.md §4, gateway
+    A2).
     """
     groups: dict[str, list[Arm]] = {}
     for a in arms:
@@ -594,7 +595,7 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     """One probe job: results/probe/{model}.json.
 
     ledger, budget_usd: the probe's calls are paid like the folds' and held to the same
-    budget (DESIGN §6); past it the job stops before the call and writes no verdict.
+    budget (docs/design.md §6); past it the job stops before the call and writes no verdict.
 
     probe_only: the model is in no sweep (paper §4.2's re-probe): a verdict and no row.
     probe_arm_dicts: the model's probe_arms, probed and never folded; the context a fold

@@ -1,4 +1,4 @@
-"""Capacity that can hold the facts, at every scale (DESIGN §3; issue: a default study
+"""Capacity that can hold the facts, at every scale (docs/design.md §3; issue: a default study
 whose 58-character fields could not hold its own fact load read as recall 0.000).
 
 `scale` sizes the haystack: the session and its chunks. Capacity -- declared ceilings,
