@@ -5,7 +5,9 @@ was: the same fixture bytes, the same recall prompt, the same row."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -174,3 +176,37 @@ def test_an_own_sessions_facts_file_marks_its_control_facts(tmp_path):
     with pytest.raises(SessionError, match="at least one must be graded"):
         build_session_fixture(SessionSpec("atlas", str(data / "atlas.messages.jsonl"),
                                           str(only)), 1, "t")
+
+
+def test_a_row_missing_a_control_fact_the_ceiling_recalled_is_control_lost():
+    """A control fact sits where every working carrier keeps it: a row that misses one
+    the ceiling (uncompacted) recalled in the same block is "control lost", and the card
+    counts such rows per arm and says the arm's losses there are not the carrier's alone."""
+    from foldstudy.analysis import decision as D
+    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.report import decision as RD
+    from foldstudy.study.spec import load_arm_table, resolve_arm
+
+    from .support.evidence_rows import arm_rows, frames
+
+    root = Path(__file__).resolve().parents[1] / "resources"
+    table = load_arm_table(root)
+    arms = {a: resolve_arm(a, table, root, 0.035) for a in ("j", "m", "uncompacted")}
+    rows = []
+    for arm, missed in (("uncompacted", ["", "b"]), ("j", ["a", "b"]), ("m", ["", ""])):
+        rows += [dict(r, n_control=2, n_control_correct=2 - len([x for x in miss.split(";")
+                                                               if x]),
+                      control_missed=miss)
+                 for r, miss in zip(arm_rows("s", "x", arm, [0.5, 0.5], k=10), missed,
+                                    strict=True)]
+    df, checks = frames(rows)
+    an = Analysis.load()
+    (card,) = D.cards(df, checks, an, D.CardInputs(margin=0.10, arms=arms))
+    # j block 0 missed a, which the ceiling recalled; block 1 missed b, which it missed too
+    assert card.control_lost == {"j": (1, 2), "m": (0, 2)}
+    text = "\n".join(RD.card_markdown(card, an))
+    assert "**Control lost: j missed a control fact the ceiling recalled on 1 of 2 rows**" in text
+    assert "Control facts: m kept every control fact the ceiling recalled (2 rows read)" in text
+    # through decision.json and back
+    again = RD.card_from_dict(json.loads(json.dumps(RD.json_safe(card.to_dict()))))
+    assert again.control_lost == card.control_lost

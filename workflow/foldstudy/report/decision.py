@@ -221,6 +221,8 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     out += [line for o in c.own_arms for line in (own_line(o), "")]
     out += [line for x in c.index_lines for line in (index_line(x, an), "")]
     out += [line for x in c.ceiling_lines for line in (ceiling_line(x), "")]
+    out += [line for arm, (k, n) in c.control_lost.items()
+            for line in (control_lost_line(arm, k, n), "")]
     out += [line for arm, said in c.fold_failures.items()
             for line in (fold_failure_line(arm, said), "")]
     return out
@@ -262,6 +264,19 @@ def index_line(x: D.IndexLine, an: Analysis) -> str:
             f"comparison, no verdict of the family): {x.arm} − {x.base} "
             f"{v.difference:+.3f}{band} over {v.blocks} blocks, permutation p "
             f"{_p(v.p_permutation)}, TOST p {_p(v.tost_p)} ({v.word}); {rescue}.")
+
+
+def control_lost_line(arm: str, k: int, n: int) -> str:
+    """An arm's rows that missed a control fact the ceiling recalled in the same block
+    (analysis/decision.py control_lost)."""
+    if not k:
+        return (f"Control facts: {arm} kept every control fact the ceiling recalled "
+                f"({n} rows read): its recall turn and grader work where the carrier keeps "
+                "a fact.")
+    return (f"**Control lost: {arm} missed a control fact the ceiling recalled on {k} of "
+            f"{n} rows**: a control fact sits where every working carrier keeps it, so on "
+            "those rows the recall turn or the grader failed, and the arm's losses there "
+            "are not the carrier's alone.")
 
 
 def ceiling_line(x: D.CeilingLine) -> str:
@@ -450,7 +465,8 @@ def card_from_dict(d: dict[str, Any]) -> D.Card:
                   d.get("price_basis"),
                   [D.IndexLine(**{**x, "verdict": D.ContrastVerdict(**x["verdict"])})
                    for x in d.get("index_lines") or []], dict(d.get("fold_failures") or {}),
-                  [D.CeilingLine(**x) for x in d.get("ceiling_lines") or []])
+                  [D.CeilingLine(**x) for x in d.get("ceiling_lines") or []],
+                  {a: (int(k), int(n)) for a, (k, n) in (d.get("control_lost") or {}).items()})
 
 
 def inline_html(text: str) -> Markup:
