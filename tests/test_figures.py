@@ -161,14 +161,19 @@ def test_a_figure_added_as_one_entry_is_drawn_written_and_captioned(one_more_fig
 
 @pytest.mark.workflow
 def test_a_figure_added_as_one_entry_is_an_output_of_rule_figures(one_more_figure,
-                                                                   monkeypatch):
+                                                                   monkeypatch, tmp_path):
     """The Snakefile, loaded in this process, reads the patched registry: rule figures
     then declares the new PNG, in the report under Figures with its caption file, and its
     SVG, with no line of workflow/rules/ touched."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import OutputSettings, ResourceSettings
 
+    from foldstudy.study.session_cache import CACHE_ENV
+
     monkeypatch.chdir(captions.ROOT)
+    # the Snakefile names a session cache for this process when none is set: set one for
+    # this test alone, so no later test of this worker reads a cache it never asked for
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "session-cache"))
     with SnakemakeApi(OutputSettings()) as api:
         wf = api.workflow(resource_settings=ResourceSettings(),
                           snakefile=captions.ROOT / "Snakefile")

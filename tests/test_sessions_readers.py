@@ -335,3 +335,26 @@ def test_gemini_subagent_sessions_are_left_out_and_counted(tmp_path):
     tr = read_transcript(main)
     assert len(tr.subagent_files) == 1 and "agent-only" not in "\n".join(turns(tr))
     assert fixture(main).meta["session"]["subagent_files"] == 1
+
+
+def test_the_same_session_in_another_folder_counts_that_folders_subagents_with_the_cache_on(
+        tmp_path, monkeypatch):
+    """A parse counts the subagents' own files beside it without reading them, so the
+    session cache keys it by them too: the same content in a folder with a subagent file
+    and in one without gives 1 and 0, in either order, from the cache or not."""
+    from foldstudy.study import session_cache
+
+    monkeypatch.setenv(session_cache.CACHE_ENV, str(tmp_path / "cache"))
+    bare = tmp_path / "bare" / "chats"
+    bare.mkdir(parents=True)
+    shutil.copy(GEMINI_JSONL, bare / "session-2026-11-29T07-10-3b8e41d2.jsonl")
+    full = tmp_path / "full" / "chats"
+    (full / SESSION).mkdir(parents=True)
+    shutil.copy(GEMINI_JSONL, full / "session-2026-11-29T07-10-3b8e41d2.jsonl")
+    write(full / SESSION, "9f1e2d3c.jsonl", [
+        {"sessionId": "9f1e2d3c", "projectHash": "h", "kind": "subagent"},
+        {"id": "s1", "timestamp": "t", "type": "user", "content": "/opt/agent-only.lock"}])
+    for _ in range(2):
+        for folder, n in ((bare, 0), (full, 1)):
+            tr = session_cache.read_cached(folder / "session-2026-11-29T07-10-3b8e41d2.jsonl")
+            assert len(tr.subagent_files) == n

@@ -29,7 +29,8 @@ def test_dry_run_lists_every_job_of_the_default_study(tmp_path):
     out = p.stdout + p.stderr
     counts = dict(line.split()[:2] for line in out.splitlines()
                   if len(line.split()) == 2 and line.split()[1].isdigit())
-    assert counts["fold"] == "4" and counts["fixture"] == "1" and counts["tables"] == "1"
+    # two blocks of j, m and the ceiling (uncompacted): a run job each
+    assert counts["fold"] == "6" and counts["fixture"] == "1" and counts["tables"] == "1"
 
 
 def test_lint_is_clean(tmp_path):

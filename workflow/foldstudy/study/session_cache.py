@@ -294,10 +294,22 @@ def read_cached(path: str | Path, fmt: str | None = None, include_thinking: bool
     args = (fmt, include_thinking) + (() if max_mb is None else (max_mb,))
     if where is None and cache_dir() is None:
         return read_transcript(path, *args)
-    key = _key(file_sha256(path), reader_digest(), repr((fmt, include_thinking)))
+    key = _key(file_sha256(path), reader_digest(), repr((fmt, include_thinking)),
+               _neighbours(path))
     tr = memo("transcript", key, lambda: read_transcript(path, *args), Transcript, where,
               store=_one_file)
     return tr if tr.path == str(path) else replace(tr, path=str(path))
+
+
+def _neighbours(path: str | Path) -> str:
+    """The subagents' own files beside a transcript, as names (Claude Code's
+    `<session>/subagents/*.jsonl`, Gemini CLI's `chats/<session id>/*.json*`): a reader
+    counts them without reading them, so a parse depends on which there are, and the
+    same content in a folder with other subagent files is another parse."""
+    parent = Path(path).resolve().parent
+    names = sorted(p.relative_to(parent).as_posix() for pattern in
+                   ("*/*.json", "*/*.jsonl", "*/subagents/*") for p in parent.glob(pattern))
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()
 
 
 def _one_file(tr: Transcript) -> bool:
