@@ -36,6 +36,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets
 import sys
 import tempfile
@@ -44,6 +45,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -306,10 +308,17 @@ def _neighbours(path: str | Path) -> str:
     `<session>/subagents/*.jsonl`, Gemini CLI's `chats/<session id>/*.json*`): a reader
     counts them without reading them, so a parse depends on which there are, and the
     same content in a folder with other subagent files is another parse."""
-    parent = Path(path).resolve().parent
-    names = sorted(p.relative_to(parent).as_posix() for pattern in
-                   ("*/*.json", "*/*.jsonl", "*/subagents/*") for p in parent.glob(pattern))
+    here = Path(path).resolve()
+    parent = here.parent
+    found = [*parent.glob(f"{glob_escape(here.name.split('.')[0])}/subagents/*"),
+             *(p for p in parent.glob("*/*.json*") if SESSION_DIR.fullmatch(p.parent.name))]
+    names = sorted(p.relative_to(parent).as_posix() for p in found)
     return hashlib.sha256("\n".join(names).encode()).hexdigest()
+
+
+# A Gemini CLI subagent's folder beside its parent's chat: the parent session's id
+SESSION_DIR = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                         r"[0-9a-fA-F]{12}")
 
 
 def _one_file(tr: Transcript) -> bool:
