@@ -204,9 +204,13 @@ def test_a_row_missing_a_control_fact_the_ceiling_recalled_is_control_lost():
     (card,) = D.cards(df, checks, an, D.CardInputs(margin=0.10, arms=arms))
     # j block 0 missed a, which the ceiling recalled; block 1 missed b, which it missed too
     assert card.control_lost == {"j": (1, 2), "m": (0, 2)}
+    j_rows = [r["row_id"] for r in rows if r["arm"] == "j"]
+    assert card.control_lost_rows == {"j": [j_rows[0]]}  # the row flagged, by its id
     text = "\n".join(RD.card_markdown(card, an))
     assert "**Control lost: j missed a control fact the ceiling recalled on 1 of 2 rows**" in text
+    assert f"(flagged: `{j_rows[0]}`)" in text and j_rows[1] not in text
     assert "Control facts: m kept every control fact the ceiling recalled (2 rows read)" in text
     # through decision.json and back
     again = RD.card_from_dict(json.loads(json.dumps(RD.json_safe(card.to_dict()))))
     assert again.control_lost == card.control_lost
+    assert again.control_lost_rows == card.control_lost_rows

@@ -188,12 +188,14 @@ class Card:
     # the verdicts' family: the ceiling is outside the matched comparison)
     ceiling_lines: list[CeilingLine] = field(default_factory=list)
     # arm -> its rows that missed a control fact the ceiling recalled in the same block,
-    # and its rows read so (control_lost): those rows' losses are not the carrier's alone
+    # and its rows read so (control_lost_rows): those rows' losses are not the carrier's alone
     control_lost: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # arm -> the row ids of those rows (each flagged "control lost" on the decision page)
+    control_lost_rows: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("fold_failures", "ceiling_lines", "control_lost"):
+        for key in ("fold_failures", "ceiling_lines", "control_lost", "control_lost_rows"):
             if not d[key]:  # a card with none reads as it always did
                 d.pop(key)
         return d
@@ -478,11 +480,14 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     # said on every card, every fact lost or not: where all were lost, it says whether
     # the model could have answered at all
     ceiling = ceiling_lines(cell, checks, ci.arms, an)
-    lost_controls = control_lost(cell, ci.arms)
+    lost_rows = control_lost_rows(cell, ci.arms)
+    lost_controls = {arm: (len(flagged), n) for arm, (flagged, n) in lost_rows.items()}
+    flagged = {arm: flagged for arm, (flagged, _) in lost_rows.items() if flagged}
     if int(cell["n_correct"].sum()) == 0:
         return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
                     staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model),
-                    fold_failures=failures, ceiling_lines=ceiling, control_lost=lost_controls)
+                    fold_failures=failures, ceiling_lines=ceiling, control_lost=lost_controls,
+                    control_lost_rows=flagged)
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
@@ -503,7 +508,7 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
                 loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged,
                 ci.price_basis(model), index_lines(cell, checks, an, ci.margin), failures,
-                ceiling, lost_controls)
+                ceiling, lost_controls, flagged)
 
 
 def ceiling_lines(cell: pd.DataFrame, checks: pd.DataFrame, arms: dict[str, Arm],
@@ -539,14 +544,15 @@ def ceiling_lines(cell: pd.DataFrame, checks: pd.DataFrame, arms: dict[str, Arm]
     return out
 
 
-def control_lost(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, tuple[int, int]]:
+def control_lost_rows(cell: pd.DataFrame, arms: dict[str, Arm]
+                      ) -> dict[str, tuple[list[str], int]]:
     """Per arm of the cell read beside a ceiling arm (carriers/base.py `ceiling`) in blocks
-    where control facts were asked (rows.csv n_control > 0): (rows that missed a control
-    fact the ceiling's row of the same block recalled, rows read). A control fact sits
-    where every working carrier keeps it, and the ceiling's recall turn answered it, so
-    such a row is "control lost": its recall turn or its grader failed, and its losses
-    are not the carrier's alone. Both rows were asked the same labels (one fixture), so
-    "the ceiling recalled it" is "not among the ceiling row's control_missed"."""
+    where control facts were asked (rows.csv n_control > 0): (the ids of the rows that
+    missed a control fact the ceiling's row of the same block recalled, rows read). A
+    control fact sits where every working carrier keeps it, and the ceiling's recall turn
+    answered it, so such a row is "control lost": its recall turn or its grader failed,
+    and its losses are not the carrier's alone. Both rows were asked the same labels (one
+    fixture), so "the ceiling recalled it" is "not among the ceiling row's control_missed"."""
     if "n_control" not in cell or "control_missed" not in cell:
         return {}
     asked = cell[pd.to_numeric(cell["n_control"], errors="coerce").fillna(0) > 0]
@@ -560,11 +566,11 @@ def control_lost(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, tuple[in
 
     top_missed = {tuple(r[A.BLOCK]): missed(r) for _, r in
                   asked[asked["arm"] == tops[0]].iterrows()}
-    out: dict[str, tuple[int, int]] = {}
+    out: dict[str, tuple[list[str], int]] = {}
     for arm in (a for a in ran if a not in tops):
         rows = [r for _, r in asked[asked["arm"] == arm].iterrows()
                 if tuple(r[A.BLOCK]) in top_missed]
-        lost = sum(bool(missed(r) - top_missed[tuple(r[A.BLOCK])]) for r in rows)
+        lost = [str(r["row_id"]) for r in rows if missed(r) - top_missed[tuple(r[A.BLOCK])]]
         if rows:
             out[arm] = (lost, len(rows))
     return out

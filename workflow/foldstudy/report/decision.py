@@ -222,7 +222,7 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     out += [line for x in c.index_lines for line in (index_line(x, an), "")]
     out += [line for x in c.ceiling_lines for line in (ceiling_line(x), "")]
     out += [line for arm, (k, n) in c.control_lost.items()
-            for line in (control_lost_line(arm, k, n), "")]
+            for line in (control_lost_line(arm, k, n, c.control_lost_rows.get(arm, [])), "")]
     out += [line for arm, said in c.fold_failures.items()
             for line in (fold_failure_line(arm, said), "")]
     return out
@@ -266,9 +266,10 @@ def index_line(x: D.IndexLine, an: Analysis) -> str:
             f"{_p(v.p_permutation)}, TOST p {_p(v.tost_p)} ({v.word}); {rescue}.")
 
 
-def control_lost_line(arm: str, k: int, n: int) -> str:
+def control_lost_line(arm: str, k: int, n: int, rows: list[str]) -> str:
     """An arm's rows that missed a control fact the ceiling recalled in the same block
-    (analysis/decision.py control_lost)."""
+    (analysis/decision.py control_lost_rows), each row named, so a reader opens its
+    folds in the viewer."""
     if not k:
         return (f"Control facts: {arm} kept every control fact the ceiling recalled "
                 f"({n} rows read): its recall turn and grader work where the carrier keeps "
@@ -276,7 +277,8 @@ def control_lost_line(arm: str, k: int, n: int) -> str:
     return (f"**Control lost: {arm} missed a control fact the ceiling recalled on {k} of "
             f"{n} rows**: a control fact sits where every working carrier keeps it, so on "
             "those rows the recall turn or the grader failed, and the arm's losses there "
-            "are not the carrier's alone.")
+            "are not the carrier's alone (flagged: "
+            f"{', '.join(f'`{r}`' for r in rows)}).")
 
 
 def ceiling_line(x: D.CeilingLine) -> str:
@@ -466,7 +468,9 @@ def card_from_dict(d: dict[str, Any]) -> D.Card:
                   [D.IndexLine(**{**x, "verdict": D.ContrastVerdict(**x["verdict"])})
                    for x in d.get("index_lines") or []], dict(d.get("fold_failures") or {}),
                   [D.CeilingLine(**x) for x in d.get("ceiling_lines") or []],
-                  {a: (int(k), int(n)) for a, (k, n) in (d.get("control_lost") or {}).items()})
+                  {a: (int(k), int(n)) for a, (k, n) in (d.get("control_lost") or {}).items()},
+                  {a: [str(r) for r in rows]
+                   for a, rows in (d.get("control_lost_rows") or {}).items()})
 
 
 def inline_html(text: str) -> Markup:
