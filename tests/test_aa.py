@@ -6,9 +6,11 @@ instrument failing, which the card says first and the gate fails on."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -136,3 +138,55 @@ def test_a_difference_inside_the_aa_noise_floor_is_never_worded_as_a_finding():
     (plain,) = D.cards(rows_df, checks, AN, D.CardInputs(margin=0.10, gate_pair=("j", "m")))
     jm = next(v for v in plain.contrasts if {v.a, v.b} == {"j", "m"})
     assert jm.word == "m better" and jm.aa_floor is None
+
+
+def _verdict(a: str, b: str, source: str, d: float, lo: float, hi: float, word: str,
+             aa_floor: float | None = None) -> dict:
+    from foldstudy.analysis.decision import ContrastVerdict
+
+    v = ContrastVerdict(a, b, source, 4, 0.5, 0.5 + d, d, lo, hi, 0.5, 0.5, False, word,
+                        0.1, "cell", aa_floor=aa_floor)
+    return dataclasses.asdict(v)
+
+
+def test_the_forest_draws_the_aa_floor_and_the_ceiling():
+    """The decision page's forest plot draws the A/A band on each contrast of a card
+    that ran one, and the ceiling's line (the whole session against the best arm) as a
+    diamond labelled with the ceiling's own recall."""
+    from matplotlib.collections import PolyCollection
+
+    from foldstudy.analysis.decision import AA_SOURCE
+    from foldstudy.report import figures as F
+    from foldstudy.study.carriers.uncompacted import UNCOMPACTED_SOURCE
+
+    card = {"sweep": "s", "model": "x", "all_lost": False, "contrasts": [
+        _verdict("j", "m", "analysis", 0.05, -0.02, 0.12, "undecided", aa_floor=0.08),
+        _verdict("m", "m~aa", AA_SOURCE, 0.01, -0.08, 0.06, "undecided"),
+        _verdict("m", "uncompacted", UNCOMPACTED_SOURCE, 0.3, 0.2, 0.4, "uncompacted better",
+                 aa_floor=0.08)],
+        "ceiling_lines": [{"arm": "m", "ceiling": "uncompacted", "blocks": 4, "lost": 8,
+                           "carrier_lost": 6, "recall_lost": 2, "ceiling_recall": 0.83}]}
+    doc = {"margin": 0.1, "family": "sweep", "cards": [card]}
+    labels = [label for label, _ in F.forest_rows(doc)]
+    assert labels == ["x (s)  m − j", "x (s)  m~aa − m",
+                      "x (s)  uncompacted − m [ceiling, recall 0.83]"]
+    fig = F.decision_forest(doc)
+    (ax,) = fig.axes
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    # one band per contrast read against the floor, none on the A/A line itself
+    assert len(bands) == 2
+    assert all(np.allclose(sorted({round(x, 6) for x in b.get_paths()[0].vertices[:, 0]}),
+                           [-0.08, 0.08]) for b in bands)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "A/A noise floor (the card's A/A interval)" in legend
+    assert "the ceiling (whole session) − best arm" in legend
+    markers = [c.get_paths()[0].vertices.round(2).tolist() for c in ax.collections
+               if not isinstance(c, PolyCollection)]
+    assert len({str(m) for m in markers}) == 2  # circles and the ceiling's diamond
+    # a card without either draws neither
+    plain = {"margin": 0.1, "family": "sweep", "cards": [dict(card, contrasts=[
+        _verdict("j", "m", "analysis", 0.05, -0.02, 0.12, "undecided")], ceiling_lines=[])]}
+    ax = F.decision_forest(plain).axes[0]
+    assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert "A/A noise floor (the card's A/A interval)" not in [
+        t.get_text() for t in ax.get_legend().get_texts()]

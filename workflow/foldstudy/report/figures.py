@@ -23,16 +23,19 @@ matplotlib.use("Agg")  # files only; no display on a cluster node
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from ..analysis import analysis as A  # noqa: E402
 from ..analysis import retained as R  # noqa: E402
 from ..analysis.analysis import Analysis  # noqa: E402
+from ..analysis.decision import AA_SOURCE  # noqa: E402
 from ..analysis.scopes import Scopes  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study  # noqa: E402
 from ..io import read_json  # noqa: E402
+from ..study.carriers.uncompacted import UNCOMPACTED_SOURCE  # noqa: E402
 from .titles import FigureEntry, bind, drawn_by  # noqa: E402
 
 Numbers = dict[str, float | int]
@@ -411,24 +414,46 @@ def verdict_kind(word: str) -> str:
     return "equivalent" if word.startswith("equivalent") else "undecided"
 
 
-def decision_forest(doc: dict[str, Any]) -> plt.Figure:
-    """results/figures/decision.*: per (sweep, model) each contrast's difference b − a
-    over blocks with its bootstrap interval, the TOST margin band, and the card's word
-    (results/decision.json; report/decision.py writes it). A model where every arm lost
-    every fact is a row saying so, with no point: no contrast is read there."""
-    margin = float(doc["margin"])
+def forest_rows(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+    """The forest's rows, top to bottom: per card a row saying why it has no point (every
+    arm lost every fact, or no contrast), then a row per contrast, labelled b − a with
+    each arm's failed folds (said beside each of its differences: report/decision.py)
+    and, on the ceiling's line, the ceiling's own mean recall."""
     lines: list[tuple[str, dict[str, Any] | None]] = []
     for c in doc["cards"]:
         head = f"{c['model']} ({c['sweep']})"
         if c["all_lost"] or not c["contrasts"]:
             lines.append((f"{head}: every arm lost every fact" if c["all_lost"] else
                           f"{head}: no contrast", None))
-        # an arm's failed folds go with each of its differences (report/decision.py)
         failed = c.get("fold_failures") or {}
-        lines += [(f"{head}  {v['b']} − {v['a']}" + "".join(
-            f" ({a}: {failed[a]})" for a in (v["a"], v["b"]) if a in failed), v)
-            for v in c["contrasts"]]
-    fig, ax = plt.subplots(figsize=(7.6, 1.5 + 0.3 * max(len(lines), 3)))
+        ceiling = {x["ceiling"]: x["ceiling_recall"] for x in c.get("ceiling_lines") or []}
+        for v in c["contrasts"]:
+            label = f"{head}  {v['b']} − {v['a']}" + "".join(
+                f" ({a}: {failed[a]})" for a in (v["a"], v["b"]) if a in failed)
+            if v["source"] == UNCOMPACTED_SOURCE:
+                top = v["b"] if v["b"] in ceiling else v["a"]
+                label += (f" [ceiling, recall {ceiling[top]:.2f}]" if top in ceiling
+                          else " [ceiling]")
+            lines.append((label, v))
+    return lines
+
+
+AA_BAND = "#f4c7a1"
+LEGEND_INCHES = 0.6
+
+
+def decision_forest(doc: dict[str, Any]) -> plt.Figure:
+    """results/figures/decision.*: per (sweep, model) each contrast's difference b − a
+    over blocks with its bootstrap interval, the TOST margin band, and the card's word
+    (results/decision.json; report/decision.py writes it). Where the cell ran an A/A
+    control, each contrast's row carries the A/A noise floor as a band (a difference
+    inside it is never a finding: analysis/decision.py noise_floor); the ceiling's line
+    (the whole session against the best arm) is drawn as a diamond, its own recall in
+    its label. A model where every arm lost every fact is a row saying so, with no
+    point: no contrast is read there."""
+    margin = float(doc["margin"])
+    lines = forest_rows(doc)
+    fig, ax = plt.subplots(figsize=(7.6, 1.5 + LEGEND_INCHES + 0.3 * max(len(lines), 3)))
     if not lines:
         _empty(ax, "no card")
         return fig
@@ -436,13 +461,22 @@ def decision_forest(doc: dict[str, Any]) -> plt.Figure:
     ax.axvspan(-margin, margin, color="#dddddd", zorder=0,
                label=f"TOST margin ±{margin:g}")
     ax.axvline(0, color="black", lw=0.8)
+    floors = ceilings = False
     for yi, (_, v) in zip(y, lines, strict=True):
         if v is None or v["difference"] is None:
             continue
+        if v.get("aa_floor") is not None:
+            floors = True
+            ax.fill_between([-v["aa_floor"], v["aa_floor"]], yi - 0.32, yi + 0.32,
+                            color=AA_BAND, zorder=1, lw=0)
         colour = VERDICT_COLOURS[verdict_kind(v["word"])]
         if v["ci_low"] is not None and v["ci_high"] is not None:
-            ax.plot([v["ci_low"], v["ci_high"]], [yi, yi], color=colour, lw=1.6)
-        ax.scatter([v["difference"]], [yi], color=colour, s=22, zorder=3)
+            ax.plot([v["ci_low"], v["ci_high"]], [yi, yi], color=colour, lw=1.6,
+                    ls=":" if v["source"] == AA_SOURCE else "-")
+        ceiling = v["source"] == UNCOMPACTED_SOURCE
+        ceilings |= ceiling
+        ax.scatter([v["difference"]], [yi], color=colour, s=34 if ceiling else 22,
+                   marker="D" if ceiling else "o", zorder=3)
         ax.annotate(v["word"], (1.0, yi), xycoords=("axes fraction", "data"),
                     xytext=(4, 0), textcoords="offset points", va="center", fontsize=7.5,
                     color=colour, annotation_clip=False)
@@ -451,12 +485,20 @@ def decision_forest(doc: dict[str, Any]) -> plt.Figure:
     ax.set_ylim(-0.8, len(lines) - 0.2)
     ax.set_xlabel("b − a: mean recall difference over blocks, with its 95% bootstrap "
                   "interval")
-    ax.legend(handles=[Patch(color="#dddddd", label=f"TOST margin ±{margin:g}"),
-                       *(Patch(color=col, label=k) for k, col in VERDICT_COLOURS.items())],
-              fontsize=7.5, loc="lower left", frameon=False)
+    handles = [Patch(color="#dddddd", label=f"TOST margin ±{margin:g}"),
+               *(Patch(color=col, label=k) for k, col in VERDICT_COLOURS.items())]
+    if floors:
+        handles.append(Patch(color=AA_BAND, label="A/A noise floor (the card's A/A "
+                                                  "interval)"))
+    if ceilings:
+        handles.append(Line2D([], [], color="black", marker="D", ls="",
+                              label="the ceiling (whole session) − best arm"))
+    # below the axes, never over a point: a strip of LEGEND_INCHES at the figure's foot
+    ax.legend(handles=handles, fontsize=7.5, loc="lower center", frameon=False, ncol=3,
+              bbox_to_anchor=(0.5, 0.0), bbox_transform=fig.transFigure)
     ax.set_title("Decision: each contrast's difference and verdict (adjusted within "
                  f"its family: {doc.get('family') or 'sweep'})")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, LEGEND_INCHES / fig.get_figheight(), 1, 1))
     return fig
 
 

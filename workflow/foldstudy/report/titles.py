@@ -250,7 +250,10 @@ FIGURES: tuple[FigureEntry, ...] = (  # rule figures draws them in this order
         "cards): per (sweep, model) each contrast's difference b − a over blocks with "
         "its 95% bootstrap interval, the TOST equivalence band at the margin, and the "
         "card's verdict, read from the permutation p adjusted within its family "
-        "(``decide.family``).",
+        "(``decide.family``). Where a cell ran an A/A control (``controls.aa``), each "
+        "of its contrasts carries the A/A interval as an orange band: a difference "
+        "inside it is never a finding. The ceiling's line (``uncompacted`` against the "
+        "best arm) is a diamond, labelled with the ceiling's own recall.",
         rule="decision_page"),
 )
 
