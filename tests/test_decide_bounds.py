@@ -18,9 +18,8 @@ from foldstudy.study.config import (
     decide_evidence_note,
     decide_sweeps,
     load_study,
-    package_arms,
 )
-from foldstudy.study.spec import load_arm_table
+from foldstudy.study.spec import load_arm_table, package_arms
 
 from .conftest import ROOT
 

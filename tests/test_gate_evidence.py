@@ -15,7 +15,7 @@ from foldstudy.evidence.load import decision_sweeps, package_gate_problem, packa
 from foldstudy.io import write_json
 
 from .support import procs
-from .support.synthetic import synthetic_package_dir
+from .support.synthetic import aa_package_dir, synthetic_package_dir
 
 GATE = {"arm": "m", "against": "j", "at_least": "equivalent"}
 
@@ -80,3 +80,50 @@ def test_snakemake_gate_in_evidence_mode_reads_the_packages_cards(tmp_path, pack
     assert {(c["sweep"], c["model"]) for c in cards} >= expected
     assert not [v for v in gate["models"] if "no valid row" in v["why"]]
     assert "Traceback" not in p.stderr
+
+
+def test_a_packages_aa_copies_are_read_from_its_rows(tmp_path):
+    """A copy is known by its id (spec.aa_original): in evidence mode the package's rows
+    say which arm it copies, so the cards read the A/A line the study that made it read,
+    and the evidence check takes the copy of a known arm and refuses one of an unknown."""
+    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.evidence.load import EvidenceError, load_evidence
+    from foldstudy.study.spec import aa_copies, aa_original
+
+    pkg = aa_package_dir(tmp_path / "pkg")
+    assert aa_copies({"evidence": str(pkg), "sweeps": {}}) == {"m~aa": "m"}
+    assert aa_copies({"evidence": None, "sweeps": {}}) == {}
+    assert (aa_original("m~aa"), aa_original("m"), aa_original("~aa")) == ("m", None, None)
+    an = Analysis.load(config={"evidence": str(pkg), "sweeps": {}})
+    assert an.aa == {"m~aa": "m"}
+    assert an.arm_order[an.arm_order.index("m") + 1] == "m~aa"  # beside its original
+    rows, _ = load_evidence(pkg, an.arm_order, an.scenarios)
+    assert set(rows["arm"]) == {"j", "m", "m~aa"}
+    text = (pkg / "rows.csv").read_text().replace("/m~aa,", "/zz~aa,").replace(",m~aa,",
+                                                                                 ",zz~aa,")
+    (pkg / "rows.csv").write_text(text)
+    with pytest.raises(EvidenceError, match="'zz~aa' on line .* is not an arm"):
+        load_evidence(pkg, an.arm_order, an.scenarios)
+
+
+@pytest.mark.workflow
+def test_snakemake_gate_fails_in_one_line_on_a_package_whose_aa_is_declared_different(
+        tmp_path):
+    """The real run: a package whose A/A copy reads better than its original is the
+    instrument failing, and `snakemake gate` fails saying so, one line per model."""
+    pkg = aa_package_dir(tmp_path / "pkg")
+    work = tmp_path / "work"
+    work.mkdir()
+    decide = json.dumps({"pair": None, "gate": GATE})
+    p = procs.snakemake(work, "-c1", "gate", "--config", f"evidence={pkg}",
+                        f"decide={decide}", timeout=600)
+    assert p.returncode != 0
+    said = [line.split(" ERROR ", 1)[1] for line in (p.stdout + p.stderr).splitlines()
+            if " ERROR gate fails on " in line and "A/A" in line]
+    models = sorted(set(pd.read_csv(pkg / "rows.csv")["model"]))
+    assert sorted(said) == [f"gate fails on {m} in sweep anchor: the instrument fails its "
+                            "A/A control, m against its exact copy m~aa reads m~aa better"
+                            for m in models]
+    assert "Traceback" not in p.stdout + p.stderr
+    gate = json.loads((work / "results/gate.json").read_text())
+    assert not gate["passed"] and {x["copy"] for x in gate["instrument"]} == {"m~aa"}

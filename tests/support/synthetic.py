@@ -251,3 +251,37 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         "stock_signature": stock, "answer_line": "",
     })[keep].reset_index(drop=True)
     return rows[columns.ROWS], checks[columns.CHECKS]
+
+
+def aa_package_dir(d: Path, blocks: int = 8) -> Path:
+    """A package of one anchor sweep on two models, arms j, m and m's A/A copy m~aa
+    (config controls.aa), `blocks` repeats each, where the copy recalls every fact and m
+    none: an A/A declared different, as an endpoint that drifts between two
+    byte-identical requests would leave it. rows.csv and checks.csv, no manifest."""
+    from foldstudy.evidence.load import write_table
+    from foldstudy.study.spec import aa_copy_id
+
+    rows, checks = synthetic_package(400, seed=3)
+    models = sorted(set(rows["model"]))[:2]
+    base = rows[(rows["sweep"] == "anchor") & rows["arm"].isin(["j", "m"])
+                & rows["model"].isin(models) & (rows["repeat"] == 0)]
+    arms = ["j", "m", aa_copy_id("m")]
+    out_rows, out_checks = [], []
+    for rep in range(blocks):
+        for pos, arm in enumerate(arms):
+            src = base[base["arm"] == ("j" if arm == "j" else "m")].copy()
+            ck = checks[checks["row_id"].isin(src["row_id"])].copy()
+            ids = {old: f"anchor/{model}/r{rep}/{arm}"
+                   for old, model in zip(src["row_id"], src["model"], strict=True)}
+            src["row_id"], ck["row_id"] = src["row_id"].map(ids), ck["row_id"].map(ids)
+            src["arm"], src["repeat"], src["position"] = arm, rep, pos
+            if arm != "j":
+                copy = arm != "m"
+                ck["correct"] = copy
+                src["n_correct"] = src["n_graded"] if copy else 0
+                src["recall"] = 1.0 if copy else 0.0
+            out_rows.append(src)
+            out_checks.append(ck)
+    write_table(pd.concat(out_rows), d / "rows.csv")
+    write_table(pd.concat(out_checks), d / "checks.csv")
+    return d

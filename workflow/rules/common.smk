@@ -28,7 +28,6 @@ from foldstudy.study.config import (
     decide_evidence_note,
     decide_sweeps,
     load_study,
-    package_arms,
     run_path,
 )
 from foldstudy.study.flags import command_line_flags, empty_flag_problems
@@ -37,6 +36,7 @@ from foldstudy.study.session_cache import CACHE_DIR, CACHE_ENV
 from foldstudy.study.session_checks import session_content
 from foldstudy.study.spec import (
     aa_copies,
+    package_arms,
     arm_ids,
     arms_file_path,
     load_arm_table,

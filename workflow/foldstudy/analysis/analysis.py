@@ -157,7 +157,11 @@ class Analysis:
         if not copies:
             return self
         titles = {c: f"{self.arm_titles.get(a) or a} (A/A copy)" for c, a in copies.items()}
+        # each copy right after its original, so tables and pages order it beside it
+        order = [x for a in self.arm_order if a not in copies
+                 for x in (a, *sorted(c for c, o in copies.items() if o == a))]
         return replace(self.with_unmatched(copies), arm_titles={**self.arm_titles, **titles},
+                       arm_order=tuple(dict.fromkeys([*order, *copies])),
                        aa={**self.aa, **copies},
                        opaque_arms=self.opaque_arms | {c for c, a in copies.items()
                                                        if a in self.opaque_arms})

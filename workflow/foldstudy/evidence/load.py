@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import StudyError
 from ..io import read_csv, read_json_object, write_csv
+from ..study.spec import aa_copy_id
 from . import columns
 
 
@@ -421,7 +422,9 @@ def check_consistency(rows: pd.DataFrame, checks: pd.DataFrame, arms: Collection
         first = int(rows.index[rows["row_id"] == r["row_id"]][0]) + 2
         raise EvidenceError(f"rows.csv: column row_id is malformed: {r['row_id']!r} on line "
                             f"{line} repeats line {first}; one line per run")
-    if (hit := _first(rows, ~rows["arm"].astype(str).isin(set(arms)))) is not None:
+    # an A/A copy of a known arm (config controls.aa) is known by its id (spec.aa_original)
+    known = set(arms) | {aa_copy_id(a) for a in arms}
+    if (hit := _first(rows, ~rows["arm"].astype(str).isin(known))) is not None:
         r, line = hit
         raise EvidenceError(f"rows.csv: column arm is malformed: {r['arm']!r} on line {line} "
                             f"is not an arm (known: {' '.join(sorted(arms))}; "

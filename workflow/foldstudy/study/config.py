@@ -458,21 +458,6 @@ def decide_evidence_note(cfg: dict[str, Any], package_arms: dict[str, set[str]]
                   f"{'s' if len(have) > 1 else ''} {', '.join(have)} as they are")
 
 
-def package_arms(rows_csv: str | Path) -> dict[str, set[str]]:
-    """sweep -> the arms a package's rows.csv holds (its sweep and arm columns; none
-    where the file or a column is missing: the package's own check names that)."""
-    import csv
-
-    out: dict[str, set[str]] = {}
-    try:
-        with open(rows_csv, newline="", encoding="utf-8") as f:
-            for r in csv.DictReader(f):
-                out.setdefault(str(r.get("sweep")), set()).add(str(r.get("arm")))
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return {}
-    return out
-
-
 def unused_override_warnings(cfg: dict[str, Any]) -> list[str]:
     """An override of an arm no sweep runs and no model probes changes no run. Said, not
     refused: the capacity-match checks still read it (an override that breaks j's match

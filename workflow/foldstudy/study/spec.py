@@ -132,13 +132,39 @@ def aa_copy_id(arm: str) -> str:
     return f"{arm}{AA_MARK}"
 
 
+def aa_original(arm: str) -> str | None:
+    """The arm an A/A copy's id copies, or None where the id is no copy's: the mark is
+    one no other id can hold, so a copy is known by its id alone (a package's rows)."""
+    return (arm[:-len(AA_MARK)] or None) if arm.endswith(AA_MARK) else None
+
+
 def aa_copies(config: dict[str, Any] | None) -> dict[str, str]:
-    """Each A/A copy a config's sweeps run (controls.aa) -> the arm it copies."""
+    """Each A/A copy a config's sweeps run (controls.aa) -> the arm it copies; in evidence
+    mode (config `evidence`) also each copy the package's rows hold, so a reviewer
+    re-deciding a package with an A/A control reads it as the study that made it did."""
     out = {}
     for sw in ((config or {}).get("sweeps") or {}).values():
         arm = ((sw or {}).get("controls") or {}).get("aa") if isinstance(sw, dict) else None
         if isinstance(arm, str) and arm:
             out[aa_copy_id(arm)] = arm
+    if evidence := (config or {}).get("evidence"):
+        for arms in package_arms(Path(evidence) / "rows.csv").values():
+            out.update({a: o for a in sorted(arms) if (o := aa_original(a))})
+    return out
+
+
+def package_arms(rows_csv: str | Path) -> dict[str, set[str]]:
+    """sweep -> the arms a package's rows.csv holds (its sweep and arm columns; none
+    where the file or a column is missing: the package's own check names that)."""
+    import csv
+
+    out: dict[str, set[str]] = {}
+    try:
+        with open(rows_csv, newline="", encoding="utf-8") as f:
+            for r in csv.DictReader(f):
+                out.setdefault(str(r.get("sweep")), set()).add(str(r.get("arm")))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}
     return out
 
 
