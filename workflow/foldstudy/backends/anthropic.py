@@ -53,6 +53,16 @@ Compaction: two mechanisms exist, and one is usable at a fold's size.
 The chunk goes as a user message: the endpoint summarizes every message it is sent.
 A plain request that continues from a compaction (a native arm's recall turn,
 ChatRequest.context) sends the block first in the same way, under the beta header.
+
+The system prompt of a compaction request is the recall turn's (study/carriers/
+native.py): the on-demand page asks for "the same system prompt and tools as the rest of
+the conversation". A native@ARM arm (config sweeps.X.native_with) sends ARM's prompt as
+`"compaction": {"type": "summarize", "instructions": PROMPT}`, beside that same system
+prompt: the SDK's compaction config documents `instructions` as replacing "the server's
+default summarization prompt for this request" (anthropic-sdk-ruby's
+BetaSummarizeCompaction and BetaCompactionConfig, rubydoc.info; the Python SDK's compact
+edit: "Additional instructions for summarization"). Neither says how long instructions
+may be; the config check refuses a prompt over the model's configured context_length.
 """
 
 from __future__ import annotations
@@ -141,12 +151,18 @@ class AnthropicBackend(DirectBackend):
 
     def compaction_body(self, request: ChatRequest) -> dict[str, Any]:
         """The on-demand compaction request: the previous block first (an assistant
-        message, unchanged), the chunk as a user message, and `compaction`."""
-        messages = self.replayed((request.native or {}).get("previous"))
+        message, unchanged), the chunk as a user message, and `compaction`, with the
+        arm's `instructions` where it sends any (the system prompt stays the
+        conversation's)."""
+        native = request.native or {}
+        messages = self.replayed(native.get("previous"))
         messages.append({"role": "user", "content": chunk_of(request)})
+        compaction: dict[str, Any] = {"type": "summarize"}
+        if native.get("instructions"):
+            compaction["instructions"] = native["instructions"]
         return {**self.head(request, "system"), "max_tokens": request.max_tokens,
                 "messages": messages, "temperature": request.temperature,
-                "compaction": {"type": "summarize"}}
+                "compaction": compaction}
 
     def headers(self, request: ChatRequest) -> dict[str, str]:
         out = {"x-api-key": self.key(), "anthropic-version": self.cfg["anthropic_version"],

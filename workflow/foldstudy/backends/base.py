@@ -53,7 +53,9 @@ class ChatRequest:
     response_schema: dict[str, Any] | None = None
     schema_name: str = "carrier"
     # A native compaction request (Backend.compaction_request): {"mechanism": the
-    # backend's, "previous": the item or block the last compaction returned, or None}.
+    # backend's, "previous": the item or block the last compaction returned, or None,
+    # and "instructions" where the arm sends a prompt as the provider's compaction
+    # instructions (a native@ARM arm; absent otherwise)}.
     # The messages then hold the system prompt and the chunk; the backend puts the chunk
     # on the wire as the kind of item its endpoint compacts.
     native: dict[str, Any] | None = None
@@ -424,10 +426,12 @@ class Backend(ABC):
 
     @classmethod
     def compaction_request(cls, previous: Any, chunk: str, system_prompt: str,
-                           max_tokens: int, temperature: float) -> ChatRequest:
+                           max_tokens: int, temperature: float,
+                           instructions: str | None = None) -> ChatRequest:
         """The request asking the provider to compact (previous item or block, then the
         chunk) now: a ChatRequest, so the store, the ledger and the replay take it like
-        any call (call.cached_complete)."""
+        any call (call.cached_complete). instructions: a prompt sent as the provider's
+        compaction instructions (None: the provider's default summarization)."""
         raise BackendError("config", f"{cls.__name__} has no native compaction",
                            retryable=False)
 
@@ -444,11 +448,12 @@ class Backend(ABC):
         return ""
 
     def compact(self, previous: Any, chunk: str, system_prompt: str = "",
-                max_tokens: int = 4096, temperature: float = 0.0) -> Compaction:
+                max_tokens: int = 4096, temperature: float = 0.0,
+                instructions: str | None = None) -> Compaction:
         """One native compaction sent directly (no store, no ledger): what a fold asks
         through cached_complete, in one call."""
-        return self.compaction_of(self.complete(
-            self.compaction_request(previous, chunk, system_prompt, max_tokens, temperature)))
+        return self.compaction_of(self.complete(self.compaction_request(
+            previous, chunk, system_prompt, max_tokens, temperature, instructions)))
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

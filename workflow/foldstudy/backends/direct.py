@@ -141,15 +141,20 @@ class DirectBackend(HTTPBackend):
 
     @classmethod
     def compaction_request(cls, previous: Any, chunk: str, system_prompt: str,
-                           max_tokens: int, temperature: float) -> ChatRequest:
+                           max_tokens: int, temperature: float,
+                           instructions: str | None = None) -> ChatRequest:
         """The system prompt and the chunk as messages (the subclass's body puts the
         chunk on the wire as the item its endpoint compacts), and `native`: the
-        mechanism, its beta and the previous item, so the cache key holds all three."""
+        mechanism, its beta, the previous item and the instructions where there are
+        any, so the cache key holds them all (a request without instructions keys as
+        it did before they existed)."""
         messages = ({"role": "system", "content": system_prompt},) if system_prompt else ()
+        native = {"mechanism": cls.native_compaction, "beta": cls.compaction_beta,
+                  "previous": previous}
         return ChatRequest(messages=(*messages, {"role": "user", "content": chunk}),
                            max_tokens=max_tokens, temperature=temperature,
-                           native={"mechanism": cls.native_compaction,
-                                   "beta": cls.compaction_beta, "previous": previous})
+                           native={**native, **({"instructions": instructions}
+                                                if instructions else {})})
 
     def complete(self, request: ChatRequest) -> Reply:
         body, _, latency = post_json(self.session, f"{self.base_url}{self.path(request)}",

@@ -33,6 +33,16 @@ request sends first, unchanged, before its new items. The threshold form
 (`context_management: [{"type": "compaction", "compact_threshold": N}]` on /responses)
 is not sent: the explicit endpoint exists.
 
+The compact request's `instructions` is the recall turn's system prompt, as on
+Anthropic (study/carriers/native.py: the same system prompt as the rest of the
+conversation). A native@ARM arm (config sweeps.X.native_with) sends ARM's prompt there
+instead: the endpoint takes `model`, `input` and `instructions` ("A system (or
+developer) message inserted into the model's context") and no separate summarization
+prompt, so the prompt can reach the compaction only as that message, and the compaction
+request's system prompt then differs from the recall turn's. No maximum length is
+documented; the config check refuses a prompt over the model's configured
+context_length.
+
 A user message comes back whole, never compacted, so the chunk goes as an assistant
 message (`{"role": "assistant", "content": chunk}`, the form the compact reference's
 example input shows): the kind of item the endpoint compacts. A plain request that
@@ -111,9 +121,14 @@ class OpenAIResponsesBackend(DirectBackend):
 
     def compaction_body(self, request: ChatRequest) -> dict[str, Any]:
         """The compact request: the previous window first, unchanged, then the chunk as
-        an assistant message."""
-        previous = (request.native or {}).get("previous") or []
-        return {**self.head(request, "instructions"),
+        an assistant message; `instructions` the arm's own where it sends any, else the
+        system prompt."""
+        native = request.native or {}
+        previous = native.get("previous") or []
+        head = self.head(request, "instructions")
+        if native.get("instructions"):
+            head["instructions"] = native["instructions"]
+        return {**head,
                 "input": [*previous, {"role": "assistant", "content": chunk_of(request)}]}
 
     def headers(self, request: ChatRequest) -> dict[str, str]:

@@ -56,9 +56,10 @@ class ReplayBackend(Backend):
         return super().clip(text, max_tokens)
 
     def compaction_request(self, previous: Any, chunk: str, system_prompt: str,  # type: ignore[override]
-                           max_tokens: int, temperature: float) -> ChatRequest:
+                           max_tokens: int, temperature: float,
+                           instructions: str | None = None) -> ChatRequest:
         return self.live.compaction_request(previous, chunk, system_prompt, max_tokens,
-                                            temperature)
+                                            temperature, instructions=instructions)
 
     def compaction_of(self, reply: Reply) -> Compaction:  # type: ignore[override]
         return self.live.compaction_of(reply)

@@ -101,7 +101,8 @@ def run_tokens(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int
     carry = carrier.recall_bound(arm, 0.0)
     prompt = 0.0
     for i, c in enumerate(chunks):
-        prompt += (len(arm.system_prompt) + sizes.fold_template_chars + schema_chars + c) / cpt
+        prompt += (len(arm.system_prompt) + len(arm.instructions or "")
+                   + sizes.fold_template_chars + schema_chars + c) / cpt
         prompt += carry if i else 0
     prompt += sizes.recall_chars / cpt + carry
     completion = arm.fold_budget_tokens * len(chunks) + recall_max_tokens

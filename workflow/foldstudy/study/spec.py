@@ -55,6 +55,14 @@ class Arm:
     # An A/A copy (config sweeps.X.controls.aa): the arm it copies, whose requests it
     # sends byte for byte; None on every other arm
     copy_of: str | None = None
+    # A native arm with another arm's prompt (config sweeps.X.native_with: `native@ARM`,
+    # with_native_prompts): ARM, and ARM's system prompt as the provider's compaction
+    # instructions, by name and sha256 as the system prompt is (so every request key,
+    # store key and record changes with it); None on every other arm
+    instructions_from: str | None = None
+    instructions_name: str | None = None
+    instructions: str | None = None
+    instructions_sha256: str | None = None
 
     @property
     def wire_arm(self) -> str:
@@ -84,6 +92,9 @@ class Arm:
                 d.pop(k)
         if self.copy_of is None:
             d.pop("copy_of")
+        if self.instructions_from is None:
+            for k in INSTRUCTION_KEYS:
+                d.pop(k)
         return d
 
     @classmethod
@@ -92,6 +103,8 @@ class Arm:
 
 
 INDEX_KEYS = ("base", "index_share", "index_cap_tokens", "index_heading")
+INSTRUCTION_KEYS = ("instructions_from", "instructions_name", "instructions",
+                    "instructions_sha256")
 
 
 def is_index_arm(spec: Arm | dict[str, Any]) -> bool:
@@ -180,6 +193,82 @@ def with_aa_copies(table: dict[str, Any], config: dict[str, Any]) -> dict[str, A
                       "title": f"{arms[arm].get('title', arm)} (A/A copy)",
                       "description": f"an exact copy of arm {arm} (A/A control)"}
     return {**table, "arms": arms}
+
+
+# A native arm sending another arm's prompt (config sweeps.X.native_with) is
+# `<native>@<arm>`: a mark no arm id of arms.yaml or of an arms file can hold (their rule
+# allows letters, digits and ._- only), so it never collides with an arm.
+NATIVE_WITH_MARK = "@"
+
+
+def native_with_id(native: str, arm: str) -> str:
+    """The id of the native arm `native` sending arm `arm`'s prompt as its instructions."""
+    return f"{native}{NATIVE_WITH_MARK}{arm}"
+
+
+def native_with_of(arm_id: str) -> tuple[str, str] | None:
+    """(the native arm, the arm whose prompt it sends) of a native_with id, else None."""
+    native, mark, arm = arm_id.partition(NATIVE_WITH_MARK)
+    return (native, arm) if mark and native and arm else None
+
+
+def instruction_arms(table: dict[str, Any]) -> list[str]:
+    """The arms of a table whose folds send a system prompt of their own to a model
+    (their carrier calls the model and sends the arm's fold shape): those whose prompt
+    a native arm may send as its instructions (config sweeps.X.native_with). An index
+    arm sends its base's prompt, so its base is named instead."""
+    return [a for a, spec in table["arms"].items()
+            if not is_index_arm(spec) and not spec.get("copy_of")
+            and (c := carrier_of(spec)).calls_model and c.sends_fold_shape]
+
+
+def native_arms(sweep: dict[str, Any], table: dict[str, Any]) -> list[str]:
+    """The arms a sweep runs whose carrier may send another arm's prompt as its
+    instructions (carriers/base.py `takes_instructions`: the native arm)."""
+    arms = table.get("arms", {})
+    return [a for a in sweep.get("arms") or [] if isinstance(arms.get(a), dict)
+            and carrier_of(arms[a]).takes_instructions]
+
+
+def sweep_native_prompts(sweep: dict[str, Any], table: dict[str, Any]
+                         ) -> dict[str, tuple[str, str]]:
+    """Each `native@ARM` arm one sweep runs (its native_with) -> (the native arm, ARM),
+    in the order native_with names them."""
+    natives = native_arms(sweep, table)
+    return {native_with_id(native, str(arm)): (native, str(arm))
+            for arm in sweep.get("native_with") or [] for native in natives}
+
+
+def native_prompts(config: dict[str, Any] | None, table: dict[str, Any]
+                   ) -> dict[str, tuple[str, str]]:
+    """Each `native@ARM` arm a config's sweeps run (sweeps.X.native_with) -> (the native
+    arm, ARM)."""
+    out: dict[str, tuple[str, str]] = {}
+    for sw in ((config or {}).get("sweeps") or {}).values():
+        if isinstance(sw, dict):
+            out.update(sweep_native_prompts(sw, table))
+    return out
+
+
+def with_native_prompts(table: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """The arm table with an entry per `native@ARM` arm the config runs: the native arm's
+    entry, titled for the prompt it sends, naming ARM (resolve_arm reads ARM's prompt
+    from the same table)."""
+    made = native_prompts(config, table)
+    if not made:
+        return table
+    arms = dict(table["arms"])
+    for arm_id, (native, arm) in made.items():
+        arms[arm_id] = {**arms[native], "instructions_from": arm,
+                        "title": native_with_title(arm),
+                        "description": f"arm {native} sending arm {arm}'s system prompt as "
+                                       "the provider's compaction instructions"}
+    return {**table, "arms": arms}
+
+
+def native_with_title(arm: str) -> str:
+    """The title of `native@<arm>`, where tables, cards and pages print it."""
+    return f"the provider's compaction with {arm}'s prompt"
 
 
 def scaled(value: float, scale: float) -> int:
@@ -281,9 +370,13 @@ def resolve_arm(
         carrier = carrier_for(carry)
     except CarrierError as e:
         raise SpecError(f"arms.{arm_id}.carry: {e}") from None
+    if carrier.system_prompt and a["system_prompt"] != carrier.system_prompt:
+        raise SpecError(f"arms.{arm_id}.system_prompt: {a['system_prompt']!r}; an arm of "
+                        f"carry {carry} names {carrier.system_prompt!r}, the prompt its "
+                        "carrier sends")
     sections = {h: list(fs) for h, fs in (a.get("sections") or {}).items()}
     carrier.check(arm_id, sections, table.get("fixed_headings", []), schema)
-    return Arm(
+    arm = Arm(
         arm=arm_id,
         title=a["title"],
         description=a.get("description", ""),
@@ -299,6 +392,13 @@ def resolve_arm(
         carry=carry,
         sections=sections,
     )
+    if a.get("instructions_from"):  # native@ARM: ARM's prompt as its instructions
+        given = resolve_arm(a["instructions_from"], table, resources, scale)
+        return replace(arm, instructions_from=given.arm,
+                       instructions_name=given.system_prompt_name,
+                       instructions=given.system_prompt,
+                       instructions_sha256=given.system_prompt_sha256)
+    return arm
 
 
 def index_shares(base: Arm, share: float) -> tuple[int, int, int]:

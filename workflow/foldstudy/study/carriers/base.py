@@ -14,6 +14,8 @@ and never test a kind's name:
 - whether the carry may be opaque (`may_be_opaque`);
 - whether the arm is in the matched comparison (`matched`), and the card line that reads
   it otherwise (`against_best`, `outside`);
+- the system prompt its arms must name (`system_prompt`), and whether a sweep may run it
+  with another arm's prompt as the provider's instructions (`takes_instructions`);
 - how its retained tokens are counted (`retained`);
 - what the recall turn reads (`recall_carry`, `recall_context`) and, at most, how many
   tokens of it (`recall_bound`: plan.tsv's price).
@@ -79,6 +81,13 @@ class Carrier:
     # folds <fold_failure>" ("" : not said; a model's reply that does not parse is
     # read through the row's own counts)
     fold_failure: ClassVar[str] = ""
+    # The prompt (resources/prompts/<name>.md) an arm of this kind must name as its
+    # system_prompt ("" : its own); resolving an arm that names another is refused
+    system_prompt: ClassVar[str] = ""
+    # May a sweep add, beside an arm of this kind, a copy sending another arm's prompt
+    # as the provider's compaction instructions (config sweeps.X.native_with: the
+    # generated arm `<arm>@<other>`, study/spec.py with_native_prompts)
+    takes_instructions: ClassVar[bool] = False
 
     def __init__(self, name: str) -> None:
         self.name = name  # the arms.yaml value, e.g. "field:summary"

@@ -8,6 +8,25 @@ max_tokens where the API takes one, no ceiling is declared, no carry cap is appl
 the arm is outside the matched comparison and is read on its card against the best
 matched arm that ran. An own arm cannot name it (an own arm twins a paper arm's
 capacity).
+
+The system prompt. A compaction request sends the recall turn's system prompt
+(resources/prompts/recall_system.md), the one the rest of the conversation is sent
+with: Anthropic's on-demand compaction page asks to "send the same system prompt and
+tools as the rest of the conversation", and a provider may key its summary (and its
+prompt cache) on that prompt. It is done in the data, not here: a native arm's entry in
+resources/arms.yaml names `recall_system` as its system_prompt, and resolving an arm of
+this kind that names another is refused (`system_prompt` below; study/spec.py
+resolve_arm), so the prompt is read from the one file the recall turn reads, every row's
+system_prompt_sha256 is the prompt that was sent, and the audit prices it, with no
+second path to the recall prompt inside the fold.
+
+With another arm's prompt (config sweeps.X.native_with: the generated arm
+`native@ARM`, study/spec.py with_native_prompts): the same compaction, sending ARM's
+system prompt as the provider's compaction instructions (Arm.instructions). Anthropic
+takes them beside the summarize request (`compaction.instructions`, which replaces the
+provider's default summarization prompt) and the system prompt stays the recall turn's;
+OpenAI's compact endpoint has `instructions` alone, so there ARM's prompt takes the
+system prompt's place (backends/openai_responses.py says why).
 """
 
 from __future__ import annotations
@@ -26,6 +45,10 @@ log = logging.getLogger(__name__)
 NATIVE_SOURCE = "the provider's compaction against your best arm"
 # The probe's verdict of a native arm on a backend whose provider does not compact
 NATIVE_UNSUPPORTED = "native_compaction_unsupported"
+# The recall turn's system prompt (resources/prompts/<this>.md, which workflow/rules/
+# common.smk PROMPT_FILES hands the fold job as Prompts.recall_system): what every
+# compaction request sends as its system prompt
+RECALL_SYSTEM_PROMPT = "recall_system"
 
 
 @register_carrier
@@ -45,6 +68,9 @@ class Native(Carrier):
     # other than compaction, e.g. max_tokens): the arm's own behaviour, kept valid
     # (grade/validity.py), and said beside every recall difference of the arm
     fold_failure = "returned no compaction"
+    # the system prompt of the conversation the compaction belongs to: the recall turn's
+    system_prompt = RECALL_SYSTEM_PROMPT
+    takes_instructions = True
 
     def outside(self, spec: dict[str, Any]) -> str:
         return "the provider's compaction, read on its card line against the best matched arm"
@@ -72,7 +98,8 @@ def native_step(caller: Any, arm: Any, fixture: Any, chain: Any,
 
     The request is the backend's (Backend.compaction_request: Anthropic's on-demand
     `compaction`, OpenAI's POST /responses/compact with the chunk as an assistant
-    message), through the store and the ledger like every paid call. A readable block
+    message), with the arm's instructions where it has any (a `native@ARM` arm: ARM's
+    prompt), through the store and the ledger like every paid call. A readable block
     (Anthropic's `content`) is the carry, graded and traced like any; an opaque item
     (OpenAI's `encrypted_content`) leaves the carry empty and marked opaque, so only the
     recall answer is graded. The item goes on unchanged: no carry cap is applied (the
@@ -84,7 +111,8 @@ def native_step(caller: Any, arm: Any, fixture: Any, chain: Any,
     chunk = "\n".join(fixture.chunks[c] for c in pending)
     turn = f"fold{i}"
     request = backend.compaction_request(chain.item, chunk, arm.system_prompt,
-                                         arm.fold_budget_tokens, temperature)
+                                         arm.fold_budget_tokens, temperature,
+                                         instructions=arm.instructions)
     reply, hit, key = caller.call(request, turn)
     c = backend.compaction_of(reply)
     compacted = c.item is not None
