@@ -40,6 +40,7 @@ from foldstudy.study.spec import (
     arm_ids,
     arms_file_path,
     load_arm_table,
+    native_prompts,
     own_arm_twins,
     unmatched_own_arms,
 )

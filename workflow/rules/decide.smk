@@ -27,6 +27,8 @@ rule decision:
         unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
         # A/A copies (controls.aa): read against their originals only, on an A/A line
         aa=aa_copies(STUDY.config),
+        # native@ARM arms (sweeps.X.native_with): read against native and ARM only
+        native_with=native_prompts(STUDY.config, ARM_TABLE),
         arms=audit_arms(),
         sweeps=decision_sweeps(STUDY.config),
         # the repeats to decide are priced as the ledger reserves (the audit's estimate
@@ -80,6 +82,8 @@ checkpoint decide_look:
         unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
         # A/A copies (controls.aa): read against their originals only, on an A/A line
         aa=aa_copies(STUDY.config),
+        # native@ARM arms (sweeps.X.native_with): their two lines join the family
+        native_with=native_prompts(STUDY.config, ARM_TABLE),
         # the next stage is priced as the ledger reserves, against what is left
         arms=audit_arms(),
         backends=audit_backends(),

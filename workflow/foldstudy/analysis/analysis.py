@@ -20,7 +20,7 @@ import pandas as pd
 from ..evidence import columns
 from ..io import load_yaml
 from ..study.carriers.registry import carrier_of
-from ..study.spec import is_index_arm, is_matched, load_schema
+from ..study.spec import is_index_arm, is_matched, load_schema, native_with_title
 from . import stats
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
@@ -84,6 +84,10 @@ class Analysis:
     # The config's A/A copies (config sweeps.X.controls.aa): copy -> the arm it copies
     # (spec.aa_copies); each card reads a copy against its original on its A/A line
     aa: dict[str, str] = field(default_factory=dict)
+    # The config's native arms with another arm's prompt (config sweeps.X.native_with):
+    # `native@ARM` -> (the native arm, ARM) (spec.native_prompts); each card reads one
+    # against the native arm and against ARM (decision.native_with_contrasts)
+    native_with: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
@@ -141,7 +145,7 @@ class Analysis:
         """The plan from these files (a rule names the ones it read; tests use the
         checkout's own). config: the study config, whose own arms with `match: false`
         (its arms_file) join the arms outside the matched comparison."""
-        from ..study.spec import aa_copies, arms_file_path, unmatched_own_arms
+        from ..study.spec import aa_copies, arms_file_path, native_prompts, unmatched_own_arms
 
         arms_path = Path(arms or DEFAULT_ARMS)
         table = load_yaml(arms_path)
@@ -149,7 +153,22 @@ class Analysis:
                            schema_description_chars(table, arms_path.parent))
         own = unmatched_own_arms(arms_file_path(config)) if config else []
         an = an.with_unmatched(own) if own else an
-        return an.with_copies(aa_copies(config)) if config else an
+        if not config:
+            return an
+        return an.with_copies(aa_copies(config)).with_native_prompts(
+            native_prompts(config, table))
+
+    @classmethod
+    def of_params(cls, path: str | Path, arms: str | Path, params: Any) -> Analysis:
+        """The plan a decision rule reads (decision, decide_look): these files, with the
+        arms its params name outside the matched comparison: own arms with `match:
+        false` (`unmatched`), A/A copies (`aa`) and native@ARM arms (`native_with`: id ->
+        (the native arm, ARM))."""
+        made = {str(a): (str(p[0]), str(p[1]))
+                for a, p in (getattr(params, "native_with", {}) or {}).items()}
+        return cls.load(path, arms).with_unmatched(
+            getattr(params, "unmatched", ()) or ()).with_copies(
+            dict(getattr(params, "aa", {}) or {})).with_native_prompts(made)
 
     def with_copies(self, copies: dict[str, str]) -> Analysis:
         """This plan with the config's A/A copies (copy -> the arm it copies; spec.aa_copies):
@@ -165,6 +184,18 @@ class Analysis:
                        aa={**self.aa, **copies},
                        opaque_arms=self.opaque_arms | {c for c, a in copies.items()
                                                        if a in self.opaque_arms})
+
+    def with_native_prompts(self, made: dict[str, tuple[str, str]]) -> Analysis:
+        """This plan with the config's `native@ARM` arms (id -> (the native arm, ARM);
+        spec.native_prompts): outside the matched comparison, titled for the prompt they
+        send, opaque where their native arm may be."""
+        if not made:
+            return self
+        titles = {a: native_with_title(arm) for a, (_, arm) in made.items()}
+        return replace(self.with_unmatched(made), arm_titles={**self.arm_titles, **titles},
+                       native_with={**self.native_with, **made},
+                       opaque_arms=self.opaque_arms | {a for a, (n, _) in made.items()
+                                                       if n in self.opaque_arms})
 
     def arm_title(self, arm: str) -> str:
         return self.arm_titles.get(arm, "")

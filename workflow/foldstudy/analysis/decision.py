@@ -12,6 +12,9 @@ A card gives, for one model in one sweep:
 - the paper's diagnosis where the undivided arm ran (paper §4.6-4.7);
 - how the model's failing rows fail (paper §4.11);
 - whether a user's own arm holds an undivided free-text slot (paper §5);
+- the arms outside the matched comparison on lines of their own: the native arm against
+  your best arm, an A/A copy against its original, a `native@ARM` arm against the native
+  arm and against ARM (native_with_contrasts);
 - or, where every arm lost every fact, that verdict and no ranking.
 Thresholds come from resources/analysis.yaml through Analysis; the failing and mode
 definitions are analysis.py's, the ones partition.csv uses.
@@ -29,7 +32,7 @@ import pandas as pd
 
 from ..study.carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers name it
 from ..study.carriers.registry import carrier_of
-from ..study.spec import Arm, is_matched
+from ..study.spec import Arm, is_matched, native_with_title
 from . import analysis as A
 from . import power as P
 from . import stats
@@ -426,8 +429,10 @@ def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
     the best of what ran, not which arm to pick; the arm read so is in no matched contrast
     (its capacity is not the study's)."""
     ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
-    # an A/A copy is read against its original only (aa_contrasts)
-    read = [a for a in ran if carrier_of(arms[a]).against_best and not arms[a].copy_of]
+    # an A/A copy is read against its original only (aa_contrasts), a native@ARM arm
+    # against its native arm and ARM (native_with_contrasts)
+    read = [a for a in ran if carrier_of(arms[a]).against_best and not arms[a].copy_of
+            and not arms[a].instructions_from]
     matched = [a for a in ran if is_matched(arms[a]) and a not in an.unmatched]
     if not read or not matched:
         return []
@@ -450,6 +455,29 @@ def aa_contrasts(cell: pd.DataFrame, an: Analysis) -> list[tuple[str, str, str]]
     error covers it too."""
     ran = set(cell["arm"])
     return [(a, c, AA_SOURCE) for c, a in an.aa.items() if {a, c} <= ran]
+
+
+def native_with_sources(arm: str) -> tuple[str, str]:
+    """The sources of a `native@<arm>` arm's two card lines (config sweeps.X.native_with):
+    against the native arm (the provider's default summarization) and against `arm`
+    folding with the same prompt itself."""
+    head = native_with_title(arm)
+    return (f"{head} against the provider's default", f"{head} against {arm} as a fold arm")
+
+
+def native_with_contrasts(cell: pd.DataFrame, an: Analysis) -> list[tuple[str, str, str]]:
+    """Per `native@ARM` arm that ran in the cell (Analysis.native_with), (the native
+    arm, it, its source) where the native arm ran beside it and (ARM, it, its source)
+    where ARM did: what the prompt did to the provider's compaction, and what the
+    provider's compaction did to the prompt. Judged like any contrast, adjusted within
+    the family."""
+    ran = set(cell["arm"])
+    out = []
+    for made, (native, arm) in an.native_with.items():
+        default, fold = native_with_sources(arm)
+        out += [(a, made, source) for a, source in ((native, default), (arm, fold))
+                if {a, made} <= ran]
+    return out
 
 
 @dataclass(frozen=True)
@@ -492,7 +520,8 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     staged = ci.staged.get((sweep, model))
     verdicts = []
     # lines that read an arm outside the matched comparison against another, by design
-    outside = [*best_arm_contrasts(cell, ci.arms, an), *aa_contrasts(cell, an)]
+    outside = [*best_arm_contrasts(cell, ci.arms, an), *aa_contrasts(cell, an),
+               *native_with_contrasts(cell, an)]
     for a, b, source in [*cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
                                          ci.gate_pair), *outside]:
         if (a in an.unmatched or b in an.unmatched) and (a, b, source) not in outside:
@@ -769,4 +798,6 @@ def planned_family_size(an: Analysis, extra_pairs: Sequence[Sequence[str]],
     if ran - an.unmatched:
         n += len(ran & set(an.against_best))
     n += sum(1 for c, a in an.aa.items() if {a, c} <= ran)  # the A/A lines
+    n += sum(1 for made, pair in an.native_with.items() for a in pair
+             if {a, made} <= ran)  # a native@ARM arm's two lines
     return max(1, n * (models if family == "sweep" else 1))

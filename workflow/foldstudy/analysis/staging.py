@@ -228,9 +228,7 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
     per_repeat = {m: _repeat_usd(price, params.sweep, m, params.sweep_arms)
                   for m in params.models}
     spent = float(read_ledger(params.ledger)["spent_usd"])
-    an = Analysis.load(input.analysis, input.arms_yaml).with_unmatched(
-        getattr(params, "unmatched", ()) or ()).with_copies(dict(getattr(params, "aa", {})
-                                                                 or {}))
+    an = Analysis.of_params(input.analysis, input.arms_yaml, params)
     family = planned_family_size(an, params.compare_pairs, dict(params.own_arms),
                                  params.decide["pair"], params.sweep_arms,
                                  len(params.models), params.decide["family"],

@@ -34,7 +34,7 @@ from ..backends.store import ResponseStore
 from ..grade.rows import read_record
 from ..io import read_json, write_text
 from ..study.carriers.registry import against_best_sources, carrier_of
-from ..study.spec import Arm
+from ..study.spec import Arm, native_with_of
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,8 @@ def chosen(card: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         if v.get("source") in against_best_sources():  # no prompt of the study's: no folder
             continue
         if v.get("source") == AA_SOURCE:  # a control: it names no carrier
+            continue
+        if native_with_of(str(v["b"])):  # a native@ARM line: the provider's, no folder
             continue
         word = v["word"]
         if word.endswith(" better"):

@@ -445,9 +445,7 @@ def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[st
 
 def decision_stage(input: Any, output: Any, params: Any) -> str:
     """Rule decision: results/decision.md and decision.json."""
-    an = Analysis.load(input.analysis, input.arms_yaml).with_unmatched(
-        getattr(params, "unmatched", ()) or ()).with_copies(dict(getattr(params, "aa", {})
-                                                                 or {}))
+    an = Analysis.of_params(input.analysis, input.arms_yaml, params)
     rows, checks = decision_frames(input.rows, input.checks)
     ci = card_inputs(params, input, an)
     return write_decision(D.cards(rows, checks, an, ci), an, ci.margin, output.md,

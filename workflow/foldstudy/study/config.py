@@ -45,11 +45,15 @@ from .spec import (
     aa_copy_id,
     arm_ids,
     arms_file_path,
+    instruction_arms,
     is_matched,
     merge_own_arms,
+    native_arms,
     resolve_arm,
+    sweep_native_prompts,
     unmatched_own_arms,
     with_aa_copies,
+    with_native_prompts,
 )
 
 
@@ -310,6 +314,51 @@ def aa_problems(cfg: dict[str, Any]) -> list[str]:
     return out
 
 
+def native_with_problems(cfg: dict[str, Any], table: dict[str, Any],
+                         resources: Path) -> list[str]:
+    """A sweep's `native_with` adds `native@ARM` beside the native arm it runs, sending
+    ARM's system prompt as the provider's compaction instructions
+    (spec.with_native_prompts): so the sweep must run a native arm, each ARM must be an
+    arm of the table whose folds send its prompt, and no prompt may pass a model's
+    configured context_length. Neither provider documents a longest instructions text
+    (docs/models.md), so the one bound the study knows is the model's context, and the
+    prompt's tokens are estimated as the study estimates text it cannot tokenize
+    (capacity.TEXT_CHARS_PER_TOKEN)."""
+    from .capacity import TEXT_CHARS_PER_TOKEN
+
+    out = []
+    allowed = instruction_arms(table)
+    natives = [a for a in table["arms"] if native_arms({"arms": [a]}, table)]
+    for name, sw in cfg["sweeps"].items():
+        wanted = sw.get("native_with") or []
+        if not wanted:
+            continue
+        where = f"config.sweeps.{name}.native_with"
+        if not native_arms(sw, table):
+            out.append(f"{where}: sweep {name} runs no native arm (add one of "
+                       f"{' '.join(natives) or 'none'} to its arms: each native_with arm "
+                       "runs beside it)")
+            continue
+        for i, arm in enumerate(wanted):
+            if arm not in allowed:
+                out.append(f"{where}[{i}]: {arm!r} is not an arm whose folds send its "
+                           f"prompt (allowed: {' '.join(allowed)})")
+                continue
+            try:
+                prompt = resolve_arm(arm, table, resources, 1.0).system_prompt
+            except (SpecError, OSError) as e:  # its own entry's problem, said there too
+                out.append(f"{where}[{i}]: {e}")
+                continue
+            tokens = math.ceil(len(prompt) / TEXT_CHARS_PER_TOKEN)
+            for m in sw["models"]:
+                context = _context(cfg, m) if m in cfg["models"] else None
+                if context and tokens > context:
+                    out.append(f"{where}[{i}]: arm {arm}'s prompt is about {tokens} tokens, "
+                               f"over model {m}'s context_length {context} (allowed: a "
+                               f"prompt of at most {context} tokens)")
+    return out
+
+
 def decide_sweeps(cfg: dict[str, Any]) -> list[str]:
     """The sweeps a staged decision (config `decide:`) runs in stages: those running both
     arms of its pair. None without `decide:`, and none in evidence mode, which folds
@@ -526,12 +575,16 @@ def load_study(
     problems += scope_problems(cfg.get("scopes"), cfg["sweeps"], ANALYSES)
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
-    problems += aa_problems(cfg)
+    problems += aa_problems(cfg) + native_with_problems(cfg, table, resources)
     if not problems:  # each A/A copy joins its sweep and the arm table (spec.with_aa_copies)
-        table = with_aa_copies(table, cfg)
-        for sw in cfg["sweeps"].values():
+        # and so does each native@ARM arm (spec.with_native_prompts)
+        made = {name: list(sweep_native_prompts(sw, table))
+                for name, sw in cfg["sweeps"].items()}
+        table = with_native_prompts(with_aa_copies(table, cfg), cfg)
+        for name, sw in cfg["sweeps"].items():
             if arm := (sw.get("controls") or {}).get("aa"):
                 sw["arms"] = [*sw["arms"], aa_copy_id(arm)]
+            sw["arms"] = [*sw["arms"], *made[name]]
     problems += _per_field_problems(table, cfg["arm_overrides"], resources)
     problems += _match_problems(arm_table, table, cfg["arm_overrides"])
     sessions, session_problems, session_warnings = session_fixtures(cfg, schema)
