@@ -1,9 +1,10 @@
 """The provider's own compaction as an arm, through the real workflow: one
 stand-in model per provider (tests/support/anthropic_standin.py, openai_responses_standin.py)
-under `native`, j and m. Anthropic's readable block is the carry, graded and traced like
-any; OpenAI's encrypted item is recorded as opaque, its trace says so, and only its recall
-answer is graded; a native arm is outside the matched comparison; its calls are paid,
-stored, counted in the plan; and a rerun pays nothing.
+under `native`, j and m, and `native@m` (sweeps.X.native_with: the provider's compaction
+with m's prompt as its instructions). Anthropic's readable block is the carry, graded and
+traced like any; OpenAI's encrypted item is recorded as opaque, its trace says so, and
+only its recall answer is graded; a native arm is outside the matched comparison; its
+calls are paid, stored, counted in the plan; and a rerun pays nothing.
 
 One module-scoped build serves every assertion (the suite's cost: docs/benchmarks.md)."""
 
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from foldstudy.analysis.decision import NATIVE_SOURCE
+from foldstudy.analysis.decision import NATIVE_SOURCE, native_with_sources
 from foldstudy.grade.trace import OPAQUE
 from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.spec import Fixture, is_index_arm, is_matched, load_arm_table
@@ -52,7 +53,7 @@ def _config(anthropic: str, openai: str) -> dict[str, Any]:
                         "base_url": openai, "api_key_env": "OPENAI_STANDIN_KEY", **PRICES}},
             "sweeps": {"s": {"scenario": "distributed", "seed": 3,
                              "models": ["claude", "gpt"], "arms": ["native", "j", "m"],
-                             "repeats": 3}}}
+                             "native_with": ["m"], "repeats": 3}}}
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
@@ -181,10 +182,11 @@ def test_openais_item_is_opaque_and_only_its_answer_is_graded(study):
         {f["kind"] for f in facts}
     opaque = [f for f in _csv(study.workdir / "results/trace/fact-losses-by-fact.csv")
               if f["kind"] == OPAQUE]
-    assert {f["model"] for f in opaque} == {"gpt"} and {f["arm"] for f in opaque} == {"native"}
+    natives = {"native", "native@m"}  # both are OpenAI's compaction there: opaque
+    assert {f["model"] for f in opaque} == {"gpt"} and {f["arm"] for f in opaque} == natives
     by_arm = _csv(study.workdir / "results/trace/fact-losses.csv")
-    assert sum(int(r[OPAQUE]) for r in by_arm if r["arm"] == "native") == len(opaque)
-    assert all(r[OPAQUE] == "0" for r in by_arm if r["arm"] != "native")
+    assert sum(int(r[OPAQUE]) for r in by_arm if r["arm"] in natives) == len(opaque)
+    assert all(r[OPAQUE] == "0" for r in by_arm if r["arm"] not in natives)
 
 
 def test_native_calls_are_paid_stored_and_planned_and_a_rerun_pays_nothing(study):
@@ -194,8 +196,8 @@ def test_native_calls_are_paid_stored_and_planned_and_a_rerun_pays_nothing(study
     # the plan counts every run of each model, its native runs' calls among them
     plan = {r["model"]: r for r in _csv_tsv(study.workdir / "results/audit/plan.tsv")}
     calls = len(study.fixture().chunks) + 1
-    for model in ("claude", "gpt"):
-        assert int(plan[model]["runs"]) == 9 and int(plan[model]["calls"]) == 9 * calls
+    for model in ("claude", "gpt"):  # native, j, m and native@m, three repeats
+        assert int(plan[model]["runs"]) == 12 and int(plan[model]["calls"]) == 12 * calls
     assert study.rerun.returncode == 0, study.rerun.stderr[-3000:]
     assert study.rerun_calls == study.first_calls
     for model in ("claude", "gpt"):
@@ -223,7 +225,33 @@ def test_each_card_has_the_providers_compaction_against_the_best_arm(study):
                        and r["arm"] == a) / 3 for a in ("j", "m")}
         assert v["b"] == "native" and v["a"] == max(mean, key=mean.get)
         assert v["p_permutation"] is not None and "tost_p" in v and v["word"]
+        mine = native_with_sources("m")
         assert not any("native" in (x["a"], x["b"]) for x in card["contrasts"]
-                       if x["source"] != NATIVE_SOURCE)
+                       if x["source"] not in (NATIVE_SOURCE, *mine))
+        # native@m beside native and beside m, judged (outside the matched comparison)
+        pairs = {x["source"]: (x["a"], x["b"]) for x in card["contrasts"]
+                 if x["b"] == "native@m"}
+        assert pairs == {mine[0]: ("native", "native@m"), mine[1]: ("m", "native@m")}
     text = (study.workdir / "results/decision.md").read_text()
     assert text.count(f"native ({NATIVE_SOURCE})") == 2
+    assert text.count(f"native–native@m ({native_with_sources('m')[0]})") == 2
+
+
+def test_native_at_m_sends_ms_prompt_as_instructions_through_the_workflow(study):
+    """The generated arm runs in every block under its own id (a path, a wildcard, a row),
+    its Anthropic compactions carry m's prompt as `compaction.instructions` beside the
+    recall turn's system prompt, and its rows are graded like native's."""
+    rec = study.record("claude", "native@m")
+    m_prompt = (ROOT / "resources/prompts/fixed_headings.md").read_text(encoding="utf-8")
+    assert rec["arm_spec"]["instructions"] == m_prompt
+    chunks = set(study.fixture().chunks)  # the folds' compactions (not the probe's)
+    sent = [c.body for c in study.anthropic.calls if "compaction" in c.body
+            and c.body["messages"][-1]["content"] in chunks]
+    mine = [b for b in sent if b["compaction"].get("instructions") == m_prompt]
+    plain = [b for b in sent if "instructions" not in b["compaction"]]
+    assert len(mine) >= 3 * rec["n_chunks"] and plain  # native@m's, and native's own
+    recall_system = (ROOT / "resources/prompts/recall_system.md").read_text(encoding="utf-8")
+    assert {b["system"] for b in sent} == {recall_system}
+    rows = [r for r in _csv(study.workdir / "results/evidence/rows.csv")
+            if r["arm"] == "native@m"]
+    assert len(rows) == 6 and all(r["valid"] == "true" for r in rows)

@@ -193,6 +193,8 @@ class Analysis:
             return self
         titles = {a: native_with_title(arm) for a, (_, arm) in made.items()}
         return replace(self.with_unmatched(made), arm_titles={**self.arm_titles, **titles},
+                       arm_order=self.arm_order + tuple(a for a in made
+                                                        if a not in self.arm_order),
                        native_with={**self.native_with, **made},
                        opaque_arms=self.opaque_arms | {a for a, (n, _) in made.items()
                                                        if n in self.opaque_arms})
