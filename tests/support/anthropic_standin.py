@@ -13,11 +13,13 @@ foldstudy/backends/anthropic.py names (read 2026-12-03):
 - On-demand compaction (https://platform.claude.com/docs/en/build-with-claude/
   compaction-on-demand): `compaction: {"type": "summarize"}` needs beta
   compact-2026-09-04 (else 400 "Extra inputs are not permitted") and cannot be combined
-  with `context_management`. It answers stop_reason "compaction" and one signed
-  `compaction` block whose `content` is the summary; top-level usage is 0 and the pass is
-  in usage.iterations. A request carrying a block needs the beta, must send it first,
-  and unchanged: a block whose signature does not match its content is a 400. A summary
-  longer than max_tokens fails: stop_reason "max_tokens", no block.
+  with `context_management`; its one other field is `instructions`, a string replacing
+  the default summarization prompt (the SDKs' BetaSummarizeCompaction). It answers
+  stop_reason "compaction" and one signed `compaction` block whose `content` is the
+  summary; top-level usage is 0 and the pass is in usage.iterations. A request carrying
+  a block needs the beta, must send it first, and unchanged: a block whose signature does
+  not match its content is a 400. A summary longer than max_tokens fails: stop_reason
+  "max_tokens", no block.
 The summary keeps identifiers with a seeded loss (provider_standin.compact), from the
 previous block's content and the messages after it alike.
 """
@@ -101,6 +103,14 @@ class AnthropicStandin(LoopbackStandin):
             return "compaction: Extra inputs are not permitted"
         if "compaction" in body and "context_management" in body:
             return "compaction cannot be combined with context_management"
+        compaction = body.get("compaction")
+        if compaction is not None:
+            if not isinstance(compaction, dict) or compaction.get("type") != "summarize":
+                return "compaction.type: Input should be 'summarize'"
+            if extra := sorted(set(compaction) - {"type", "instructions"}):
+                return f"compaction.{extra[0]}: Extra inputs are not permitted"
+            if not isinstance(compaction.get("instructions", ""), str):
+                return "compaction.instructions: Input should be a valid string"
         for i, m in enumerate(body.get("messages") or []):
             content = m.get("content") if isinstance(m, dict) else None
             for b in content if isinstance(content, list) else []:
