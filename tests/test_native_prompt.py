@@ -272,3 +272,30 @@ def test_native_at_m_folds_that_returned_no_compaction_are_said_like_natives(wit
     (v,) = [v for v in card.contrasts if v.source == default]
     assert "native@m: 16 of 40 folds returned no compaction" in R.contrast_line(
         v, card.fold_failures)
+
+
+def test_a_package_holding_native_at_m_is_read_as_the_study_read_it(tmp_path):
+    """A reviewer's package (evidence mode): its rows' native@m is known by its id, as an
+    A/A copy is, when both parts are arms of the study; the plan titles it and orders it
+    beside native; an id whose parts are not arms is refused as before."""
+    from foldstudy.evidence.load import EvidenceError, check_consistency
+    from foldstudy.study.spec import native_prompts
+
+    arms = Analysis.load().arm_order
+    rows = [r for arm in ("m", "native", "native@m")
+            for r in arm_rows("s", "x", arm, [0.5, 0.6], k=10)]
+    rows_df, checks = frames(rows)
+    check_consistency(rows_df, checks, arms)
+    for bad in ("native@nope", "nope@m"):
+        forged = rows_df.assign(arm=rows_df["arm"].replace("native@m", bad),
+                                row_id=rows_df["row_id"].str.replace("native@m", bad))
+        with pytest.raises(EvidenceError, match=f"{bad!r} on line 6 is not an arm"):
+            check_consistency(forged, checks.assign(row_id=checks["row_id"].str.replace(
+                "native@m", bad)), arms)
+    rows_df.to_csv(tmp_path / "rows.csv", index=False)
+    config = {"evidence": str(tmp_path), "sweeps": {"s": {"arms": ["m", "native"]}}}
+    assert native_prompts(config, load_arm_table(ROOT / "resources")) == {
+        "native@m": ("native", "m")}
+    an = Analysis.load(config=config)
+    assert an.arm_order.index("native@m") == an.arm_order.index("native") + 1
+    assert an.arm_title("native@m") == "the provider's compaction with m's prompt"

@@ -192,9 +192,11 @@ class Analysis:
         if not made:
             return self
         titles = {a: native_with_title(arm) for a, (_, arm) in made.items()}
+        # each right after its native arm, so tables and pages order it beside it
+        order = [x for a in self.arm_order if a not in made
+                 for x in (a, *(m for m, (n, _) in made.items() if n == a))]
         return replace(self.with_unmatched(made), arm_titles={**self.arm_titles, **titles},
-                       arm_order=self.arm_order + tuple(a for a in made
-                                                        if a not in self.arm_order),
+                       arm_order=tuple(dict.fromkeys([*order, *made])),
                        native_with={**self.native_with, **made},
                        opaque_arms=self.opaque_arms | {a for a, (n, _) in made.items()
                                                        if n in self.opaque_arms})

@@ -242,11 +242,17 @@ def sweep_native_prompts(sweep: dict[str, Any], table: dict[str, Any]
 def native_prompts(config: dict[str, Any] | None, table: dict[str, Any]
                    ) -> dict[str, tuple[str, str]]:
     """Each `native@ARM` arm a config's sweeps run (sweeps.X.native_with) -> (the native
-    arm, ARM)."""
+    arm, ARM); in evidence mode (config `evidence`) also each the package's rows hold,
+    known by its id as an A/A copy is (aa_copies), so a package is read as the study
+    that made it read it."""
     out: dict[str, tuple[str, str]] = {}
     for sw in ((config or {}).get("sweeps") or {}).values():
         if isinstance(sw, dict):
             out.update(sweep_native_prompts(sw, table))
+    if evidence := (config or {}).get("evidence"):
+        for arms in package_arms(Path(evidence) / "rows.csv").values():
+            out.update({a: made for a in sorted(arms) if (made := native_with_of(a))
+                        and native_arms({"arms": [made[0]]}, table)})
     return out
 
 
