@@ -83,7 +83,7 @@ def test_a_study_runs_on_a_backend_added_as_its_module_and_registration(tmp_path
     assert len(rows) == 4 and {r["model"] for r in rows} == {"stub-model"}
     assert {r["served_by"] for r in rows} == {"stub"}
     table = read(work / "results/tables/recall-by-model-arm.csv")
-    assert {(t["model"], t["arm"]) for t in table} == {("stub-model", "m"), ("stub-model", "q")}
+    assert {(t["model"], t["arm"]) for t in table} == {("stub-model", "j"), ("stub-model", "q")}
     # The audit prices it by the base class's default: the probe pinned no endpoint.
     plan = {r["model"]: r for r in read(work / "results/audit/plan.tsv")}
     assert plan["stub-model"]["backend"] == "stub"

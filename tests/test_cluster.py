@@ -35,7 +35,9 @@ ARTIFACTS = ("results/evidence/rows.csv", "results/evidence/checks.csv",
              "results/stats/numbers.json")
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) "
                        r"\(log: [^)]*/rule_(\w+)/")
-RUNS = 4  # the tiny study: arms q and m, two repeats
+RUNS = 4  # the tiny study: arms j and q, two repeats
+# the cores the tiny study's embedded model runs on, which each of its jobs asks SLURM for
+TINY_THREADS = yaml.safe_load(TINY_CONFIG.read_text())["models"]["smollm2-135m"]["threads"]
 # The test cluster has one user: the first status check a second after a submission, not
 # the profile's 10 s (a job here takes 7-10 s on the node, so most are seen at the second
 # check, 12 s in, not at 30 s). Measured 2026-12-02: the replay 161 s against 204 s.
@@ -141,8 +143,8 @@ def test_replay_through_slurm_reproduces_the_local_run(slurm_available, cluster,
     for slurm_id, rule in jobs.items():
         record = r["done"][slurm_id]
         assert record["NodeList"] == cluster.node and record["Partition"] == PARTITION
-        # An embedded-model job asks for the cores its model uses (.test: threads 2).
-        assert record["ProcCnt"] == ("2" if rule == "fold" else "1"), (rule, record)
+        # An embedded-model job asks for the cores its model uses (.test: threads 1)
+        assert record["ProcCnt"] == str(TINY_THREADS), (rule, record)
 
 
 @pytest.mark.cluster

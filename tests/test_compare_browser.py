@@ -146,7 +146,7 @@ def test_the_viewer_links_each_run_to_its_blocks_comparison(two):
 
 @pytest.mark.workflow
 def test_a_real_studys_first_block_page_loads_and_every_link_resolves(tiny_study):
-    """The tiny study (the real model, arms q and m: the test suite's stand-in for the
+    """The tiny study (the real model, arms j and q: the test suite's stand-in for the
     default study) run by the workflow: its first block's page loads in Chromium, every
     link from it resolves (the viewer's run pages included), and a screenshot is kept
     under results/compare/ as the README's is."""

@@ -81,7 +81,7 @@ def test_tiny_study_end_to_end_on_the_real_model(tiny):
     assert header[: len(CONTRACT_ROWS)] == CONTRACT_ROWS
     assert len(rows) == 4 and all(r["valid"] == "true" for r in rows)
     assert sorted((r["arm"], r["repeat"], r["position"]) for r in rows) == [
-        ("m", "0", "1"), ("m", "1", "0"), ("q", "0", "0"), ("q", "1", "1")]
+        ("j", "0", "0"), ("j", "1", "1"), ("q", "0", "1"), ("q", "1", "0")]
     for r in rows:
         assert r["folds"] == "5" and int(r["prompt_tokens"]) > 0
         assert float(r["recall"]) == int(r["n_correct"]) / int(r["n_graded"])
@@ -100,7 +100,7 @@ def test_tiny_study_end_to_end_on_the_real_model(tiny):
     assert len(trace) == 4 * 14 * 5 and {t["fold"] for t in trace} == {"1", "2", "3", "4", "5"}
     assert "trace.csv" in json.loads((ev / "manifest.json").read_text())["artifacts"]
     table = read(tmp_path / "results/tables/recall-by-model-arm.csv")
-    assert [(t["arm"], t["n_valid"]) for t in table] == [("m", "2"), ("q", "2")]
+    assert [(t["arm"], t["n_valid"]) for t in table] == [("j", "2"), ("q", "2")]
     assert (tmp_path / "results/tables/recall-by-model-arm.md").read_text().count("| tiny |") == 2
     # §6: characters per token by class, against the embedded model's own vocabulary
     per_class = {t["text_class"]: t for t in read(tmp_path / "results/tables/chars-per-token.csv")}
@@ -109,7 +109,7 @@ def test_tiny_study_end_to_end_on_the_real_model(tiny):
     # The DAG ran each block in design order: position 1 started after position 0 ended.
     for rep in (0, 1):
         recs = {a: json.loads((tmp_path / f"results/runs/tiny/smollm2-135m/r{rep}/{a}.json")
-                              .read_text()) for a in ("q", "m")}
+                              .read_text()) for a in ("j", "q")}
         first, second = sorted(recs.values(), key=lambda r: r["position"])
         assert first["position"] == 0 and second["position"] == 1
     # Every rule wrote its log.
@@ -180,19 +180,19 @@ def test_the_tiny_study_compares_its_arms_and_a_replay_rebuilds_it_byte_for_byte
     assert [str(p) for p in pages] == ["index.html", "tiny/smollm2-135m/r0.html",
                                        "tiny/smollm2-135m/r1.html"]
     page = (tiny / "results/compare/tiny/smollm2-135m/r0.html").read_text()
-    assert page.index('data-column="q') < page.index('data-column="m')  # design order, r0
+    assert page.index('data-column="j') < page.index('data-column="q')  # design order, r0
     paired = read(tiny / "results/tables/paired-arms.csv")
-    assert [(p["pair"], p["blocks"], p["facts"]) for p in paired] == [("q–m", "2", "28")]
+    assert [(p["pair"], p["blocks"], p["facts"]) for p in paired] == [("j–q", "2", "28")]
     p0 = paired[0]
     kept = sum(int(p0[k]) for k in ("both_kept", "a_only", "b_only", "neither"))
     assert kept == 28
     survival = read(tiny / "results/tables/fact-survival.csv")
-    assert {s["arm"] for s in survival} == {"q", "m"}
+    assert {s["arm"] for s in survival} == {"j", "q"}
     assert [s["k"] for s in survival if s["arm"] == "q"][0] == "0"
     summary = (tiny / "results/summary.md").read_text()
     assert summary.rstrip().endswith(
         "Arm against arm, fold by fold: results/compare/tiny/smollm2-135m/r0.html")
-    assert "- tiny q: " in summary and "- tiny m: " in summary
+    assert "- tiny j: " in summary and "- tiny q: " in summary
 
     replay = tmp_path / "replay"
     (replay / "results").mkdir(parents=True)
