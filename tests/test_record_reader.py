@@ -123,3 +123,48 @@ def test_every_fixed_record_grades(n, grading):
     row, _, _ = grade_record(fixed_records()[n], fx, grading["abstention_markers"],
                              StockSignature.from_dict(grading["stock_signature"]), [])
     assert row["row_id"] == fixed_records()[n]["row_id"]
+
+
+def test_an_old_record_reads_with_each_keys_documented_default():
+    """A record written before the newer keys (no retained_tokens, native, final_index,
+    attempt, endpoint, ceiling_delivery, control fields; folds without model_chars and
+    model_clipped) reads with the default written beside each field in study/record.py."""
+    from foldstudy.study.record import RECORD_VERSION, RunRecord
+
+    raw = _old(R.record(["port 52677", "x"], answer=ANSWER))
+    for k in ("record_version", "previous_attempts", "budget_usd", "not_run_reason"):
+        raw.pop(k, None)
+    raw["unknown_key"] = {"kept": "as before: ignored"}
+    r = RunRecord.from_dict(raw)
+    assert (r.retained_tokens, r.native, r.final_index, r.endpoint, r.ceiling_delivery,
+            r.token_count_method, r.temperature, r.budget_usd, r.not_run_reason) == (
+        None, None, None, None, None, None, None, None, None)
+    assert (r.attempt, r.previous_attempts, r.record_version) == (1, [], RECORD_VERSION)
+    assert [(f.model_chars, f.model_clipped, f.carry_opaque, f.index) for f in r.folds] == [
+        (None, None, None, None)] * 2
+    assert r.answer == ANSWER and r.folds[0].carry == "port 52677"
+    # what the grader reads of those defaults: the carry's measure, "" for a missing text
+    from foldstudy.grade.rows import fold_carried_chars, fold_clipped, run_columns
+
+    assert fold_carried_chars(r.folds[0]) == len("port 52677") and not fold_clipped(r.folds[0])
+    cols = run_columns(r)
+    assert (cols["attempt"], cols["token_count_method"], cols["ceiling_delivery"],
+            cols["endpoint"], cols["retained_tokens"]) == (1, "", "", "{}", None)
+    bare = RunRecord.from_dict({"status": "not_run", "row_id": "s/toy/r0/q"})
+    assert (bare.folds, bare.final_carry, bare.recall, bare.catchup_fired,
+            bare.missing_folds, bare.answer) == ([], "", None, False, 0, "")
+
+
+def test_a_record_written_and_read_back_is_the_same_record():
+    """to_dict then from_dict is the record again, and writes what it read: a native
+    fold keeps its retained_tokens None (unknown), an index fold its index, and no
+    optional key that is None is written elsewhere."""
+    from foldstudy.study.record import RunRecord
+
+    for n, raw in enumerate(fixed_records()):
+        if n == 2:  # the old record: it gains its defaults
+            continue
+        r = RunRecord.from_dict(raw)
+        assert RunRecord.from_dict(r.to_dict()) == r
+        for f, g in zip(r.to_dict()["folds"], raw["folds"], strict=True):
+            assert f == g
