@@ -151,8 +151,8 @@ def test_an_opaque_carry_claimed_by_an_arm_that_is_never_opaque_is_refused(resou
 def test_the_provider_compaction_may_claim_an_opaque_carry(resources, tmp_path):
     path = _record(resources, tmp_path, "native", native={"opaque": True},
                    folds=[{"carry_opaque": True}])
-    assert read_record(str(path))["native"]["opaque"] is True
-    assert read_record(str(_record(resources, tmp_path, "m")))["arm"] == "m"
+    assert read_record(str(path)).native["opaque"] is True
+    assert read_record(str(_record(resources, tmp_path, "m"))).arm == "m"
 
 
 def test_an_arm_spec_naming_no_kind_is_refused_naming_the_file(resources, tmp_path):

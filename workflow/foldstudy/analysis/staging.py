@@ -31,6 +31,7 @@ from ..evidence import columns
 from ..grade.rows import frame, grade_runs, read_record
 from ..grade.validity import BUDGET
 from ..io import read_json, write_text
+from ..study.record import RunRecord, as_record
 from . import analysis as A
 from . import power as P
 from . import sequential as S
@@ -170,12 +171,13 @@ def _stopped(s: dict[str, Any], price: float | None, left: float, max_repeats: i
              budget_left_usd=None if math.isinf(left) else max(left, 0.0))
 
 
-def record_usd(record: dict[str, Any]) -> float:
+def record_usd(record: RunRecord | dict[str, Any]) -> float:
     """What one run's calls cost as reported: its folds' and its recall turn's. A cost the
     gateway reported that is no cost ("abc", NaN, negative) counts 0 here: the ledger
     refused it by name and charged the call at its worst case."""
-    replies = [f.get("reply") or {} for f in record.get("folds", [])]
-    replies.append((record.get("recall") or {}).get("reply") or {})
+    r = as_record(record)
+    replies = [f.reply or {} for f in r.folds]
+    replies.append((r.recall or {}).get("reply") or {})
     return float(sum(reported_cost(r.get("cost_usd")) or 0.0 for r in replies))
 
 
@@ -219,7 +221,7 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
     run_usd: dict[str, float] = {}
     for path in input.runs:
         record = read_record(path)
-        run_usd[record["model"]] = run_usd.get(record["model"], 0.0) + record_usd(record)
+        run_usd[record.model] = run_usd.get(record.model, 0.0) + record_usd(record)
     prev = read_json(input.previous) if input.get("previous") else None
     prompts, fixtures = plan_inputs(input)
     # the next stage priced as the ledger would reserve its calls now

@@ -17,6 +17,7 @@ from ..io import load_yaml, read_json
 from ..study.carriers.registry import carrier_of, opaque_kinds
 from ..study.config import run_of_path
 from ..study.index import recall_carrier
+from ..study.record import REQUIRED, Fold, RunRecord, as_record
 from ..study.spec import Fact, Fixture
 from .grader import (
     StockSignature,
@@ -35,139 +36,184 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def fold_carried_chars(fold: dict[str, Any]) -> int:
+def fold_carried_chars(fold: Fold) -> int:
     """The model's characters one fold carried: what fill divides by the ceiling (paper
     §4.9, "within 0.5% of the declared ceiling", is about what the model wrote). A
     record from before `model_chars` falls back to the carry's length, labels and all."""
-    return fold.get("model_chars", fold["carried_chars"])
+    return fold.carried_chars if fold.model_chars is None else fold.model_chars
 
 
-def fold_clipped(fold: dict[str, Any]) -> bool:
+def fold_clipped(fold: Fold) -> bool:
     """Whether the model's own text exceeded the carry cap (paper §4.5, "clipped on 17
     of about 53 folds"), not a heading pushing it over. A record from before
     `model_clipped` falls back to whether the carry was clipped."""
-    return fold.get("model_clipped", fold["clipped"])
+    return fold.clipped if fold.model_clipped is None else fold.model_clipped
 
 
-def measured_on_the_carry(folds: list[dict[str, Any]]) -> bool:
+def measured_on_the_carry(folds: list[Fold] | list[dict[str, Any]]) -> bool:
     """A record from before the model's text was measured: its fill and clipping are
     the carry's, labels included (fold_carried_chars, fold_clipped)."""
-    return any("model_chars" not in f or "model_clipped" not in f for f in folds)
+    typed = [f if isinstance(f, Fold) else Fold.from_dict(f) for f in folds]
+    return any(f.model_chars is None or f.model_clipped is None for f in typed)
 
 
 def grade_record(
-    record: dict[str, Any],
+    record: RunRecord | dict[str, Any],
     fixture: Fixture,
     markers: list[Any],
     stock: StockSignature,
     headings: list[str],
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """One run record -> (row, checks, folds)."""
-    valid, reason = validity(record)
-    arm = record["arm_spec"]
-    folds = record["folds"]
-    final = record.get("final_carry", "")
+    """One run record -> (row, checks, folds). Each group of the row's columns is its
+    own step below, so a column is found by what it measures; the row is put in
+    rows.csv's column order (evidence/columns.py ROWS)."""
+    r = as_record(record)
     # A native arm's opaque carry (OpenAI's encrypted compaction) is recorded
     # as opaque: nothing in it is counted, only the answer is graded.
-    opaque = carry_is_opaque(record)
+    opaque = carry_is_opaque(r)
+    checks, controls = recall_checks(r, fixture, markers, stock, opaque)
+    cols = {**identity_columns(r), **answer_columns(r, fixture, checks, markers, opaque),
+            **carry_columns(r, headings, opaque), **fold_columns(r.folds),
+            **run_columns(r), **control_columns(fixture.controls, controls)}
+    row = {k: cols[k] for k in columns.ROWS}
+    return row, checks, [fold_row(r.row_id, f, headings, opaque) for f in r.folds]
+
+
+def recall_checks(r: RunRecord, fixture: Fixture, markers: list[Any],
+                  stock: StockSignature, opaque: bool
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(checks of the graded facts, checks of the control facts) of the recall answer;
+    none where no recall turn was made. Every asked label is split out of the answer
+    together (the graded facts alone where the fixture has no control facts, as
+    always); the controls are then set apart, never counted in recall (control_columns)."""
+    checks: list[dict[str, Any]] = []
+    controls: list[dict[str, Any]] = []
+    if r.recall is None:
+        return checks, controls
     # what the recall turn read: the carry, and an index arm's identifier index beside it
-    carrier = recall_carrier(final, record.get("final_index") or "",
-                             arm.get("index_heading", ""))
-    answer = (record.get("recall") or {}).get("answer", "")
-    graded = fixture.graded
-    checks, controls = [], []
-    if record.get("recall") is not None:
-        # every asked label is split out of the answer together (the graded facts alone
-        # where the fixture has no control facts, as always); the controls are set apart
-        for f, c in zip(fixture.asked, grade_answer(fixture.asked, answer,
-                                                     None if opaque else carrier,
-                                                     markers, stock), strict=True):
-            (controls if f.control else checks).append({"row_id": record["row_id"], **c})
+    carrier = recall_carrier(r.final_carry, r.final_index or "",
+                             r.arm_spec.get("index_heading", ""))
+    graded = grade_answer(fixture.asked, r.answer, None if opaque else carrier, markers,
+                          stock)
+    for f, c in zip(fixture.asked, graded, strict=True):
+        (controls if f.control else checks).append({"row_id": r.row_id, **c})
+    return checks, controls
+
+
+def identity_columns(r: RunRecord) -> dict[str, Any]:
+    """Which run the row is, and whether it may enter an aggregate (the one validity
+    rule, grade/validity.py)."""
+    valid, reason = validity(r)
+    return {"row_id": r.row_id, "sweep": r.sweep, "scenario": r.scenario, "model": r.model,
+            "arm": r.arm, "repeat": r.repeat, "position": r.position, "valid": valid,
+            "invalid_reason": reason}
+
+
+def answer_columns(r: RunRecord, fixture: Fixture, checks: list[dict[str, Any]],
+                   markers: list[Any], opaque: bool) -> dict[str, Any]:
+    """What the recall answer got right, wrong or declined, from its checks; recall is
+    empty where no recall turn was made (no checks), never a zero."""
     n_correct = sum(c["correct"] for c in checks)
-    ceilings = arm.get("ceilings") or {}
-    declared = sum(ceilings.values()) if ceilings else None
-    carried = None if opaque else _mean([fold_carried_chars(f) for f in folds])
-    replies = [f["reply"] for f in folds]
-    recall_reply = (record.get("recall") or {}).get("reply") or {}
-    abstained, abstained_prefix = answer_abstains(answer, markers)
-    row = {
-        "row_id": record["row_id"],
-        "sweep": record["sweep"],
-        "scenario": record["scenario"],
-        "model": record["model"],
-        "arm": record["arm"],
-        "repeat": record["repeat"],
-        "position": record["position"],
-        "valid": valid,
-        "invalid_reason": reason,
-        "n_graded": len(graded),
+    abstained, abstained_prefix = answer_abstains(r.answer, markers)
+    recall_reply = (r.recall or {}).get("reply") or {}
+    return {
+        "n_graded": len(fixture.graded),
         "n_correct": n_correct,
-        "recall": n_correct / len(graded) if checks else None,
-        "n_fields": len((arm.get("schema") or {}).get("properties", {})),
-        "declared_ceiling_chars": declared,
-        "carried_chars": carried,
-        "fill": carried / declared if (declared and carried is not None) else None,
-        "headings_carried": None if opaque else headings_carried(final, headings),
-        "json_envelope_carried": None if opaque else
-        json_envelope_carried(final) if folds else False,
-        "folds": len(folds),
-        "folds_clipped": sum(fold_clipped(f) for f in folds),
-        "parse_failures": sum(not f["parse_ok"] for f in folds),
-        "finish_stop": sum(r["finish_reason"] == "stop" for r in replies),
-        "finish_length": sum(r["finish_reason"] == "length" for r in replies),
-        "prompt_tokens": sum(r["prompt_tokens"] for r in replies),
-        "completion_tokens": sum(r["completion_tokens"] for r in replies),
+        "recall": n_correct / len(fixture.graded) if checks else None,
         "carrier_present": None if opaque else sum(c["in_carrier"] for c in checks),
         "abstained": abstained,
-        "catchup_fired": bool(record.get("catchup_fired")),
-        "system_prompt_sha256": arm["system_prompt_sha256"],
         "n_correct_unit_lenient": sum(c["correct_unit_lenient"] for c in checks),
         "n_fabricated": sum(c["fabricated"] for c in checks),
         "n_stock_signature": sum(c["stock_signature"] for c in checks),
-        "schema_invalid_folds": sum(f["parse_ok"] and not f["schema_valid"] for f in folds),
-        "token_count_method": record.get("token_count_method", ""),
-        "endpoint": json.dumps(record.get("endpoint") or {}, sort_keys=True),
-        "served_by": ",".join(sorted({r.get("served_by", "") for r in replies})),
-        "temperature": record.get("temperature"),
         "recall_finish_reason": recall_reply.get("finish_reason", ""),
-        "answer": answer,
-        "ceiling_delivery": record.get("ceiling_delivery") or "",
-        "attempt": record.get("attempt", 1),
+        "answer": r.answer,
         "abstained_prefix400": abstained_prefix,
-        "retained_tokens": record.get("retained_tokens"),
-        **control_columns(fixture.controls, controls),
     }
-    fold_rows = [
-        {
-            "row_id": record["row_id"],
-            "fold": f["fold"],
-            "chunks": " ".join(str(c) for c in f["chunks"]),
-            "prompt_tokens": f["reply"]["prompt_tokens"],
-            "completion_tokens": f["reply"]["completion_tokens"],
-            "token_count_method": f["reply"]["token_count_method"],
-            "finish_reason": f["reply"]["finish_reason"],
-            "parse_ok": f["parse_ok"],
-            "schema_valid": f["schema_valid"],
-            "schema_errors": "; ".join(f["schema_errors"]),
-            "carried_chars": None if opaque else fold_carried_chars(f),
-            "clipped": fold_clipped(f),
-            # Counted here from the carry, as the row's final carry is: a record's own
-            # per-fold counts (records before this rule) are not read.
-            "headings_carried": None if opaque else headings_carried(f["carry"], headings),
-            "json_envelope_carried": None if opaque else json_envelope_carried(f["carry"]),
-            "latency_s": f["reply"]["latency_s"],
-            "cost_usd": f["reply"].get("cost_usd"),
-            "served_by": f["reply"].get("served_by", ""),
-            "attempts": max(1, len(f["reply"].get("attempts") or [])),
-            "store_hit": f["store_hit"],
-            "seed": f["seed"],
-            "max_tokens": f["max_tokens"],
-            "reply": f["reply"]["text"],
-            "carry": f["carry"],
-        }
-        for f in folds
-    ]
-    return row, checks, fold_rows
+
+
+def carry_columns(r: RunRecord, headings: list[str], opaque: bool) -> dict[str, Any]:
+    """What the carry held against what the arm declared (paper §4.8, §4.9): the model's
+    mean carried characters, its fill of the declared ceiling, and the final carry's
+    fixed headings and JSON envelope. Empty on an opaque carry: nothing in it is read."""
+    ceilings = r.arm_spec.get("ceilings") or {}
+    declared = sum(ceilings.values()) if ceilings else None
+    carried = None if opaque else _mean([fold_carried_chars(f) for f in r.folds])
+    return {
+        "n_fields": len((r.arm_spec.get("schema") or {}).get("properties", {})),
+        "declared_ceiling_chars": declared,
+        "carried_chars": carried,
+        "fill": carried / declared if (declared and carried is not None) else None,
+        "headings_carried": None if opaque else headings_carried(r.final_carry, headings),
+        "json_envelope_carried": None if opaque else
+        json_envelope_carried(r.final_carry) if r.folds else False,
+    }
+
+
+def fold_columns(folds: list[Fold]) -> dict[str, Any]:
+    """The run's folds summed: how many, how they ended (clipped, unparsed,
+    schema-invalid, stopped or cut at the token budget), their tokens and who served
+    them."""
+    replies = [f.reply for f in folds]
+    return {
+        "folds": len(folds),
+        "folds_clipped": sum(fold_clipped(f) for f in folds),
+        "parse_failures": sum(not f.parse_ok for f in folds),
+        "finish_stop": sum(x["finish_reason"] == "stop" for x in replies),
+        "finish_length": sum(x["finish_reason"] == "length" for x in replies),
+        "prompt_tokens": sum(x["prompt_tokens"] for x in replies),
+        "completion_tokens": sum(x["completion_tokens"] for x in replies),
+        "schema_invalid_folds": sum(f.parse_ok and not f.schema_valid for f in folds),
+        "served_by": ",".join(sorted({x.get("served_by", "") for x in replies})),
+    }
+
+
+def run_columns(r: RunRecord) -> dict[str, Any]:
+    """How the run was made: its arm's prompt, its endpoint and sampling, how tokens were
+    counted and the ceiling delivered, its attempt and what it retained. A key an older
+    record lacks reads as its documented default (study/record.py), written as the row
+    always wrote it ("" for a missing text)."""
+    return {
+        "catchup_fired": bool(r.catchup_fired),
+        "system_prompt_sha256": r.arm_spec["system_prompt_sha256"],
+        "token_count_method": r.token_count_method or "",
+        "endpoint": json.dumps(r.endpoint or {}, sort_keys=True),
+        "temperature": r.temperature,
+        "ceiling_delivery": r.ceiling_delivery or "",
+        "attempt": r.attempt,
+        "retained_tokens": r.retained_tokens,
+    }
+
+
+def fold_row(row_id: str, f: Fold, headings: list[str], opaque: bool) -> dict[str, Any]:
+    """One fold's line of folds.csv: its reply, its carry and what the carry holds."""
+    reply = f.reply
+    return {
+        "row_id": row_id,
+        "fold": f.fold,
+        "chunks": " ".join(str(c) for c in f.chunks),
+        "prompt_tokens": reply["prompt_tokens"],
+        "completion_tokens": reply["completion_tokens"],
+        "token_count_method": reply["token_count_method"],
+        "finish_reason": reply["finish_reason"],
+        "parse_ok": f.parse_ok,
+        "schema_valid": f.schema_valid,
+        "schema_errors": "; ".join(f.schema_errors),
+        "carried_chars": None if opaque else fold_carried_chars(f),
+        "clipped": fold_clipped(f),
+        # Counted here from the carry, as the row's final carry is: a record's own
+        # per-fold counts (records before this rule) are not read.
+        "headings_carried": None if opaque else headings_carried(f.carry, headings),
+        "json_envelope_carried": None if opaque else json_envelope_carried(f.carry),
+        "latency_s": reply["latency_s"],
+        "cost_usd": reply.get("cost_usd"),
+        "served_by": reply.get("served_by", ""),
+        "attempts": max(1, len(reply.get("attempts") or [])),
+        "store_hit": f.store_hit,
+        "seed": f.seed,
+        "max_tokens": f.max_tokens,
+        "reply": reply["text"],
+        "carry": f.carry,
+    }
 
 
 def control_columns(asked: list[Fact], graded: list[dict[str, Any]]) -> dict[str, Any]:
@@ -185,46 +231,51 @@ class RunRecordError(StudyError, ValueError):
     """A run record that cannot be graded: names the file and how to remake it."""
 
 
-def read_record(path: str) -> dict[str, Any]:
-    """A run record as its fold job wrote it, or an error naming the file (a record cut
-    short by a full disk or edited by hand must not end as a traceback)."""
+def read_record(path: str) -> RunRecord:
+    """A run record as its fold job wrote it, read typed (study/record.py), or an error
+    naming the file (a record cut short by a full disk or edited by hand must not end as
+    a traceback)."""
     try:
-        record = read_json(path)
+        raw = read_json(path)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RunRecordError(f"{path}: not a readable run record ({type(e).__name__}: {e}); "
                              f"delete it and rerun its fold job (snakemake {path})") from e
-    missing = [k for k in ("row_id", "status", "arm_spec", "folds") if k not in record]
+    missing = [k for k in REQUIRED if k not in raw]
     if missing:
         raise RunRecordError(f"{path}: run record without {', '.join(missing)}; delete it "
                              f"and rerun its fold job (snakemake {path})")
+    try:
+        record = RunRecord.from_dict(raw)
+    except (TypeError, AttributeError) as e:  # a fold that is no object, folds no list
+        raise RunRecordError(f"{path}: run record whose folds are not fold entries ({e}); "
+                             f"delete it and rerun its fold job (snakemake {path})") from None
     check_carry_claims(record, path)
     return record
 
 
-def check_carry_claims(record: dict[str, Any], path: str) -> None:
+def check_carry_claims(record: RunRecord, path: str) -> None:
     """The record's claims about its carry agree with its arm's carrier kind
     (carriers/base.py): an opaque carry (`native.opaque`, a fold's `carry_opaque`) is
     graded as nothing kept and nothing lost, so only a kind that may be opaque (the
     provider's compaction) may claim one. A record of arm m claiming it would take m's
     facts out of every survival count without a word."""
     try:
-        carrier = carrier_of(record["arm_spec"])
+        carrier = carrier_of(record.arm_spec)
     except (StudyError, TypeError, AttributeError) as e:
         raise RunRecordError(f"{path}: run record whose arm_spec names no carrier ({e}); "
                              f"delete it and rerun its fold job (snakemake {path})") from None
     where = [k for k, claimed in (
-        ("native.opaque", (record.get("native") or {}).get("opaque")),
-        ("folds[].carry_opaque", any(isinstance(f, dict) and f.get("carry_opaque")
-                                     for f in record["folds"] or []))) if claimed]
+        ("native.opaque", (record.native or {}).get("opaque")),
+        ("folds[].carry_opaque", any(f.carry_opaque for f in record.folds))) if claimed]
     if where and not carrier.may_be_opaque:
         raise RunRecordError(
-            f"{path}: run record of arm {record.get('arm')!r} claims an opaque carry "
+            f"{path}: run record of arm {record.arm!r} claims an opaque carry "
             f"({', '.join(where)}), which its carrier ({carrier.kind}) never has (a carry "
             f"may be opaque only on {' '.join(opaque_kinds())}); delete it and rerun its "
             f"fold job (snakemake {path})")
 
 
-def check_record_identity(record: dict[str, Any], path: str, run: dict[str, Any]) -> None:
+def check_record_identity(record: RunRecord, path: str, run: dict[str, Any]) -> None:
     """The record is the run its path names: row_id, sweep, model, arm and repeat agree
     with `run` (the config's identity of the path, study/config.py run_of_path).
 
@@ -233,9 +284,9 @@ def check_record_identity(record: dict[str, Any], path: str, run: dict[str, Any]
     """
     want = {**{k: run[k] for k in ("sweep", "model", "arm")}, "repeat": int(run["repeat"])}
     want["row_id"] = f"{want['sweep']}/{want['model']}/r{want['repeat']}/{want['arm']}"
-    wrong = [f"{k} {record.get(k)!r} (the path says {v!r})" for k, v in want.items()
-             if (int(record[k]) if k == "repeat" and _is_int(record.get(k)) else
-                 record.get(k)) != v]
+    have = {k: getattr(record, k) for k in want}
+    wrong = [f"{k} {have[k]!r} (the path says {v!r})" for k, v in want.items()
+             if (int(have[k]) if k == "repeat" and _is_int(have[k]) else have[k]) != v]
     if wrong:
         raise RunRecordError(f"{path}: run record disagrees with its path: {'; '.join(wrong)}; "
                              f"a record is graded only as the run its path names: delete it "
@@ -263,7 +314,7 @@ def grade_runs(fixture_path: str, run_paths: list[str], grading_yaml: str, arms_
     for p in run_paths:
         record = read_record(p)
         check_record_identity(record, p, run_of_path(p))
-        older += measured_on_the_carry(record["folds"])
+        older += measured_on_the_carry(record.folds)
         row, c, f = grade_record(record, fixture, grading["abstention_markers"], stock,
                                  headings)
         rows.append(row)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..study.record import Fold, RunRecord, as_record
 from ..study.spec import Fact, Fixture
 from .grader import has_whole_token
 
@@ -22,35 +23,35 @@ from .grader import has_whole_token
 OPAQUE = "opaque"
 
 
-def carry_is_opaque(record: dict[str, Any]) -> bool:
+def carry_is_opaque(record: RunRecord) -> bool:
     """Is this run's carry opaque (a native arm whose provider's compaction item cannot
     be read)? Then the carry is recorded as opaque, the trace says so, and
     only the recall answer is graded, as a session's encrypted compaction grades no fact
     (sessions.OPAQUE_NOTE)."""
-    return bool((record.get("native") or {}).get("opaque"))
+    return bool((record.native or {}).get("opaque"))
 
 
-def fold_number(fold: dict[str, Any]) -> int:
+def fold_number(fold: Fold) -> int:
     """A recorded fold's number, 1-based (docs/design.md §8).
 
     The record numbers a fold by the 0-based index of the last chunk it took in, so a
     catch-up fold (one carry covering two chunks) keeps the number of its last chunk and
     the overflowed fold before it has no carry, hence no trace line.
     """
-    return int(fold["fold"]) + 1
+    return int(fold.fold) + 1
 
 
-def planted_fold(fact: Fact, folds: list[dict[str, Any]]) -> int:
+def planted_fold(fact: Fact, folds: list[Fold]) -> int:
     """The 1-based fold whose chunk holds the fact: the fold that took in fact.chunk (a
     catch-up fold when its own fold overflowed), else the fold it was due in (a run cut
     short before reaching it)."""
     for f in folds:
-        if fact.chunk in f["chunks"]:
+        if fact.chunk in f.chunks:
             return fold_number(f)
     return fact.chunk + 1
 
 
-def fact_trace(record: dict[str, Any], fixture: Fixture) -> list[dict[str, Any]]:
+def fact_trace(record: RunRecord | dict[str, Any], fixture: Fixture) -> list[dict[str, Any]]:
     """trace.csv lines of one run record: one per (graded fact, fold made).
 
     A not_run record made no fold, so it has no line; a run cut short by an
@@ -58,15 +59,16 @@ def fact_trace(record: dict[str, Any], fixture: Fixture) -> list[dict[str, Any]]
     native arm's encrypted compaction) has its lines with `present` empty:
     neither kept nor lost, opaque (OPAQUE, as the trace's readers say it).
     """
+    record = as_record(record)
     opaque = carry_is_opaque(record)
-    folds = record.get("folds") or []
+    folds = record.folds
     out = []
     for fact in fixture.graded:
         planted = planted_fold(fact, folds)
         for f in folds:
-            where = carried_in(fact.value, f["carry"], f.get("index", ""))
+            where = carried_in(fact.value, f.carry, f.index or "")
             out.append({
-                "row_id": record["row_id"],
+                "row_id": record.row_id,
                 "label": fact.label,
                 "fold": fold_number(f),
                 "present": None if opaque else bool(where),

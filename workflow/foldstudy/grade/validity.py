@@ -23,28 +23,29 @@ from typing import Any
 
 from ..backends.base import served_elsewhere
 from ..io import read_json
+from ..study.record import RunRecord, as_record
 
 RETRYABLE_PREFIXES = ("infrastructure:", "endpoint_mismatch", "missing_folds")
 # not_run_reason of a staged run that budget_usd stopped before its last call
 BUDGET = "budget"
 
 
-def validity(record: dict[str, Any]) -> tuple[bool, str]:
+def validity(record: RunRecord | dict[str, Any]) -> tuple[bool, str]:
     """(valid, invalid_reason) of one run record; the reason is '' for a valid row."""
-    if record.get("status") == "not_run":
-        return False, f"not_run:{record.get('not_run_reason', 'unknown')}"
-    err = record.get("infra_error")
-    if err:
-        return False, f"infrastructure:{err['kind']}"
-    pin = (record.get("endpoint") or {}).get("pin")
+    r = as_record(record)
+    if r.status == "not_run":
+        return False, f"not_run:{r.not_run_reason or 'unknown'}"
+    if r.infra_error:
+        return False, f"infrastructure:{r.infra_error['kind']}"
+    pin = (r.endpoint or {}).get("pin")
     if pin:
-        for fold in record.get("folds", []):
-            served = fold["reply"].get("served_by")
+        for fold in r.folds:
+            served = fold.reply.get("served_by")
             if served_elsewhere(served, pin):
                 return False, f"endpoint_mismatch:{served}"
-    if record.get("catchup_fired"):
+    if r.catchup_fired:
         return False, "catchup_fired"
-    if record.get("missing_folds", 0) or record.get("recall") is None:
+    if r.missing_folds or r.recall is None:
         return False, "missing_folds"
     return True, ""
 
@@ -54,9 +55,9 @@ def retryable(reason: str) -> bool:
     return reason.startswith(RETRYABLE_PREFIXES)
 
 
-def budget_stopped(record: dict[str, Any]) -> bool:
+def budget_stopped(record: RunRecord) -> bool:
     """Did budget_usd stop this run part-way (a staged decision's record)."""
-    return record.get("status") == "not_run" and record.get("not_run_reason") == BUDGET
+    return record.status == "not_run" and record.not_run_reason == BUDGET
 
 
 def attempts_dir(record_path: str | Path) -> Path:
@@ -79,11 +80,11 @@ def fold_attempt(record_path: str | Path, retry_infrastructure: bool) -> int:
     if not p.is_file():
         return 1
     try:
-        record = read_json(p)
+        record = RunRecord.from_dict(read_json(p))
     except (ValueError, UnicodeDecodeError):
         return 1  # unreadable: the grade stage names it
-    n = int(record.get("attempt", 1))
-    if retry_infrastructure and record.get("status") == "run":
+    n = int(record.attempt)
+    if retry_infrastructure and record.status == "run":
         valid, reason = validity(record)
         if not valid and retryable(reason):
             return n + 1
@@ -105,7 +106,7 @@ def fold_budget(record_path: str | Path, budget_usd: float | None) -> float | No
     if not p.is_file():
         return budget_usd
     try:
-        record = read_json(p)
+        record = RunRecord.from_dict(read_json(p))
     except (ValueError, UnicodeDecodeError):
         return budget_usd  # unreadable: the grade stage names it
-    return budget_usd if budget_stopped(record) else record.get("budget_usd")
+    return budget_usd if budget_stopped(record) else record.budget_usd

@@ -34,6 +34,7 @@ from ..backends.store import ResponseStore
 from ..grade.rows import read_record
 from ..io import read_json, write_text
 from ..study.carriers.registry import against_best_sources, carrier_of
+from ..study.record import RunRecord
 from ..study.spec import Arm, native_with_of
 
 log = logging.getLogger(__name__)
@@ -87,14 +88,13 @@ def chosen(card: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def first_request(records: list[dict[str, Any]], store: ResponseStore
-                  ) -> dict[str, Any] | None:
+def first_request(records: list[RunRecord], store: ResponseStore) -> dict[str, Any] | None:
     """The first fold's request of the first of these runs whose entry the store holds."""
-    for rec in sorted(records, key=lambda r: int(r.get("repeat", 0))):
-        if rec["status"] != "run":
+    for rec in sorted(records, key=lambda r: int(r.repeat)):
+        if rec.status != "run":
             continue
-        for fold in rec.get("folds") or []:
-            p = store.path(str(fold.get("request_key")))
+        for fold in rec.folds:
+            p = store.path(str(fold.request_key))
             if p.is_file():
                 return json.loads(p.read_text(encoding="utf-8")).get("request")
     return None
@@ -168,7 +168,7 @@ def build_carriers(doc: dict[str, Any], runs: list[dict[str, Any]],
         arm = Arm.from_dict(arms[name])
         paths = [r["path"] for r in runs if (r["sweep"], r["model"], r["arm"]) ==
                  (card["sweep"], card["model"], name) and Path(r["path"]).is_file()]
-        request = first_request([{**read_record(p), "path": p} for p in paths], store)
+        request = first_request([read_record(p) for p in paths], store)
         written += write_carrier(out / card["sweep"] / card["model"] / "carrier", card, arm,
                                  v, request, own_files.get(name, {}), temperature,
                                  undivided_slot(arm))

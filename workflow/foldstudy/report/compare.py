@@ -38,6 +38,7 @@ from ..evidence.load import read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study
 from ..grade.rows import read_record  # noqa: E402
 from ..io import load_yaml, read_json  # noqa: E402
+from ..study.record import RunRecord  # noqa: E402
 from ..study.spec import Fixture  # noqa: E402
 from .paths import arm_path, block_path  # noqa: E402
 from .viewer import environment, page_path, records_by, run_page, segments  # noqa: E402
@@ -100,24 +101,24 @@ def _cell(fold: dict[str, Any], carry: str, fixture: Fixture) -> dict[str, Any]:
             "lines": len(carry.splitlines()), "strip": strip}
 
 
-def _column(ref: RunRef, record: dict[str, Any], fixture: Fixture,
+def _column(ref: RunRef, record: RunRecord, fixture: Fixture,
             checks: list[dict[str, Any]], row: dict[str, Any] | None, title: str,
             viewer: str | None, headings: list[str]) -> dict[str, Any]:
     """One run as a column: its cells by fold number, its answer and checks."""
     page = run_page(record, fixture, checks, row, headings)
-    carries = {int(f["fold"]) + 1: f["carry"] for f in record.get("folds") or []}
+    carries = {int(f.fold) + 1: f.carry for f in record.folds}
     return {"title": title, "ref": ref, "record": record, "row": page["row"],
             "href": (viewer + ref.viewer_page) if viewer is not None else None,
             "cells": {f["n"]: _cell(f, carries[f["n"]], fixture) for f in page["folds"]},
             "answer": page["answer"], "checks": page["checks"]}
 
 
-def index_column(carry_col: dict[str, Any], record: dict[str, Any], fixture: Fixture
+def index_column(carry_col: dict[str, Any], record: RunRecord, fixture: Fixture
                  ) -> dict[str, Any]:
     """An index arm's identifier index as its own column beside its carry's:
     each fold's index, the strip of the run's carrier (carry and index) as the carry's
     column shows it; its answer is the run's, said once, in the carry's column."""
-    index = {int(f["fold"]) + 1: f.get("index", "") for f in record.get("folds") or []}
+    index = {int(f.fold) + 1: f.index or "" for f in record.folds}
     cells = {}
     for n, cell in carry_col["cells"].items():
         text = index.get(n, "")
@@ -164,7 +165,7 @@ def grid_lines(grid: pd.DataFrame, keys: Sequence[str], key: str,
     return out
 
 
-def section(refs: Sequence[RunRef], key: str, records: dict[str, dict[str, Any]],
+def section(refs: Sequence[RunRef], key: str, records: dict[str, RunRecord],
             fixture: Fixture, grid: pd.DataFrame, checks: dict[str, list[dict[str, Any]]],
             rows: dict[str, list[dict[str, Any]]], an: Analysis, viewer: str | None,
             headings: list[str]) -> dict[str, Any]:
@@ -173,12 +174,12 @@ def section(refs: Sequence[RunRef], key: str, records: dict[str, dict[str, Any]]
     cols = []
     for ref in refs:
         rec = records[ref.path]
-        rid = rec["row_id"]
+        rid = rec.row_id
         title = (f"{ref.arm} {an.arm_title(ref.arm)}".strip() if key == "arm"
                  else ref.model)
         cols.append(_column(ref, rec, fixture, checks.get(rid, []),
                             (rows.get(rid) or [None])[0], title, viewer, headings))
-        if any("index" in f for f in rec.get("folds") or []):
+        if any(f.index is not None for f in rec.folds):
             cols.append(index_column(cols[-1], rec, fixture))
     folds = sorted({n for c in cols for n in c["cells"]})
     keys = [r.arm if key == "arm" else r.model for r in refs]
@@ -195,9 +196,9 @@ def _blocks(refs: Sequence[RunRef]) -> dict[tuple[str, str, int], list[RunRef]]:
     return out
 
 
-def _ran(refs: Sequence[RunRef], records: dict[str, dict[str, Any]]) -> list[RunRef]:
+def _ran(refs: Sequence[RunRef], records: dict[str, RunRecord]) -> list[RunRef]:
     """The runs that made at least one fold (a not_run record has no carry to show)."""
-    return [r for r in refs if records[r.path].get("folds")]
+    return [r for r in refs if records[r.path].folds]
 
 
 def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
@@ -269,7 +270,7 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
     return written
 
 
-def _arm_groups(refs: Sequence[RunRef], records: dict[str, dict[str, Any]]
+def _arm_groups(refs: Sequence[RunRef], records: dict[str, RunRecord]
                 ) -> dict[tuple[str, str], list[RunRef]]:
     """(sweep, arm) -> its runs with a carry, where two or more models ran the arm."""
     out: dict[tuple[str, str], list[RunRef]] = {}

@@ -27,6 +27,7 @@ from ..grade.grader import headings_carried, whole_token_pattern
 from ..grade.rows import check_record_identity, fold_carried_chars, fold_clipped, read_record
 from ..grade.trace import OPAQUE, carry_is_opaque, fact_trace, fold_number
 from ..io import load_yaml, read_json
+from ..study.record import RunRecord, as_record
 from ..study.spec import Fact, Fixture
 from .paths import block_path
 
@@ -66,13 +67,15 @@ def segments(text: str, facts: list[Fact]) -> list[dict[str, Any]]:
     return out
 
 
-def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, Any]],
-             row: dict[str, Any] | None, headings: list[str]) -> dict[str, Any]:
+def run_page(record: RunRecord | dict[str, Any], fixture: Fixture,
+             checks: list[dict[str, Any]], row: dict[str, Any] | None, headings: list[str]
+             ) -> dict[str, Any]:
     """What one run's page shows (pure: the record, its fixture and its graded checks).
 
     headings: the fixed headings of arms.yaml, counted in each fold's carry by the
     grader's rule, as folds.csv counts them (a record holds the carry, not the count).
     """
+    record = as_record(record)
     graded = fixture.graded
     trace = fact_trace(record, fixture)
     present = {(t["label"], t["fold"]): t["present"] for t in trace}
@@ -80,7 +83,7 @@ def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, An
     planted = {t["label"]: t["planted_fold"] for t in trace}
     folds = []
     opaque = carry_is_opaque(record)
-    for f in record.get("folds") or []:
+    for f in record.folds:
         n = fold_number(f)
         held = [x for x in graded if present.get((x.label, n))]
         # an opaque carry (a native arm's encrypted compaction) keeps and loses nothing
@@ -91,28 +94,28 @@ def run_page(record: dict[str, Any], fixture: Fixture, checks: list[dict[str, An
                      else "never taken in")}
             for x in graded if planted.get(x.label, n + 1) <= n
             and not present.get((x.label, n))]
-        reply = f["reply"]
+        reply = f.reply
         folds.append({
-            "n": n, "chunks": [c + 1 for c in f["chunks"]], "catchup": len(f["chunks"]) > 1,
-            "carry": segments(f["carry"], graded), "held": [x.label for x in held],
+            "n": n, "chunks": [c + 1 for c in f.chunks], "catchup": len(f.chunks) > 1,
+            "carry": segments(f.carry, graded), "held": [x.label for x in held],
             # an index arm's identifier index, its own column beside the carry, and where
             # each held value was: carry, index or both (grade/trace.py carried_in)
-            "index": segments(f["index"], graded) if "index" in f else None,
-            "index_tokens": f.get("index_tokens"),
-            "held_in": {x.label: where.get((x.label, n), "") for x in held} if "index" in f
-            else {},
+            "index": segments(f.index, graded) if f.index is not None else None,
+            "index_tokens": f.index_tokens,
+            "held_in": {x.label: where.get((x.label, n), "") for x in held}
+            if f.index is not None else {},
             "lost": lost, "opaque": OPAQUE if opaque else None,
             "planted_here": [x.label for x in graded if planted.get(x.label) == n],
             "prompt_tokens": reply["prompt_tokens"],
             "completion_tokens": reply["completion_tokens"],
             "finish_reason": reply["finish_reason"],
-            "headings": headings_carried(f["carry"], headings),
-            "parse_ok": f["parse_ok"], "schema_valid": f["schema_valid"],
-            "schema_errors": f.get("schema_errors") or [], "clipped": fold_clipped(f),
+            "headings": headings_carried(f.carry, headings),
+            "parse_ok": f.parse_ok, "schema_valid": f.schema_valid,
+            "schema_errors": f.schema_errors or [], "clipped": fold_clipped(f),
             "carried_chars": fold_carried_chars(f),
-            "reply": reply["text"] if reply["text"].strip() != f["carry"] else None,
+            "reply": reply["text"] if reply["text"].strip() != f.carry else None,
         })
-    recall = record.get("recall")
+    recall = record.recall
     answer = recall["answer"] if recall else None
     by_label = {c["label"]: c for c in checks}
     marks = [{"label": x.label, "expected": x.value, **{
@@ -168,8 +171,8 @@ def build_viewer(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
     out.mkdir(parents=True, exist_ok=True)
     written, index = [], []
     for run, record in records:  # every record checked before the first page is written
-        row = (rows.get(record["row_id"]) or [None])[0]
-        ctx = run_page(record, fixtures[run["sweep"]], checks.get(record["row_id"], []),
+        row = (rows.get(record.row_id) or [None])[0]
+        ctx = run_page(record, fixtures[run["sweep"]], checks.get(record.row_id, []),
                        row, headings)
         block = (None if compare is None else
                  f"{compare}/{block_path(run['sweep'], run['model'], int(run['repeat']))}")

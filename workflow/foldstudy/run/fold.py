@@ -12,7 +12,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,11 +36,10 @@ from ..grade.validity import BUDGET, attempts_dir, retryable, validity
 from ..io import read_json, write_json
 from ..study.carriers.registry import carrier_of
 from ..study.carriers.render import Rendered
+from ..study.record import Fold, RunRecord
 from ..study.spec import Arm, Fixture
 
 log = logging.getLogger(__name__)
-
-RECORD_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -101,75 +100,6 @@ class Sample:
         """A seed per (sweep seed, repeat, turn), shared by the arms of a block (paired)."""
         h = hashlib.sha256(f"{self.seed}:{self.repeat}:{turn}".encode()).hexdigest()
         return int(h[:8], 16)
-
-
-@dataclass
-class RunRecord:
-    """results/runs/.../{arm}.json: everything a grader or a reviewer needs of one run.
-
-    status "run": every fold and the recall turn as they happened. status "not_run": the
-    probe forbade the arm, no call was made, and not_run_reason says which verdict; or,
-    in a staged decision's sweep, budget_usd stopped the run part-way (not_run_reason
-    "budget", the ledger's words in not_run_detail): its folds are those made and paid
-    before the stop, so a look counts their spend.
-    """
-
-    status: str
-    row_id: str
-    sweep: str
-    scenario: str
-    model: str
-    arm: str
-    repeat: int
-    position: int
-    arm_spec: dict[str, Any]
-    folds: list[dict[str, Any]] = field(default_factory=list)
-    final_carry: str = ""
-    recall: dict[str, Any] | None = None
-    catchup_fired: bool = False
-    missing_folds: int = 0
-    infra_error: dict[str, Any] | None = None
-    record_version: int = RECORD_VERSION
-    attempt: int = 1
-    previous_attempts: list[dict[str, Any]] = field(default_factory=list)
-    # run only
-    endpoint: dict[str, Any] | None = None
-    ceiling_delivery: str | None = None
-    token_count_method: str | None = None
-    temperature: float | None = None
-    n_chunks: int | None = None
-    store: dict[str, int] | None = None
-    wall_s: float | None = None
-    # not_run only
-    not_run_reason: str | None = None
-    not_run_detail: str | None = None
-    # a staged decision's run only: the budget_usd in force when it was made (the fold
-    # rule reruns a budget-stopped run when it changes: validity.fold_budget)
-    budget_usd: float | None = None
-    # a native arm's run only: the provider's compaction (mechanism, beta,
-    # whether its item is opaque, how the chunk was presented) and the last item, which
-    # the recall turn continued from
-    native: dict[str, Any] | None = None
-    # an index arm's run only: the identifier index the recall turn read (study/index.py)
-    final_index: str | None = None
-    # run only: the tokens the run retained at its end, the final carry's and the
-    # index's, counted as the study counts tokens (the backend's count_tokens, whose
-    # method token_count_method records): recall's x axis in the retained-token table. A
-    # native arm's is the last compaction's own token count where the provider reports
-    # one, else None (unknown, never an estimate)
-    retained_tokens: int | None = None
-
-    _OPTIONAL = ("endpoint", "ceiling_delivery", "token_count_method", "temperature",
-                 "n_chunks", "store", "wall_s", "not_run_reason", "not_run_detail",
-                 "budget_usd", "native", "final_index", "retained_tokens")
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        # a native arm's retained_tokens stays, None where the provider reports no count
-        # (unknown); elsewhere an optional field that is None is left out
-        keep = {"retained_tokens"} if self.native is not None else set()
-        return {k: v for k, v in d.items()
-                if not (k in self._OPTIONAL and v is None and k not in keep)}
 
 
 def _schema_error(e: jsonschema.ValidationError) -> str:
@@ -300,25 +230,25 @@ def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carr
     )
     # The carry is recorded as carried; what it holds (headings, an envelope) is the
     # grader's to count from it (grade/rows.py), the same way for every fold.
-    return {
-        "fold": i,
-        "chunks": list(pending),
-        "request_key": key,
-        "store_hit": hit,
-        "seed": request.seed if caller.backend.seed_sent else None,
-        "max_tokens": request.max_tokens,
-        "reply": reply.to_dict(),
-        "parse_ok": parse_ok,
-        "schema_valid": schema_valid,
-        "schema_errors": errors,
-        "carry": clipped_carry,
-        "carried_chars": len(clipped_carry),
-        "clipped": clipped_carry != new_carry,
+    return Fold(
+        fold=i,
+        chunks=list(pending),
+        request_key=key,
+        store_hit=hit,
+        seed=request.seed if caller.backend.seed_sent else None,
+        max_tokens=request.max_tokens,
+        reply=reply.to_dict(),
+        parse_ok=parse_ok,
+        schema_valid=schema_valid,
+        schema_errors=errors,
+        carry=clipped_carry,
+        carried_chars=len(clipped_carry),
+        clipped=clipped_carry != new_carry,
         # The model's text in the carry and whether it alone exceeded the cap: what fill
         # and folds_clipped measure (grade/rows.py; the carry's labels are not counted).
-        "model_chars": rendered.model_chars(len(clipped_carry)),
-        "model_clipped": model_clipped,
-    }
+        model_chars=rendered.model_chars(len(clipped_carry)),
+        model_clipped=model_clipped,
+    ).to_dict()
 
 
 def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
@@ -402,7 +332,8 @@ def run_record(caller: Caller, fixture: Fixture, arm: Arm, temperature: float,
         arm_spec=arm.to_dict(), endpoint=backend.identity,
         ceiling_delivery=backend.ceiling_delivery if arm.ceilings else "none",
         token_count_method=backend.token_count_method, temperature=temperature,
-        n_chunks=len(fixture.chunks), folds=chain.folds, final_carry=chain.carry,
+        n_chunks=len(fixture.chunks), folds=[Fold.from_dict(f) for f in chain.folds],
+        final_carry=chain.carry,
         recall=recall, catchup_fired=chain.catchup_fired, missing_folds=chain.missing,
         infra_error=chain.infra_error,
         store={"hits": caller.store.hits, "misses": caller.store.misses},
@@ -568,13 +499,13 @@ def _earlier_attempts(record_path: str | Path) -> list[dict[str, Any]]:
 def _keep_attempt(record: RunRecord, record_path: str | Path) -> None:
     """Save an infrastructure-invalid attempt before a retry replaces the record: the
     job's output is deleted when the job runs again, this copy is not."""
-    valid, reason = validity(record.to_dict())
+    valid, reason = validity(record)
     if valid or not retryable(reason):
         return
     summary = {"attempt": record.attempt, "invalid_reason": reason,
                "infra_error": record.infra_error, "wall_s": record.wall_s,
-               "folds": [{"fold": f["fold"], "request_key": f["request_key"],
-                          "store_hit": f["store_hit"]} for f in record.folds]}
+               "folds": [{"fold": f.fold, "request_key": f.request_key,
+                          "store_hit": f.store_hit} for f in record.folds]}
     write_json(summary, attempts_dir(record_path) / f"attempt-{record.attempt}.json")
 
 

@@ -24,9 +24,9 @@ A kind is one module in this package with one subclass under `@register_carrier`
 (registry.py); docs/design.md "Adding a carrier" says how.
 
 What a carrier is handed is typed `Any` here and named in each docstring: study/spec.py's
-Arm and Fixture, and the fold job's Caller, FoldChain, Prompts and RunRecord
-(run/fold.py). The spec reads this package, and the fold job sits above it, so neither
-is imported here.
+Arm and Fixture, the fold job's Caller, FoldChain and Prompts (run/fold.py), and
+study/record.py's RunRecord. The spec reads this package, and the fold job sits above
+it, so neither is imported here; a fold's entry is built as study/record.py's Fold.
 """
 
 from __future__ import annotations

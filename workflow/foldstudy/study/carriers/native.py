@@ -35,6 +35,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ..record import Fold
 from .base import Carrier
 from .registry import register_carrier
 
@@ -122,27 +123,27 @@ def native_step(caller: Any, arm: Any, fixture: Any, chain: Any,
              reply.prompt_tokens, reply.completion_tokens, reply.finish_reason,
              "" if compacted else f" (NO COMPACTION: {c.failure})",
              " [store hit]" if hit else "")
-    return {
-        "fold": i,
-        "chunks": list(pending),
-        "request_key": key,
-        "store_hit": hit,
-        "seed": None,
-        "max_tokens": request.max_tokens,
-        "reply": reply.to_dict(),
-        "parse_ok": compacted,
-        "schema_valid": compacted,
-        "schema_errors": [] if compacted else [c.failure],
-        "carry": carry,
-        "carried_chars": len(carry),
-        "clipped": False,
-        "model_chars": len(carry),
-        "model_clipped": False,
-        "carry_opaque": c.opaque,
-        "retained_tokens": c.retained_tokens if compacted else None,
-        # the item the next fold sends (not recorded twice: the reply's raw holds it)
-        "_item": c.item if compacted else chain.item,
-    }
+    fold = Fold(
+        fold=i,
+        chunks=list(pending),
+        request_key=key,
+        store_hit=hit,
+        seed=None,
+        max_tokens=request.max_tokens,
+        reply=reply.to_dict(),
+        parse_ok=compacted,
+        schema_valid=compacted,
+        schema_errors=[] if compacted else [c.failure],
+        carry=carry,
+        carried_chars=len(carry),
+        clipped=False,
+        model_chars=len(carry),
+        model_clipped=False,
+        carry_opaque=c.opaque,
+        retained_tokens=c.retained_tokens if compacted else None,
+    ).to_dict()
+    # the item the next fold sends (not recorded twice: the reply's raw holds it)
+    return {**fold, "_item": c.item if compacted else chain.item}
 
 
 
@@ -150,13 +151,14 @@ def native_fields(record: Any, backend: Any, chain: Any) -> None:
     """A native arm's record (in place): the provider's compaction as the probe names it,
     whether its carry is opaque, the last item, and its retained tokens (the last
     compaction's own count where the provider reports one, else None: unknown)."""
-    done = [f for f in chain.folds if f["parse_ok"]]
+    folds = [Fold.from_dict(f) for f in chain.folds]
+    done = [f for f in folds if f.parse_ok]
     record.native = {"mechanism": backend.native_compaction,
                      "beta": backend.compaction_beta or "",
                      "chunk_presented_as": backend.chunk_presented_as,
-                     "opaque": any(f["carry_opaque"] for f in chain.folds),
+                     "opaque": any(f.carry_opaque for f in folds),
                      "item": chain.item}
-    record.retained_tokens = done[-1]["retained_tokens"] if done else None
+    record.retained_tokens = done[-1].retained_tokens if done else None
     record.ceiling_delivery = "none"
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..record import Fold
 from .base import Carrier
 
 # The finish_reason of a fold no model answered
@@ -61,11 +62,10 @@ def no_call_fold(backend: Any, pending: list[int], i: int, carry: str, evicted: 
              "completion_tokens": 0, "token_count_method": backend.token_count_method,
              "latency_s": 0.0, "served_by": "", "cost_usd": 0.0, "raw": {},
              "attempts": []}
-    return {"fold": i, "chunks": list(pending), "request_key": None, "store_hit": False,
-            "seed": None, "max_tokens": 0, "reply": reply, "parse_ok": True,
-            "schema_valid": True, "schema_errors": [], "carry": carry,
-            "carried_chars": len(carry), "clipped": evicted, "model_chars": len(carry),
-            "model_clipped": False}
+    return Fold(fold=i, chunks=list(pending), request_key=None, store_hit=False, seed=None,
+                max_tokens=0, reply=reply, parse_ok=True, schema_valid=True,
+                schema_errors=[], carry=carry, carried_chars=len(carry), clipped=evicted,
+                model_chars=len(carry), model_clipped=False).to_dict()
 
 
 class SessionCarrier(Carrier):
