@@ -16,10 +16,12 @@ UNMARKED = "tests/test_docs.py::test_the_pages_show_commands_and_every_one_is_ch
 
 
 def pytest_on_a_bare_machine(*tests: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """These tests run by pytest where PATH finds neither chromium, dot nor SLURM."""
+    """These tests run by pytest where PATH finds neither chromium, dot nor SLURM, on one
+    xdist worker (the notice is the controller's, said before any worker runs; three
+    would start two more interpreters for three tests)."""
     bare = {k: v for k, v in os.environ.items() if k != "CI"} | {"PATH": "/nonexistent", **env}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs",
-                           *tests], cwd=ROOT, env=bare, capture_output=True, text=True,
+                           "-n", "1", *tests], cwd=ROOT, env=bare, capture_output=True, text=True,
                           timeout=300)
 
 
@@ -35,7 +37,7 @@ def test_the_notice_comes_once_before_the_run_naming_each_test_that_skips():
     assert UNMARKED not in notice  # it needs nothing and runs
     assert "1 passed, 2 skipped" in out
     # before the run: above the line where xdist's workers report what they collected
-    assert out.index("These tests will skip") < out.index("workers [3 items]")
+    assert out.index("These tests will skip") < out.index("worker [3 items]")
 
 
 def test_under_ci_the_same_tests_fail_and_the_notice_says_so():
