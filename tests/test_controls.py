@@ -214,3 +214,32 @@ def test_a_row_missing_a_control_fact_the_ceiling_recalled_is_control_lost():
     again = RD.card_from_dict(json.loads(json.dumps(RD.json_safe(card.to_dict()))))
     assert again.control_lost == card.control_lost
     assert again.control_lost_rows == card.control_lost_rows
+
+
+def test_where_the_ceiling_recalled_no_control_fact_the_card_reads_none():
+    """The default study's small model: the ceiling misses both control facts in every
+    block, so no arm's miss says anything about its carrier, and the card says the
+    control facts cannot be read rather than that the arm's recall turn works."""
+    from foldstudy.analysis import decision as D
+    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.report import decision as RD
+    from foldstudy.study.spec import load_arm_table, resolve_arm
+
+    from .support.evidence_rows import arm_rows, frames
+
+    root = Path(__file__).resolve().parents[1] / "resources"
+    table = load_arm_table(root)
+    arms = {a: resolve_arm(a, table, root, 0.035) for a in ("j", "uncompacted")}
+    rows = []
+    for arm, missed in (("uncompacted", ["a;b", "a;b"]), ("j", ["a;b", "a;b"])):
+        rows += [dict(r, n_control=2, n_control_correct=0, control_missed=miss)
+                 for r, miss in zip(arm_rows("s", "x", arm, [0.5, 0.5], k=10), missed,
+                                    strict=True)]
+    df, checks = frames(rows)
+    an = Analysis.load()
+    (card,) = D.cards(df, checks, an, D.CardInputs(margin=0.10, arms=arms))
+    assert card.control_lost == {"j": (0, 0)} and not card.control_lost_rows
+    text = "\n".join(RD.card_markdown(card, an))
+    assert ("Control facts: the ceiling recalled none of them in any block j ran beside it, "
+            "so they cannot tell its recall turn from its carrier") in text
+    assert "kept every control fact" not in text

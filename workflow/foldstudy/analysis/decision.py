@@ -581,7 +581,13 @@ def control_lost_rows(cell: pd.DataFrame, arms: dict[str, Arm]
     control fact sits where every working carrier keeps it, and the ceiling's recall turn
     answered it, so such a row is "control lost": its recall turn or its grader failed,
     and its losses are not the carrier's alone. Both rows were asked the same labels (one
-    fixture), so "the ceiling recalled it" is "not among the ceiling row's control_missed"."""
+    fixture), so "the ceiling recalled it" is "not among the ceiling row's control_missed".
+
+    Only the blocks where the ceiling recalled a control fact are read: where it recalled
+    none, no row's miss says anything about its carrier (the recall turn fails reading
+    everything), so an arm whose every block is such reads (no row, 0 rows read), which
+    the card says as control facts that cannot be read, never as a recall turn that
+    works."""
     if "n_control" not in cell or "control_missed" not in cell:
         return {}
     asked = cell[pd.to_numeric(cell["n_control"], errors="coerce").fillna(0) > 0]
@@ -593,14 +599,17 @@ def control_lost_rows(cell: pd.DataFrame, arms: dict[str, Arm]
     def missed(row: pd.Series) -> set[str]:
         return {x for x in str(row.get("control_missed") or "").split(";") if x}
 
-    top_missed = {tuple(r[A.BLOCK]): missed(r) for _, r in
-                  asked[asked["arm"] == tops[0]].iterrows()}
+    top_rows = asked[asked["arm"] == tops[0]]
+    top_missed = {tuple(r[A.BLOCK]): missed(r) for _, r in top_rows.iterrows()}
+    readable = {tuple(r[A.BLOCK]) for _, r in top_rows.iterrows()
+                if len(missed(r)) < int(float(r["n_control"]))}
     out: dict[str, tuple[list[str], int]] = {}
     for arm in (a for a in ran if a not in tops):
-        rows = [r for _, r in asked[asked["arm"] == arm].iterrows()
-                if tuple(r[A.BLOCK]) in top_missed]
+        beside = [r for _, r in asked[asked["arm"] == arm].iterrows()
+                  if tuple(r[A.BLOCK]) in top_missed]
+        rows = [r for r in beside if tuple(r[A.BLOCK]) in readable]
         lost = [str(r["row_id"]) for r in rows if missed(r) - top_missed[tuple(r[A.BLOCK])]]
-        if rows:
+        if beside:
             out[arm] = (lost, len(rows))
     return out
 

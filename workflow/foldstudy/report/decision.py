@@ -270,6 +270,10 @@ def control_lost_line(arm: str, k: int, n: int, rows: list[str]) -> str:
     """An arm's rows that missed a control fact the ceiling recalled in the same block
     (analysis/decision.py control_lost_rows), each row named, so a reader opens its
     folds in the viewer."""
+    if not n:
+        return (f"Control facts: the ceiling recalled none of them in any block {arm} ran "
+                "beside it, so they cannot tell its recall turn from its carrier: the "
+                "recall turn fails even reading the whole session.")
     if not k:
         return (f"Control facts: {arm} kept every control fact the ceiling recalled "
                 f"({n} rows read): its recall turn and grader work where the carrier keeps "
