@@ -176,14 +176,7 @@ class Analysis:
         if not copies:
             return self
         titles = {c: f"{self.arm_titles.get(a) or a} (A/A copy)" for c, a in copies.items()}
-        # each copy right after its original, so tables and pages order it beside it
-        order = [x for a in self.arm_order if a not in copies
-                 for x in (a, *sorted(c for c, o in copies.items() if o == a))]
-        return replace(self.with_unmatched(copies), arm_titles={**self.arm_titles, **titles},
-                       arm_order=tuple(dict.fromkeys([*order, *copies])),
-                       aa={**self.aa, **copies},
-                       opaque_arms=self.opaque_arms | {c for c, a in copies.items()
-                                                       if a in self.opaque_arms})
+        return replace(self._with_derived(copies, titles), aa={**self.aa, **copies})
 
     def with_native_prompts(self, made: dict[str, tuple[str, str]]) -> Analysis:
         """This plan with the config's `native@ARM` arms (id -> (the native arm, ARM);
@@ -192,14 +185,20 @@ class Analysis:
         if not made:
             return self
         titles = {a: native_with_title(arm) for a, (_, arm) in made.items()}
-        # each right after its native arm, so tables and pages order it beside it
-        order = [x for a in self.arm_order if a not in made
-                 for x in (a, *(m for m, (n, _) in made.items() if n == a))]
-        return replace(self.with_unmatched(made), arm_titles={**self.arm_titles, **titles},
-                       arm_order=tuple(dict.fromkeys([*order, *made])),
-                       native_with={**self.native_with, **made},
-                       opaque_arms=self.opaque_arms | {a for a, (n, _) in made.items()
-                                                       if n in self.opaque_arms})
+        derived = self._with_derived({a: native for a, (native, _) in made.items()}, titles)
+        return replace(derived, native_with={**self.native_with, **made})
+
+    def _with_derived(self, sources: dict[str, str], titles: dict[str, str]) -> Analysis:
+        """This plan with arms the config derives from others (id -> the arm it derives
+        from: an A/A copy, a native@ARM arm): outside the matched comparison, titled,
+        ordered right after their source so tables and pages show them beside it, and
+        opaque where their source may be."""
+        order = [x for a in self.arm_order if a not in sources
+                 for x in (a, *(d for d, src in sources.items() if src == a))]
+        return replace(self.with_unmatched(sources), arm_titles={**self.arm_titles, **titles},
+                       arm_order=tuple(dict.fromkeys([*order, *sources])),
+                       opaque_arms=self.opaque_arms | {d for d, src in sources.items()
+                                                       if src in self.opaque_arms})
 
     def arm_title(self, arm: str) -> str:
         return self.arm_titles.get(arm, "")

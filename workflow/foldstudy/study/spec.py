@@ -160,10 +160,19 @@ def aa_copies(config: dict[str, Any] | None) -> dict[str, str]:
         arm = ((sw or {}).get("controls") or {}).get("aa") if isinstance(sw, dict) else None
         if isinstance(arm, str) and arm:
             out[aa_copy_id(arm)] = arm
-    if evidence := (config or {}).get("evidence"):
-        for arms in package_arms(Path(evidence) / "rows.csv").values():
-            out.update({a: o for a in sorted(arms) if (o := aa_original(a))})
+    out.update({a: o for a in packaged_arm_ids(config) if (o := aa_original(a))})
     return out
+
+
+def packaged_arm_ids(config: dict[str, Any] | None) -> list[str]:
+    """In evidence mode (config `evidence`), every arm id the package's rows hold, sorted
+    (an arm the config derives, a copy or a native@ARM arm, is known there by its id
+    alone); outside it, none."""
+    evidence = (config or {}).get("evidence")
+    if not evidence:
+        return []
+    return sorted({a for arms in package_arms(Path(evidence) / "rows.csv").values()
+                   for a in arms})
 
 
 def package_arms(rows_csv: str | Path) -> dict[str, set[str]]:
@@ -249,10 +258,8 @@ def native_prompts(config: dict[str, Any] | None, table: dict[str, Any]
     for sw in ((config or {}).get("sweeps") or {}).values():
         if isinstance(sw, dict):
             out.update(sweep_native_prompts(sw, table))
-    if evidence := (config or {}).get("evidence"):
-        for arms in package_arms(Path(evidence) / "rows.csv").values():
-            out.update({a: made for a in sorted(arms) if (made := native_with_of(a))
-                        and native_arms({"arms": [made[0]]}, table)})
+    out.update({a: made for a in packaged_arm_ids(config) if (made := native_with_of(a))
+                and native_arms({"arms": [made[0]]}, table)})
     return out
 
 
