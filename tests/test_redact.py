@@ -97,6 +97,11 @@ def test_a_body_line_alone_is_found_by_its_shape():
     '{"encrypted_content":"gAAAAABo' + "Qk3v9" * 20 + '"}',
     "sha256 " + "0f3a9c" * 12,  # a hex digest: no upper case
     "results/runs/main/smollm2-135m/r0/j.json," + "a" * 70,  # one letter, no mix
-], ids=["signature", "encrypted content", "hex digest", "no mix"])
+    # a path in a temporary clone (a config check refused it as a key), and a URL's path
+    '"transcript": "/tmp/tmp.AC1IzgZeXZ/p/tests/data/sessions/codex/sessions/2026/11/29/'
+    'rollout-2026-11-29T08-02-00.jsonl"',
+    "see https://github.com/AcmeCorp/Agent2/blob/main/src/Compaction/Views/Summary4Panel"
+    "Renderer.py",
+], ids=["signature", "encrypted content", "hex digest", "no mix", "path", "url path"])
 def test_what_is_no_body_line(text):
     assert [h for h in find_secrets(text) if h.kind == "Private Key body line"] == []
