@@ -111,7 +111,7 @@ def test_the_fast_yaml_loader_reads_every_project_file_as_the_safe_loader_does(t
 # writes to; `run` asks `grade`'s one validity rule whether a row may be retried, while
 # `grade` reads run records as data, never run's code.
 LAYERS = ("errors", "kinds", "io", "credentials", "secret_plugins", "secrets", "backends", "study",
-          "evidence", "grade", "run", "analysis", "report", "release")
+          "evidence", "grade", "run", "analysis", "report", "release", "wiring")
 # Where a layer may reach a lower one only through named modules: run asks grade's
 # validity rule, and nothing else of grade; what the grader counts in a carry (headings,
 # an envelope) grade counts from the recorded carry, so no run record freezes a count.

@@ -5,7 +5,7 @@
 
 rule audit:
     input:
-        **audit_fixtures(),
+        **W.fixtures(),
         **PROMPT_FILES,
     output:
         plan=report(
@@ -19,16 +19,13 @@ rule audit:
     conda:
         ENV
     params:
-        runs=audit_runs(),
-        arms=audit_arms(),
-        backends=audit_backends(),
-        probe_dir="results/probe",
-        recall_max_tokens=STUDY.config["recall_max_tokens"],
+        **PRICING,
         # the plan against the budget, and what the ledger has spent so far (docs/design.md §6)
+        runs=W.runs_planned(),
         budget_usd=STUDY.config["budget_usd"],
         ledger=LEDGER,
         # a staged decision (decide:): its first stage and its maximum, both priced
-        staged=audit_staged(),
+        staged=W.audit_staged(),
     script:
         "../scripts/audit.py"
 
@@ -40,9 +37,9 @@ rule audit:
 
 rule power:
     input:
-        **audit_fixtures(),
+        **W.fixtures(),
         **PROMPT_FILES,
-        **power_pilot(),
+        **W.power_pilot(),
         analysis=ANALYSIS_YAML,
         arms_yaml=ARMS_YAML,
     output:
@@ -58,11 +55,8 @@ rule power:
     conda:
         ENV
     params:
-        sweeps=power_sweeps(),
-        arms=audit_arms(),
-        backends=audit_backends(),
-        probe_dir="results/probe",
-        recall_max_tokens=STUDY.config["recall_max_tokens"],
+        **PRICING,
+        sweeps=W.power_sweeps(),
         power=STUDY.config["power"],
         compare_pairs=STUDY.config["compare_pairs"],
     script:

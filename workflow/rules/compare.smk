@@ -7,7 +7,7 @@
 
 rule compare:
     input:
-        staged_runs=staged_run_inputs,
+        staged_runs=staged_run_paths,
         fixtures=expand(
             "results/fixtures/{sweep}/fixture.json", sweep=STUDY.config["sweeps"]
         ),
@@ -41,7 +41,7 @@ rule compare:
         ENV
     params:
         # page paths from the validated config, never from a record's own fields
-        runs=run_refs,
+        runs=page_runs,
         config=STUDY.config,  # evidence of another study is refused before any write
     script:
         "../scripts/compare.py"

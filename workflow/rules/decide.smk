@@ -19,26 +19,18 @@ rule decision:
     conda:
         ENV
     params:
+        **VERDICT_ARMS,
+        **PRICING,
+        # dollars priced as the ledger reserves (listed prices times learned ratios)
         decide=STUDY.config.get("decide"),
         power=STUDY.config["power"],
-        compare_pairs=STUDY.config["compare_pairs"],
-        own_arms=own_arm_twins(arms_file_path(STUDY.config)),
-        # own arms with `match: false`: outside every verdict (spec.is_matched)
-        unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
-        # A/A copies (controls.aa): read against their originals only, on an A/A line
-        aa=aa_copies(STUDY.config),
-        # native@ARM arms (sweeps.X.native_with): read against native and ARM only
-        native_with=native_prompts(STUDY.config, ARM_TABLE),
-        arms=audit_arms(),
+        # which arms a verdict reads how: own arms' twins, unmatched own arms (outside
+        # every verdict), A/A copies and native@ARM arms (each against its own only)
         sweeps=decision_sweeps(STUDY.config),
         # the repeats to decide are priced as the ledger reserves (the audit's estimate
         # before any call); a reviewer's package (evidence mode) has no fixtures, so no
         # price
         priced=not EVIDENCE_MODE,
-        backends=audit_backends(),
-        probe_dir="results/probe",
-        recall_max_tokens=STUDY.config["recall_max_tokens"],
-        # dollars priced as the ledger reserves (listed prices times learned ratios)
         ledger=LEDGER,
     script:
         "../scripts/decision.py"
@@ -63,32 +55,23 @@ checkpoint decide_look:
     conda:
         ENV
     params:
+        **VERDICT_ARMS,
+        # the next stage is priced as the ledger reserves, against what is left
+        **PRICING,
         sweep=lambda w: w.sweep,
         look=lambda w: int(w.look),
         # without the gate, which decides nothing here beyond the family's size: a
         # changed gate reruns the cards and the gate, never the looks
-        decide=look_decide(),
-        gate_pair=gate_pair(),
+        decide=W.look_decide(),
+        gate_pair=W.gate_pair(),
         models=lambda w: STUDY.config["sweeps"][w.sweep]["models"],
         sweep_arms=lambda w: STUDY.config["sweeps"][w.sweep]["arms"],
-        rotation=lambda w: decide_rotation(w.sweep),
+        rotation=lambda w: W.decide_rotation(w.sweep),
         seed=lambda w: STUDY.config["sweeps"][w.sweep]["seed"],
         alpha=STUDY.config["power"]["alpha"],
         power=STUDY.config["power"]["power"],
-        # the family whose size alpha is split by (decision.planned_family_size)
-        compare_pairs=STUDY.config["compare_pairs"],
-        own_arms=own_arm_twins(arms_file_path(STUDY.config)),
-        # own arms with `match: false`: outside every verdict (spec.is_matched)
-        unmatched=unmatched_own_arms(arms_file_path(STUDY.config)),
-        # A/A copies (controls.aa): read against their originals only, on an A/A line
-        aa=aa_copies(STUDY.config),
-        # native@ARM arms (sweeps.X.native_with): their two lines join the family
-        native_with=native_prompts(STUDY.config, ARM_TABLE),
-        # the next stage is priced as the ledger reserves, against what is left
-        arms=audit_arms(),
-        backends=audit_backends(),
-        probe_dir="results/probe",
-        recall_max_tokens=STUDY.config["recall_max_tokens"],
+        # the family whose size alpha is split by (decision.planned_family_size): own
+        # arms' twins, A/A copies and native@ARM arms' lines join it
         budget_usd=STUDY.config["budget_usd"],
         ledger=LEDGER,
     script:
@@ -122,7 +105,7 @@ rule gate:
     input:
         gate="results/gate.json",
         # the carrier a passing gate names, as files (nobody needs a separate target)
-        carriers=carrier_folders(),
+        carriers=W.carrier_folders(),
     log:
         "results/logs/gate.log",
     localrule: True
@@ -140,7 +123,7 @@ rule decision_page:
     input:
         decision="results/decision.json",
         # each decided card links its carrier folder, so the page builds the folders
-        carriers=carrier_folders(),
+        carriers=W.carrier_folders(),
         analysis=ANALYSIS_YAML,
         arms_yaml=ARMS_YAML,
         template=res("templates", "decision.html.j2"),
@@ -171,9 +154,9 @@ rule carriers:
         decision="results/decision.json",
         # the records the requests come from exist once rows.csv does (rule compare's way);
         # a staged sweep's are known once its looks ran
-        staged_runs=staged_run_inputs,
+        staged_runs=staged_run_paths,
         rows="results/evidence/rows.csv",
-        own=own_arm_files(),
+        own=W.own_arm_files(),
     output:
         carriers=directory("results/decision"),
     log:
@@ -182,9 +165,9 @@ rule carriers:
     conda:
         ENV
     params:
-        runs=run_refs,
-        arms=audit_arms(),
-        own_files=own_arm_sources(),
+        runs=page_runs,
+        arms=PRICING["arms"],
+        own_files=W.own_arm_sources(),
         store=STUDY.config["store"],
         temperature=STUDY.config["temperature"],
     script:

@@ -4,10 +4,10 @@
 
 rule evidence:
     input:
-        rows=graded_parts("rows"),
-        checks=graded_parts("checks"),
-        folds=graded_parts("folds"),
-        trace=graded_parts("trace"),
+        rows=W.graded_parts("rows"),
+        checks=W.graded_parts("checks"),
+        folds=W.graded_parts("folds"),
+        trace=W.graded_parts("trace"),
         probes="results/probe/summary.tsv",
     output:
         rows="results/evidence/rows.csv",

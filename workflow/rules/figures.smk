@@ -9,7 +9,7 @@ from foldstudy.report.titles import drawn_by, figure
 
 rule figures:
     input:
-        rows=lambda wildcards: evidence_inputs(wildcards)["rows"],
+        rows=W.evidence_inputs()["rows"],
         numbers="results/stats/numbers.json",
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,

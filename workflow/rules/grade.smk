@@ -5,7 +5,7 @@
 rule grade:
     input:
         fixture="results/fixtures/{sweep}/fixture.json",
-        runs=sweep_runs,
+        runs=sweep_run_paths,
         grading=GRADING_YAML,
         arms=ARMS_YAML,
     output:

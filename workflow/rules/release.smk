@@ -13,7 +13,7 @@ rule release:
 
 rule release_package:
     input:
-        unpack(generate_inputs),
+        **W.generate_inputs(),
         lock=release_lock,
         tables="results/tables",
         analysis=ANALYSIS_YAML,
@@ -34,7 +34,8 @@ rule release_package:
         ENV
     params:
         name=lambda wildcards: wildcards.name,
-        evidence=GEN_EVIDENCE,
+        # the evidence folder the rows come from: this run's, or a package's
+        evidence=lambda wildcards, input: str(Path(input.rows).parent),
         figures="results/figures",
         fixtures=None if EVIDENCE_MODE else "results/fixtures",
         config=STUDY.config,
@@ -42,7 +43,7 @@ rule release_package:
             "claims_path": CLAIMS,
             "report_out": "results/verify/report.md",
             "resources": RESOURCES_REL,
-            **private_dirs(),
+            **W.private_dirs(),
         },
     script:
         "../scripts/release.py"

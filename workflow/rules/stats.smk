@@ -5,7 +5,7 @@
 
 rule stats:
     input:
-        unpack(evidence_inputs),
+        **W.evidence_inputs(),
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         schemas=SCHEMA_FILES,

@@ -5,13 +5,13 @@
 
 rule tables:
     input:
-        unpack(evidence_inputs),
+        **W.evidence_inputs(),
         numbers="results/stats/numbers.json",
         figures=rules.figures.output,
-        readers=reader_outputs(),
-        probes=probe_table,
-        token_classes=token_class_table,
-        trace=trace_table,
+        readers=W.reader_outputs(),
+        probes=W.probe_table(),
+        token_classes=W.token_class_table(),
+        trace=W.trace_table(),
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         templates=[

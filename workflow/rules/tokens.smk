@@ -10,7 +10,7 @@ rule token_classes:
         ),
         # The verdicts first: a model the probe could not load is refused by name here,
         # before its GGUF is opened.
-        probes=expand("results/probe/{model}.json", model=list(FOLDED_MODEL_CONFIGS)),
+        probes=expand("results/probe/{model}.json", model=list(W.folded_model_configs)),
     output:
         table="results/stats/chars-per-token.csv",
     log:
@@ -19,6 +19,6 @@ rule token_classes:
     conda:
         ENV
     params:
-        models=FOLDED_MODEL_CONFIGS,
+        models=W.folded_model_configs,
     script:
         "../scripts/token_classes.py"

@@ -4,7 +4,7 @@
 
 rule trace:
     input:
-        unpack(trace_inputs),
+        **W.trace_inputs(),
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         template=res("templates", "fact-losses.md.j2"),

@@ -4,7 +4,7 @@
 
 rule viewer:
     input:
-        staged_runs=staged_run_inputs,
+        staged_runs=staged_run_paths,
         fixtures=expand(
             "results/fixtures/{sweep}/fixture.json", sweep=STUDY.config["sweeps"]
         ),
@@ -34,6 +34,6 @@ rule viewer:
         ENV
     params:
         config=STUDY.config,  # evidence of another study is refused before any write
-        runs=run_refs,
+        runs=page_runs,
     script:
         "../scripts/viewer.py"

@@ -14,7 +14,7 @@ max_repeats and their price. A budget that runs out
 in the middle of a stage (its runs end as not_run:budget records, run/fold.py) stops the
 model the same way unless the complete repeats before the first stopped run decide it;
 the partial repeat is left out. The workflow reads the file to know which runs the next
-stage adds (common.smk `staged_repeats`).
+stage adds (study/design.py `repeats_after`, read by common.smk).
 """
 
 from __future__ import annotations

@@ -67,3 +67,23 @@ def first_stage(max_repeats: int, looks: int, rotation: int) -> int:
     Here, not in analysis.sequential, because the DAG needs it and scipy (which the
     sequential test needs) would cost every dry run a second of imports."""
     return min(max_repeats, round_up(max(math.ceil(max_repeats / looks), 1), rotation))
+
+
+# A staged decision's look, as the workflow reads it while planning (common.smk): which
+# runs the next stage adds. Here, beside first_stage, for the same reason: pure and light.
+
+def repeats_after(state: dict) -> dict[str, int]:
+    """model -> the repeats it has once the stage after a look ran: its next stage's
+    where the look says go on, else those it stopped at."""
+    return {m: s.get("next", s["repeats"]) if s["status"] == "continue" else s["repeats"]
+            for m, s in state["models"].items()}
+
+
+def repeats_stopped(state: dict) -> dict[str, int]:
+    """model -> the repeats made when the last look was taken (the runs the cards read)."""
+    return {m: s["repeats"] for m, s in state["models"].items()}
+
+
+def look_is_final(state: dict, look: int, looks: int) -> bool:
+    """Whether no look follows this one: every model stopped, or it was the last."""
+    return look >= looks or bool(state["done"])

@@ -23,7 +23,7 @@ edited entry (fixture text the transcript never had, an emptied secret scan), an
 copied under another key, or a file the cache did not write is discarded and rebuilt, and
 the log says so in one line; a pickle of an earlier version is never opened, only removed.
 
-Where: the directory FOLDSTUDY_SESSION_CACHE names; workflow/rules/common.smk sets it to
+Where: the directory FOLDSTUDY_SESSION_CACHE names; foldstudy/wiring.py (load_wiring) sets it to
 `.snakemake/foldstudy/sessions/` of the working directory, so the cache lives and goes
 with Snakemake's own state (`rm -rf .snakemake` clears it). Unset (a library call, a
 test), nothing is cached and every read parses the file.
@@ -59,7 +59,7 @@ CACHE_ENV = "FOLDSTUDY_SESSION_CACHE"
 # never the working directory, which whoever plants an entry can write.
 KEY_FILE_ENV = "FOLDSTUDY_CACHE_KEY_FILE"
 KEY_BYTES = 32
-# The cache's place under a working directory (common.smk sets CACHE_ENV to it).
+# The cache's place under a working directory (wiring.load_wiring sets CACHE_ENV to it).
 CACHE_DIR = Path(".snakemake") / "foldstudy" / "sessions"
 FORMAT = 2  # the layout of an entry; bumped when it changes (1: a pickle)
 # Entries kept a kind: a session that grows as its agent works is a new entry at every

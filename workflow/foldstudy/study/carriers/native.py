@@ -47,7 +47,7 @@ NATIVE_SOURCE = "the provider's compaction against your best arm"
 # The probe's verdict of a native arm on a backend whose provider does not compact
 NATIVE_UNSUPPORTED = "native_compaction_unsupported"
 # The recall turn's system prompt (resources/prompts/<this>.md, which workflow/rules/
-# common.smk PROMPT_FILES hands the fold job as Prompts.recall_system): what every
+# wiring.Wiring.prompt_files hands the fold job as Prompts.recall_system): what every
 # compaction request sends as its system prompt
 RECALL_SYSTEM_PROMPT = "recall_system"
 
