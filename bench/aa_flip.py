@@ -3,6 +3,7 @@ of itself (config sweeps.X.controls.aa), measured through a real endpoint and si
 
     nice -n 10 .venv/bin/python bench/aa_flip.py [--sweeps 40] [--repeats 4 12]
         [--simulations 4000] [--embedded 0]
+    nice -n 10 .venv/bin/python bench/aa_flip.py --sweeps 0 --embedded 2   # embedded only
 
 Measured: one study on the loopback gateway stand-in with --sweeps sweeps (seeds 1..N),
 each running arm m and its copy m~aa for the given repeats, through the whole workflow
@@ -18,9 +19,12 @@ TOST) on blocks drawn with replacement from the measured rows' recalls, both arm
 the one pooled distribution, --simulations times: the flip rate the test gives on rows
 like these, with its Monte Carlo standard error.
 
---embedded N: also N sweeps on the embedded model (SmolLM2-135M at one thread; minutes a
-run): it honours the seed, so the copy's replies are its original's, byte for byte, and
-its A/A reads "equivalent" by construction: the flip rate there is 0 by determinism.
+--embedded N: also N sweeps on the embedded model (SmolLM2-135M at one thread; 3-6 min a
+run on 2 loaded cores, so N sweeps take about 12 N min or more: 2 did not finish in 25
+min on 2026-12-04): it honours the seed, so the copy's replies are its original's, byte
+for byte, and its A/A reads "equivalent" by construction: the flip rate there is 0 by
+determinism.
+--sweeps 0 skips the stand-in part (and its simulation), for the embedded run alone.
 
 The flip rate is the share of A/A lines declared anything but undecided or equivalent.
 """
@@ -143,7 +147,7 @@ def main() -> None:
     print(f"# A/A flip rate, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
           f"{a.sweeps} sweeps per setting (gateway stand-in), alpha 0.05, margin 0.10")
     with tempfile.TemporaryDirectory() as tmp:
-        for r in a.repeats:
+        for r in a.repeats if a.sweeps else []:
             count, recalls = measured(Path(tmp, f"gw{r}"), a.sweeps, r)
             n = sum(count.values())
             rate = count["better"] / n if n else float("nan")
@@ -154,8 +158,10 @@ def main() -> None:
                   f"({a.simulations} draws); mean recall {np.mean(recalls):.3f}")
         if a.embedded:
             count, _ = measured(Path(tmp, "emb"), a.embedded, 2, embedded=True)
+            n = sum(count.values())
             print(f"embedded (SmolLM2-135M, seed honoured), {a.embedded} sweeps x 2 repeats: "
-                  f"{count}")
+                  f"{count['better']}/{n} declared better ({count['equivalent']} equivalent, "
+                  f"{count['undecided']} undecided)")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,11 @@ class ShapedModel:
     # reads a kept session (the carriers that keep the session's text, which state a
     # fact in a sentence, never as `label: value`) as well as a model could at best.
     reads_session: bool = False
+    # Labels kept at every fold that reads their value, whatever the shape: a model
+    # playing a working carrier keeps the control facts (config sweeps.X.controls.tail),
+    # which sit where every working carrier keeps them, so a row that misses one points
+    # at its recall turn or grader, not at the draw.
+    keeps: frozenset[str] = frozenset()
     rng: random.Random = field(init=False)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -69,7 +74,8 @@ class ShapedModel:
         rate = self.drop[reply_shape(body)]
         with self.lock:
             for lab, v in self.facts.items():
-                if lab not in kept and v in chunk and self.rng.random() >= rate:
+                if lab not in kept and v in chunk and (lab in self.keeps
+                                                       or self.rng.random() >= rate):
                     kept[lab] = v
         lines = "\n".join(f"{lab}: {v}" for lab, v in kept.items()) or "none"
         if reply_shape(body) == PLAIN:
