@@ -44,8 +44,8 @@ import numpy as np
 from common import KEY, ROOT, cli, snakemake, standin_gateway
 
 sys.path.insert(0, str(ROOT))
-from foldstudy.analysis import decision as D  # noqa: E402
-from foldstudy.analysis.analysis import Analysis  # noqa: E402
+from foldstudy.analysis.decision import AA_SOURCE, judge  # noqa: E402
+from foldstudy.analysis.plan import AnalysisPlan  # noqa: E402
 from tests.support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel  # noqa: E402
 
 SHAPES = {ONE_FIELD: 0.5, PLAIN: 0.2, OTHER: 0.2}
@@ -66,7 +66,7 @@ def config(base_url: str | None, sweeps: int, repeats: int) -> dict:
 def flips(decision: Path) -> tuple[dict[str, int], list[dict]]:
     """The A/A lines' words, counted (better, equivalent, undecided), and the lines."""
     doc = json.loads(decision.read_text())
-    lines = [v for c in doc["cards"] for v in c["contrasts"] if v["source"] == D.AA_SOURCE]
+    lines = [v for c in doc["cards"] for v in c["contrasts"] if v["source"] == AA_SOURCE]
     count = {"better": 0, "equivalent": 0, "undecided": 0}
     for v in lines:
         count["better" if v["word"].endswith("better") else
@@ -126,12 +126,12 @@ class ShapedModelMany:
 def simulated(recalls: list[float], repeats: int, n: int, seed: int) -> tuple[float, float]:
     """(flip rate, its standard error) of the card's test on A/A blocks drawn from these
     recalls, both arms from the one distribution."""
-    an, rng = Analysis.load(), random.Random(seed)
+    plan, rng = AnalysisPlan.load(), random.Random(seed)
     flipped = 0
     for _ in range(n):
         a = np.array([rng.choice(recalls) for _ in range(repeats)])
         b = np.array([rng.choice(recalls) for _ in range(repeats)])
-        v = D.judge("m", "m~aa", D.AA_SOURCE, a, b, None, 14.0, an, 0.10, an.alpha)
+        v = judge("m", "m~aa", AA_SOURCE, a, b, None, 14.0, plan, 0.10, plan.alpha)
         flipped += v.word.endswith("better")
     rate = flipped / n
     return rate, (rate * (1 - rate) / n) ** 0.5

@@ -47,22 +47,32 @@ from datetime import UTC, datetime
 import numpy as np
 from common import cli
 
-from foldstudy.analysis import decision as D
-from foldstudy.analysis import power as P
-from foldstudy.analysis import sequential as S
 from foldstudy.analysis import stats
+from foldstudy.analysis.decision import holm
+from foldstudy.analysis.power import mde
+from foldstudy.analysis.sequential import (
+    DIFFERENCE,
+    EQUIVALENT,
+    Staged,
+    beta_binomial_recalls,
+    fixed_study,
+    inflation_factor,
+    nominal_levels,
+    round_up,
+    staged_study,
+)
 
 K, ICC, MAX, LOOKS, MARGIN, ALPHA, POWER, ROTATION = 14, 0.75, 24, 3, 0.10, 0.05, 0.8, 1
 FRACTIONS = [(i + 1) / LOOKS for i in range(LOOKS)]
-INFLATION = S.inflation_factor(FRACTIONS, ALPHA, POWER)
+INFLATION = inflation_factor(FRACTIONS, ALPHA, POWER)
 # the next multiple of the rotation above the inflated maximum
-MAX_INF = S.round_up(math.ceil(MAX * INFLATION), ROTATION)
+MAX_INF = round_up(math.ceil(MAX * INFLATION), ROTATION)
 
 
 def block_diffs(rng: np.random.Generator, n: int, pa: float, pb: float, icc: float
                 ) -> np.ndarray:
-    return (S.beta_binomial_recalls(rng, n, pb, icc, K)
-            - S.beta_binomial_recalls(rng, n, pa, icc, K))
+    return (beta_binomial_recalls(rng, n, pb, icc, K)
+            - beta_binomial_recalls(rng, n, pa, icc, K))
 
 
 def study_blocks(rng: np.random.Generator, pa: float, pb: float, icc: float) -> np.ndarray:
@@ -75,17 +85,17 @@ def study_blocks(rng: np.random.Generator, pa: float, pb: float, icc: float) -> 
 
 def scenario(name: str, pa: float, pb: float, icc: float, studies: int, seed: int) -> None:
     t0 = time.perf_counter()
-    runs: dict[str, list[S.Staged]] = {"staged": [], "fixed": [], "staged-inf": []}
+    runs: dict[str, list[Staged]] = {"staged": [], "fixed": [], "staged-inf": []}
     for i in range(studies):
         d = study_blocks(np.random.default_rng([seed, i]), pa, pb, icc)
-        runs["staged"].append(S.staged_study(d[:MAX], ICC, K, MARGIN, ALPHA, POWER, MAX,
+        runs["staged"].append(staged_study(d[:MAX], ICC, K, MARGIN, ALPHA, POWER, MAX,
                                              LOOKS, ROTATION, seed=i))
-        runs["fixed"].append(S.fixed_study(d[:MAX], ALPHA, MARGIN, seed=i))
-        runs["staged-inf"].append(S.staged_study(d, ICC, K, MARGIN, ALPHA, POWER, MAX_INF,
+        runs["fixed"].append(fixed_study(d[:MAX], ALPHA, MARGIN, seed=i))
+        runs["staged-inf"].append(staged_study(d, ICC, K, MARGIN, ALPHA, POWER, MAX_INF,
                                                  LOOKS, ROTATION, seed=i))
     for label, got in runs.items():
-        diff = sum(r.outcome == S.DIFFERENCE for r in got) / studies
-        decided = sum(r.outcome in (S.DIFFERENCE, S.EQUIVALENT) for r in got) / studies
+        diff = sum(r.outcome == DIFFERENCE for r in got) / studies
+        decided = sum(r.outcome in (DIFFERENCE, EQUIVALENT) for r in got) / studies
         reps = float(np.mean([r.repeats for r in got]))
         print(f"{name:9s} {label:10s}: difference declared {diff:6.1%}, decided "
               f"{decided:6.1%}, mean repeats {reps:5.2f}")
@@ -122,15 +132,15 @@ def family_setting(models: int, pairs: int, repeats: int, studies: int, seed: in
     rng = np.random.default_rng([seed, models, pairs, repeats])
     null = family_p(rng, studies, models, pairs, repeats, 0.0)
     raw_fwer = float(np.mean((null <= ALPHA).any(axis=1)))
-    holm_fwer = float(np.mean((D.holm(null) <= ALPHA).any(axis=1)))
-    d = P.mde(repeats, ICC, K, alpha=ALPHA, power=POWER)
+    holm_fwer = float(np.mean((holm(null) <= ALPHA).any(axis=1)))
+    d = mde(repeats, ICC, K, alpha=ALPHA, power=POWER)
     if d is None:
         power = "no difference is detectable at this many blocks"
     else:
         alt = family_p(rng, studies, models, pairs, repeats, d)
         real = pairs - 1  # the first model's last pair: arm pairs - 1 against the shifted arm
         raw_pow = float(np.mean(alt[:, real] <= ALPHA))
-        holm_pow = float(np.mean(D.holm(alt)[:, real] <= ALPHA))
+        holm_pow = float(np.mean(holm(alt)[:, real] <= ALPHA))
         power = (f"power at the planned difference {d:.3f}: unadjusted {raw_pow:6.1%}, "
                  f"Holm {holm_pow:6.1%}")
     print(f"{models:2d} models x {pairs} pairs, {repeats:2d} repeats: any false better "
@@ -153,9 +163,9 @@ def main() -> None:
             for repeats in FAMILY_REPEATS:
                 family_setting(models, pairs, repeats, a.studies, a.seed)
         return
-    d = P.mde(MAX, ICC, K, alpha=ALPHA, power=POWER)
+    d = mde(MAX, ICC, K, alpha=ALPHA, power=POWER)
     print(f"max_repeats {MAX}, looks {LOOKS}, margin {MARGIN}, alpha {ALPHA}; nominal levels "
-          + ", ".join(f"{x:.4f}" for x in S.nominal_levels(FRACTIONS, ALPHA))
+          + ", ".join(f"{x:.4f}" for x in nominal_levels(FRACTIONS, ALPHA))
           + f"; the plan's difference at {MAX} repeats: {d:.3f}")
     print(f"staged-inf: the {LOOKS}-look inflation factor at power {POWER} is "
           f"{INFLATION:.4f}; max_repeats {MAX} x {INFLATION:.4f} = {MAX * INFLATION:.2f}, "

@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 import yaml
 
-from foldstudy.analysis import decision as D
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.decision import AA_SOURCE, UNDECIDED, CardInputs, cards
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.backends.store import cache_key
-from foldstudy.report import decision as R
-from foldstudy.report import gate as G
 from foldstudy.report.carrier import chosen
-from foldstudy.report.decision import json_safe
+from foldstudy.report.decision import card_markdown, json_safe
+from foldstudy.report.gate import failing_lines, gate_result
 from foldstudy.run.fold import Sample, fold_request
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import aa_copies, is_matched, load_arm_table
@@ -68,9 +67,9 @@ def test_an_aa_arm_the_sweep_does_not_run_is_refused_naming_the_key():
 def test_the_copy_is_outside_every_paper_reader():
     cfg = {"sweeps": {"main": {"controls": {"aa": "m"}}, "other": {}}}
     assert aa_copies(cfg) == {"m~aa": "m"}
-    an = Analysis.load(config=cfg)
-    assert "m~aa" in an.unmatched and an.aa == {"m~aa": "m"}
-    assert an.arm_title("m~aa") == f"{an.arm_title('m')} (A/A copy)"
+    plan = AnalysisPlan.load(config=cfg)
+    assert "m~aa" in plan.unmatched and plan.aa == {"m~aa": "m"}
+    assert plan.arm_title("m~aa") == f"{plan.arm_title('m')} (A/A copy)"
 
 
 def _cards(copy: list[float], original: list[float] | None = None, j: float = 0.2):
@@ -78,30 +77,30 @@ def _cards(copy: list[float], original: list[float] | None = None, j: float = 0.
     rows = [r for arm, recalls in (("j", [j] * 12), ("m", original), ("m~aa", copy))
             for r in arm_rows("s", "x", arm, recalls, k=10)]
     rows_df, checks = frames(rows)
-    an = AN.with_copies({"m~aa": "m"})
-    return D.cards(rows_df, checks, an, D.CardInputs(margin=0.10, gate_pair=("j", "m"))), an
+    plan = AN.with_copies({"m~aa": "m"})
+    return cards(rows_df, checks, plan, CardInputs(margin=0.10, gate_pair=("j", "m"))), plan
 
 
-AN = Analysis.load()
+AN = AnalysisPlan.load()
 
 
 def test_an_equal_copy_reads_no_difference_and_the_card_says_nothing_first():
-    (card,), an = _cards([0.6, 0.4, 0.5, 0.7, 0.5, 0.3, 0.6, 0.4, 0.5, 0.5, 0.6, 0.4])
+    (card,), plan = _cards([0.6, 0.4, 0.5, 0.7, 0.5, 0.3, 0.6, 0.4, 0.5, 0.5, 0.6, 0.4])
     (aa,) = card.aa_lines
-    assert (aa.a, aa.b, aa.source) == ("m", "m~aa", D.AA_SOURCE)
+    assert (aa.a, aa.b, aa.source) == ("m", "m~aa", AA_SOURCE)
     assert aa.difference == 0 and not aa.word.endswith("better")
     assert aa.family_size == len(card.contrasts)  # adjusted within the family
     assert card.instrument_fails == []
-    lines = R.card_markdown(card, an)
+    lines = card_markdown(card, plan)
     assert "instrument fails" not in "\n".join(lines)
-    assert any(D.AA_SOURCE in line for line in lines)  # the A/A line, named as a control
+    assert any(AA_SOURCE in line for line in lines)  # the A/A line, named as a control
 
 
 def test_a_copy_declared_better_is_the_instrument_failing_said_first_and_the_gate_fails():
-    (card,), an = _cards([1.0] * 12)
+    (card,), plan = _cards([1.0] * 12)
     (bad,) = card.instrument_fails
     assert bad.word == "m~aa better"
-    lines = R.card_markdown(card, an)
+    lines = card_markdown(card, plan)
     assert lines[2].startswith("**The instrument fails its A/A control: m against its exact "
                                "copy m~aa reads m~aa better")
     doc = json.loads(json.dumps(json_safe({"family": "sweep",
@@ -109,9 +108,9 @@ def test_a_copy_declared_better_is_the_instrument_failing_said_first_and_the_gat
     # the copy is never the card's chosen carrier
     assert chosen(doc["cards"][0]) is None or chosen(doc["cards"][0])[0] != "m~aa"
     gate = {"arm": "m", "against": "j", "at_least": "better", "models": None}
-    result = G.gate_result(gate, {"s": {"arms": ["j", "m", "m~aa"], "models": ["x"]}}, doc)
+    result = gate_result(gate, {"s": {"arms": ["j", "m", "m~aa"], "models": ["x"]}}, doc)
     assert not result["passed"] and result["instrument"][0]["copy"] == "m~aa"
-    (line,) = [x for x in G.failing_lines(result) if "A/A" in x]
+    (line,) = [x for x in failing_lines(result) if "A/A" in x]
     assert line == ("gate fails on x in sweep s: the instrument fails its A/A control, m "
                     "against its exact copy m~aa reads m~aa better")
 
@@ -120,22 +119,22 @@ def test_a_difference_inside_the_aa_noise_floor_is_never_worded_as_a_finding():
     """Each contrast of a model that ran an A/A shows the A/A interval beside its own; a
     difference no larger than what the arm and its copy differed by stays undecided."""
     copy = [0.9, 0.2, 0.8, 0.1, 0.9, 0.3, 0.8, 0.2, 0.9, 0.1, 0.8, 0.3]
-    (card,), an = _cards(copy, j=0.35)
+    (card,), plan = _cards(copy, j=0.35)
     (aa,) = card.aa_lines
     floor = max(abs(aa.ci_low), abs(aa.ci_high))
-    others = [v for v in card.contrasts if v.source != D.AA_SOURCE]
+    others = [v for v in card.contrasts if v.source != AA_SOURCE]
     assert others and all(v.aa_floor == floor for v in others)
     jm = next(v for v in others if {v.a, v.b} == {"j", "m"})
     # j at 0.35 and m around 0.5: a clear difference, but inside this noisy floor
-    assert abs(jm.difference) <= floor and jm.inside_noise and jm.word == D.UNDECIDED
-    text = "\n".join(R.card_markdown(card, an))
+    assert abs(jm.difference) <= floor and jm.inside_noise and jm.word == UNDECIDED
+    text = "\n".join(card_markdown(card, plan))
     assert "inside the A/A noise floor" in text and f"A/A ±{floor:.3f}" in text
     # without the A/A line, the same rows read j–m as a finding
     rows = [r for arm, recalls in (("j", [0.35] * 12), ("m", [0.6, 0.4, 0.5, 0.7, 0.5, 0.3,
                                                                 0.6, 0.4, 0.5, 0.5, 0.6, 0.4]))
             for r in arm_rows("s", "x", arm, recalls, k=10)]
     rows_df, checks = frames(rows)
-    (plain,) = D.cards(rows_df, checks, AN, D.CardInputs(margin=0.10, gate_pair=("j", "m")))
+    (plain,) = cards(rows_df, checks, AN, CardInputs(margin=0.10, gate_pair=("j", "m")))
     jm = next(v for v in plain.contrasts if {v.a, v.b} == {"j", "m"})
     assert jm.word == "m better" and jm.aa_floor is None
 
@@ -156,7 +155,7 @@ def test_the_forest_draws_the_aa_floor_and_the_ceiling():
     from matplotlib.collections import PolyCollection
 
     from foldstudy.analysis.decision import AA_SOURCE
-    from foldstudy.report import figures as F
+    from foldstudy.report.figures import decision_forest, forest_rows
     from foldstudy.study.carriers.uncompacted import UNCOMPACTED_SOURCE
 
     card = {"sweep": "s", "model": "x", "all_lost": False, "contrasts": [
@@ -167,10 +166,10 @@ def test_the_forest_draws_the_aa_floor_and_the_ceiling():
         "ceiling_lines": [{"arm": "m", "ceiling": "uncompacted", "blocks": 4, "lost": 8,
                            "carrier_lost": 6, "recall_lost": 2, "ceiling_recall": 0.83}]}
     doc = {"margin": 0.1, "family": "sweep", "cards": [card]}
-    labels = [label for label, _ in F.forest_rows(doc)]
+    labels = [label for label, _ in forest_rows(doc)]
     assert labels == ["x (s)  m − j", "x (s)  m~aa − m",
                       "x (s)  uncompacted − m [ceiling, recall 0.83]"]
-    fig = F.decision_forest(doc)
+    fig = decision_forest(doc)
     (ax,) = fig.axes
     bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
     # one band per contrast read against the floor, none on the A/A line itself
@@ -186,7 +185,7 @@ def test_the_forest_draws_the_aa_floor_and_the_ceiling():
     # a card without either draws neither
     plain = {"margin": 0.1, "family": "sweep", "cards": [dict(card, contrasts=[
         _verdict("j", "m", "analysis", 0.05, -0.02, 0.12, "undecided")], ceiling_lines=[])]}
-    ax = F.decision_forest(plain).axes[0]
+    ax = decision_forest(plain).axes[0]
     assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert "A/A noise floor (the card's A/A interval)" not in [
         t.get_text() for t in ax.get_legend().get_texts()]

@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import write_numbers
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.backends.store import StoreCorrupt
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import EvidenceError
@@ -244,7 +244,7 @@ def assert_evidence_refused(tmp_path: Path, package: Path, edit, expected: list[
     out = tmp_path / "stats"
     with pytest.raises(EvidenceError) as e:
         write_numbers(d, out / "numbers.json", out / "provenance.json", out / "numbers.tex",
-                      Analysis.load())
+                      AnalysisPlan.load())
     for part in expected:
         assert part in str(e.value), (part, str(e.value))
     assert "np." not in str(e.value)  # a cell as written, never numpy's repr of it
@@ -254,7 +254,7 @@ def assert_evidence_refused(tmp_path: Path, package: Path, edit, expected: list[
 def test_the_untouched_package_and_one_without_a_manifest_pass(tmp_path, package):
     out = tmp_path / "stats"
     assert write_numbers(package, out / "numbers.json", out / "provenance.json",
-                         out / "numbers.tex", Analysis.load())
+                         out / "numbers.tex", AnalysisPlan.load())
 
 
 def test_the_line_named_is_the_line_in_the_file(tmp_path, package):
@@ -263,7 +263,7 @@ def test_the_line_named_is_the_line_in_the_file(tmp_path, package):
     set_cell("arm", "x")(d)
     with pytest.raises(EvidenceError, match=r"on line (\d+)") as e:
         write_numbers(d, tmp_path / "n.json", tmp_path / "p.json", tmp_path / "n.tex",
-                      Analysis.load())
+                      AnalysisPlan.load())
     line = int(str(e.value).split("on line ")[1].split()[0])
     assert (d / "rows.csv").read_text().splitlines()[line - 1].split(",")[4] == "x"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from foldstudy.report import carrier as C
+from foldstudy.report.carrier import build_carriers, chosen
 from foldstudy.study.spec import load_arm_table, resolve_arm
 
 REQUEST = {"messages": [{"role": "system", "content": "SYSTEM"},
@@ -48,7 +48,7 @@ def _setup(tmp_path: Path, resources: Path, arm: str = "m") -> tuple[dict, list,
 def test_a_decided_card_gets_its_carriers_files_and_request(tmp_path, resources):
     doc, runs, arms, store = _setup(tmp_path, resources)
     out = tmp_path / "results/decision"
-    C.build_carriers(doc, runs, arms, {}, str(store), out, 0.2)
+    build_carriers(doc, runs, arms, {}, str(store), out, 0.2)
     folder = out / "s/dear/carrier"
     assert sorted(p.name for p in folder.iterdir()) == [
         "README.md", "capacity.json", "prompt.md", "request.json"]  # m has no schema
@@ -69,11 +69,11 @@ def test_equivalence_picks_the_second_arm_and_a_schema_arm_brings_its_schema(tmp
     doc, runs, arms, store = _setup(tmp_path, resources)
     doc["cards"] = [{"sweep": "s", "model": "dear",
                      "contrasts": [_contrast("equivalent within ±0.1", "m", "j")]}]
-    assert C.chosen(doc["cards"][0])[0] == "j"
+    assert chosen(doc["cards"][0])[0] == "j"
     own = tmp_path / "mine.md"
     own.write_text("my prompt, as I wrote it\n")
     out = tmp_path / "results/decision"
-    C.build_carriers(doc, runs, arms, {"j": {"system_prompt": str(own)}}, str(store), out,
+    build_carriers(doc, runs, arms, {"j": {"system_prompt": str(own)}}, str(store), out,
                      0.2)
     folder = out / "s/dear/carrier"
     schema = json.loads((folder / "schema.json").read_text())

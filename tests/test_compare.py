@@ -13,16 +13,26 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foldstudy.analysis import compare as C
 from foldstudy.analysis import stats
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.compare import (
+    block_arms,
+    carried_to_end,
+    compare_pairs,
+    compare_tables,
+    fact_grid,
+    fact_survival,
+    pair_label,
+    paired_arms,
+    why_not_built,
+)
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.scopes import Group
 from foldstudy.evidence import columns
 from foldstudy.report import compare as RC
 from foldstudy.report.summary import survival_summary
 
-from .support import compare_site as S
 from .support import records as R
+from .support.compare_site import build, run
 
 PORT, ZONE, SHARDS = R.PORT.label, R.ZONE.label, R.SHARDS.label
 
@@ -48,14 +58,14 @@ def evidence(recs, tmp_path, grading):
 
 
 @pytest.fixture()
-def an():
-    return Analysis.load()
+def plan():
+    return AnalysisPlan.load()
 
 
 @pytest.fixture()
 def grid(tmp_path, grading):
     rows, checks, trace = evidence(block(), tmp_path, grading)
-    return C.fact_grid(trace, checks, rows)
+    return fact_grid(trace, checks, rows)
 
 
 def fates(grid):
@@ -79,11 +89,11 @@ def test_the_grid_dates_each_fact_per_arm(grid):
     assert line("q", ZONE) == (2, 4, None, 4, True, True, "0111")
     assert line("q", SHARDS) == (3, 3, 4, 3, False, False, "0010")
     assert len(grid) == 6 and set(grid["valid"]) == {True}
-    assert C.block_arms(grid) == {("s", "toy", 0): ["j", "q"]}  # design order
+    assert block_arms(grid) == {("s", "toy", 0): ["j", "q"]}  # design order
 
 
-def test_the_paired_counts_at_the_final_carry_and_in_the_answer(grid, an):
-    t = C.paired_arms(grid, C.compare_pairs(an), an)
+def test_the_paired_counts_at_the_final_carry_and_in_the_answer(grid, plan):
+    t = paired_arms(grid, compare_pairs(plan), plan)
     assert list(t.columns) == columns.PAIRED_ARMS_TABLE
     assert len(t) == 1  # q–m, j–t, j–p, k–m: no block ran both arms
     r = t.iloc[0].to_dict()
@@ -101,8 +111,8 @@ def test_the_paired_counts_at_the_final_carry_and_in_the_answer(grid, an):
     assert r["recalled_diff"] == pytest.approx(0.0)
 
 
-def test_survival_separates_the_first_folds_loss_from_the_loss_over_folds(grid, an):
-    s = C.fact_survival(grid, an)
+def test_survival_separates_the_first_folds_loss_from_the_loss_over_folds(grid, plan):
+    s = fact_survival(grid, plan)
     assert list(s.columns) == columns.FACT_SURVIVAL_TABLE
     by = {(r["arm"], r["k"]): r for r in s.to_dict("records")}
     assert sorted({k for _, k in by}) == [0, 1, 2, 3]  # last fold 4 minus first planting 1
@@ -136,31 +146,31 @@ def test_survival_separates_the_first_folds_loss_from_the_loss_over_folds(grid, 
         1 / 3)
     assert {r["rows"] for r in by.values()} == {1} and {r["blocks"] for r in by.values()} \
         == {1}
-    end = C.carried_to_end(grid, an).set_index("arm")
+    end = carried_to_end(grid, plan).set_index("arm")
     assert end.loc["j", "carried"] == 1 and end.loc["q", "carried"] == 1  # shards; zone
     assert end.loc["j", "facts"] == 3
 
 
-def test_invalid_rows_stay_on_the_page_but_out_of_the_counts(tmp_path, grading, an):
+def test_invalid_rows_stay_on_the_page_but_out_of_the_counts(tmp_path, grading, plan):
     recs = block() + block(repeat=1, catchup_fired=True)  # r1's j is invalid
     rows, checks, trace = evidence(recs, tmp_path, grading)
-    grid = C.fact_grid(trace, checks, rows)
+    grid = fact_grid(trace, checks, rows)
     assert not grid[(grid["repeat"] == 1) & (grid["arm"] == "j")]["valid"].any()
-    t = C.paired_arms(grid, [("j", "q")], an)
+    t = paired_arms(grid, [("j", "q")], plan)
     assert t.iloc[0]["blocks"] == 1 and t.iloc[0]["facts"] == 3
-    s = C.fact_survival(grid, an)
+    s = fact_survival(grid, plan)
     assert set(s[s["arm"] == "j"]["rows"]) == {1} and set(s[s["arm"] == "q"]["rows"]) == {2}
 
 
-def test_the_interval_resamples_blocks_not_facts(tmp_path, grading, an):
+def test_the_interval_resamples_blocks_not_facts(tmp_path, grading, plan):
     # r0 as above; r1: j keeps all three to the end, q none, answers empty. The kept-share
     # difference per block is -1/3 (r0) and -1 (r1): any resample of two blocks gives a
     # mean in {-1/3, -2/3, -1}, so the interval's ends are among those.
     full = "52677 ranir.lasetot.lan 19 shards"
     recs = block() + block(repeat=1, j=[full] * 4, q=["x"] * 4, ja="", qa="")
     rows, checks, trace = evidence(recs, tmp_path, grading)
-    grid = C.fact_grid(trace, checks, rows)
-    r = C.paired_arms(grid, [("j", "q")], an).iloc[0]
+    grid = fact_grid(trace, checks, rows)
+    r = paired_arms(grid, [("j", "q")], plan).iloc[0]
     assert (r["blocks"], r["facts"], r["both_kept"], r["a_only"], r["b_only"],
             r["neither"]) == (2, 6, 0, 5, 1, 0)
     assert r["kept_diff"] == pytest.approx((-1 / 3 - 1) / 2)
@@ -168,17 +178,17 @@ def test_the_interval_resamples_blocks_not_facts(tmp_path, grading, an):
     assert any(r["kept_diff_low"] == pytest.approx(x) for x in allowed)
     assert any(r["kept_diff_high"] == pytest.approx(x) for x in allowed)
     # survival at k=0, j: 2/3 (r0) and 3/3 (r1): a resample is a mix of whole blocks
-    s = C.fact_survival(grid, an)
+    s = fact_survival(grid, plan)
     j0 = s[(s["arm"] == "j") & (s["k"] == 0)].iloc[0]
     assert (j0["facts"], j0["carried"]) == (6, 5)
     assert any(j0["share_low"] == pytest.approx(x) for x in (2 / 3, 5 / 6, 1))
     # seeded: the same numbers again
-    again = C.paired_arms(grid, [("j", "q")], an).iloc[0]
+    again = paired_arms(grid, [("j", "q")], plan).iloc[0]
     assert again["kept_diff_low"] == r["kept_diff_low"]
 
 
-def test_a_pooled_scope_names_its_sweeps_and_pairs_within_blocks(grid, an):
-    t = C.paired_arms(grid, [("j", "q")], an, [Group("s+t", ("s", "t"), None, False)])
+def test_a_pooled_scope_names_its_sweeps_and_pairs_within_blocks(grid, plan):
+    t = paired_arms(grid, [("j", "q")], plan, [Group("s+t", ("s", "t"), None, False)])
     assert t.iloc[0]["sweep"] == "s+t" and t.iloc[0]["facts"] == 3
 
 
@@ -192,29 +202,29 @@ def test_block_bootstrap_share_draws_whole_blocks():
     assert math.isnan(low[0])
 
 
-def test_pairs_come_from_analysis_yaml_and_a_config_adds_more(an):
-    assert C.compare_pairs(an)[:2] == [("j", "q"), ("q", "m")]
-    assert C.compare_pairs(an, [["j", "q"], ["m", "u"]])[-1] == ("m", "u")
-    assert len(C.compare_pairs(an, [["j", "q"]])) == len(an.compare_pairs)
-    assert C.pair_label("j", "q") == "j–q"
+def test_pairs_come_from_analysis_yaml_and_a_config_adds_more(plan):
+    assert compare_pairs(plan)[:2] == [("j", "q"), ("q", "m")]
+    assert compare_pairs(plan, [["j", "q"], ["m", "u"]])[-1] == ("m", "u")
+    assert len(compare_pairs(plan, [["j", "q"]])) == len(plan.compare_pairs)
+    assert pair_label("j", "q") == "j–q"
 
 
 def test_evidence_mode_says_why_in_one_line():
-    assert C.why_not_built(True, True) is None
-    assert "no fact trace" in C.why_not_built(False, False)
-    assert "\n" not in C.why_not_built(False, True) and "run records" in C.why_not_built(
+    assert why_not_built(True, True) is None
+    assert "no fact trace" in why_not_built(False, False)
+    assert "\n" not in why_not_built(False, True) and "run records" in why_not_built(
         False, True)
 
 
-def test_the_survival_figure_draws_a_band_per_arm(grid, an):
-    s = C.fact_survival(grid, an)
-    fig = RC.survival_figure(s, an)
+def test_the_survival_figure_draws_a_band_per_arm(grid, plan):
+    s = fact_survival(grid, plan)
+    fig = RC.survival_figure(s, plan)
     ax = fig.axes[0]
     labels = [x.get_label() for x in ax.get_lines() if not x.get_label().startswith("_")]
     assert [x.split()[0] for x in labels] == ["j", "q"]
     assert len(ax.collections) >= 2  # one band per arm
     plt.close(fig)
-    empty = RC.survival_figure(None, an)
+    empty = RC.survival_figure(None, plan)
     assert "no fact trace" in empty.axes[0].texts[0].get_text()
     plt.close(empty)
 
@@ -226,11 +236,11 @@ SCRIPT = "<script>document.title='PWNED';window.pwned=1</script>"
 
 @pytest.fixture()
 def site(tmp_path, grading):
-    recs = [S.run(J_CARRIES, "j", 0, J_ANSWER + f" {SCRIPT}"),
-            S.run([c + f" {SCRIPT}" for c in Q_CARRIES], "q", 1, Q_ANSWER),
-            S.run(["52677"] * 4, "j", 0, "", model="toy2"),
-            S.run(Q_CARRIES, "q", 1, Q_ANSWER, model="toy2")]
-    return S.build(tmp_path, recs, grading)
+    recs = [run(J_CARRIES, "j", 0, J_ANSWER + f" {SCRIPT}"),
+            run([c + f" {SCRIPT}" for c in Q_CARRIES], "q", 1, Q_ANSWER),
+            run(["52677"] * 4, "j", 0, "", model="toy2"),
+            run(Q_CARRIES, "q", 1, Q_ANSWER, model="toy2")]
+    return build(tmp_path, recs, grading)
 
 
 def column(page: str, fold: int, title_start: str) -> str:
@@ -261,7 +271,7 @@ def test_a_block_page_shows_the_arms_side_by_side_with_the_grid_on_top(site):
 
 def test_a_long_carry_collapses_to_its_first_lines(tmp_path, grading):
     long = "\n".join(f"line {i}" for i in range(12)) + "\nport 52677"
-    out = S.build(tmp_path, [S.run([long] * 4, "j", 0), S.run(["x"] * 4, "q", 1)], grading)
+    out = build(tmp_path, [run([long] * 4, "j", 0), run(["x"] * 4, "q", 1)], grading)
     cell = column((out / "compare/s/toy/r0.html").read_text(), 1, "j ")
     preview, full = cell.split("<details>")
     assert "line 3" in preview and "line 4" not in preview
@@ -278,23 +288,23 @@ def test_the_two_model_page_and_the_index(site):
         assert f'href="{href}"' in index
 
 
-def test_summary_lines_name_the_share_carried_to_the_end(grid, an):
-    lines = survival_summary(C.carried_to_end(grid, an), RC.block_path("s", "toy", 0))
+def test_summary_lines_name_the_share_carried_to_the_end(grid, plan):
+    lines = survival_summary(carried_to_end(grid, plan), RC.block_path("s", "toy", 0))
     assert "- s j: 1/3 = 0.333 (0.333–0.333)" in lines
     assert lines[-1] == "Arm against arm, fold by fold: results/compare/s/toy/r0.html"
 
 
-def test_a_second_build_writes_the_same_bytes(tmp_path, grading, an):
+def test_a_second_build_writes_the_same_bytes(tmp_path, grading, plan):
     recs = block()
-    a, b = S.build(tmp_path / "a", recs, grading), S.build(tmp_path / "b", recs, grading)
+    a, b = build(tmp_path / "a", recs, grading), build(tmp_path / "b", recs, grading)
     pages = sorted(p.relative_to(a) for p in (a / "compare").rglob("*.html"))
     assert len(pages) == 2  # the block's page and the index (one model: no model page)
     assert all((a / p).read_bytes() == (b / p).read_bytes() for p in pages)
     rows, checks, trace = evidence(recs, tmp_path, grading)
-    paired, survival, _ = C.compare_tables(trace, checks, rows, an)
+    paired, survival, _ = compare_tables(trace, checks, rows, plan)
     svgs = []
     for _ in range(2):
-        fig = RC.survival_figure(survival, an)
+        fig = RC.survival_figure(survival, plan)
         buf = io.BytesIO()
         fig.savefig(buf, format="svg", metadata={"Date": None})
         plt.close(fig)

@@ -16,7 +16,7 @@ import pytest
 from foldstudy.report.compare import block_path
 
 from .support import browser
-from .support import compare_site as S
+from .support.compare_site import build, run
 
 pytestmark = pytest.mark.browser
 
@@ -58,20 +58,20 @@ def two(tmp_path, grading):
     """One block of two arms: j carries the port at folds 1-2, q never does; q's replies
     and answer hold a <script>."""
     browser.chromium()
-    recs = [S.run(["52677", "52677", "19 shards", "19 shards"], "j", 0,
+    recs = [run(["52677", "52677", "19 shards", "19 shards"], "j", 0,
                   "1. primary ingress port: 52677"),
-            S.run([f"x {SCRIPT}", "ranir.lasetot.lan", "ranir.lasetot.lan",
+            run([f"x {SCRIPT}", "ranir.lasetot.lan", "ranir.lasetot.lan",
                    WIDE.replace("52677", "the port")], "q", 1,
                   f"2. DNS zone for the new records: ranir.lasetot.lan {SCRIPT}")]
-    return S.build(tmp_path, recs, grading)
+    return build(tmp_path, recs, grading)
 
 
 @pytest.fixture()
 def three(tmp_path, grading):
     browser.chromium()
-    recs = [S.run([WIDE] * 4, "j", 0), S.run(["ranir.lasetot.lan " + "y" * 300] * 4, "q", 1),
-            S.run([WIDE.replace("\n", " ")] * 4, "m", 2, "1. primary ingress port: 52677")]
-    return S.build(tmp_path, recs, grading)
+    recs = [run([WIDE] * 4, "j", 0), run(["ranir.lasetot.lan " + "y" * 300] * 4, "q", 1),
+            run([WIDE.replace("\n", " ")] * 4, "m", 2, "1. primary ingress port: 52677")]
+    return build(tmp_path, recs, grading)
 
 
 def test_a_planted_value_is_highlighted_in_the_column_of_the_arm_that_carried_it(two):

@@ -17,7 +17,7 @@ from foldstudy.study.fixture_files import manifest
 from foldstudy.study.fixtures import build_fixture, plant_controls
 from foldstudy.study.spec import Fact, Fixture, SpecError
 
-from .support import records as R
+from .support.records import fixture, record
 
 
 @pytest.fixture(scope="module")
@@ -106,21 +106,21 @@ def test_controls_are_graded_apart_and_never_in_recall(grading):
 
     ctl = Fact("standby_port", "port", "61847", False, label="standby listener port",
                chunk=3, control=True)
-    base = R.fixture()
+    base = fixture()
     fx = replace(base, facts=(*base.facts, ctl))
     stock = StockSignature.from_dict(grading["stock_signature"])
     answer = ("primary ingress port: 52677\nDNS zone for the new records: unknown\n"
               "shard count of the event store: 19 shards\nstandby listener port: 61847")
     args = (grading["abstention_markers"], stock, [])
-    row, checks, _ = grade_record(R.record(["x"] * 4, answer=answer), fx, *args)
+    row, checks, _ = grade_record(record(["x"] * 4, answer=answer), fx, *args)
     assert (row["n_graded"], row["n_correct"]) == (3, 2)  # the control is not counted
     assert [c["label"] for c in checks] == [f.label for f in base.graded]
     assert (row["n_control"], row["n_control_correct"], row["control_missed"]) == (1, 1, "")
     missed = answer.replace("61847", "I do not know")
-    row, _, _ = grade_record(R.record(["x"] * 4, answer=missed), fx, *args)
+    row, _, _ = grade_record(record(["x"] * 4, answer=missed), fx, *args)
     assert (row["n_correct"], row["n_control_correct"], row["control_missed"]) == (
         2, 0, "standby listener port")
-    row, _, _ = grade_record(R.record(["x"] * 4, answer=answer), base, *args)
+    row, _, _ = grade_record(record(["x"] * 4, answer=answer), base, *args)
     assert (row["n_control"], row["n_control_correct"], row["control_missed"]) == (0, None, "")
 
 
@@ -182,8 +182,8 @@ def test_a_row_missing_a_control_fact_the_ceiling_recalled_is_control_lost():
     """A control fact sits where every working carrier keeps it: a row that misses one
     the ceiling (uncompacted) recalled in the same block is "control lost", and the card
     counts such rows per arm and says the arm's losses there are not the carrier's alone."""
-    from foldstudy.analysis import decision as D
-    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.analysis.decision import CardInputs, cards
+    from foldstudy.analysis.plan import AnalysisPlan
     from foldstudy.report import decision as RD
     from foldstudy.study.spec import load_arm_table, resolve_arm
 
@@ -200,13 +200,13 @@ def test_a_row_missing_a_control_fact_the_ceiling_recalled_is_control_lost():
                  for r, miss in zip(arm_rows("s", "x", arm, [0.5, 0.5], k=10), missed,
                                     strict=True)]
     df, checks = frames(rows)
-    an = Analysis.load()
-    (card,) = D.cards(df, checks, an, D.CardInputs(margin=0.10, arms=arms))
+    plan = AnalysisPlan.load()
+    (card,) = cards(df, checks, plan, CardInputs(margin=0.10, arms=arms))
     # j block 0 missed a, which the ceiling recalled; block 1 missed b, which it missed too
     assert card.control_lost == {"j": (1, 2), "m": (0, 2)}
     j_rows = [r["row_id"] for r in rows if r["arm"] == "j"]
     assert card.control_lost_rows == {"j": [j_rows[0]]}  # the row flagged, by its id
-    text = "\n".join(RD.card_markdown(card, an))
+    text = "\n".join(RD.card_markdown(card, plan))
     assert "**Control lost: j missed a control fact the ceiling recalled on 1 of 2 rows**" in text
     assert f"(flagged: `{j_rows[0]}`)" in text and j_rows[1] not in text
     assert "Control facts: m kept every control fact the ceiling recalled (2 rows read)" in text
@@ -220,8 +220,8 @@ def test_where_the_ceiling_recalled_no_control_fact_the_card_reads_none():
     """The default study's small model: the ceiling misses both control facts in every
     block, so no arm's miss says anything about its carrier, and the card says the
     control facts cannot be read rather than that the arm's recall turn works."""
-    from foldstudy.analysis import decision as D
-    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.analysis.decision import CardInputs, cards
+    from foldstudy.analysis.plan import AnalysisPlan
     from foldstudy.report import decision as RD
     from foldstudy.study.spec import load_arm_table, resolve_arm
 
@@ -236,10 +236,10 @@ def test_where_the_ceiling_recalled_no_control_fact_the_card_reads_none():
                  for r, miss in zip(arm_rows("s", "x", arm, [0.5, 0.5], k=10), missed,
                                     strict=True)]
     df, checks = frames(rows)
-    an = Analysis.load()
-    (card,) = D.cards(df, checks, an, D.CardInputs(margin=0.10, arms=arms))
+    plan = AnalysisPlan.load()
+    (card,) = cards(df, checks, plan, CardInputs(margin=0.10, arms=arms))
     assert card.control_lost == {"j": (0, 0)} and not card.control_lost_rows
-    text = "\n".join(RD.card_markdown(card, an))
+    text = "\n".join(RD.card_markdown(card, plan))
     assert ("Control facts: the ceiling recalled none of them in any block j ran beside it, "
             "so they cannot tell its recall turn from its carrier") in text
     assert "kept every control fact" not in text

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from foldstudy.analysis import sequential as S
+from foldstudy.analysis.sequential import ALL_LOST
 from foldstudy.study.config import (
     DECIDE_RUN_CEILING,
     ConfigError,
@@ -108,14 +108,14 @@ def test_a_look_where_both_arms_lost_everything_is_not_equivalence():
     state = look_state("s", 1, None, _lost_rows(8), pd.DataFrame(columns=["row_id", "correct"]),
                        {}, params, {"dear": 0.1}, 0.0)
     s = state["models"]["dear"]
-    assert s["status"] == S.ALL_LOST == "every arm lost every fact"
+    assert s["status"] == ALL_LOST == "every arm lost every fact"
     assert state["done"] and "next" not in s
     # the same blocks with one fact recalled are compared as before
     rows = _lost_rows(8)
     rows.loc[0, ["n_correct", "recall"]] = [1, 1 / 14]
     s = look_state("s", 1, None, rows, pd.DataFrame(columns=["row_id", "correct"]), {},
                    params, {"dear": 0.1}, 0.0)["models"]["dear"]
-    assert s["status"] != S.ALL_LOST
+    assert s["status"] != ALL_LOST
 
 
 def test_a_null_pair_typed_on_the_command_line_stages_nothing(base, config_schema,

@@ -9,18 +9,40 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foldstudy.analysis import analysis as A
-from foldstudy.analysis import decision as D
-from foldstudy.analysis import power as P
-from foldstudy.analysis.analysis import Analysis
-from foldstudy.report import decision as R
+from foldstudy.analysis.cells import valid_rows
+from foldstudy.analysis.decision import (
+    BETWEEN,
+    NATIVE_SOURCE,
+    SECTION5_RULE,
+    Card,
+    CardInputs,
+    ContrastVerdict,
+    Price,
+    cards,
+    contrast_level,
+    diagnosis,
+    loudness,
+    own_arm_checks,
+    undivided_slot,
+    word,
+)
+from foldstudy.analysis.plan import AnalysisPlan
+from foldstudy.analysis.power import DIFFERENCE, EQUIVALENCE, repeats_needed, repeats_to_decide
+from foldstudy.report.decision import (
+    card_from_dict,
+    card_markdown,
+    contrast_line,
+    loudness_line,
+    own_line,
+    write_decision,
+)
 from foldstudy.study.spec import load_arm_table, resolve_arm
 
 from .support.evidence_rows import arm_rows, frames
 from .support.paper_package import paper_package
 
-AN = Analysis.load()
-CI = D.CardInputs(margin=0.10)
+AN = AnalysisPlan.load()
+CI = CardInputs(margin=0.10)
 
 
 def _cell(recalls: dict[str, list[float]], k: int = 10, **extra
@@ -29,21 +51,21 @@ def _cell(recalls: dict[str, list[float]], k: int = 10, **extra
     return frames(rows)
 
 
-def _contrast(c: D.Card, a: str, b: str) -> D.ContrastVerdict:
+def _contrast(c: Card, a: str, b: str) -> ContrastVerdict:
     return next(v for v in c.contrasts if (v.a, v.b) == (a, b))
 
 
 def test_word_follows_p_then_tost():
-    assert D.word(0.4, 0.01, False, "j", "m", 0.05, 0.1) == "m better"
-    assert D.word(-0.4, 0.01, False, "j", "m", 0.05, 0.1) == "j better"
-    assert D.word(0.01, 0.9, True, "j", "m", 0.05, 0.1) == "equivalent within ±0.1"
-    assert D.word(0.2, 0.2, False, "j", "m", 0.05, 0.1) == "undecided"
+    assert word(0.4, 0.01, False, "j", "m", 0.05, 0.1) == "m better"
+    assert word(-0.4, 0.01, False, "j", "m", 0.05, 0.1) == "j better"
+    assert word(0.01, 0.9, True, "j", "m", 0.05, 0.1) == "equivalent within ±0.1"
+    assert word(0.2, 0.2, False, "j", "m", 0.05, 0.1) == "undecided"
 
 
 def test_card_says_m_better_when_every_block_favours_m():
     rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.0, 0.1, 0.2, 0.1],
                           "m": [0.9, 1.0, 0.8, 1.0, 0.9, 1.0, 0.9, 1.0]})
-    c = D.cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))[0]
+    c = cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))[0]
     v = _contrast(c, "j", "m")
     assert v.word == "m better" and v.source == "decide" and v.blocks == 8
     # eight blocks all one sign: the exact two-sided sign-flip p is 2 / 2^8
@@ -59,29 +81,29 @@ def test_a_staged_decide_pair_is_judged_at_its_looks_level_not_at_alpha():
                           "m": [0.9, 1.0, 0.8, 1.0, 0.9, 1.0, 0.9, 1.0]})
     staged = {"stop": "undecided", "nominal": 0.0007, "p": 2 / 256, "repeats": 8, "looks": 1}
     ci = dataclasses.replace(CI, decide_pair=("j", "m"), staged={("s", "mod"): staged})
-    v = _contrast(D.cards(rows, checks, AN, ci)[0], "j", "m")
+    v = _contrast(cards(rows, checks, AN, ci)[0], "j", "m")
     assert v.source == "decide" and v.word == "undecided"
-    assert D.contrast_level("decide", staged, 0.05) == 0.0007
-    assert D.contrast_level("ladder", staged, 0.05) == 0.05  # other contrasts: alpha
-    assert D.contrast_level("decide", None, 0.05) == 0.05  # a fixed design: alpha
+    assert contrast_level("decide", staged, 0.05) == 0.0007
+    assert contrast_level("ladder", staged, 0.05) == 0.05  # other contrasts: alpha
+    assert contrast_level("decide", None, 0.05) == 0.05  # a fixed design: alpha
 
 
 def test_equal_arms_are_equivalent_and_a_close_call_is_undecided_and_priced():
     same = [0.9, 0.8, 0.9, 1.0, 0.9, 0.8, 0.9, 1.0, 0.9, 0.8]
     rows, checks = _cell({"j": same, "m": same[1:] + same[:1]})
-    v = _contrast(D.cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))[0],
+    v = _contrast(cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))[0],
                   "j", "m")
     assert v.word == "equivalent within ±0.1" and v.repeats_to_decide is None
     rows, checks = _cell({"j": [0.5, 0.7, 0.3, 0.6], "m": [0.7, 0.6, 0.6, 0.8]})
     ci = dataclasses.replace(CI, decide_pair=("j", "m"),
-                             price=lambda s, m, a: D.Price(6, 0.05), rotation=lambda s: 5)
-    v = _contrast(D.cards(rows, checks, AN, ci)[0], "j", "m")
+                             price=lambda s, m, a: Price(6, 0.05), rotation=lambda s: 5)
+    v = _contrast(cards(rows, checks, AN, ci)[0], "j", "m")
     assert v.word == "undecided"
     assert v.repeats_to_decide % 5 == 0 and v.repeats_to_decide > 4
     assert v.more_repeats == v.repeats_to_decide - 4
     assert v.more_calls == 12 * v.more_repeats
     assert v.more_usd == pytest.approx(0.10 * v.more_repeats)
-    assert "repeats would decide it" in R.contrast_line(v)
+    assert "repeats would decide it" in contrast_line(v)
 
 
 def test_an_undecided_contrast_is_planned_by_the_test_that_would_decide_it():
@@ -91,45 +113,45 @@ def test_an_undecided_contrast_is_planned_by_the_test_that_would_decide_it():
     simulated power, never fewer repeats than the t formula; inside it (b - a = 0) only
     equivalence can, planned as TOST at the margin. Both through power.repeats_to_decide,
     the plan a staged study's next stage uses too."""
-    ci = dataclasses.replace(CI, decide_pair=("j", "m"), price=lambda s, m, a: D.Price(6, 0.05),
+    ci = dataclasses.replace(CI, decide_pair=("j", "m"), price=lambda s, m, a: Price(6, 0.05),
                              rotation=lambda s: 5)
-    for m_recalls, test in (([0.7, 0.6, 0.6, 0.8], P.DIFFERENCE),
-                            ([0.6, 0.6, 0.4, 0.5], P.EQUIVALENCE)):
+    for m_recalls, test in (([0.7, 0.6, 0.6, 0.8], DIFFERENCE),
+                            ([0.6, 0.6, 0.4, 0.5], EQUIVALENCE)):
         rows, checks = _cell({"j": [0.5, 0.7, 0.3, 0.6], "m": m_recalls})
-        v = _contrast(D.cards(rows, checks, AN, ci)[0], "j", "m")
+        v = _contrast(cards(rows, checks, AN, ci)[0], "j", "m")
         assert v.word == "undecided" and v.planned_test == test
         p_bar = (v.a_mean + v.b_mean) / 2
-        plan = P.repeats_to_decide(v.difference, v.icc, 10, 0.10, p_bar, AN.alpha, 0.8, 5)
+        plan = repeats_to_decide(v.difference, v.icc, 10, 0.10, p_bar, AN.alpha, 0.8, 5)
         assert (v.repeats_to_decide, v.planned_difference) == (plan.repeats, plan.difference)
         assert v.more_repeats == plan.repeats - 4 and v.more_calls == 12 * v.more_repeats
         assert v.more_usd == pytest.approx(0.10 * v.more_repeats)
-        line = R.contrast_line(v)
+        line = contrast_line(v)
         assert f"{plan.repeats} repeats would decide it" in line
-        assert ("as equivalent (TOST at the margin)" in line) == (test == P.EQUIVALENCE)
-        if test == P.DIFFERENCE:
-            assert plan.repeats >= P.repeats_needed(plan.difference, plan.icc, 10, p_bar,
+        assert ("as equivalent (TOST at the margin)" in line) == (test == EQUIVALENCE)
+        if test == DIFFERENCE:
+            assert plan.repeats >= repeats_needed(plan.difference, plan.icc, 10, p_bar,
                                                     AN.alpha, 0.8, 5, simulate=False)
 
 
 def test_every_arm_lost_every_fact_gets_that_verdict_and_no_ranking():
     rows, checks = _cell({"j": [0, 0, 0], "q": [0, 0, 0], "m": [0, 0, 0]})
-    c = D.cards(rows, checks, AN, CI)[0]
+    c = cards(rows, checks, AN, CI)[0]
     assert c.all_lost and not c.contrasts
-    text = "\n".join(R.card_markdown(c, AN))
+    text = "\n".join(card_markdown(c, AN))
     assert "every arm lost every fact" in text and "better" not in text
 
 
 def test_diagnosis_by_fill_and_rescue():
     rows, _ = _cell({"j": [0.1, 0.0, 0.2, 0.1], "q": [0.9, 0.8, 1.0, 0.9]}, fill=0.9)
-    d = D.diagnosis(A.valid_rows(rows), AN)
+    d = diagnosis(valid_rows(rows), AN)
     assert d.failing and d.mode == "description" and d.rescued
     rows, _ = _cell({"j": [0.1, 0.0, 0.2, 0.1]}, fill=0.06)
-    d = D.diagnosis(A.valid_rows(rows), AN)
+    d = diagnosis(valid_rows(rows), AN)
     assert d.mode == "gist" and d.q_mean is None and d.rescued is None
     rows, _ = _cell({"j": [0.1, 0.0, 0.2, 0.1]}, fill=0.45)
-    assert D.diagnosis(A.valid_rows(rows), AN).mode == D.BETWEEN
+    assert diagnosis(valid_rows(rows), AN).mode == BETWEEN
     rows, _ = _cell({"j": [0.9, 1.0, 0.9, 1.0]}, fill=0.45)
-    assert D.diagnosis(A.valid_rows(rows), AN).mode == "healthy"
+    assert diagnosis(valid_rows(rows), AN).mode == "healthy"
 
 
 def test_loudness_counts_abstained_fabricated_and_stock():
@@ -140,10 +162,10 @@ def test_loudness_counts_abstained_fabricated_and_stock():
     for i, r in enumerate(rows):
         r["repeat"], r["row_id"] = i, f"row{i}"
     df, _ = frames(rows)
-    ld = D.loudness(A.valid_rows(df), AN)
+    ld = loudness(valid_rows(df), AN)
     assert (ld.failing_rows, ld.abstained, ld.fabricated, ld.stock) == (4, 2, 2, 1)
     assert ld.caught_by_abstention_log == 0.5
-    assert "catch 2/4 = 50%" in R.loudness_line(ld)
+    assert "catch 2/4 = 50%" in loudness_line(ld)
 
 
 def test_the_failure_mode_line_says_the_stock_rows_are_part_of_its_classes():
@@ -155,9 +177,9 @@ def test_the_failure_mode_line_says_the_stock_rows_are_part_of_its_classes():
     for i, r in enumerate(rows):
         r["repeat"], r["row_id"] = i, f"row{i}"
     df, _ = frames(rows)
-    ld = D.loudness(A.valid_rows(df), AN)
+    ld = loudness(valid_rows(df), AN)
     assert (ld.fabricated, ld.stock, ld.stock_fabricated, ld.stock_abstained) == (3, 3, 2, 1)
-    line = R.loudness_line(ld)
+    line = loudness_line(ld)
     assert "1 abstained and 3 fabricated with no abstention marker; of the 3 fabricated, " \
            "2 answered with a stock value, and 1 of the 1 that abstained" in line
 
@@ -172,23 +194,23 @@ def paper_arms(resources):
 
 
 def test_the_paper_arms_with_one_carried_free_text_field_are_flagged(paper_arms):
-    flagged = {a for a, arm in paper_arms.items() if D.undivided_slot(arm)[0]}
+    flagged = {a for a, arm in paper_arms.items() if undivided_slot(arm)[0]}
     # j p t: one string field; n: three declared, summary carried (§5); f: one string
     # beside two lists, carried as a raw envelope; g parses f's schema.
     assert {"j", "p", "t", "n"} <= flagged
     assert not flagged & {"q", "k", "m", "o", "u", "l"}
-    assert "one free-text field `summary` carried" in D.undivided_slot(paper_arms["n"])[1]
+    assert "one free-text field `summary` carried" in undivided_slot(paper_arms["n"])[1]
 
 
 def test_own_arm_with_one_string_field_flagged_its_five_field_twin_not(paper_arms):
     one = dataclasses.replace(paper_arms["j"], arm="mine")
     five = dataclasses.replace(paper_arms["q"], arm="mine5")
-    checks = D.own_arm_checks({"mine": "j", "mine5": "q"}, {"mine": one, "mine5": five},
+    checks = own_arm_checks({"mine": "j", "mine5": "q"}, {"mine": one, "mine5": five},
                               {"mine", "mine5"})
     by = {o.arm: o for o in checks}
     assert by["mine"].undivided_slot and not by["mine5"].undivided_slot
-    assert D.SECTION5_RULE in R.own_line(by["mine"])
-    assert "no undivided" in R.own_line(by["mine5"])
+    assert SECTION5_RULE in own_line(by["mine"])
+    assert "no undivided" in own_line(by["mine5"])
 
 
 # ------------------------------------------------- the paper's package, §4.7's modes
@@ -203,11 +225,11 @@ FROM_DEPTH = {"granite-4.1-8b", "ling-2.6-flash", "glm-5.2"}
 
 def test_diagnosis_on_the_paper_package_names_the_two_modes():
     rows, _ = paper_package()
-    v = A.valid_rows(rows)
+    v = valid_rows(rows)
     found = {}
     for model in sorted(set(v[v["sweep"] == "partition"]["model"])):
         sweep = "depth" if model in FROM_DEPTH else "partition"
-        d = D.diagnosis(v[(v["sweep"] == sweep) & (v["model"] == model)], AN)
+        d = diagnosis(v[(v["sweep"] == sweep) & (v["model"] == model)], AN)
         if d is not None and d.failing:
             found[model] = (d.mode, d.rescued)
     assert {m for m, (mode, _) in found.items() if mode == "description"} == RESCUED
@@ -218,8 +240,8 @@ def test_diagnosis_on_the_paper_package_names_the_two_modes():
 
 def test_decision_files_are_written(tmp_path):
     rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.0, 0.1], "m": [0.9, 1.0, 0.8, 1.0, 0.9, 1.0]})
-    cs = D.cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))
-    text = R.write_decision(cs, AN, 0.10, str(tmp_path / "d.md"), str(tmp_path / "d.json"))
+    cs = cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))
+    text = write_decision(cs, AN, 0.10, str(tmp_path / "d.md"), str(tmp_path / "d.json"))
     assert "## `mod` in sweep `s`" in text and "**m better**" in text
     import json
 
@@ -280,12 +302,12 @@ def test_the_native_line_compares_with_the_best_matched_arm_never_an_own_arm_at_
                           "mine": [1.0] * 6,
                           "native": [0.5, 0.4, 0.5, 0.4, 0.5, 0.4]})
     ci = dataclasses.replace(CI, arms=arms, own={"mine": "m"})
-    native = [v for c in D.cards(rows, checks, AN.with_unmatched(["mine"]), ci)
-              for v in c.contrasts if v.source == D.NATIVE_SOURCE]
+    native = [v for c in cards(rows, checks, AN.with_unmatched(["mine"]), ci)
+              for v in c.contrasts if v.source == NATIVE_SOURCE]
     assert [(v.a, v.b) for v in native] == [("m", "native")]
     # without `match: false` the same own arm is matched, and recalls most: it is the best
-    native = [v for c in D.cards(rows, checks, AN, ci)
-              for v in c.contrasts if v.source == D.NATIVE_SOURCE]
+    native = [v for c in cards(rows, checks, AN, ci)
+              for v in c.contrasts if v.source == NATIVE_SOURCE]
     assert [(v.a, v.b) for v in native] == [("mine", "native")]
 
 
@@ -305,19 +327,19 @@ def test_a_native_arm_whose_folds_returned_no_compaction_says_so_beside_its_diff
     rows = pd.concat([rows, failing], ignore_index=True)
     rows.loc[rows["arm"] == "j", "parse_failures"] = 1  # a model's reply: not said
     checks = pd.concat([checks, _cell({"native": [0.0] * 6})[1]], ignore_index=True)
-    (c,) = D.cards(rows, checks, AN, ci)
+    (c,) = cards(rows, checks, AN, ci)
     assert c.fold_failures == {"native": "22 of 30 folds returned no compaction"}
-    (v,) = [v for v in c.contrasts if v.source == D.NATIVE_SOURCE]
-    assert "native: 22 of 30 folds returned no compaction" in R.contrast_line(
+    (v,) = [v for v in c.contrasts if v.source == NATIVE_SOURCE]
+    assert "native: 22 of 30 folds returned no compaction" in contrast_line(
         v, c.fold_failures)
-    text = "\n".join(R.card_markdown(c, AN))
+    text = "\n".join(card_markdown(c, AN))
     assert text.count("22 of 30 folds returned no compaction") == 2
-    assert R.card_from_dict(c.to_dict()).fold_failures == c.fold_failures
+    assert card_from_dict(c.to_dict()).fold_failures == c.fold_failures
     # every arm lost every fact: the card still counts them
     lost = rows.assign(n_correct=0, recall=0.0)
-    (c,) = D.cards(lost, checks.assign(correct=False), AN, ci)
+    (c,) = cards(lost, checks.assign(correct=False), AN, ci)
     assert c.all_lost and c.fold_failures == {"native": "22 of 30 folds returned no compaction"}
     # none failed: the card reads as before, without the key
     rows.loc[rows["arm"] == "native", "parse_failures"] = 0
-    (c,) = D.cards(rows, checks, AN, ci)
+    (c,) = cards(rows, checks, AN, ci)
     assert c.fold_failures == {} and "fold_failures" not in c.to_dict()

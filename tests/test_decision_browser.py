@@ -12,10 +12,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from foldstudy.analysis import decision as D
-from foldstudy.analysis.analysis import Analysis
-from foldstudy.report import decision as R
-from foldstudy.report.decision import json_safe
+from foldstudy.analysis.decision import CardInputs, Price, cards
+from foldstudy.analysis.plan import AnalysisPlan
+from foldstudy.report.decision import decision_page_stage, json_safe
 
 from .conftest import ROOT
 from .support import browser
@@ -48,15 +47,15 @@ def _doc() -> dict:
     rows = [r for model, (j, m) in cells.items() for arm, recalls in (("j", j), ("m", m))
             for r in arm_rows("s", model, arm, recalls, k=10)]
     rows_df, checks = frames(rows)
-    ci = D.CardInputs(margin=0.10, decide_pair=("j", "m"),
-                      price=lambda s, m, a: D.Price(6, 0.25),
+    ci = CardInputs(margin=0.10, decide_pair=("j", "m"),
+                      price=lambda s, m, a: Price(6, 0.25),
                       price_basis=lambda m: f"listed prices of {m}{SCRIPT}")
-    cards = D.cards(rows_df, checks, AN, ci)
+    made = cards(rows_df, checks, AN, ci)
     return json.loads(json.dumps(json_safe({"margin": 0.10, "family": "sweep",
-                                            "cards": [c.to_dict() for c in cards]})))
+                                            "cards": [c.to_dict() for c in made]})))
 
 
-AN = Analysis.load()
+AN = AnalysisPlan.load()
 
 
 def test_the_decision_page_shows_the_forest_and_the_cards(tmp_path):
@@ -71,7 +70,7 @@ def test_the_decision_page_shows_the_forest_and_the_cards(tmp_path):
                           analysis=str(ROOT / "resources/analysis.yaml"),
                           arms_yaml=str(ROOT / "resources/arms.yaml"),
                           template=str(ROOT / "resources/templates/decision.html.j2"))
-    R.decision_page_stage(inp, out, SimpleNamespace(links=True))
+    decision_page_stage(inp, out, SimpleNamespace(links=True))
     assert (results / "figures/decision.svg").read_text().count("equivalent") >= 1
     (results / "probe.html").write_text(PROBE, encoding="utf-8")
     with browser.serve(results) as url:

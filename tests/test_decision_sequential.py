@@ -9,47 +9,58 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from foldstudy.analysis import power as P
-from foldstudy.analysis import sequential as S
+from foldstudy.analysis.power import decide_power, tost_power
+from foldstudy.analysis.sequential import (
+    DIFFERENCE,
+    EQUIVALENT,
+    UNDECIDED,
+    boundaries,
+    first_stage,
+    inflation_factor,
+    next_stage,
+    nominal_levels,
+    obf_spent,
+    staged_study,
+)
 
 ALPHA = 0.05
 
 
 def test_spending_is_obrien_fleming_shaped_and_spends_alpha_by_the_last_look():
-    assert S.obf_spent(1.0, ALPHA) == pytest.approx(ALPHA)
-    assert S.obf_spent(1 / 3, ALPHA) < 0.001 < S.obf_spent(2 / 3, ALPHA) < ALPHA
-    levels = S.nominal_levels([1 / 3, 2 / 3, 1.0], ALPHA)
+    assert obf_spent(1.0, ALPHA) == pytest.approx(ALPHA)
+    assert obf_spent(1 / 3, ALPHA) < 0.001 < obf_spent(2 / 3, ALPHA) < ALPHA
+    levels = nominal_levels([1 / 3, 2 / 3, 1.0], ALPHA)
     assert levels == sorted(levels) and levels[-1] < ALPHA
-    assert S.nominal_levels([1.0], ALPHA) == pytest.approx([ALPHA])
+    assert nominal_levels([1.0], ALPHA) == pytest.approx([ALPHA])
 
 
 def test_the_boundaries_spend_what_the_function_says_on_the_score_process():
     """Monte Carlo of the score process (Brownian motion at the looks): the chance of
     first crossing at each look is the alpha spent there."""
     t = np.array([1 / 3, 2 / 3, 1.0])
-    c = S.boundaries(list(t), ALPHA)
+    c = boundaries(list(t), ALPHA)
     rng = np.random.default_rng(0)
     inc = rng.standard_normal((400_000, 3)) * np.sqrt(np.diff(np.r_[0, t]))
     z = np.cumsum(inc, axis=1) / np.sqrt(t)
     crossed = np.abs(z) >= c
     first = np.where(crossed.any(axis=1), crossed.argmax(axis=1), -1)
     spent = [np.mean(first == k) for k in range(3)]
-    want = np.diff(np.r_[0, [S.obf_spent(x, ALPHA) for x in t]])
+    want = np.diff(np.r_[0, [obf_spent(x, ALPHA) for x in t]])
     assert spent == pytest.approx(want, abs=0.0015)
     assert sum(spent) == pytest.approx(ALPHA, abs=0.002)
 
 
 def test_stages_are_rounded_to_the_rotation_and_never_pass_the_maximum():
-    assert S.first_stage(24, 3, 1) == 8 and S.first_stage(24, 3, 5) == 10
-    assert S.first_stage(4, 3, 5) == 4
+    assert first_stage(24, 3, 1) == 8 and first_stage(24, 3, 5) == 10
+    assert first_stage(4, 3, 5) == 4
     big = np.r_[np.full(4, 0.4), np.full(4, 0.6)]  # a large, steady difference
-    step = S.next_stage(8, [8 / 24], big, 0.0, 14, 0.10, ALPHA, 0.8, 24, 2, 2)
+    step = next_stage(8, [8 / 24], big, 0.0, 14, 0.10, ALPHA, 0.8, 24, 2, 2)
     assert step % 2 == 0 and 0 < step < 8  # the plan looks again before an equal share
-    assert S.next_stage(16, [1 / 3, 2 / 3], big, 0.0, 14, 0.10, ALPHA, 0.8, 24, 1, 5) == 8
+    assert next_stage(16, [1 / 3, 2 / 3], big, 0.0, 14, 0.10, ALPHA, 0.8, 24, 1, 5) == 8
     # a small observed difference at the paper's ICC: the plan cannot reach the power
     # before the equal share, which it takes (rounded up to the rotation, never past 24)
-    assert S.next_stage(8, [1 / 3], np.zeros(8), 0.75, 14, 0.10, ALPHA, 0.8, 24, 2, 1) == 8
-    assert S.next_stage(8, [1 / 3], np.zeros(8), 0.75, 14, 0.10, ALPHA, 0.8, 24, 2, 5) == 10
+    assert next_stage(8, [1 / 3], np.zeros(8), 0.75, 14, 0.10, ALPHA, 0.8, 24, 2, 1) == 8
+    assert next_stage(8, [1 / 3], np.zeros(8), 0.75, 14, 0.10, ALPHA, 0.8, 24, 2, 5) == 10
 
 
 def test_the_next_stage_is_sized_by_the_plan_the_cards_use():
@@ -58,14 +69,14 @@ def test_the_next_stage_is_sized_by_the_plan_the_cards_use():
     power at the next look's level; inside the margin that test is TOST (rows of 100
     independent checks, where equivalence is reachable within the maximum)."""
     small = np.tile([0.02, -0.01], 4)  # b - a = +0.005 over 8 blocks
-    step = S.next_stage(8, [8 / 24], small, 0.0, 100, 0.10, ALPHA, 0.8, 24, 2, 1)
-    level = S.nominal_levels([8 / 24, (8 + step) / 24], ALPHA)[-1]
-    before = S.nominal_levels([8 / 24, (7 + step) / 24], ALPHA)[-1]
+    step = next_stage(8, [8 / 24], small, 0.0, 100, 0.10, ALPHA, 0.8, 24, 2, 1)
+    level = nominal_levels([8 / 24, (8 + step) / 24], ALPHA)[-1]
+    before = nominal_levels([8 / 24, (7 + step) / 24], ALPHA)[-1]
     mean = float(small.mean())
-    assert P.decide_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level) >= 0.8
-    assert P.decide_power(7 + step, mean, 0.0, 100, 0.10, 0.5, before) < 0.8
-    assert P.decide_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level) == \
-        P.tost_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level)
+    assert decide_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level) >= 0.8
+    assert decide_power(7 + step, mean, 0.0, 100, 0.10, 0.5, before) < 0.8
+    assert decide_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level) == \
+        tost_power(8 + step, mean, 0.0, 100, 0.10, 0.5, level)
     assert step < 8  # not the equal share of the 16 left over 2 looks
 
 
@@ -75,11 +86,11 @@ def test_the_inflation_factor_is_the_maximum_that_buys_the_power_back():
     process at the fixed design's power-0.8 drift crosses a boundary with probability 0.8
     (Monte Carlo at the looks, 400,000 paths: standard error 0.0006)."""
     t = np.array([1 / 3, 2 / 3, 1.0])
-    f = S.inflation_factor(list(t), ALPHA, 0.8)
-    assert S.inflation_factor([1.0], ALPHA, 0.8) == pytest.approx(1.0, abs=1e-4)
+    f = inflation_factor(list(t), ALPHA, 0.8)
+    assert inflation_factor([1.0], ALPHA, 0.8) == pytest.approx(1.0, abs=1e-4)
     assert 1.005 < f < 1.03  # O'Brien-Fleming spends little early: a small price
-    assert S.inflation_factor([0.25, 0.5, 0.75, 1.0], ALPHA, 0.8) > f
-    c = S.boundaries(list(t), ALPHA)
+    assert inflation_factor([0.25, 0.5, 0.75, 1.0], ALPHA, 0.8) > f
+    c = boundaries(list(t), ALPHA)
     drift = sps.norm.isf(ALPHA / 2) + sps.norm.ppf(0.8)  # the fixed design's, nearly
     rng = np.random.default_rng(1)
     inc = rng.standard_normal((400_000, 3)) * np.sqrt(np.diff(np.r_[0, t]))
@@ -103,26 +114,26 @@ def test_every_shape_at_ten_percent_declares_no_more_differences_than_alpha_allo
     never with a better arm" -- at a level-alpha test a false difference is possible on
     some seeds; over 100 seeded studies the count stays inside what alpha allows (the
     binomial's 99.9% bound at 5%), and most end equivalent within the margin."""
-    outcomes = [S.staged_study(_shaped_blocks(np.random.default_rng([7, i]), 0.9, 0.9, 16),
+    outcomes = [staged_study(_shaped_blocks(np.random.default_rng([7, i]), 0.9, 0.9, 16),
                                0.0, 14, 0.10, ALPHA, 0.8, 16, 2, 1, seed=i).outcome
                 for i in range(100)]
-    false = outcomes.count(S.DIFFERENCE)
+    false = outcomes.count(DIFFERENCE)
     assert false <= sps.binom.ppf(0.999, 100, ALPHA)
-    assert outcomes.count(S.EQUIVALENT) > 0.8 * len(outcomes)
+    assert outcomes.count(EQUIVALENT) > 0.8 * len(outcomes)
 
 
 def test_a_one_field_shape_against_plain_is_found_early_on_every_seed():
     """60% lost against 10%: m better on every seed, before the maximum on most."""
-    runs = [S.staged_study(_shaped_blocks(np.random.default_rng([8, i]), 0.4, 0.9, 24),
+    runs = [staged_study(_shaped_blocks(np.random.default_rng([8, i]), 0.4, 0.9, 24),
                            0.0, 14, 0.10, ALPHA, 0.8, 24, 3, 1, seed=i) for i in range(30)]
-    assert all(r.outcome == S.DIFFERENCE and r.sign == 1 for r in runs)
+    assert all(r.outcome == DIFFERENCE and r.sign == 1 for r in runs)
     assert np.mean([r.repeats for r in runs]) < 24
 
 
 def test_a_budget_short_of_the_maximum_ends_undecided_where_nothing_is_found():
     d = _shaped_blocks(np.random.default_rng(3), 0.5, 0.55, 24)
-    r = S.staged_study(d, 0.75, 14, 0.10, ALPHA, 0.8, 24, 3, 1, budget_repeats=10)
-    assert r.repeats == 10 and r.outcome == S.UNDECIDED
+    r = staged_study(d, 0.75, 14, 0.10, ALPHA, 0.8, 24, 3, 1, budget_repeats=10)
+    assert r.repeats == 10 and r.outcome == UNDECIDED
 
 
 def test_a_runs_cost_reads_what_the_gateway_reported_and_skips_what_is_no_cost():

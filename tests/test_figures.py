@@ -7,8 +7,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pytest
 
-from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence.load import write_table
 from foldstudy.report import captions, figures, titles
@@ -28,9 +28,9 @@ def _texts(fig):
 @pytest.fixture(scope="module")
 def figs():
     rows, checks = synthetic_package(620, seed=4)
-    an = Analysis.load()
-    numbers = compute_numbers(rows, checks, an, SC)
-    out = make_figures(rows, numbers, an, SC)
+    plan = AnalysisPlan.load()
+    numbers = compute_numbers(rows, checks, plan, SC)
+    out = make_figures(rows, numbers, plan, SC)
     yield rows, numbers, out
     for f in out.values():
         plt.close(f)
@@ -43,9 +43,9 @@ def test_every_figure_is_made(figs):
 
 def test_heatmap_carries_n_in_every_measured_cell(figs):
     rows, _, out = figs
-    v = rows[rows["valid"] & (rows["scenario"] == "distributed")]
-    v = v[v["sweep"] == "anchor"]  # Table 1's scope
-    cells = v.groupby(["sweep", "model", "arm"]).size()
+    valid = rows[rows["valid"] & (rows["scenario"] == "distributed")]
+    valid = valid[valid["sweep"] == "anchor"]  # Table 1's scope
+    cells = valid.groupby(["sweep", "model", "arm"]).size()
     texts = [t for t in _texts(out["recall-heatmap"]) if "n=" in t]
     assert len(texts) == len(cells)
     assert sorted(int(t.split("n=")[1]) for t in texts) == sorted(cells.tolist())
@@ -64,10 +64,10 @@ def test_heatmap_grows_with_the_number_of_models():
     drawing every figure of an 8,000-row package took 51 s of a loaded suite."""
     from foldstudy.report.figures import recall_heatmap
 
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     small = synthetic_package(620, seed=1)
     large = synthetic_package(8000, seed=1)
-    h = [recall_heatmap(r, {}, an).get_size_inches()[1] for r, _ in (small, large)]
+    h = [recall_heatmap(r, {}, plan).get_size_inches()[1] for r, _ in (small, large)]
     plt.close("all")
     assert large[0]["model"].nunique() > 60 and h[1] > 3 * h[0]
 
@@ -75,13 +75,13 @@ def test_heatmap_grows_with_the_number_of_models():
 def test_thin_evidence_still_renders_and_says_why(tmp_path):
     r, c = frames(arm_rows("s", "m1", "m", [1.0, 1.0]))
     write_table(r, tmp_path / "rows.csv")
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     (tmp_path / "n.json").write_text("{}")
-    paths = write_figures(tmp_path / "rows.csv", tmp_path / "n.json", an, tmp_path / "fig")
+    paths = write_figures(tmp_path / "rows.csv", tmp_path / "n.json", plan, tmp_path / "fig")
     assert sorted(p.name for p in paths) == sorted(f"{f.name}.{e}" for f in drawn_by()
                                                    for e in ("png", "svg"))
     assert all(p.stat().st_size > 1000 for p in paths)
-    figs = make_figures(r, {}, an)
+    figs = make_figures(r, {}, plan)
     assert any(t.startswith("—") for t in _texts(figs["ladder"]))
     assert any(t.startswith("—") for t in _texts(figs["partition-gap"]))
     plt.close("all")
@@ -132,7 +132,7 @@ ARM_COUNT = FigureEntry("arm-count", "Rows per arm",
                         all_arms=True)
 
 
-def arm_count(rows, numbers, an, sc):
+def arm_count(rows, numbers, plan, sc):
     """A drawer as report/figures.py writes one: the rows its entry reads, in, a figure out."""
     fig, ax = plt.subplots()
     counts = rows["arm"].value_counts().sort_index()
@@ -152,7 +152,7 @@ def test_a_figure_added_as_one_entry_is_drawn_written_and_captioned(one_more_fig
     r, _ = frames(arm_rows("s", "m1", "m", [1.0, 0.0]))
     write_table(r, tmp_path / "rows.csv")
     (tmp_path / "n.json").write_text("{}")
-    paths = write_figures(tmp_path / "rows.csv", tmp_path / "n.json", Analysis.load(),
+    paths = write_figures(tmp_path / "rows.csv", tmp_path / "n.json", AnalysisPlan.load(),
                           tmp_path / "fig")
     plt.close("all")
     assert {"arm-count.png", "arm-count.svg"} <= {p.name for p in paths}

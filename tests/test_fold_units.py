@@ -202,13 +202,13 @@ def test_a_staged_run_the_budget_stops_keeps_its_paid_folds_and_any_other_fails_
     from foldstudy.backends.ledger import BudgetExhausted
     from foldstudy.run.fold import Prompts, Sample, run_row
 
-    from .support import records as R
+    from .support.records import fixture
 
     prompts = Prompts.from_files(*(resources / "prompts" / n for n in (
         "fold_user.md.j2", "recall_system.md", "recall_user.md.j2")))
 
     def run(staged: bool, where: str):
-        return run_row(R.fixture(4), arms["m"], _RunsOut(), ResponseStore(tmp_path / where),
+        return run_row(fixture(4), arms["m"], _RunsOut(), ResponseStore(tmp_path / where),
                        prompts, Sample("s", "toy", "m", 0, 1, 7), 0.2, 64, staged=staged)
 
     record = run(True, "staged").to_dict()

@@ -10,15 +10,21 @@ from types import SimpleNamespace
 
 import pytest
 
-from foldstudy.analysis import decision as D
-from foldstudy.analysis.analysis import Analysis
-from foldstudy.report import gate as G
+from foldstudy.analysis.decision import (
+    CardInputs,
+    Price,
+    cards,
+    cell_contrasts,
+    planned_family_size,
+)
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.report.decision import json_safe
+from foldstudy.report.gate import GateFailed, gate_result, gate_stage, gate_verdicts_stage
 from foldstudy.study.config import gate_problems
 
 from .support.evidence_rows import arm_rows, frames
 
-AN = Analysis.load()
+AN = AnalysisPlan.load()
 SWEEPS = {"s": {"arms": ["m", "mine"], "models": ["wins", "same", "loses", "close"],
                 "design": "latin"}}
 
@@ -33,18 +39,18 @@ def _doc(gate: dict) -> dict:
             for arm, recalls in (("m", m), ("mine", mine))
             for r in arm_rows("s", model, arm, recalls, k=10)]
     rows_df, checks = frames(rows)
-    ci = D.CardInputs(margin=0.10, gate_pair=(gate["against"], gate["arm"]),
-                      price=lambda s, m, a: D.Price(6, 0.25), rotation=lambda s: 2)
-    cards = D.cards(rows_df, checks, AN, ci)
+    ci = CardInputs(margin=0.10, gate_pair=(gate["against"], gate["arm"]),
+                      price=lambda s, m, a: Price(6, 0.25), rotation=lambda s: 2)
+    made = cards(rows_df, checks, AN, ci)
     return json.loads(json.dumps(json_safe({"family": "sweep",
-                                            "cards": [c.to_dict() for c in cards]})))
+                                            "cards": [c.to_dict() for c in made]})))
 
 
 GATE = {"arm": "mine", "against": "m", "at_least": "equivalent", "models": None}
 
 
 def test_the_gate_reads_each_models_card():
-    result = G.gate_result(GATE, SWEEPS, _doc(GATE))
+    result = gate_result(GATE, SWEEPS, _doc(GATE))
     by = {m["model"]: m for m in result["models"]}
     assert not result["passed"]
     assert by["wins"]["pass"] and by["wins"]["verdict"] == "mine better"
@@ -56,18 +62,18 @@ def test_the_gate_reads_each_models_card():
         0.5 * close["more_repeats"])
     assert f"{close['more_repeats']} more repeats would decide it" in close["why"]
     # `better` fails what is only equivalent
-    better = G.gate_result({**GATE, "at_least": "better"}, SWEEPS, _doc(GATE))
+    better = gate_result({**GATE, "at_least": "better"}, SWEEPS, _doc(GATE))
     by = {m["model"]: m for m in better["models"]}
     assert by["wins"]["pass"] and not by["same"]["pass"]
     assert "where the gate needs mine better" in by["same"]["why"]
 
 
 def test_a_failing_gate_names_each_failing_model_on_one_line(tmp_path, caplog):
-    result = G.gate_result(GATE, SWEEPS, _doc(GATE))
+    result = gate_result(GATE, SWEEPS, _doc(GATE))
     path = tmp_path / "gate.json"
     path.write_text(json.dumps(result))
-    with caplog.at_level(logging.ERROR), pytest.raises(G.GateFailed, match="2 of 4 models"):
-        G.gate_stage(SimpleNamespace(gate=str(path)))
+    with caplog.at_level(logging.ERROR), pytest.raises(GateFailed, match="2 of 4 models"):
+        gate_stage(SimpleNamespace(gate=str(path)))
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(lines) == 2 and all("\n" not in x for x in lines)
     assert lines[0].startswith("gate fails on loses in sweep s: mine must be at least "
@@ -77,9 +83,9 @@ def test_a_failing_gate_names_each_failing_model_on_one_line(tmp_path, caplog):
 
 def test_a_gate_on_listed_models_only_and_one_no_sweep_runs():
     gate = {**GATE, "models": ["wins", "same"]}
-    assert G.gate_result(gate, SWEEPS, _doc(gate))["passed"]
+    assert gate_result(gate, SWEEPS, _doc(gate))["passed"]
     gate = {**GATE, "models": ["wins", "elsewhere"]}
-    result = G.gate_result(gate, SWEEPS, _doc(gate))
+    result = gate_result(gate, SWEEPS, _doc(gate))
     assert not result["passed"]
     assert "no sweep runs both mine and m" in result["models"][1]["why"]
 
@@ -89,13 +95,13 @@ def test_a_passing_gate_writes_its_file_and_raises_nothing(tmp_path):
     decision = tmp_path / "decision.json"
     decision.write_text(json.dumps(_doc(gate)))
     out = tmp_path / "gate.json"
-    G.gate_verdicts_stage(SimpleNamespace(decision=str(decision)),
+    gate_verdicts_stage(SimpleNamespace(decision=str(decision)),
                           SimpleNamespace(gate=str(out)), SimpleNamespace(gate=gate,
                                                                           sweeps=SWEEPS))
     assert json.loads(out.read_text())["passed"]
-    G.gate_stage(SimpleNamespace(gate=str(out)))
-    with pytest.raises(G.GateFailed, match="config.decide.gate: not set"):
-        G.gate_verdicts_stage(SimpleNamespace(decision=str(decision)),
+    gate_stage(SimpleNamespace(gate=str(out)))
+    with pytest.raises(GateFailed, match="config.decide.gate: not set"):
+        gate_verdicts_stage(SimpleNamespace(decision=str(decision)),
                               SimpleNamespace(gate=str(out)),
                               SimpleNamespace(gate=None, sweeps=SWEEPS))
 
@@ -108,7 +114,7 @@ def test_the_gate_is_checked_before_any_job():
 
 
 def test_the_gate_pair_is_read_once_and_counted_in_the_family():
-    n = D.planned_family_size(AN, [], {}, None, ["m", "mine"], 4, "sweep", ("m", "mine"))
+    n = planned_family_size(AN, [], {}, None, ["m", "mine"], 4, "sweep", ("m", "mine"))
     assert n == 4
-    assert [c for c in D.cell_contrasts(AN, [["m", "mine"]], {}, None, ("mine", "m"))
+    assert [c for c in cell_contrasts(AN, [["m", "mine"]], {}, None, ("mine", "m"))
             if c[2] == "gate"] == []

@@ -86,7 +86,7 @@ def test_a_packages_aa_copies_are_read_from_its_rows(tmp_path):
     """A copy is known by its id (spec.aa_original): in evidence mode the package's rows
     say which arm it copies, so the cards read the A/A line the study that made it read,
     and the evidence check takes the copy of a known arm and refuses one of an unknown."""
-    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.analysis.plan import AnalysisPlan
     from foldstudy.evidence.load import EvidenceError, load_evidence
     from foldstudy.study.spec import aa_copies, aa_original
 
@@ -94,16 +94,16 @@ def test_a_packages_aa_copies_are_read_from_its_rows(tmp_path):
     assert aa_copies({"evidence": str(pkg), "sweeps": {}}) == {"m~aa": "m"}
     assert aa_copies({"evidence": None, "sweeps": {}}) == {}
     assert (aa_original("m~aa"), aa_original("m"), aa_original("~aa")) == ("m", None, None)
-    an = Analysis.load(config={"evidence": str(pkg), "sweeps": {}})
-    assert an.aa == {"m~aa": "m"}
-    assert an.arm_order[an.arm_order.index("m") + 1] == "m~aa"  # beside its original
-    rows, _ = load_evidence(pkg, an.arm_order, an.scenarios)
+    plan = AnalysisPlan.load(config={"evidence": str(pkg), "sweeps": {}})
+    assert plan.aa == {"m~aa": "m"}
+    assert plan.arm_order[plan.arm_order.index("m") + 1] == "m~aa"  # beside its original
+    rows, _ = load_evidence(pkg, plan.arm_order, plan.scenarios)
     assert set(rows["arm"]) == {"j", "m", "m~aa"}
     text = (pkg / "rows.csv").read_text().replace("/m~aa,", "/zz~aa,").replace(",m~aa,",
                                                                                  ",zz~aa,")
     (pkg / "rows.csv").write_text(text)
     with pytest.raises(EvidenceError, match="'zz~aa' on line .* is not an arm"):
-        load_evidence(pkg, an.arm_order, an.scenarios)
+        load_evidence(pkg, plan.arm_order, plan.scenarios)
 
 
 @pytest.mark.workflow

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from foldstudy.analysis.analysis import Analysis
 from foldstudy.analysis.numbers import write_numbers
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.backends.base import BackendError
 from foldstudy.backends.openrouter import OpenRouterBackend
 from foldstudy.evidence.load import evidence_dir_problem
@@ -381,7 +381,7 @@ def test_the_package_with_its_own_manifest_config_still_loads(tmp_path, package)
     shutil.copytree(package, d)
     with_manifest()(d)
     assert write_numbers(d, tmp_path / "n.json", tmp_path / "p.json", tmp_path / "n.tex",
-                         Analysis.load())
+                         AnalysisPlan.load())
 
 
 def test_an_evidence_path_that_is_no_package_is_named(tmp_path):

@@ -236,10 +236,10 @@ def test_an_answer_in_another_script_still_loads(tmp_path, package):  # noqa: F8
     d = tmp_path / "evidence"
     shutil.copytree(package, d)
     set_cell("answer", "- порт: 8443 \u200f(RLM kept)")(d)
-    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.analysis.plan import AnalysisPlan
 
-    an = Analysis.load()
-    assert len(load_evidence(d, an.arm_order, an.scenarios)[0])
+    plan = AnalysisPlan.load()
+    assert len(load_evidence(d, plan.arm_order, plan.scenarios)[0])
 
 
 @pytest.mark.parametrize("target", ["/etc/passwd", "rows.csv"], ids=["system file", "loop"])
@@ -248,12 +248,12 @@ def test_a_symlinked_rows_csv_is_named_as_a_symlink(tmp_path, package, target): 
     shutil.copytree(package, d)
     (d / "rows.csv").unlink()
     os.symlink(target, d / "rows.csv")
-    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.analysis.plan import AnalysisPlan
 
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     with pytest.raises(EvidenceError, match=rf"rows.csv: a symbolic link to '{target}', not an "
                                             "evidence file"):
-        load_evidence(d, an.arm_order, an.scenarios)
+        load_evidence(d, plan.arm_order, plan.scenarios)
 
 
 def test_an_evidence_path_that_loops_is_named(tmp_path):
@@ -280,11 +280,11 @@ def test_a_manifest_of_the_wrong_shape_is_named(tmp_path, package, change, expec
     d = tmp_path / "evidence"
     shutil.copytree(package, d)
     path = _manifest(d, **change)
-    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.analysis.plan import AnalysisPlan
 
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     with pytest.raises(MalformedFile, match=expected):
-        load_evidence(d, an.arm_order, an.scenarios)
+        load_evidence(d, plan.arm_order, plan.scenarios)
     with pytest.raises(MalformedFile, match=expected):
         check_same_study(path, {"study": "t"})
 

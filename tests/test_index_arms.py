@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from foldstudy.analysis import decision as D
-from foldstudy.analysis import retained as R
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.decision import CardInputs, cards
+from foldstudy.analysis.plan import AnalysisPlan
+from foldstudy.analysis.retained import frontier, picks, recall_band, retained_points
 from foldstudy.analysis.view import Evidence
 from foldstudy.grade.trace import carried_in, fact_trace
 from foldstudy.study.identifiers import classify
@@ -110,7 +110,7 @@ def test_a_fact_in_neither_place_is_lost_and_the_trace_names_the_place():
 
 
 def test_the_frontier_and_the_pick_on_a_synthetic_table():
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     # tokens, recall per arm: b dominates c (fewer tokens, more recall); a is cheapest;
     # d is best; e ties d's recall at more tokens (dominated)
     pts = {"a": (100, 0.30), "b": (200, 0.85), "c": (300, 0.80), "d": (400, 0.90),
@@ -118,14 +118,14 @@ def test_the_frontier_and_the_pick_on_a_synthetic_table():
     rows = pd.DataFrame([{"sweep": "s", "model": "x", "arm": arm, "recall": r,
                           "retained_tokens": t, "valid": True, "repeat": i}
                          for arm, (t, r) in pts.items() for i in range(3)])
-    out = R.retained_points(rows, an).set_index("arm")
+    out = retained_points(rows, plan).set_index("arm")
     assert out["frontier"].to_dict() == {"a": True, "b": True, "c": False, "d": True,
                                          "e": False}
     # b is within the 0.10 margin of the best (0.90) at the fewest tokens; a is not
     assert out["pick"].to_dict() == {"a": False, "b": True, "c": False, "d": False,
                                      "e": False}
-    assert R.frontier([1, 1], [0.5, 0.5]) == [True, True]  # equal points dominate neither
-    (p,) = R.picks(R.retained_points(rows, an))
+    assert frontier([1, 1], [0.5, 0.5]) == [True, True]  # equal points dominate neither
+    (p,) = picks(retained_points(rows, plan))
     assert (p["arm"], p["best_arm"]) == ("b", "d")
 
 
@@ -134,30 +134,30 @@ def test_where_every_arm_recalls_nothing_no_arm_is_picked_or_named_best():
     summary names no best or cheapest arm for that model."""
     from foldstudy.report.summary import retained_lines
 
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     rows = pd.DataFrame([{"sweep": "s", "model": "x", "arm": arm, "recall": 0.0,
                           "retained_tokens": t, "valid": True, "repeat": i}
                          for arm, t in (("j", 300), ("m", 120)) for i in range(2)])
-    assert not R.retained_points(rows, an)["pick"].any()
-    assert R.picks(R.retained_points(rows, an)) == [{"sweep": "s", "model": "x", "arm": None}]
-    text = "\n".join(retained_lines(rows, an))
+    assert not retained_points(rows, plan)["pick"].any()
+    assert picks(retained_points(rows, plan)) == [{"sweep": "s", "model": "x", "arm": None}]
+    text = "\n".join(retained_lines(rows, plan))
     assert "s x: no arm recalled any fact" in text
     assert "best:" not in text and ", recall " not in text
 
 
 def test_an_arm_outside_the_matched_comparison_is_no_paper_row_and_no_verdict():
-    an = Analysis.load()
-    assert {"jx", "mx"} <= an.unmatched and an.index_bases == {"jx": "j", "mx": "m"}
+    plan = AnalysisPlan.load()
+    assert {"jx", "mx"} <= plan.unmatched and plan.index_bases == {"jx": "j", "mx": "m"}
     rows, checks = frames([row("s", "x", a, r, n, k=10) for r in range(3)
                            for a, n in (("j", 2), ("m", 8), ("jx", 9), ("mine", 10))])
-    an = an.with_unmatched(["mine"])
-    ev = Evidence.of(rows, checks, an)
+    plan = plan.with_unmatched(["mine"])
+    ev = Evidence.of(rows, checks, plan)
     # a paper table's reader sees the matched arms only; the retained-token one every arm
     assert set(ev.reading(("table1",)).rows["arm"]) == {"j", "m"}
     assert set(ev.reading(("retained",)).rows["arm"]) == {"j", "m", "jx", "mine"}
-    ci = D.CardInputs(margin=0.1, extra_pairs=(("j", "jx"), ("m", "mine"), ("j", "m")),
+    ci = CardInputs(margin=0.1, extra_pairs=(("j", "jx"), ("m", "mine"), ("j", "m")),
                       own={"mine": "m"})
-    (card,) = D.cards(rows, checks, an, ci)
+    (card,) = cards(rows, checks, plan, ci)
     assert {(v.a, v.b) for v in card.contrasts} == {("j", "m")}
     (line,) = card.index_lines  # only jx ran: its line, against j, a rescue
     assert (line.arm, line.base, line.base_failing, line.rescued) == ("jx", "j", True, True)
@@ -230,10 +230,10 @@ def test_an_override_of_an_index_arm_is_refused_and_its_base_moves_it(config_sch
 
 
 def test_recall_band_is_pinned_and_brackets_the_mean():
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     r = np.array([0.0, 0.5, 1.0, 1.0])
-    lo, hi = R.recall_band(r, an, "s/x/j")
-    assert (lo, hi) == R.recall_band(r, an, "s/x/j") and lo <= r.mean() <= hi
+    lo, hi = recall_band(r, plan, "s/x/j")
+    assert (lo, hi) == recall_band(r, plan, "s/x/j") and lo <= r.mean() <= hi
 
 
 def test_the_study_check_resolves_index_arms_like_any_arm(config_schema, resources):
@@ -251,13 +251,13 @@ def test_the_retained_token_table_and_figure_are_built_for_every_sweep():
     from .support.synthetic import synthetic_package
 
     rows, checks = synthetic_package(200, seed=3)
-    an = Analysis.load()
-    (t,) = [t for t in build_tables(rows, checks, {}, an) if t.name == "retained-tokens"]
+    plan = AnalysisPlan.load()
+    (t,) = [t for t in build_tables(rows, checks, {}, plan) if t.name == "retained-tokens"]
     df = t.frame()
-    v = rows[rows["valid"].astype(bool)]
-    assert set(df["sweep"]) == set(v["sweep"])
+    valid = rows[rows["valid"].astype(bool)]
+    assert set(df["sweep"]) == set(valid["sweep"])
     # one pick per (sweep, model), always on the frontier
     picks = df[df["pick"]]
     assert len(picks) == len(df.groupby(["sweep", "model"])) and picks["frontier"].all()
-    figs = make_figures(rows, {}, an)
+    figs = make_figures(rows, {}, plan)
     assert "retained-tokens" in figs

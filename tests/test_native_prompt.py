@@ -16,13 +16,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from foldstudy.analysis import decision as D
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.decision import (
+    NATIVE_SOURCE,
+    CardInputs,
+    cards,
+    native_with_sources,
+    planned_family_size,
+)
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.backends import make_backend
 from foldstudy.backends.store import ResponseStore, cache_key
-from foldstudy.report import decision as R
 from foldstudy.report.carrier import chosen
-from foldstudy.report.decision import json_safe
+from foldstudy.report.decision import card_markdown, contrast_line, json_safe
 from foldstudy.run.fold import Sample, run_row
 from foldstudy.run.probe import NATIVE_UNSUPPORTED
 from foldstudy.study.carriers.registry import carrier_of
@@ -169,9 +174,9 @@ def test_native_with_adds_native_at_arm_to_the_sweep_outside_the_matched_compari
                                description=plain.description, instructions_from=None,
                                instructions_name=None, instructions=None,
                                instructions_sha256=None) == plain
-    an = Analysis.load(config=with_m.config)
-    assert an.native_with == {"native@m": ("native", "m")} and "native@m" in an.unmatched
-    assert an.arm_title("native@m") == arm.title and "native@m" in an.opaque_arms
+    plan = AnalysisPlan.load(config=with_m.config)
+    assert plan.native_with == {"native@m": ("native", "m")} and "native@m" in plan.unmatched
+    assert plan.arm_title("native@m") == arm.title and "native@m" in plan.opaque_arms
 
 
 @pytest.mark.parametrize("sweep, line", [
@@ -232,16 +237,16 @@ def _card(with_m, native_at_m: list[float], **extra):
     rows_df, checks = frames(rows)
     for col, value in extra.items():
         rows_df.loc[rows_df["arm"] == "native@m", col] = value
-    an = Analysis.load().with_native_prompts({"native@m": ("native", "m")})
-    ci = D.CardInputs(margin=0.10, arms=dict(with_m.arms))
-    (card,) = D.cards(rows_df, checks, an, ci)
-    return card, an
+    plan = AnalysisPlan.load().with_native_prompts({"native@m": ("native", "m")})
+    ci = CardInputs(margin=0.10, arms=dict(with_m.arms))
+    (card,) = cards(rows_df, checks, plan, ci)
+    return card, plan
 
 
 def test_the_card_reads_native_at_m_against_native_and_against_m(with_m):
     mine = [0.9, 0.8, 1.0, 0.9, 0.8, 0.9, 1.0, 0.9]
-    card, an = _card(with_m, mine)
-    default, fold = D.native_with_sources("m")
+    card, plan = _card(with_m, mine)
+    default, fold = native_with_sources("m")
     assert default == "the provider's compaction with m's prompt against the provider's default"
     assert fold == "the provider's compaction with m's prompt against m as a fold arm"
     lines = {v.source: v for v in card.contrasts if v.b == "native@m"}
@@ -252,25 +257,25 @@ def test_the_card_reads_native_at_m_against_native_and_against_m(with_m):
     for v in lines.values():  # judged, with an interval, p and TOST, in the family
         assert v.word == "native@m better" and v.ci_low > 0 and v.p_permutation is not None
         assert v.tost_p is not None and v.family_size == len(card.contrasts)
-    assert [(v.a, v.b) for v in card.contrasts if v.source == D.NATIVE_SOURCE] == [
+    assert [(v.a, v.b) for v in card.contrasts if v.source == NATIVE_SOURCE] == [
         ("m", "native")]
-    text = "\n".join(R.card_markdown(card, an))
+    text = "\n".join(card_markdown(card, plan))
     assert f"native–native@m ({default})" in text and f"m–native@m ({fold})" in text
     # the provider's compaction is never the card's chosen carrier (no prompt folder)
     doc = json_safe({"cards": [card.to_dict()]})
     picked = chosen(doc["cards"][0])
     assert picked is None or picked[0] != "native@m"
     # the lines the staged plan counts in the family
-    assert D.planned_family_size(an, [], {}, None, ["j", "m", "native", "native@m"], 1,
+    assert planned_family_size(plan, [], {}, None, ["j", "m", "native", "native@m"], 1,
                                  "sweep") == len(card.contrasts)
 
 
 def test_native_at_m_folds_that_returned_no_compaction_are_said_like_natives(with_m):
-    card, an = _card(with_m, [0.3] * 8, parse_failures=2)
+    card, plan = _card(with_m, [0.3] * 8, parse_failures=2)
     assert card.fold_failures == {"native@m": "16 of 40 folds returned no compaction"}
-    default, _ = D.native_with_sources("m")
+    default, _ = native_with_sources("m")
     (v,) = [v for v in card.contrasts if v.source == default]
-    assert "native@m: 16 of 40 folds returned no compaction" in R.contrast_line(
+    assert "native@m: 16 of 40 folds returned no compaction" in contrast_line(
         v, card.fold_failures)
 
 
@@ -281,7 +286,7 @@ def test_a_package_holding_native_at_m_is_read_as_the_study_read_it(tmp_path):
     from foldstudy.evidence.load import EvidenceError, check_consistency
     from foldstudy.study.spec import native_prompts
 
-    arms = Analysis.load().arm_order
+    arms = AnalysisPlan.load().arm_order
     rows = [r for arm in ("m", "native", "native@m")
             for r in arm_rows("s", "x", arm, [0.5, 0.6], k=10)]
     rows_df, checks = frames(rows)
@@ -296,6 +301,6 @@ def test_a_package_holding_native_at_m_is_read_as_the_study_read_it(tmp_path):
     config = {"evidence": str(tmp_path), "sweeps": {"s": {"arms": ["m", "native"]}}}
     assert native_prompts(config, load_arm_table(ROOT / "resources")) == {
         "native@m": ("native", "m")}
-    an = Analysis.load(config=config)
-    assert an.arm_order.index("native@m") == an.arm_order.index("native") + 1
-    assert an.arm_title("native@m") == "the provider's compaction with m's prompt"
+    plan = AnalysisPlan.load(config=config)
+    assert plan.arm_order.index("native@m") == plan.arm_order.index("native") + 1
+    assert plan.arm_title("native@m") == "the provider's compaction with m's prompt"

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from foldstudy.analysis import stats
-from foldstudy.analysis.analysis import DEFAULT_ANALYSIS, DEFAULT_ARMS, Analysis
 from foldstudy.analysis.numbers import compute_numbers, latex_macros, macro_name
+from foldstudy.analysis.plan import DEFAULT_ANALYSIS, DEFAULT_ARMS, AnalysisPlan
 from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import EvidenceError, load_evidence, write_table
@@ -22,7 +22,7 @@ from .support.evidence_rows import arm_rows, frames, full, row
 from .support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)
-ARMS = Analysis.load().arm_order  # the arm ids load_evidence checks rows.csv against
+ARMS = AnalysisPlan.load().arm_order  # the arm ids load_evidence checks rows.csv against
 
 CONTRACT = ["icc.value", "icc.k", "icc.n_rows", "icc.design_effect", "icc.effective_n_per_row",
             "headings.r", "headings.n_rows", "fill.r", "fill.n_models"]
@@ -48,8 +48,8 @@ def test_contract_keys_flat_finite_and_deterministic(package, numbers):
 
 def test_contract_keys_against_independent_computations(package, numbers):
     rows, checks = package
-    v = rows[rows["valid"]]
-    prim = v[v["scenario"] == "distributed"]
+    valid = rows[rows["valid"]]
+    prim = valid[valid["scenario"] == "distributed"]
     c = checks[checks["row_id"].isin(prim["row_id"])]
     icc = stats.icc1(c["row_id"], c["correct"].astype(float))
     assert numbers["icc.value"] == pytest.approx(icc.value)
@@ -116,13 +116,13 @@ def _partition_rows(spec):
 
 
 def test_partition_classes_follow_the_analysis_plan():
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     spec = {  # model: (j recall, q recall, j fill)
         "over1": (0.0, 0.9, 0.99), "over2": (0.2, 0.7, 0.81), "over3": (0.1, 0.6, 0.85),
         "under1": (0.0, 0.16, 0.06), "under2": (0.3, 0.25, 0.36),
         "border": (0.49, 0.52, 0.59), "ok": (0.9, 0.8, 0.7),
     }
-    n = compute_numbers(*frames(_partition_rows(spec)), an)
+    n = compute_numbers(*frames(_partition_rows(spec)), plan)
     assert n["partition.n_models"] == 7
     assert n["partition.n_failing"] == 6 and n["partition.n_rescued"] == 4
     assert n["partition.borderline[border]"] == 1 and n["partition.failing[ok]"] == 0
@@ -271,14 +271,14 @@ def test_described_arm_expected_delta_is_its_description_over_the_estimator_per_
     prompt should exceed the undivided arm's by roughly 2,294 tokens, and the observed
     difference is +298". The expected delta comes from p's schema file (1,835 characters
     at 4 per token x 5 folds); the measured one from the rows' prompt tokens."""
-    an = Analysis.load()
-    assert an.described == ("p", "j") and an.description_chars["p"] == 1835
+    plan = AnalysisPlan.load()
+    assert plan.described == ("p", "j") and plan.description_chars["p"] == 1835
     rows = []
     for rep in range(3):  # three blocks; p sends +298 tokens over its row in each
         rows.append(row("s", "m1", "j", rep, 7, prompt_tokens=10_000))
         rows.append(row("s", "m1", "p", rep, 7, prompt_tokens=10_298))
     rows.append(row("s", "m1", "p", 9, 7, prompt_tokens=99_999))  # no j in its block
-    n = compute_numbers(*frames(rows), analysis=an)
+    n = compute_numbers(*frames(rows), analysis=plan)
     assert n["tokens.description_chars[p/j]"] == 1835
     assert n["tokens.expected_delta[p/j]"] == pytest.approx(1835 / 4 * 5)  # 2,293.75
     assert round(n["tokens.expected_delta[p/j]"]) == 2294
@@ -287,13 +287,13 @@ def test_described_arm_expected_delta_is_its_description_over_the_estimator_per_
     assert n["tokens.expected_pairs[p/j]"] == 3
     # Fewer folds on the described row, less expected: it scales with what was sent.
     short = [dict(r, folds=4) if r["arm"] == "p" else r for r in rows]
-    assert compute_numbers(*frames(short), analysis=an)["tokens.expected_delta[p/j]"] == \
+    assert compute_numbers(*frames(short), analysis=plan)["tokens.expected_delta[p/j]"] == \
         pytest.approx(1835 / 4 * 4)
     # A described arm with no description in its schema has no expectation to compare.
-    bare = Analysis.from_dict(*_plan(), description_chars={"p": 0})
+    bare = AnalysisPlan.from_dict(*_plan(), description_chars={"p": 0})
     assert "tokens.expected_delta[p/j]" not in compute_numbers(*frames(rows), analysis=bare)
 
 
 def _plan() -> tuple[dict, dict]:
-    """The checkout's analysis plan and arm table, as Analysis.from_dict takes them."""
+    """The checkout's analysis plan and arm table, as AnalysisPlan.from_dict takes them."""
     return (yaml.safe_load(DEFAULT_ANALYSIS.read_text()), yaml.safe_load(DEFAULT_ARMS.read_text()))

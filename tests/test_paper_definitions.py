@@ -14,9 +14,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from foldstudy.analysis import analysis as A
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.cells import valid_rows
+from foldstudy.analysis.headings import carrier_crosstab
+from foldstudy.analysis.instrument import abstention
 from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence.load import (
     EvidenceError,
@@ -28,7 +30,7 @@ from foldstudy.evidence.load import (
 from .conftest import RESOURCES
 from .support.evidence_rows import arm_rows, frames, row
 
-AN = Analysis.load()
+AN = AnalysisPlan.load()
 POOLED = Scopes.from_config({a: {"pool": True} for a in (
     "carrier", "abstention", "parse", "capacity", "fill_table", "invalid")})
 
@@ -63,7 +65,7 @@ def carrier_evidence():
 def test_a_package_with_unrecorded_carriers_is_read_and_only_recorded_rows_cross(
         carrier_evidence, tmp_path):
     rows, checks = load_evidence(_package(tmp_path, *carrier_evidence), AN.arm_order)
-    cc = A.carrier_crosstab(A.valid_rows(rows), checks, AN).set_index("arm")
+    cc = carrier_crosstab(valid_rows(rows), checks, AN).set_index("arm")
     assert cc.loc["q", "rows"] == 3 and cc.loc["j", "rows"] == 2  # s1's rows only
     assert (cc.loc["q", "missed"], cc.loc["q", "missed_checks"]) == (1, 1)
     n = compute_numbers(rows, checks, AN, POOLED)
@@ -190,11 +192,11 @@ def test_abstention_table_counts_the_whole_answer_and_its_prefix():
             for i, (a, p) in enumerate([(True, True), (True, False), (False, False)])]
     recs.append(row("s", "m", "j", 3, 12, abstained=False, abstained_prefix400=False))
     rows, _ = frames(recs)
-    ab = A.abstention(A.valid_rows(rows), AN).set_index("arm").loc["j"]
+    ab = abstention(valid_rows(rows), AN).set_index("arm").loc["j"]
     assert (ab["failing_rows"], ab["abstains"], ab["fabricates"]) == (3, 2, 1)
     assert (ab["abstains_prefix400"], ab["fabricates_prefix400"]) == (1, 2)
     old = rows.drop(columns="abstained_prefix400")  # a package from before the column
-    assert pd.isna(A.abstention(A.valid_rows(old), AN).loc[0, "abstains_prefix400"])
+    assert pd.isna(abstention(valid_rows(old), AN).loc[0, "abstains_prefix400"])
 
 
 def test_fill_table_pools_each_models_sweeps():

@@ -10,9 +10,28 @@ import numpy as np
 import pytest
 from statsmodels.stats.power import TTestPower
 
-from foldstudy.analysis import power as P
 from foldstudy.analysis import stats
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.plan import AnalysisPlan
+from foldstudy.analysis.power import (
+    DIFFERENCE,
+    EQUIVALENCE,
+    PAPER_ICC,
+    PLAN_SIMULATE_MAX,
+    POOLED,
+    DecidePlan,
+    block_diff_sd,
+    contrasts,
+    mde,
+    min_blocks,
+    pilot_iccs,
+    power_at,
+    power_markdown,
+    power_rows,
+    repeats_needed,
+    repeats_to_decide,
+    tost_power,
+    within_cell_icc,
+)
 from foldstudy.evidence.load import load_evidence, pilot_problem, write_table
 
 from .support.evidence_rows import frames, row
@@ -23,39 +42,39 @@ def test_without_clustering_many_blocks_plan_statsmodels_paired_t_test(d, k):
     """ICC 0: a row of k checks is k independent trials, so a block's difference has
     variance (pa(1-pa) + pb(1-pb)) / k; above PLAN_SIMULATE_MAX blocks the plan is the
     one-sample t test on the block differences (statsmodels' TTestPower, noncentral t)."""
-    sd = P.block_diff_sd(d, 0.0, k)
+    sd = block_diff_sd(d, 0.0, k)
     blocks = TTestPower().solve_power(effect_size=d / sd, alpha=0.05, power=0.8)
-    assert blocks > P.PLAN_SIMULATE_MAX  # else the plan is simulated, not this formula
-    assert P.repeats_needed(d, 0.0, k) == math.ceil(blocks)
-    for n in (P.PLAN_SIMULATE_MAX + 1, 40, 80):
+    assert blocks > PLAN_SIMULATE_MAX  # else the plan is simulated, not this formula
+    assert repeats_needed(d, 0.0, k) == math.ceil(blocks)
+    for n in (PLAN_SIMULATE_MAX + 1, 40, 80):
         got = TTestPower().power(effect_size=d / sd, nobs=n, alpha=0.05)
-        assert P.power_at(n, d, 0.0, k) == pytest.approx(got, abs=1e-6)
+        assert power_at(n, d, 0.0, k) == pytest.approx(got, abs=1e-6)
 
 
 def test_fewer_blocks_than_the_permutation_test_needs_have_no_power():
     """2 / 2^5 = 0.0625 > 0.05: five blocks never give a significant sign-flip p."""
-    assert P.min_blocks(0.05) == 6 and P.min_blocks(0.1) == 5
-    assert P.power_at(5, 0.9, 0.0, 14) == 0.0 < P.power_at(6, 0.9, 0.0, 14)
-    assert P.mde(5, 0.75, 14) is None and P.mde(6, 0.75, 14) is not None
-    assert P.repeats_needed(0.99, 0.0, 14) == 6
+    assert min_blocks(0.05) == 6 and min_blocks(0.1) == 5
+    assert power_at(5, 0.9, 0.0, 14) == 0.0 < power_at(6, 0.9, 0.0, 14)
+    assert mde(5, 0.75, 14) is None and mde(6, 0.75, 14) is not None
+    assert repeats_needed(0.99, 0.0, 14) == 6
 
 
 def test_repeats_needed_round_up_to_a_closing_rotation():
-    plain = P.repeats_needed(0.2, 0.75, 14)
+    plain = repeats_needed(0.2, 0.75, 14)
     assert plain % 4  # not already a multiple, or the test proves nothing
-    assert P.repeats_needed(0.2, 0.75, 14, rotation=4) == 4 * math.ceil(plain / 4)
-    assert P.repeats_needed(0.2, 0.75, 14, models=4) == math.ceil(plain / 4)
+    assert repeats_needed(0.2, 0.75, 14, rotation=4) == 4 * math.ceil(plain / 4)
+    assert repeats_needed(0.2, 0.75, 14, models=4) == math.ceil(plain / 4)
     with pytest.raises(ValueError, match="outside"):
-        P.repeats_needed(0.7, 0.75, 14, p_bar=0.3)
+        repeats_needed(0.7, 0.75, 14, p_bar=0.3)
 
 
 def test_mde_is_the_difference_the_repeats_detect():
     for n in (6, 12, 80):
-        d = P.mde(n, 0.75, 14)
-        assert P.power_at(n, d, 0.75, 14) >= 0.8 > P.power_at(n, d - 0.005, 0.75, 14)
+        d = mde(n, 0.75, 14)
+        assert power_at(n, d, 0.75, 14) >= 0.8 > power_at(n, d - 0.005, 0.75, 14)
     # more repeats, a smaller difference; clustering makes every one larger
-    assert P.mde(6, 0.75, 14) > P.mde(12, 0.75, 14) > P.mde(12, 0.0, 14)
-    assert P.mde(3, 0.75, 14, models=4) == P.mde(12, 0.75, 14)
+    assert mde(6, 0.75, 14) > mde(12, 0.75, 14) > mde(12, 0.0, 14)
+    assert mde(3, 0.75, 14, models=4) == mde(12, 0.75, 14)
 
 
 def _beta_binomial_recalls(rng: np.random.Generator, mean: float, icc: float, k: int,
@@ -70,7 +89,7 @@ def test_clustered_rows_analysed_by_the_studys_own_test_match_the_plan():
     """ICC 0.75, fourteen checks (paper §4): simulate the planned number of blocks and
     analyse each draw with stats.sign_flip_test, as the study decides a contrast."""
     icc, k, d, sims = 0.75, 14, 0.25, 300
-    n = P.repeats_needed(d, icc, k)
+    n = repeats_needed(d, icc, k)
     rng = np.random.default_rng(7)
     a = _beta_binomial_recalls(rng, 0.5 - d / 2, icc, k, (sims, n))
     b = _beta_binomial_recalls(rng, 0.5 + d / 2, icc, k, (sims, n))
@@ -78,7 +97,7 @@ def test_clustered_rows_analysed_by_the_studys_own_test_match_the_plan():
     # 300 draws: the simulated power's standard error is about 0.023
     assert hits / sims == pytest.approx(0.80, abs=0.07)
     # ...and the clustering is what it costs: without it far fewer blocks would do
-    assert P.repeats_needed(d, 0.0, k) * 5 < n
+    assert repeats_needed(d, 0.0, k) * 5 < n
 
 
 def _pilot(d, seed: int = 3):
@@ -96,12 +115,12 @@ def test_a_pilot_packages_within_cell_icc_is_the_one_used(tmp_path):
     """The ICC pooled over arms counts the arms' difference as the rows'
     clustering; within cells (one sweep, model and arm) it is what the paired test sees."""
     pilot = _pilot(tmp_path)
-    an = Analysis.load()
-    rows, checks = load_evidence(pilot, an.arm_order, an.scenarios)
+    plan = AnalysisPlan.load()
+    rows, checks = load_evidence(pilot, plan.arm_order, plan.scenarios)
     c = checks.merge(rows[["row_id", "arm"]], on="row_id")
     pooled = stats.icc1(c["row_id"], c["correct"].astype(float)).value
-    within = P.within_cell_icc(c["arm"], c["row_id"], c["correct"].astype(float))
-    iccs = P.pilot_iccs(str(pilot), an, P.contrasts(an, []))
+    within = within_cell_icc(c["arm"], c["row_id"], c["correct"].astype(float))
+    iccs = pilot_iccs(str(pilot), plan, contrasts(plan, []))
     got = iccs[("j", "q")]
     assert got.value == pytest.approx(within.value) and pooled > 0.3 > 0.1 > within.value
     assert str(pilot) in got.source and "within cells of j–q (60 rows, 2 cells" in got.source
@@ -109,19 +128,19 @@ def test_a_pilot_packages_within_cell_icc_is_the_one_used(tmp_path):
     sweeps = {"s": {"arms": ["j", "q", "m"], "models": ["a", "b"], "repeats": 4,
                     "design": "latin"}}
     target = {"target_difference": 0.2, "alpha": 0.05, "power": 0.8}
-    lines = P.power_rows(sweeps, P.contrasts(an, []), {"s": 14}, iccs, target,
+    lines = power_rows(sweeps, contrasts(plan, []), {"s": 14}, iccs, target,
                          lambda s, m, arm: (5, 0.01))
     jq = [r for r in lines if r["contrast"] == "j–q"]
     assert {r["icc"] for r in jq} == {f"{within.value:.3f}"}
-    need = P.repeats_needed(0.2, within.value, 14, rotation=3)
+    need = repeats_needed(0.2, within.value, 14, rotation=3)
     assert need % 3 == 0  # a Latin square of three arms closes every three repeats
     per_model = [r for r in lines if r["model"] == "a"]
     # the ladder's rungs; no compare pair of resources/analysis.yaml other than those
     # has both its arms in this sweep
     assert [r["contrast"] for r in per_model] == ["j–q", "q–m"]
     assert per_model[0]["repeats_needed"] == need and per_model[0]["calls"] == 10 * need
-    pooled_lines = [r for r in jq if r["model"] == P.POOLED]
-    assert pooled_lines and all(r["repeats_needed"] == P.repeats_needed(
+    pooled_lines = [r for r in jq if r["model"] == POOLED]
+    assert pooled_lines and all(r["repeats_needed"] == repeats_needed(
         0.2, within.value, 14, rotation=3, models=2) for r in pooled_lines)
 
 
@@ -132,15 +151,15 @@ def test_a_negative_pilot_icc_is_planned_at_zero_and_the_plan_says_so(tmp_path):
     rows, checks = frames([row("s", "a", arm, i, 7) for arm in ("j", "q") for i in range(10)])
     write_table(rows, tmp_path / "rows.csv")
     write_table(checks, tmp_path / "checks.csv")
-    an = Analysis.load()
-    got = P.pilot_iccs(str(tmp_path), an, [("j", "q")])[("j", "q")]
+    plan = AnalysisPlan.load()
+    got = pilot_iccs(str(tmp_path), plan, [("j", "q")])[("j", "q")]
     assert got.value == 0.0 and "clipped to 0" in got.source
-    lines = P.power_rows({"s": {"arms": ["j", "q"], "models": ["a"], "repeats": 4,
+    lines = power_rows({"s": {"arms": ["j", "q"], "models": ["a"], "repeats": 4,
                                 "design": "latin"}}, [("j", "q")], {"s": 14},
                          {("j", "q"): got}, {"target_difference": 0.2, "alpha": 0.05,
                                              "power": 0.8}, lambda s, m, arm: (5, 0.01))
     assert lines[0]["design_effect"] == "1.00" and lines[0]["repeats_needed"] >= 6
-    assert "clipped to 0" in P.power_markdown(lines, {"target_difference": 0.2,
+    assert "clipped to 0" in power_markdown(lines, {"target_difference": 0.2,
                                                       "alpha": 0.05, "power": 0.8})
 
 
@@ -160,21 +179,21 @@ def test_within_cell_icc_with_one_cell_is_icc1_and_takes_cell_means_out():
     rows = np.repeat(np.arange(40), 14)
     x = np.concatenate([rng.permutation([1] * int(r * 14) + [0] * (14 - int(r * 14)))
                         for r in recalls])
-    one = P.within_cell_icc(np.zeros(len(x)), rows, x)
+    one = within_cell_icc(np.zeros(len(x)), rows, x)
     assert one.raw == pytest.approx(stats.icc1(rows, x).value) and one.n_cells == 1
     # two cells whose rows differ only by the cell: all of the pooled ICC is the cells'
     cells = np.repeat(["j", "q"], 14 * 20)
     between = np.where(cells == "j", 1.0, 0.0)
     assert stats.icc1(rows, between).value == pytest.approx(1.0)
-    assert P.within_cell_icc(cells, rows, np.concatenate([between[:-1], [1.0]])).value < 0.1
+    assert within_cell_icc(cells, rows, np.concatenate([between[:-1], [1.0]])).value < 0.1
 
 
 def test_a_negative_within_cell_icc_is_clipped_and_says_so():
     # every row of the cell splits its checks the same way: rows agree less than chance
     rows, x = np.repeat([0, 1, 2], 2), np.array([1, 0, 1, 0, 1, 0])
-    got = P.within_cell_icc(["c"] * 6, rows, x)
+    got = within_cell_icc(["c"] * 6, rows, x)
     assert got.raw == pytest.approx(-1.0) and got.clipped and got.value == 0.0
-    assert P.within_cell_icc(["a", "a", "b", "b"], [0, 0, 1, 1], [1, 0, 1, 0]) is None
+    assert within_cell_icc(["a", "a", "b", "b"], [0, 0, 1, 1], [1, 0, 1, 0]) is None
 
 
 @pytest.mark.parametrize(("n", "icc"), [(4, 0.75), (5, 0.75), (8, 0.75), (12, 0.75),
@@ -183,8 +202,8 @@ def test_the_plans_power_at_its_claimed_difference_is_the_tests(n, icc):
     """At the study's block counts the power the plan claims (0.8 at its mde; none at 4-5
     blocks, where no sign-flip p reaches 0.05) is what the sign-flip test gives on
     beta-binomial rows of fourteen checks (paper §4: ICC 0.750; 0.42 within cells)."""
-    sims, d = 1500, P.mde(n, icc, 14) or 0.9
-    claimed = P.power_at(n, d, icc, 14)
+    sims, d = 1500, mde(n, icc, 14) or 0.9
+    claimed = power_at(n, d, icc, 14)
     rng = np.random.default_rng(1000 + n)
     a = _beta_binomial_recalls(rng, 0.5 - d / 2, icc, 14, (sims, n))
     b = _beta_binomial_recalls(rng, 0.5 + d / 2, icc, 14, (sims, n))
@@ -200,12 +219,12 @@ def test_the_paper_packages_within_cell_icc_is_the_one_the_docs_quote(tmp_path):
     from .support.paper_package import paper_package_dir
 
     pilot = paper_package_dir(tmp_path / "paper")
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     absent = ("x", "y")  # arms no sweep ran: the ICC over all arms stands in
-    every = P.pilot_iccs(str(pilot), an, [absent])[absent]
+    every = pilot_iccs(str(pilot), plan, [absent])[absent]
     assert round(every.value, 3) == 0.477
     assert "within cells of all arms (581 rows, 107 cells)" in every.source
-    assert P.PAPER_ICC == 0.750 > every.value
+    assert PAPER_ICC == 0.750 > every.value
 
 
 # ------------------------------------------- the plan of a contrast still undecided
@@ -219,10 +238,10 @@ def test_the_equivalence_plan_is_tost_paireds_power(d, icc):
     plan's own size, where it must reach the target: 1,000 studies each, a standard
     error of at most 0.016, so a tolerance of 0.05 (three of them)."""
     k, margin, sims = 14, 0.10, 1000
-    plan = P.repeats_to_decide(d, icc, k, margin)
-    assert plan.test == P.EQUIVALENCE and plan.difference == d
+    plan = repeats_to_decide(d, icc, k, margin)
+    assert plan.test == EQUIVALENCE and plan.difference == d
     n_plan = plan.repeats
-    assert P.tost_power(n_plan, d, icc, k, margin) >= 0.8 > P.tost_power(n_plan - 1, d, icc,
+    assert tost_power(n_plan, d, icc, k, margin) >= 0.8 > tost_power(n_plan - 1, d, icc,
                                                                          k, margin)
     rng = np.random.default_rng(33)
     for n in (n_plan // 2, n_plan, 2 * n_plan):
@@ -234,19 +253,19 @@ def test_the_equivalence_plan_is_tost_paireds_power(d, icc):
             a = rng.binomial(k, 0.5 - d / 2, shape) / k
             b = rng.binomial(k, 0.5 + d / 2, shape) / k
         got = np.mean([stats.tost_paired(b[i], a[i], margin).equivalent for i in range(sims)])
-        assert got == pytest.approx(P.tost_power(n, d, icc, k, margin), abs=0.05), n
+        assert got == pytest.approx(tost_power(n, d, icc, k, margin), abs=0.05), n
 
 
 def test_the_plan_to_decide_rises_toward_the_margin_from_both_sides():
     """Equivalence gets harder as the observed difference nears the margin from inside,
     a difference easier as it grows beyond it: the plan is monotone on each side."""
-    inside = [P.repeats_to_decide(d, 0.3, 14, 0.10).repeats for d in (0.0, 0.02, 0.05, 0.08)]
-    beyond = [P.repeats_to_decide(d, 0.3, 14, 0.10).repeats for d in (0.10, 0.2, 0.3, 0.5)]
+    inside = [repeats_to_decide(d, 0.3, 14, 0.10).repeats for d in (0.0, 0.02, 0.05, 0.08)]
+    beyond = [repeats_to_decide(d, 0.3, 14, 0.10).repeats for d in (0.10, 0.2, 0.3, 0.5)]
     assert inside == sorted(inside) and inside[0] < inside[-1]
     assert beyond == sorted(beyond, reverse=True) and beyond[0] > beyond[-1]
     # more power needs more repeats; a closing rotation rounds up
-    assert P.repeats_to_decide(0.02, 0.3, 14, 0.10, power=0.9).repeats > inside[1]
-    assert P.repeats_to_decide(0.02, 0.3, 14, 0.10, rotation=7).repeats == \
+    assert repeats_to_decide(0.02, 0.3, 14, 0.10, power=0.9).repeats > inside[1]
+    assert repeats_to_decide(0.02, 0.3, 14, 0.10, rotation=7).repeats == \
         7 * math.ceil(inside[1] / 7)
 
 
@@ -257,17 +276,17 @@ def test_the_difference_plan_is_the_permutation_tests_not_the_t_formulas():
     the same above PLAN_SIMULATE_MAX. It is also the plan of the power.tsv lines."""
     more = 0
     for d in (0.35, 0.45, 0.6, 0.8):
-        plan = P.repeats_to_decide(d, 0.75, 14, 0.10)
-        t_plan = P.repeats_needed(d, 0.75, 14, simulate=False)
-        assert plan.test == P.DIFFERENCE and plan.repeats >= t_plan
-        assert plan.repeats == P.repeats_needed(d, 0.75, 14)
-        assert P.power_at(plan.repeats, d, 0.75, 14) >= 0.8
-        assert P.power_at(plan.repeats - 1, d, 0.75, 14) < 0.8
+        plan = repeats_to_decide(d, 0.75, 14, 0.10)
+        t_plan = repeats_needed(d, 0.75, 14, simulate=False)
+        assert plan.test == DIFFERENCE and plan.repeats >= t_plan
+        assert plan.repeats == repeats_needed(d, 0.75, 14)
+        assert power_at(plan.repeats, d, 0.75, 14) >= 0.8
+        assert power_at(plan.repeats - 1, d, 0.75, 14) < 0.8
         more += plan.repeats > t_plan
     assert more >= 2
-    far = P.repeats_to_decide(0.15, 0.75, 14, 0.10)  # hundreds of blocks: the t formula's
-    assert far.repeats == P.repeats_needed(0.15, 0.75, 14, simulate=False)
+    far = repeats_to_decide(0.15, 0.75, 14, 0.10)  # hundreds of blocks: the t formula's
+    assert far.repeats == repeats_needed(0.15, 0.75, 14, simulate=False)
     # the plan is made at two decimals of the difference and the ICC, so close
     # contrasts share simulated powers (power._simulated_power's cache)
-    assert P.repeats_to_decide(-0.4512, 0.7481, 14, 0.10) == P.DecidePlan(
-        P.repeats_to_decide(0.45, 0.75, 14, 0.10).repeats, P.DIFFERENCE, 0.45, 0.75)
+    assert repeats_to_decide(-0.4512, 0.7481, 14, 0.10) == DecidePlan(
+        repeats_to_decide(0.45, 0.75, 14, 0.10).repeats, DIFFERENCE, 0.45, 0.75)

@@ -19,7 +19,7 @@ from foldstudy.grade.rows import grade_record, measured_on_the_carry
 from foldstudy.grade.trace import fact_trace
 from foldstudy.study.spec import Fact
 
-from .support import records as R
+from .support.records import fixture, fold, not_run, record
 
 CONTROL = Fact("standby_port", "port", "61847", False, label="standby listener port",
                chunk=3, control=True)
@@ -45,41 +45,41 @@ def fixed_records() -> list[dict[str, Any]]:
     before the newer keys, an index arm's, a native arm's opaque carry, a run a fault
     cut short after a catch-up, and one whose folds failed to parse."""
     carries = ["port 52677", "port 52677 zone ranir.lasetot.lan", "19 shards", "x"]
-    plain = R.record(carries, answer=ANSWER, retained_tokens=12,
+    plain = record(carries, answer=ANSWER, retained_tokens=12,
                      ceiling_delivery="prompt")
-    jx = R.record(carries, answer=ANSWER, arm="jx", repeat=1, final_index="52677\nTN-4471")
+    jx = record(carries, answer=ANSWER, arm="jx", repeat=1, final_index="52677\nTN-4471")
     for i, f in enumerate(jx["folds"]):
         f["index"] = "52677" if i else ""
         f["index_tokens"] = 1
-    native = R.record(carries, answer=ANSWER, arm="native", repeat=2, retained_tokens=None,
+    native = record(carries, answer=ANSWER, arm="native", repeat=2, retained_tokens=None,
                       native={"mechanism": "compact", "beta": "", "opaque": True,
                               "chunk_presented_as": "assistant", "item": {"id": "x"}},
                       ceiling_delivery="none")
     for f in native["folds"]:
         f["carry_opaque"] = True
         f["retained_tokens"] = None
-    cut = R.record(carries[:2], arm="t", repeat=3, recall=None, catchup_fired=True,
+    cut = record(carries[:2], arm="t", repeat=3, recall=None, catchup_fired=True,
                    missing_folds=2, infra_error={"kind": "timeout", "message": "m",
                                                  "turn": "fold2", "retryable": True},
-                   folds=[R.fold(1, carries[1], chunks=[0, 1]),
-                          R.fold(2, "", reply="{not json", finish_reason="length")])
+                   folds=[fold(1, carries[1], chunks=[0, 1]),
+                          fold(2, "", reply="{not json", finish_reason="length")])
     cut["folds"][1].update(parse_ok=False, schema_valid=False,
                            schema_errors=["json: Expecting property name at char 1"],
                            clipped=True, model_clipped=True)
-    j = R.record(carries, answer="I don't know", arm="j", repeat=4, attempt=2,
+    j = record(carries, answer="I don't know", arm="j", repeat=4, attempt=2,
                  endpoint={"backend": "openrouter", "pin": "p1"}, temperature=0.2)
     j["folds"][0]["schema_valid"] = False
     j["folds"][0]["reply"]["served_by"] = "p2"
     j["folds"][0]["reply"]["attempts"] = [{"a": 1}, {"a": 2}]
     j["folds"][0]["reply"]["cost_usd"] = 0.001
-    return [plain, R.not_run(), _old(R.record(carries, answer=ANSWER, repeat=5)), jx,
+    return [plain, not_run(), _old(record(carries, answer=ANSWER, repeat=5)), jx,
             native, cut, j]
 
 
 def written(tmp_path: Path, grading: dict[str, Any]) -> dict[str, str]:
     """sha256 of rows, checks, folds and trace.csv of the fixed records, written as the
     grade rule writes them."""
-    fx = replace(R.fixture(), facts=(*R.fixture().facts, CONTROL))
+    fx = replace(fixture(), facts=(*fixture().facts, CONTROL))
     stock = StockSignature.from_dict(grading["stock_signature"])
     rows, checks, folds, trace = [], [], [], []
     for rec in fixed_records():
@@ -119,7 +119,7 @@ def test_an_old_record_is_measured_on_the_carry(grading):
 
 @pytest.mark.parametrize("n", range(7))
 def test_every_fixed_record_grades(n, grading):
-    fx = R.fixture()
+    fx = fixture()
     row, _, _ = grade_record(fixed_records()[n], fx, grading["abstention_markers"],
                              StockSignature.from_dict(grading["stock_signature"]), [])
     assert row["row_id"] == fixed_records()[n]["row_id"]
@@ -131,7 +131,7 @@ def test_an_old_record_reads_with_each_keys_documented_default():
     model_clipped) reads with the default written beside each field in study/record.py."""
     from foldstudy.study.record import RECORD_VERSION, RunRecord
 
-    raw = _old(R.record(["port 52677", "x"], answer=ANSWER))
+    raw = _old(record(["port 52677", "x"], answer=ANSWER))
     for k in ("record_version", "previous_attempts", "budget_usd", "not_run_reason"):
         raw.pop(k, None)
     raw["unknown_key"] = {"kept": "as before: ignored"}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from foldstudy.analysis.analysis import Analysis
-from foldstudy.analysis.analysis import partition as A_partition
 from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.analysis.partition import partition
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.scopes import ScopeError, Scopes
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import load_evidence, write_table
@@ -20,7 +20,7 @@ from foldstudy.study.spec import load_arm_table
 from .conftest import RESOURCES, ROOT
 from .support.evidence_rows import arm_rows, frames, row
 
-ARMS = Analysis.load().arm_order  # the arm ids load_evidence checks rows.csv against
+ARMS = AnalysisPlan.load().arm_order  # the arm ids load_evidence checks rows.csv against
 
 PAPER = yaml.safe_load((ROOT / "config/study-paper.yaml").read_text(encoding="utf-8"))
 PAPER_SCOPES = Scopes.from_config(PAPER["scopes"])
@@ -64,9 +64,9 @@ def paper_shaped_evidence() -> list[dict]:
 @pytest.fixture(scope="module")
 def paper_run():
     rows, checks = frames(paper_shaped_evidence())
-    an = Analysis.load()
-    numbers = compute_numbers(rows, checks, an, PAPER_SCOPES)
-    tables = {t.name: t for t in build_tables(rows, checks, numbers, an, scopes=PAPER_SCOPES)}
+    plan = AnalysisPlan.load()
+    numbers = compute_numbers(rows, checks, plan, PAPER_SCOPES)
+    tables = {t.name: t for t in build_tables(rows, checks, numbers, plan, scopes=PAPER_SCOPES)}
     return rows, numbers, tables
 
 
@@ -134,9 +134,9 @@ def test_nothing_is_pooled_by_default():
                                                                             [0.0, 0.0])
                           + arm_rows("s1", "m1", "q", [1.0, 1.0])
                           + arm_rows("s2", "m1", "q", [1.0, 1.0]))
-    an = Analysis.load()
-    n = compute_numbers(rows, checks, an)
-    tables = {t.name: t for t in build_tables(rows, checks, n, an)}
+    plan = AnalysisPlan.load()
+    n = compute_numbers(rows, checks, plan)
+    tables = {t.name: t for t in build_tables(rows, checks, n, plan)}
     recall = tables["recall-by-model-arm"].frame()
     assert len(recall[(recall["model"] == "m1") & (recall["arm"] == "j")]) == 2
     # Each sweep is its own group: keys carry the sweep, and no flat key pools them.
@@ -145,7 +145,7 @@ def test_nothing_is_pooled_by_default():
     assert n["table1.mean[s1/distributed/m1/j]"] == 1.0
     assert sorted(tables["partition"].frame()["sweep"]) == ["s1", "s2"]
     # Pooling is asked for, by name; the pair stays within each sweep's blocks.
-    pooled = compute_numbers(rows, checks, an, Scopes.from_config(
+    pooled = compute_numbers(rows, checks, plan, Scopes.from_config(
         {"partition": {"pool": True}, "ladder": {"pool": True}}))
     assert pooled["partition.n_models"] == 2
 
@@ -166,7 +166,7 @@ def test_a_scope_naming_what_the_evidence_lacks_fails_by_name():
 def test_precedence_takes_each_models_rows_from_the_first_sweep_with_both_arms():
     # Pure: a model reads the first sweep of `prefer` holding every arm of
     # `arms`; a sweep with one arm only does not count, and nothing is pooled.
-    a = Analysis.load()
+    a = AnalysisPlan.load()
     v = frames(arm_rows("deep", "m1", "j", [0.0] * 3) + arm_rows("deep", "m1", "q", [1.0] * 3)
                + arm_rows("part", "m1", "j", [1.0]) + arm_rows("part", "m1", "q", [1.0])
                + arm_rows("deep", "m2", "j", [0.0])  # no q at depth: m2 reads `part`
@@ -178,7 +178,7 @@ def test_precedence_takes_each_models_rows_from_the_first_sweep_with_both_arms()
     assert got.groupby("model")["sweep"].unique().map(list).to_dict() == {
         "m1": ["deep"], "m2": ["part"]}
     assert set(got["arm"]) == {"j", "q"}  # `arms` restricts what is read
-    part = A_partition(got, a)
+    part = partition(got, a)
     assert dict(zip(part["model"], part["sweep"], strict=True)) == {"m1": "deep", "m2": "part"}
 
 
@@ -286,8 +286,8 @@ def test_a_finding_sentence_follows_the_numbers():
     rows = (arm_rows("c", "m1", "j", [0.0, 0.0, 0.0, 1.0])
             + arm_rows("c", "m1", "t", [1.0, 1.0, 1.0, 0.0]))
     r, c = frames(rows)
-    an = Analysis.load()
-    t = {x.name: x for x in build_tables(r, c, compute_numbers(r, c, an), an)}
+    plan = AnalysisPlan.load()
+    t = {x.name: x for x in build_tables(r, c, compute_numbers(r, c, plan), plan)}
     notes = " ".join(t["capacity"].notes)
     assert "t recalled a higher share of rows than j (1/4 vs 3/4" in notes
     assert "does not separate them" in notes
@@ -338,7 +338,7 @@ def test_a_reader_reads_only_the_analyses_it_declares():
     from foldstudy.analysis.view import Evidence
 
     rows, checks = frames(arm_rows("s", "m1", "j", [1.0]))
-    ev = Evidence.of(rows, checks, Analysis.load()).reading(("ladder",))
+    ev = Evidence.of(rows, checks, AnalysisPlan.load()).reading(("ladder",))
     assert [g.label for g, _ in ev.groups("ladder")] == ["s"]
     with pytest.raises(KeyError, match="'partition' is read but not declared"):
         ev.groups("partition")

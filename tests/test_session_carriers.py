@@ -153,23 +153,23 @@ def test_the_config_check_refuses_a_session_over_the_models_context_in_one_line(
 def _card(resources, recalls: dict[str, list[float]]):
     import dataclasses
 
-    from foldstudy.analysis import decision as D
-    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.analysis.decision import CardInputs, cards
+    from foldstudy.analysis.plan import AnalysisPlan
 
     from .support.evidence_rows import arm_rows, frames
 
     table = load_arm_table(resources)
     arms = {a: resolve_arm(a, table, resources, 0.25) for a in recalls}
     rows, checks = frames([r for a, v in recalls.items() for r in arm_rows("s", "x", a, v)])
-    ci = dataclasses.replace(D.CardInputs(margin=0.1), arms=arms)
-    (card,) = D.cards(rows, checks, Analysis.load(), ci)
+    ci = dataclasses.replace(CardInputs(margin=0.1), arms=arms)
+    (card,) = cards(rows, checks, AnalysisPlan.load(), ci)
     return card
 
 
 def test_each_card_splits_an_arms_lost_facts_into_the_carriers_and_the_recall_turns(
         resources):
     """The ceiling recalls 8 of 10 facts in every block, j 2 (the first two), m none."""
-    from foldstudy.analysis.analysis import Analysis
+    from foldstudy.analysis.plan import AnalysisPlan
     from foldstudy.report.decision import card_from_dict, card_markdown
 
     card = _card(resources, {"j": [0.2] * 4, "m": [0.0] * 4, "uncompacted": [0.8] * 4})
@@ -182,7 +182,7 @@ def test_each_card_splits_an_arms_lost_facts_into_the_carriers_and_the_recall_tu
     # no verdict of the family reads the ceiling; its against-your-best line does
     sources = {v.source for v in card.contrasts if "uncompacted" in (v.a, v.b)}
     assert sources == {carrier_of({"carry": "uncompacted"}).against_best}
-    md = "\n".join(card_markdown(card_from_dict(card.to_dict()), Analysis.load()))
+    md = "\n".join(card_markdown(card_from_dict(card.to_dict()), AnalysisPlan.load()))
     assert ("of the 32 facts j lost, **24 the carrier's loss** (the ceiling recalled them "
             "in the same block) and **8 the recall turn's**") in md
     assert "Against the ceiling `uncompacted`" in md

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.report.summary import session_lines
 
 
@@ -26,7 +26,7 @@ def test_each_fact_per_arm_with_the_baseline_beside_it():
         {"label": "port", "chunk": 0, "graded": True},
         {"label": "tag", "chunk": 4, "graded": True}],
         "own_compaction": {"summaries": 1, "summary_chars": 384, "held": ["port"]}}
-    text = "\n".join(session_lines(rows, checks, {"s": manifest}, Analysis.load()))
+    text = "\n".join(session_lines(rows, checks, {"s": manifest}, AnalysisPlan.load()))
     assert "| fact | planted in fold | the session's own compaction | j carried | j right | "\
            "m carried | m right |" in text  # the paper's arm order
     # j's second row is invalid: not counted; its empty in_carrier is not a "no"
@@ -47,7 +47,7 @@ def test_an_opaque_baseline_grades_no_fact_and_the_repairs_are_said():
                 "session": {"repaired": {"json_output": 6, "fork_prefix": 1}},
                 "own_compaction": {"summaries": 1, "summary_chars": 0, "held": [],
                                    "opaque": "opaque: the CLI stored its summary encrypted"}}
-    text = "\n".join(session_lines(rows, checks, {"s": manifest}, Analysis.load()))
+    text = "\n".join(session_lines(rows, checks, {"s": manifest}, AnalysisPlan.load()))
     assert "| port | 1 | opaque | 1/1 | 1/1 |" in text
     assert ("Baseline: none; the session's own compaction is opaque: the CLI stored its "
             "summary encrypted, so it grades no fact.") in text
@@ -66,7 +66,7 @@ def test_a_label_holding_markup_is_text_in_the_summary():
                            "correct": ["true"]})
     manifest = {"scenario": "atlas", "facts": [{"label": label, "chunk": 0, "graded": True}],
                 "own_compaction": {"summaries": 1, "summary_chars": 9, "held": [label]}}
-    text = "\n".join(session_lines(rows, checks, {"s": manifest}, Analysis.load()))
+    text = "\n".join(session_lines(rows, checks, {"s": manifest}, AnalysisPlan.load()))
     shown = "&lt;script&gt;alert(1)&lt;/script&gt; \\| a&amp;b"
     assert f"| {shown} | 1 | held | 1/1 | 1/1 |" in text and f"facts: {shown}." in text
     assert "<script>" not in text
@@ -85,7 +85,7 @@ def test_an_absent_baseline_is_said_absent_never_no_compaction():
     manifest = {"scenario": "rollout", "facts": [{"label": "port", "chunk": 0, "graded": True}],
                 "own_compaction": {"summaries": 0, "summary_chars": 0, "held": [],
                                    "absent": f"1 {ABSENT_NOTE}"}}
-    text = "\n".join(session_lines(rows, checks, {"s": manifest}, Analysis.load()))
+    text = "\n".join(session_lines(rows, checks, {"s": manifest}, AnalysisPlan.load()))
     assert "| port | 1 | absent | 0/1 | 0/1 |" in text
     assert f"Baseline: none; 1 {ABSENT_NOTE}, so it grades no fact" in text
     assert "no compaction in the file" not in text

@@ -8,9 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from foldstudy.analysis import analysis as A
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.cells import valid_rows
 from foldstudy.analysis.numbers import compute_numbers
+from foldstudy.analysis.partition import partition
+from foldstudy.analysis.plan import DEFAULT_ANALYSIS, AnalysisPlan
 from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns
 from foldstudy.report.table import DASH
@@ -22,16 +23,16 @@ from .support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)
 
-ROOT_RESOURCES = A.DEFAULT_ANALYSIS.parent
-TITLES = table_titles(A.DEFAULT_ANALYSIS)
+ROOT_RESOURCES = DEFAULT_ANALYSIS.parent
+TITLES = table_titles(DEFAULT_ANALYSIS)
 
 
 @pytest.fixture(scope="module")
 def built():
     rows, checks = synthetic_package(620, seed=5)
-    an = Analysis.load()
-    numbers = compute_numbers(rows, checks, an, SC)
-    return rows, checks, numbers, {t.name: t for t in build_tables(rows, checks, numbers, an,
+    plan = AnalysisPlan.load()
+    numbers = compute_numbers(rows, checks, plan, SC)
+    return rows, checks, numbers, {t.name: t for t in build_tables(rows, checks, numbers, plan,
                                                                    scopes=SC)}
 
 
@@ -47,9 +48,10 @@ def test_recall_table_keeps_its_contract(built):
     rows, _, numbers, tables = built
     df = tables["recall-by-model-arm"].frame()
     assert list(df.columns) == columns.RECALL_TABLE
-    v = rows[rows["valid"]]
+    valid = rows[rows["valid"]]
     for _, r in df.sample(10, random_state=1).iterrows():
-        g = v[(v["sweep"] == r["sweep"]) & (v["model"] == r["model"]) & (v["arm"] == r["arm"])]
+        g = valid[(valid["sweep"] == r["sweep"]) & (valid["model"] == r["model"])
+                  & (valid["arm"] == r["arm"])]
         assert r["n_valid"] == len(g)
         assert r["mean_recall"] == pytest.approx(g["recall"].mean(), abs=1e-6)
         assert r["rows_ge_half"] == (g["recall"] >= 0.5).sum()
@@ -62,8 +64,8 @@ def test_an_empty_cell_says_why_and_is_never_zero():
     rows = (arm_rows("s", "a", "f", [0.0, 0.0]) + arm_rows("s", "a", "m", [1.0])
             + arm_rows("s", "b", "m", [1.0, 1.0]))
     r, c = frames(rows)
-    an = Analysis.load()
-    t = {t.name: t for t in build_tables(r, c, compute_numbers(r, c, an), an)}
+    plan = AnalysisPlan.load()
+    t = {t.name: t for t in build_tables(r, c, compute_numbers(r, c, plan), plan)}
     t1 = t["table1-recall-model-arm"]
     cells = dict(zip([row["model"] for row in t1.rows], t1.cells(), strict=True))
     f_col = [col.key for col in t1.columns].index("f")
@@ -84,15 +86,15 @@ def test_inference_cells_are_read_from_numbers(built):
     assert f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" in q
     # Change a number: the table follows numbers.json, it does not recompute.
     moved = dict(numbers, **{"ladder.effect.diff[q/j]": 0.123})
-    again = {t.name: t for t in build_tables(rows, checks, moved, Analysis.load(),
+    again = {t.name: t for t in build_tables(rows, checks, moved, AnalysisPlan.load(),
                                              scopes=SC)}["ladder"]
     assert any("+0.123 [" in cell for line in again.cells() for cell in line)
 
 
 def test_partition_table_matches_the_analysis(built):
     rows, _, numbers, tables = built
-    v = A.valid_rows(rows)
-    part = A.partition(v[v["sweep"] == "anchor"], Analysis.load())  # the partition scope
+    valid = valid_rows(rows)
+    part = partition(valid[valid["sweep"] == "anchor"], AnalysisPlan.load())  # the partition scope
     t = tables["partition"].frame()
     assert list(t["model"]) == list(part["model"])
     for _, r in t.iterrows():
@@ -106,11 +108,11 @@ def test_written_three_ways(tmp_path):
 
     write_table(rows, tmp_path / "rows.csv")
     write_table(checks, tmp_path / "checks.csv")
-    an = Analysis.load(ROOT_RESOURCES / "analysis.yaml", ROOT_RESOURCES / "arms.yaml")
-    write_numbers(tmp_path, tmp_path / "n.json", tmp_path / "p.json", tmp_path / "n.tex", an)
+    plan = AnalysisPlan.load(ROOT_RESOURCES / "analysis.yaml", ROOT_RESOURCES / "arms.yaml")
+    write_numbers(tmp_path, tmp_path / "n.json", tmp_path / "p.json", tmp_path / "n.tex", plan)
     out = tmp_path / "tables"
     names = write_tables(tmp_path / "rows.csv", tmp_path / "checks.csv", tmp_path / "n.json",
-                         [], an, ROOT_RESOURCES / "templates", out)
+                         [], plan, ROOT_RESOURCES / "templates", out)
     for n in names:
         md = (out / f"{n}.md").read_text()
         tex = (out / f"{n}.tex").read_text()
@@ -134,8 +136,8 @@ def test_probe_verdicts_come_from_the_probe_summary(tmp_path):
         "granite\topenrouter\tprobe_rejected_no_endpoint_for_parameters\treasoning\tmo\n"
         "smol\tembedded\tok\t\tjqmo\n")
     r, c = frames(arm_rows("s", "smol", "m", [1.0]))
-    an = Analysis.load()
-    t = build_tables(r, c, compute_numbers(r, c, an), an, load_probes(tmp_path / "summary.tsv"))
+    plan = AnalysisPlan.load()
+    t = build_tables(r, c, compute_numbers(r, c, plan), plan, load_probes(tmp_path / "summary.tsv"))
     probe = next(x for x in t if x.name == "probe-verdicts")
     cells = probe.cells()
     assert cells[0][:3] == ["granite", "openrouter", "probe_rejected_no_endpoint_for_parameters"]
@@ -152,15 +154,15 @@ def test_probe_arms_verdicts_appear_only_where_a_study_names_them(tmp_path):
              "j=schema_advertised_reply_nonconforming\n")
     smol = "smol\tembedded\tok\tjm\t\t\n"
     r, c = frames(arm_rows("s", "smol", "m", [1.0]))
-    an = Analysis.load()
+    plan = AnalysisPlan.load()
     for text, shown in ((head + flash + smol, True), (head + smol, False)):
         (tmp_path / "summary.tsv").write_text(text)
-        t = build_tables(r, c, compute_numbers(r, c, an), an,
+        t = build_tables(r, c, compute_numbers(r, c, plan), plan,
                          load_probes(tmp_path / "summary.tsv"))
         probe = next(x for x in t if x.name == "probe-verdicts")
         assert ("probe_arms" in [col.key for col in probe.columns]) is shown
     (tmp_path / "summary.tsv").write_text(head + flash + smol)
-    probe = next(x for x in build_tables(r, c, compute_numbers(r, c, an), an,
+    probe = next(x for x in build_tables(r, c, compute_numbers(r, c, plan), plan,
                                          load_probes(tmp_path / "summary.tsv"))
                  if x.name == "probe-verdicts")
     assert probe.rows[0]["probe_arms"] == "j=schema_advertised_reply_nonconforming"
@@ -178,8 +180,8 @@ def test_the_reasoning_parameter_table_shows_both_request_shapes(tmp_path):
         "false\n"
         "smol\tembedded\tok\t\t\t\tfalse\n")
     r, c = frames(arm_rows("s", "smol", "m", [1.0]))
-    an = Analysis.load()
-    t = build_tables(r, c, compute_numbers(r, c, an), an, load_probes(tmp_path / "summary.tsv"))
+    plan = AnalysisPlan.load()
+    t = build_tables(r, c, compute_numbers(r, c, plan), plan, load_probes(tmp_path / "summary.tsv"))
     table = next(x for x in t if x.name == "probe-reasoning-parameter")
     assert [(x["model"], x["shape"], x["verdict"], x["study"]) for x in table.rows] == [
         ("granite", "with reasoning parameter", "probe_rejected_no_endpoint_for_parameters",
@@ -213,11 +215,12 @@ def test_the_builders_live_in_their_sections_modules():
     """report/tables/ is a module per section of the paper; every builder
     sits in one (never in the package's __init__ or its shared helpers), every section
     module holds a builder, and none grows past about 300 lines."""
-    import foldstudy.report.tables as T
+    import foldstudy.report.tables as tables_package
+    from foldstudy.report.tables import BOUND
 
-    package = Path(T.__file__).parent
-    homes = {make.__module__ for _, make in T.BOUND}
-    sections = {f"{T.__name__}.{p.stem}" for p in package.glob("*.py")
+    package = Path(tables_package.__file__).parent
+    homes = {make.__module__ for _, make in BOUND}
+    sections = {f"{tables_package.__name__}.{p.stem}" for p in package.glob("*.py")
                 if p.stem not in ("__init__", "common")}
     assert homes == sections
     for p in package.glob("*.py"):
@@ -271,8 +274,8 @@ def test_the_arm_against_arm_tables_read_a_trace_and_the_configs_extra_pairs():
          "present": rid.endswith("/m") or (rid == "s/m1/r0/j" and label == labels[0])}
         for rid in rows["row_id"] for labels in [sorted(set(checks["label"]))]
         for label in labels for fold in (1, 2)])
-    an = Analysis.load()
-    t = {t.name: t for t in build_tables(rows, checks, compute_numbers(rows, checks, an), an,
+    plan = AnalysisPlan.load()
+    t = {t.name: t for t in build_tables(rows, checks, compute_numbers(rows, checks, plan), plan,
                                          trace=trace, extra_pairs=[["j", "m"]])}
     line = [r for r in t["paired-arms"].rows if r["pair"] == pair_label("j", "m")]
     assert [(r["blocks"], r["facts"], r["both_kept"], r["a_only"], r["b_only"], r["neither"])

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.evidence import columns
 from foldstudy.grade.trace import fact_trace
-from foldstudy.report import trace as T
+from foldstudy.report.trace import (
+    DROPPED,
+    MISSED_IN_ANSWER,
+    NEVER_CARRIED,
+    RECALLED,
+    fact_losses,
+    losses_by_arm,
+    trace_figure,
+)
 
 from .support import records as R
 
@@ -70,20 +78,20 @@ def test_every_missed_fact_gets_one_kind_and_the_read_loss_matches_the_carrier(
     b = R.record(["52677", "52677", "52677", "52677"], repeat=1,
                  answer="1. primary ingress port: 52677")
     rows, checks, trace = graded([a, b, R.not_run()], tmp_path=tmp_path, grading=grading)
-    losses = T.fact_losses(trace, checks, rows)
+    losses = fact_losses(trace, checks, rows)
     kind = {(r["row_id"], r["label"]): r for r in losses.to_dict("records")}
-    assert kind[(a["row_id"], PORT)]["kind"] == T.DROPPED
+    assert kind[(a["row_id"], PORT)]["kind"] == DROPPED
     assert kind[(a["row_id"], PORT)]["lost_at_fold"] == 3
     assert kind[(a["row_id"], PORT)]["last_carried_fold"] == 2
-    assert kind[(a["row_id"], ZONE)]["kind"] == T.MISSED_IN_ANSWER
-    assert kind[(a["row_id"], SHARDS)]["kind"] == T.NEVER_CARRIED
-    assert kind[(b["row_id"], PORT)]["kind"] == T.RECALLED
+    assert kind[(a["row_id"], ZONE)]["kind"] == MISSED_IN_ANSWER
+    assert kind[(a["row_id"], SHARDS)]["kind"] == NEVER_CARRIED
+    assert kind[(b["row_id"], PORT)]["kind"] == RECALLED
     assert len(losses) == 2 * 3  # valid rows only: the not_run row has no fact
     # the read's loss is exactly checks.csv's carrier-had-it-answer-missed-it (§4.10)
     missed = checks[checks["in_carrier"] & ~checks["correct"]]
     assert set(zip(missed["row_id"], missed["label"], strict=True)) == {
-        k for k, r in kind.items() if r["kind"] == T.MISSED_IN_ANSWER}
-    table = T.losses_by_arm(losses, Analysis.load())
+        k for k, r in kind.items() if r["kind"] == MISSED_IN_ANSWER}
+    table = losses_by_arm(losses, AnalysisPlan.load())
     assert table.to_dict("records") == [{
         "sweep": "s", "arm": "m", "rows": 2, "facts": 6, "never_carried": 3, "dropped": 1,
         "dropped_at": "3: 1", "missed_in_answer": 1, "recalled": 1}]
@@ -94,7 +102,7 @@ def test_the_fact_trace_figure_is_the_fact_survival_figure(tmp_path, grading):
             R.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan 19 shards",
                       "19 shards"], arm="q")]
     rows, checks, trace = graded(recs, tmp_path=tmp_path, grading=grading)
-    fig = T.trace_figure(trace, checks, rows, Analysis.load())
+    fig = trace_figure(trace, checks, rows, AnalysisPlan.load())
     ax = fig.axes[0]
     arm_lines = [x.get_label() for x in ax.get_lines() if not x.get_label().startswith("_")]
     assert [x.split()[0] for x in arm_lines] == ["q", "m"]  # arms.yaml order
@@ -104,6 +112,6 @@ def test_the_fact_trace_figure_is_the_fact_survival_figure(tmp_path, grading):
     assert list(m.get_xdata()) == [0, 1, 2, 3]
     assert [round(y, 3) for y in m.get_ydata()] == [0.333, 0.333, 0.0, 0.0]
     plt.close(fig)
-    empty = T.trace_figure(None, checks, rows, Analysis.load())
+    empty = trace_figure(None, checks, rows, AnalysisPlan.load())
     assert "no fact trace" in empty.axes[0].texts[0].get_text()
     plt.close(empty)

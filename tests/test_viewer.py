@@ -18,7 +18,7 @@ from foldstudy.report.viewer import build_viewer, page_path, run_page, segments
 
 from .conftest import RESOURCES
 from .support import browser
-from .support import records as R
+from .support.records import PORT, fixture, not_run, record
 
 SCRIPT = "<script>document.title='PWNED';window.pwned=1</script>"
 IMG = '<img src=x onerror="document.title=\'PWNED-IMG\'">'
@@ -28,13 +28,13 @@ HEADINGS = load_yaml(RESOURCES / "arms.yaml")["fixed_headings"]
 @pytest.fixture()
 def site(tmp_path, grading):
     """A viewer over three runs: one with a <script> planted in its replies and answer."""
-    fx = R.fixture()
-    hostile = R.record([f"port 52677 {SCRIPT}", f"52677 ranir.lasetot.lan {IMG}",
+    fx = fixture()
+    hostile = record([f"port 52677 {SCRIPT}", f"52677 ranir.lasetot.lan {IMG}",
                         "ranir.lasetot.lan", "ranir.lasetot.lan 19 shards"],
                        answer=f"1. primary ingress port: 52677 {SCRIPT}\n"
                               "2. DNS zone for the new records: unknown")
-    plain = R.record(["52677", "52677", "x", "x"], repeat=1, answer="1. primary ingress port: 1")
-    recs = [hostile, plain, R.not_run()]
+    plain = record(["52677", "52677", "x", "x"], repeat=1, answer="1. primary ingress port: 1")
+    recs = [hostile, plain, not_run()]
     stock = StockSignature.from_dict(grading["stock_signature"])
     rows, checks = [], []
     for i, rec in enumerate(recs):
@@ -81,14 +81,14 @@ def test_every_fold_is_shown_with_its_values_present_or_lost(site):
 
 def test_a_folds_headings_are_counted_from_its_carry():
     # as folds.csv counts them (grade/rows.py); a count an older record froze is not read
-    rec = R.record(["Constraints\n52677", "## Decisions\nIdentifiers: 52677"])
+    rec = record(["Constraints\n52677", "## Decisions\nIdentifiers: 52677"])
     rec["folds"][0]["headings_carried"] = 5
-    page = run_page(rec, R.fixture(), [], None, HEADINGS)
+    page = run_page(rec, fixture(), [], None, HEADINGS)
     assert [f["headings"] for f in page["folds"]] == [1, 2]
 
 
 def test_highlights_follow_the_graders_whole_token_rule():
-    segs = segments("port 526771 and 52677.", [R.PORT])
+    segs = segments("port 526771 and 52677.", [PORT])
     assert [s["text"] for s in segs if s["fact"]] == ["52677"]
     assert "".join(s["text"] for s in segs) == "port 526771 and 52677."
 

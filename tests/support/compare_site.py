@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from foldstudy.analysis.analysis import Analysis
+from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import write_table
 from foldstudy.grade.grader import StockSignature
@@ -57,5 +57,6 @@ def build(root: Path, recs: list[dict[str, Any]], grading: dict[str, Any]) -> Pa
     build_viewer(runs, {"s": str(fixture)}, str(ev / "rows.csv"),
                  str(ev / "checks.csv"), TEMPLATES, results / "viewer", HEADINGS)
     build_compare(runs, {"s": str(fixture)}, str(ev / "rows.csv"), str(ev / "checks.csv"),
-                  str(ev / "trace.csv"), Analysis.load(), TEMPLATES, results / "compare", HEADINGS)
+                  str(ev / "trace.csv"), AnalysisPlan.load(), TEMPLATES, results / "compare",
+                  HEADINGS)
     return results

@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 
 from ..evidence import columns
-from . import analysis as A
 from . import stats
-from .analysis import BLOCK, Analysis
+from .cells import BLOCK, valid_rows
+from .plan import AnalysisPlan
 from .scopes import Group
 
 EN_DASH = "–"
@@ -55,11 +55,11 @@ def pair_label(a: str, b: str) -> str:
     return f"{a}{EN_DASH}{b}"
 
 
-def compare_pairs(an: Analysis, extra: Iterable[Sequence[str]] = ()) -> list[tuple[str, str]]:
+def compare_pairs(plan: AnalysisPlan, extra: Iterable[Sequence[str]] = ()) -> list[tuple[str, str]]:
     """The pairs to compare: resources/analysis.yaml's `arms.compare_pairs`, then any pair
     a study config adds (in its order), each once."""
     out: list[tuple[str, str]] = []
-    for p in [*an.compare_pairs, *extra]:
+    for p in [*plan.compare_pairs, *extra]:
         pair = (str(p[0]), str(p[1]))
         if pair not in out:
             out.append(pair)
@@ -99,7 +99,7 @@ def fact_grid(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -> 
     false by the one validity rule, so a page can show them; counts read valid ones only.
     `present` is the fact's presence per fold as a string ('1' held, '0' not, one
     character per fold made, in fold order)."""
-    valid = set(A.valid_rows(rows)["row_id"])
+    valid = set(valid_rows(rows)["row_id"])
     meta = rows.set_index("row_id")
     correct = {(r["row_id"], r["label"]): bool(r["correct"])
                for r in checks[["row_id", "label", "correct"]].to_dict("records")}
@@ -156,15 +156,15 @@ def _counts(p: pd.DataFrame, what: str) -> dict[str, int]:
             "b_only": int((~x & y).sum()), "neither": int((~x & ~y).sum())}
 
 
-def _diff(p: pd.DataFrame, what: str, an: Analysis) -> stats.PairedDiff | None:
+def _diff(p: pd.DataFrame, what: str, plan: AnalysisPlan) -> stats.PairedDiff | None:
     """b's share minus a's, one difference per block, blocks resampled within model."""
     per = p.groupby(BLOCK)[[f"{what}_a", f"{what}_b"]].mean().reset_index()
     return stats.paired_bootstrap(per[f"{what}_b"].to_numpy(), per[f"{what}_a"].to_numpy(),
-                                  per["model"].to_numpy(), an.resamples, an.seed,
-                                  an.confidence)
+                                  per["model"].to_numpy(), plan.resamples, plan.seed,
+                                  plan.confidence)
 
 
-def paired_arms(grid: pd.DataFrame, pairs: Sequence[tuple[str, str]], an: Analysis,
+def paired_arms(grid: pd.DataFrame, pairs: Sequence[tuple[str, str]], plan: AnalysisPlan,
                 groups: Sequence[Group] | None = None) -> pd.DataFrame:
     """results/tables/paired-arms.csv (columns.PAIRED_ARMS_TABLE): per scope group and
     pair, over the blocks where both arms have a valid row, the facts both kept, a only,
@@ -175,16 +175,16 @@ def paired_arms(grid: pd.DataFrame, pairs: Sequence[tuple[str, str]], an: Analys
     A pair with no such block has no line. Facts are paired within a block, so a pooled
     scope group still pairs within a sweep.
     """
-    v = grid[grid["valid"].astype(bool)]
+    valid = grid[grid["valid"].astype(bool)]
     out = []
-    for g in groups if groups is not None else _default_groups(v):
-        gv = g.rows(v)
+    for g in groups if groups is not None else _default_groups(valid):
+        gv = g.rows(valid)
         for a, b in pairs:
             p = _paired(gv, a, b)
             if p.empty:
                 continue
             kept, rec = _counts(p, "final"), _counts(p, "recalled")
-            dk, dr = _diff(p, "final", an), _diff(p, "recalled", an)
+            dk, dr = _diff(p, "final", plan), _diff(p, "recalled", plan)
             n = len(p)
             out.append({
                 "sweep": g.label, "pair": pair_label(a, b),
@@ -246,7 +246,7 @@ def product_limit(facts: np.ndarray, carried: np.ndarray, at_risk: np.ndarray,
     return s
 
 
-def fact_survival(grid: pd.DataFrame, an: Analysis, groups: Sequence[Group] | None = None
+def fact_survival(grid: pd.DataFrame, plan: AnalysisPlan, groups: Sequence[Group] | None = None
                   ) -> pd.DataFrame:
     """results/tables/fact-survival.csv (columns.FACT_SURVIVAL_TABLE): per scope group and
     arm, for k = 0 .. n (n: the group's last fold minus its first planting fold), the
@@ -259,24 +259,24 @@ def fact_survival(grid: pd.DataFrame, an: Analysis, groups: Sequence[Group] | No
     share_of_taken_in isolates (of the facts the planting fold took in, those still
     carried). Paper §4.4: "Iteration is what makes it catastrophic".
     """
-    v = grid[grid["valid"].astype(bool)]
+    valid = grid[grid["valid"].astype(bool)]
     out = []
     names = ("carried", "facts", "at_risk", "events")
-    for g in groups if groups is not None else _default_groups(v):
-        gv = g.rows(v)
+    for g in groups if groups is not None else _default_groups(valid):
+        gv = g.rows(valid)
         if gv.empty:
             continue
         n = max(0, int((gv["folds"] - gv["planted_fold"]).max()))
-        for arm in _arms(gv, an):
+        for arm in _arms(gv, plan):
             ga = gv[gv["arm"] == arm]
             keys, c = _survival_counts(ga, n)
             sums = stats.block_bootstrap_sums(np.hstack([c[x] for x in names]),
-                                              keys["model"].to_numpy(), an.resamples,
-                                              an.seed)
+                                              keys["model"].to_numpy(), plan.resamples,
+                                              plan.seed)
             draw = dict(zip(names, np.split(sums, len(names), axis=1), strict=True))
             share_low, share_high = stats.percentile_band(
-                stats.ratio(draw["carried"], draw["facts"]), an.confidence)
-            surv_low, surv_high = stats.percentile_band(product_limit(**draw), an.confidence)
+                stats.ratio(draw["carried"], draw["facts"]), plan.confidence)
+            surv_low, surv_high = stats.percentile_band(product_limit(**draw), plan.confidence)
             total = {x: c[x].sum(axis=0) for x in (*names, "taken")}
             surv = product_limit(total["facts"], total["carried"], total["at_risk"],
                                  total["events"])
@@ -292,22 +292,22 @@ def fact_survival(grid: pd.DataFrame, an: Analysis, groups: Sequence[Group] | No
     return pd.DataFrame(out, columns=columns.FACT_SURVIVAL_TABLE)
 
 
-def carried_to_end(grid: pd.DataFrame, an: Analysis, groups: Sequence[Group] | None = None
+def carried_to_end(grid: pd.DataFrame, plan: AnalysisPlan, groups: Sequence[Group] | None = None
                    ) -> pd.DataFrame:
     """Per scope group and arm, the share of valid rows' graded facts kept through the
     final fold (every carry from planting to the last held it), with its block-resampled
     band: the one number per arm the summary reads."""
-    v = grid[grid["valid"].astype(bool)]
+    valid = grid[grid["valid"].astype(bool)]
     out = []
-    for g in groups if groups is not None else _default_groups(v):
-        gv = g.rows(v)
-        for arm in _arms(gv, an):
+    for g in groups if groups is not None else _default_groups(valid):
+        gv = g.rows(valid)
+        for arm in _arms(gv, plan):
             ga = gv[gv["arm"] == arm]
             per = (ga.assign(kept=(ga["kept_through"] == ga["folds"]).fillna(False))
                    .groupby(BLOCK)["kept"].agg(["sum", "count"]).reset_index())
             low, high = stats.block_bootstrap_share(
                 per[["sum"]].to_numpy(), per[["count"]].to_numpy(), per["model"].to_numpy(),
-                an.resamples, an.seed, an.confidence)
+                plan.resamples, plan.seed, plan.confidence)
             f, c = int(per["count"].sum()), int(per["sum"].sum())
             out.append({"sweep": g.label, "arm": arm, "facts": f, "carried": c,
                         "share": c / f if f else np.nan, "share_low": low[0],
@@ -316,18 +316,18 @@ def carried_to_end(grid: pd.DataFrame, an: Analysis, groups: Sequence[Group] | N
                                       "share_low", "share_high"])
 
 
-def _arms(gv: pd.DataFrame, an: Analysis) -> list[str]:
+def _arms(gv: pd.DataFrame, plan: AnalysisPlan) -> list[str]:
     """The arms of a frame in resources/arms.yaml's order (unknown ones last, by name)."""
-    rank = {a: i for i, a in enumerate(an.arm_order)}
+    rank = {a: i for i, a in enumerate(plan.arm_order)}
     return sorted(set(gv["arm"]), key=lambda x: (rank.get(x, len(rank)), x))
 
 
 def compare_tables(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame,
-                   an: Analysis, extra_pairs: Iterable[Sequence[str]] = (),
+                   plan: AnalysisPlan, extra_pairs: Iterable[Sequence[str]] = (),
                    groups: Sequence[Group] | None = None
                    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """paired-arms, fact-survival and the carried-to-the-end shares from the evidence in
     one pass over the grid (what the table builders and the summary read)."""
     grid = fact_grid(trace, checks, rows)
-    return (paired_arms(grid, compare_pairs(an, extra_pairs), an, groups),
-            fact_survival(grid, an, groups), carried_to_end(grid, an, groups))
+    return (paired_arms(grid, compare_pairs(plan, extra_pairs), plan, groups),
+            fact_survival(grid, plan, groups), carried_to_end(grid, plan, groups))

@@ -16,8 +16,8 @@ A card gives, for one model in one sweep:
   your best arm, an A/A copy against its original, a `native@ARM` arm against the native
   arm and against ARM (native_with_contrasts);
 - or, where every arm lost every fact, that verdict and no ranking.
-Thresholds come from resources/analysis.yaml through Analysis; the failing and mode
-definitions are analysis.py's, the ones partition.csv uses.
+Thresholds come from resources/analysis.yaml through AnalysisPlan; the failing and mode
+definitions are analysis/partition.py's, the ones partition.csv uses.
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ import pandas as pd
 from ..study.carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers name it
 from ..study.carriers.registry import carrier_of
 from ..study.spec import Arm, is_matched, native_with_title
-from . import analysis as A
-from . import power as P
 from . import stats
-from .analysis import Analysis
+from .cells import BLOCK, cell_summary, mean, pairs, valid_rows
+from .instrument import abstention, failing_rows
+from .partition import failure_mode
+from .plan import AnalysisPlan
+from .power import PAPER_ICC, CellICC, contrasts, repeats_to_decide, within_cell_icc
 
 A_BETTER, B_BETTER = "{a} better", "{b} better"
 EQUIVALENT, UNDECIDED = "equivalent within ±{margin:g}", "undecided"
@@ -238,19 +240,19 @@ def equivalence(a_vals: np.ndarray, b_vals: np.ndarray, margin: float, alpha: fl
 
 
 def judge(a: str, b: str, source: str, a_vals: np.ndarray, b_vals: np.ndarray,
-          icc: P.CellICC | None, k: float, an: Analysis, margin: float,
+          icc: CellICC | None, k: float, plan: AnalysisPlan, margin: float,
           alpha: float | None = None) -> ContrastVerdict:
     """One contrast's verdict over its blocks (a_vals[i], b_vals[i]: block i's recalls)."""
-    alpha = an.alpha if alpha is None else alpha
+    alpha = plan.alpha if alpha is None else alpha
     a_vals, b_vals = np.asarray(a_vals, float), np.asarray(b_vals, float)
     d = b_vals - a_vals
-    boot = stats.paired_bootstrap(b_vals, a_vals, np.zeros(len(d)), an.resamples, an.seed,
-                                  an.confidence)
-    p = stats.sign_flip_test(d, an.seed).p_value if len(d) else None
+    boot = stats.paired_bootstrap(b_vals, a_vals, np.zeros(len(d)), plan.resamples, plan.seed,
+                                  plan.confidence)
+    p = stats.sign_flip_test(d, plan.seed).p_value if len(d) else None
     eq, tost_p = equivalence(a_vals, b_vals, margin, alpha)
     diff = float(d.mean()) if len(d) else float("nan")
     icc_value, icc_source = ((icc.value, f"within cells ({icc.n_rows} rows)") if icc
-                             else (P.PAPER_ICC, "paper §4"))
+                             else (PAPER_ICC, "paper §4"))
     return ContrastVerdict(
         a, b, source, len(d), float(a_vals.mean()) if len(d) else float("nan"),
         float(b_vals.mean()) if len(d) else float("nan"), diff,
@@ -271,7 +273,7 @@ def to_decide(v: ContrastVerdict, k: float, margin: float, alpha: float, power: 
         return v
     p_bar = min(max((v.a_mean + v.b_mean) / 2, 0.05), 0.95)
     try:
-        plan = P.repeats_to_decide(v.difference, v.icc, k, margin, p_bar, alpha, power,
+        plan = repeats_to_decide(v.difference, v.icc, k, margin, p_bar, alpha, power,
                                    rotation)
     except ValueError:  # no number of repeats decides it (power.PLAN_MAX_BLOCKS): no plan
         return v
@@ -292,7 +294,7 @@ def _replace(v: ContrastVerdict, **kw: Any) -> ContrastVerdict:
 # ----------------------------------------------------------------- the diagnosis
 
 
-def fill_mode(fill: float | None, an: Analysis) -> str:
+def fill_mode(fill: float | None, plan: AnalysisPlan) -> str:
     """A failing model's mode by its undivided fill (paper §4.7: "Ordering the failing
     models by how much of the declared ceiling their undivided carrier filled separates
     the outcomes completely"): partition.csv's split (analysis.failure_mode), in the
@@ -300,40 +302,40 @@ def fill_mode(fill: float | None, an: Analysis) -> str:
     paper saw in the gist mode and the lowest it saw in the description mode."""
     if fill is None or np.isnan(fill):
         return "unknown"
-    gist_top, description_bottom = an.failure_mode_paper_fills
+    gist_top, description_bottom = plan.failure_mode_paper_fills
     if gist_top < fill < description_bottom:
         return BETWEEN
-    return MODE_WORDS[A.failure_mode(True, fill, an)]
+    return MODE_WORDS[failure_mode(True, fill, plan)]
 
 
-def diagnosis(cell: pd.DataFrame, an: Analysis) -> Diagnosis | None:
+def diagnosis(cell: pd.DataFrame, plan: AnalysisPlan) -> Diagnosis | None:
     """Paper §4.7 on the valid rows of one (sweep, model) of the primary scenario: j
     failing (mean below failing_recall), its fill's mode, q's rescue where q ran."""
-    p = cell[cell["scenario"] == an.primary_scenario]
-    gj, gq = p[p["arm"] == an.undivided], p[p["arm"] == an.divided]
+    p = cell[cell["scenario"] == plan.primary_scenario]
+    gj, gq = p[p["arm"] == plan.undivided], p[p["arm"] == plan.divided]
     if not gj["recall"].notna().any():
         return None
-    sj = A.cell_summary(gj, an.row_recalled)
-    fill = A.mean(gj["fill"])
-    failing = bool(sj["mean"] < an.failing_recall)
-    q_mean = A.cell_summary(gq, an.row_recalled)["mean"] if gq["recall"].notna().any() else None
-    rescued = None if q_mean is None or not failing else bool(q_mean >= an.rescued_recall)
+    sj = cell_summary(gj, plan.row_recalled)
+    fill = mean(gj["fill"])
+    failing = bool(sj["mean"] < plan.failing_recall)
+    q_mean = cell_summary(gq, plan.row_recalled)["mean"] if gq["recall"].notna().any() else None
+    rescued = None if q_mean is None or not failing else bool(q_mean >= plan.rescued_recall)
     return Diagnosis(
         sj["n"], sj["mean"], failing,
-        bool(abs(sj["mean"] - an.failing_recall) <= an.borderline_margin),
+        bool(abs(sj["mean"] - plan.failing_recall) <= plan.borderline_margin),
         None if np.isnan(fill) else fill,
-        fill_mode(fill, an) if failing else "healthy", q_mean, rescued)
+        fill_mode(fill, plan) if failing else "healthy", q_mean, rescued)
 
 
-def loudness(cell: pd.DataFrame, an: Analysis) -> Loudness:
+def loudness(cell: pd.DataFrame, plan: AnalysisPlan) -> Loudness:
     """Paper §4.11 over the failing rows of every arm of the cell (analysis.abstention's
     counts, summed): "a system that logs abstention would have caught it"."""
-    ab = A.abstention(cell, an)
+    ab = abstention(cell, plan)
     n = int(ab["failing_rows"].sum())
     abstained = int(ab["abstains"].sum())
     stock = ab["stock_rows"].dropna()
     split: tuple[int | None, int | None] = (None, None)
-    failing = A.failing_rows(cell, an)
+    failing = failing_rows(cell, plan)
     if "n_stock_signature" in failing:
         is_stock = failing["n_stock_signature"] > 0
         did_abstain = failing["abstained"].fillna(False).astype(bool)
@@ -389,17 +391,17 @@ def own_arm_checks(own: dict[str, str], arms: dict[str, Arm], ran: set[str]
 
 
 def cell_icc(checks: pd.DataFrame, cell: pd.DataFrame, arms: Sequence[str]
-             ) -> P.CellICC | None:
+             ) -> CellICC | None:
     """The ICC within cells (power.within_cell_icc) of the contrast's arms in the cell."""
     rows = cell[cell["arm"].isin(arms)][["row_id", "sweep", "model", "arm"]]
     c = checks.merge(rows, on="row_id")
     if c.empty:
         return None
     label = c["sweep"].astype(str) + "|" + c["model"].astype(str) + "|" + c["arm"]
-    return P.within_cell_icc(label, c["row_id"], c["correct"].astype(float))
+    return within_cell_icc(label, c["row_id"], c["correct"].astype(float))
 
 
-def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict[str, str],
+def cell_contrasts(plan: AnalysisPlan, extra_pairs: Sequence[Sequence[str]], own: dict[str, str],
                    decide_pair: Sequence[str] | None,
                    gate_pair: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
     """Every contrast a card may read, each once: the decide pair, the own arms against
@@ -410,20 +412,20 @@ def cell_contrasts(an: Analysis, extra_pairs: Sequence[Sequence[str]], own: dict
         out.append((decide_pair[0], decide_pair[1], "decide"))
     out += [(twin, arm, "own arm") for arm, twin in own.items()]
     seen = {(a, b) for a, b, _ in out}
-    out += [(a, b, "analysis") for a, b in P.contrasts(an, [list(p) for p in extra_pairs])
+    out += [(a, b, "analysis") for a, b in contrasts(plan, [list(p) for p in extra_pairs])
             if (a, b) not in seen]
     if gate_pair and not any({a, b} == set(gate_pair) for a, b, _ in out):
         out.append((gate_pair[0], gate_pair[1], "gate"))
     return out
 
 
-def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
+def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisPlan
                        ) -> list[tuple[str, str, str]]:
     """Per arm that ran in the cell whose carrier is read against your best arm
     (carriers/base.py `against_best`: the native arm, NATIVE_SOURCE), (your best arm, the
     arm, its line's source): the best arm is the matched arm with the highest mean recall
     over the cell's valid rows, ties to the earlier in resources/arms.yaml. Matched means
-    spec.is_matched and not in `an.unmatched`: a resolved Arm cannot say `match: false`
+    spec.is_matched and not in `plan.unmatched`: a resolved Arm cannot say `match: false`
     (its arms-file entry can), so an own arm at its own capacity is never "your best arm"
     here either. It is chosen after the fact, so the line says how far the carrier is from
     the best of what ran, not which arm to pick; the arm read so is in no matched contrast
@@ -433,10 +435,10 @@ def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
     # against its native arm and ARM (native_with_contrasts)
     read = [a for a in ran if carrier_of(arms[a]).against_best and not arms[a].copy_of
             and not arms[a].instructions_from]
-    matched = [a for a in ran if is_matched(arms[a]) and a not in an.unmatched]
+    matched = [a for a in ran if is_matched(arms[a]) and a not in plan.unmatched]
     if not read or not matched:
         return []
-    rank = {a: i for i, a in enumerate(an.arm_order)}
+    rank = {a: i for i, a in enumerate(plan.arm_order)}
     means = cell.groupby("arm")["recall"].mean()
     best = min(matched, key=lambda a: (-float(means[a]), rank.get(a, len(rank)), a))
     return [(best, a, carrier_of(arms[a]).against_best)
@@ -449,12 +451,12 @@ def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], an: Analysis
 AA_SOURCE = "A/A control: the arm against its exact copy"
 
 
-def aa_contrasts(cell: pd.DataFrame, an: Analysis) -> list[tuple[str, str, str]]:
+def aa_contrasts(cell: pd.DataFrame, plan: AnalysisPlan) -> list[tuple[str, str, str]]:
     """(arm, its copy, AA_SOURCE) per A/A copy that ran in the cell beside its original
-    (Analysis.aa): judged like any contrast, adjusted within the family, so a family's
+    (AnalysisPlan.aa): judged like any contrast, adjusted within the family, so a family's
     error covers it too."""
     ran = set(cell["arm"])
-    return [(a, c, AA_SOURCE) for c, a in an.aa.items() if {a, c} <= ran]
+    return [(a, c, AA_SOURCE) for c, a in plan.aa.items() if {a, c} <= ran]
 
 
 def native_with_sources(arm: str) -> tuple[str, str]:
@@ -465,15 +467,15 @@ def native_with_sources(arm: str) -> tuple[str, str]:
     return (f"{head} against the provider's default", f"{head} against {arm} as a fold arm")
 
 
-def native_with_contrasts(cell: pd.DataFrame, an: Analysis) -> list[tuple[str, str, str]]:
-    """Per `native@ARM` arm that ran in the cell (Analysis.native_with), (the native
+def native_with_contrasts(cell: pd.DataFrame, plan: AnalysisPlan) -> list[tuple[str, str, str]]:
+    """Per `native@ARM` arm that ran in the cell (AnalysisPlan.native_with), (the native
     arm, it, its source) where the native arm ran beside it and (ARM, it, its source)
     where ARM did: what the prompt did to the provider's compaction, and what the
     provider's compaction did to the prompt. Judged like any contrast, adjusted within
     the family."""
     ran = set(cell["arm"])
     out = []
-    for made, (native, arm) in an.native_with.items():
+    for made, (native, arm) in plan.native_with.items():
         default, fold = native_with_sources(arm)
         out += [(a, made, source) for a, source in ((native, default), (arm, fold))
                 if {a, made} <= ran]
@@ -501,18 +503,18 @@ class CardInputs:
 
 
 def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
-         an: Analysis, ci: CardInputs) -> Card:
+         plan: AnalysisPlan, ci: CardInputs) -> Card:
     """One card over the valid rows of one (sweep, model), each contrast at its own level
     (the family's adjustment and the plans to decide come after, in `cards`)."""
     failures = fold_failures(cell, ci.arms)
     # said on every card, every fact lost or not: where all were lost, it says whether
     # the model could have answered at all
-    ceiling = ceiling_lines(cell, checks, ci.arms, an)
+    ceiling = ceiling_lines(cell, checks, ci.arms, plan)
     lost_rows = control_lost_rows(cell, ci.arms)
     lost_controls = {arm: (len(flagged), n) for arm, (flagged, n) in lost_rows.items()}
     flagged = {arm: flagged for arm, (flagged, _) in lost_rows.items() if flagged}
     if int(cell["n_correct"].sum()) == 0:
-        return Card(sweep, model, len(cell), True, loudness=loudness(cell, an),
+        return Card(sweep, model, len(cell), True, loudness=loudness(cell, plan),
                     staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model),
                     fold_failures=failures, ceiling_lines=ceiling, control_lost=lost_controls,
                     control_lost_rows=flagged)
@@ -520,28 +522,28 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     staged = ci.staged.get((sweep, model))
     verdicts = []
     # lines that read an arm outside the matched comparison against another, by design
-    outside = [*best_arm_contrasts(cell, ci.arms, an), *aa_contrasts(cell, an),
-               *native_with_contrasts(cell, an)]
-    for a, b, source in [*cell_contrasts(an, ci.extra_pairs, ci.own, ci.decide_pair,
+    outside = [*best_arm_contrasts(cell, ci.arms, plan), *aa_contrasts(cell, plan),
+               *native_with_contrasts(cell, plan)]
+    for a, b, source in [*cell_contrasts(plan, ci.extra_pairs, ci.own, ci.decide_pair,
                                          ci.gate_pair), *outside]:
-        if (a in an.unmatched or b in an.unmatched) and (a, b, source) not in outside:
+        if (a in plan.unmatched or b in plan.unmatched) and (a, b, source) not in outside:
             continue  # outside the matched comparison (spec.is_matched): no verdict
-        pr = A.pairs(cell, a, b)
+        pr = pairs(cell, a, b)
         if pr.empty:
             continue
-        level = contrast_level(source, staged, an.alpha)
+        level = contrast_level(source, staged, plan.alpha)
         k = float(cell[cell["arm"].isin([a, b])]["n_graded"].mean())
         verdicts.append(judge(a, b, source, pr["recall_first"].to_numpy(),
                               pr["recall_second"].to_numpy(), cell_icc(checks, cell, [a, b]),
-                              k, an, ci.margin, level))
-    return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, an),
-                loudness(cell, an), own_arm_checks(ci.own, ci.arms, ran), staged,
-                ci.price_basis(model), index_lines(cell, checks, an, ci.margin), failures,
+                              k, plan, ci.margin, level))
+    return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, plan),
+                loudness(cell, plan), own_arm_checks(ci.own, ci.arms, ran), staged,
+                ci.price_basis(model), index_lines(cell, checks, plan, ci.margin), failures,
                 ceiling, lost_controls, flagged)
 
 
 def ceiling_lines(cell: pd.DataFrame, checks: pd.DataFrame, arms: dict[str, Arm],
-                  an: Analysis) -> list[CeilingLine]:
+                  plan: AnalysisPlan) -> list[CeilingLine]:
     """Each other arm of the cell against each ceiling arm that ran in it, over the
     blocks (sweep, model, repeat) with a valid row of both, in arms.yaml's order: the
     facts the arm lost, split by whether the ceiling recalled the same fact in the same
@@ -552,21 +554,21 @@ def ceiling_lines(cell: pd.DataFrame, checks: pd.DataFrame, arms: dict[str, Arm]
     ceilings = [a for a in ran if carrier_of(arms[a]).ceiling]
     if not ceilings:
         return []
-    rank = {a: i for i, a in enumerate(an.arm_order)}
-    facts = checks.merge(cell[["row_id", "arm", *A.BLOCK]], on="row_id")[
-        ["arm", *A.BLOCK, "label", "correct"]]
+    rank = {a: i for i, a in enumerate(plan.arm_order)}
+    facts = checks.merge(cell[["row_id", "arm", *BLOCK]], on="row_id")[
+        ["arm", *BLOCK, "label", "correct"]]
     out = []
     for top in ceilings:
         mine = facts[facts["arm"] == top].drop(columns="arm").rename(
             columns={"correct": "ceiling_correct"})
         for arm in sorted((a for a in ran if a != top), key=lambda a: rank.get(a, 0)):
-            both = facts[facts["arm"] == arm].merge(mine, on=[*A.BLOCK, "label"])
+            both = facts[facts["arm"] == arm].merge(mine, on=[*BLOCK, "label"])
             if both.empty:
                 continue
             lost = both[~both["correct"].astype(bool)]
             kept_by_ceiling = int(lost["ceiling_correct"].astype(bool).sum())
-            blocks = both[A.BLOCK].drop_duplicates()
-            top_rows = cell[(cell["arm"] == top)].merge(blocks, on=A.BLOCK)
+            blocks = both[BLOCK].drop_duplicates()
+            top_rows = cell[(cell["arm"] == top)].merge(blocks, on=BLOCK)
             out.append(CeilingLine(arm, top, len(blocks), len(lost), kept_by_ceiling,
                                    len(lost) - kept_by_ceiling,
                                    float(top_rows["recall"].mean())))
@@ -600,15 +602,15 @@ def control_lost_rows(cell: pd.DataFrame, arms: dict[str, Arm]
         return {x for x in str(row.get("control_missed") or "").split(";") if x}
 
     top_rows = asked[asked["arm"] == tops[0]]
-    top_missed = {tuple(r[A.BLOCK]): missed(r) for _, r in top_rows.iterrows()}
-    readable = {tuple(r[A.BLOCK]) for _, r in top_rows.iterrows()
+    top_missed = {tuple(r[BLOCK]): missed(r) for _, r in top_rows.iterrows()}
+    readable = {tuple(r[BLOCK]) for _, r in top_rows.iterrows()
                 if len(missed(r)) < int(float(r["n_control"]))}
     out: dict[str, tuple[list[str], int]] = {}
     for arm in (a for a in ran if a not in tops):
         beside = [r for _, r in asked[asked["arm"] == arm].iterrows()
-                  if tuple(r[A.BLOCK]) in top_missed]
-        rows = [r for r in beside if tuple(r[A.BLOCK]) in readable]
-        lost = [str(r["row_id"]) for r in rows if missed(r) - top_missed[tuple(r[A.BLOCK])]]
+                  if tuple(r[BLOCK]) in top_missed]
+        rows = [r for r in beside if tuple(r[BLOCK]) in readable]
+        lost = [str(r["row_id"]) for r in rows if missed(r) - top_missed[tuple(r[BLOCK])]]
         if beside:
             out[arm] = (lost, len(rows))
     return out
@@ -632,22 +634,22 @@ def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, str]:
     return out
 
 
-def index_lines(cell: pd.DataFrame, checks: pd.DataFrame, an: Analysis, margin: float
+def index_lines(cell: pd.DataFrame, checks: pd.DataFrame, plan: AnalysisPlan, margin: float
                 ) -> list[IndexLine]:
     """Each index arm of the cell against its base (resources/arms.yaml `base`), over the
     blocks that ran both, in arms.yaml's order."""
     out = []
-    for arm, base in an.index_bases.items():
-        pr = A.pairs(cell, base, arm)
+    for arm, base in plan.index_bases.items():
+        pr = pairs(cell, base, arm)
         if pr.empty:
             continue
         k = float(cell[cell["arm"].isin([base, arm])]["n_graded"].mean())
         v = judge(base, arm, "index arm", pr["recall_first"].to_numpy(),
                   pr["recall_second"].to_numpy(), cell_icc(checks, cell, [base, arm]), k,
-                  an, margin)
-        failing = v.a_mean < an.failing_recall
+                  plan, margin)
+        failing = v.a_mean < plan.failing_recall
         out.append(IndexLine(arm, base, v, failing,
-                             v.b_mean >= an.rescued_recall if failing else None))
+                             v.b_mean >= plan.rescued_recall if failing else None))
     return out
 
 
@@ -668,16 +670,16 @@ def _pair_price(ci: CardInputs, sweep: str, model: str, a: str, b: str) -> Price
     return Price(pa.calls + pb.calls, usd)
 
 
-def cards(rows: pd.DataFrame, checks: pd.DataFrame, an: Analysis, ci: CardInputs
+def cards(rows: pd.DataFrame, checks: pd.DataFrame, plan: AnalysisPlan, ci: CardInputs
           ) -> list[Card]:
     """One card per (sweep, model) with valid rows, in sweep then model order; every
     contrast adjusted within its family (ci.family), then each undecided one planned."""
-    v = A.valid_rows(rows)
-    raw = [card(str(s), str(m), g, checks, an, ci)
-           for (s, m), g in v.groupby(["sweep", "model"], sort=True)]
+    valid = valid_rows(rows)
+    raw = [card(str(s), str(m), g, checks, plan, ci)
+           for (s, m), g in valid.groupby(["sweep", "model"], sort=True)]
     out = []
-    for c in map(noise_floor, adjust_family(raw, ci.family, an.alpha, ci.margin)):
-        planned = [to_decide(x, x.k, ci.margin, _plan_level(x, an.alpha), ci.power,
+    for c in map(noise_floor, adjust_family(raw, ci.family, plan.alpha, ci.margin)):
+        planned = [to_decide(x, x.k, ci.margin, _plan_level(x, plan.alpha), ci.power,
                              ci.rotation(c.sweep), _pair_price(ci, c.sweep, c.model, x.a, x.b))
                    for x in c.contrasts]
         out.append(dataclasses.replace(c, contrasts=planned))
@@ -792,7 +794,7 @@ def _plan_level(v: ContrastVerdict, alpha: float) -> float:
     return alpha / max(v.family_size, 1)
 
 
-def planned_family_size(an: Analysis, extra_pairs: Sequence[Sequence[str]],
+def planned_family_size(plan: AnalysisPlan, extra_pairs: Sequence[Sequence[str]],
                         own: dict[str, str], decide_pair: Sequence[str] | None,
                         sweep_arms: Sequence[str], models: int, family: str,
                         gate_pair: Sequence[str] | None = None) -> int:
@@ -802,11 +804,11 @@ def planned_family_size(an: Analysis, extra_pairs: Sequence[Sequence[str]],
     the `sweep` family, on one for `model`. What a staged look splits alpha by: a line
     the plan left out would take a share of alpha the looks had already spent."""
     ran = set(sweep_arms)
-    n = sum(1 for a, b, _ in cell_contrasts(an, extra_pairs, own, decide_pair, gate_pair)
+    n = sum(1 for a, b, _ in cell_contrasts(plan, extra_pairs, own, decide_pair, gate_pair)
             if {a, b} <= ran)
-    if ran - an.unmatched:
-        n += len(ran & set(an.against_best))
-    n += sum(1 for c, a in an.aa.items() if {a, c} <= ran)  # the A/A lines
-    n += sum(1 for made, pair in an.native_with.items() for a in pair
+    if ran - plan.unmatched:
+        n += len(ran & set(plan.against_best))
+    n += sum(1 for c, a in plan.aa.items() if {a, c} <= ran)  # the A/A lines
+    n += sum(1 for made, pair in plan.native_with.items() for a in pair
              if {a, made} <= ran)  # a native@ARM arm's two lines
     return max(1, n * (models if family == "sweep" else 1))

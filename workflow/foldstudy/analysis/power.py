@@ -51,8 +51,8 @@ from ..io import read_json, write_text, write_tsv
 from ..run.audit import plan_inputs, run_prices
 from ..study.design import cycle_length
 from . import stats
-from .analysis import Analysis
 from .compare import compare_pairs, pair_label
+from .plan import AnalysisPlan
 
 log = logging.getLogger(__name__)
 
@@ -371,15 +371,15 @@ class IccSource:
     source: str
 
 
-def pilot_iccs(pilot: str, an: Analysis, pairs: list[tuple[str, str]]
+def pilot_iccs(pilot: str, plan: AnalysisPlan, pairs: list[tuple[str, str]]
                ) -> dict[tuple[str, str], IccSource]:
     """Per contrast, the within-cell ICC of a pilot's binary checks (cells: one sweep,
     model and arm), over its valid rows of the distributed scenario in the contrast's two
     arms, or over all its arms where those give none. Clipped at 0, and the source says
     so: a negative pilot ICC once gave design effect 0.00 and 1-2 repeats, without a
     word."""
-    rows, checks = load_evidence(pilot, an.arm_order, an.scenarios)
-    prim = rows[(rows["scenario"] == an.primary_scenario) & rows["valid"].astype(bool)]
+    rows, checks = load_evidence(pilot, plan.arm_order, plan.scenarios)
+    prim = rows[(rows["scenario"] == plan.primary_scenario) & rows["valid"].astype(bool)]
     c = checks.merge(prim[["row_id", "sweep", "model", "arm"]], on="row_id")
     c = c.assign(cell=c["sweep"].astype(str) + "|" + c["model"].astype(str) + "|"
                  + c["arm"].astype(str))
@@ -389,7 +389,7 @@ def pilot_iccs(pilot: str, an: Analysis, pairs: list[tuple[str, str]]
         got = _pilot_icc(c[c["arm"].isin(pair)], pilot, pair_label(*pair))
         if got is None and every is None:
             raise PilotError(f"config.power.pilot: {pilot} has {len(prim)} valid rows of the "
-                             f"{an.primary_scenario} scenario; a within-cell ICC needs two "
+                             f"{plan.primary_scenario} scenario; a within-cell ICC needs two "
                              "rows of one sweep, model and arm, with more than one check")
         out[pair] = got or every  # type: ignore[assignment]
     return out
@@ -407,14 +407,14 @@ def _pilot_icc(c: pd.DataFrame, pilot: str, over: str) -> IccSource | None:
 # -- the plan ---------------------------------------------------------------------
 
 
-def contrasts(an: Analysis, extra: list[list[str]]) -> list[tuple[str, str]]:
+def contrasts(plan: AnalysisPlan, extra: list[list[str]]) -> list[tuple[str, str]]:
     """Every matched contrast the study tests: the ladder's consecutive rungs, then the
     compare pairs (resources/analysis.yaml, then the study config's), each once; a pair
     with an arm outside the matched comparison (spec.is_matched) is no such contrast (the
     paired-arms table still shows it)."""
-    out = [(a, b) for a, b in zip(an.ladder, an.ladder[1:], strict=False)]
-    out += [p for p in compare_pairs(an, extra) if p not in out]
-    return [(a, b) for a, b in out if a not in an.unmatched and b not in an.unmatched]
+    out = [(a, b) for a, b in zip(plan.ladder, plan.ladder[1:], strict=False)]
+    out += [p for p in compare_pairs(plan, extra) if p not in out]
+    return [(a, b) for a, b in out if a not in plan.unmatched and b not in plan.unmatched]
 
 
 def plan_line(sweep: str, pair: tuple[str, str], model: str, n_models: int, icc: IccSource,
@@ -494,17 +494,17 @@ def power_markdown(rows: list[dict[str, Any]], target: dict[str, float]) -> str:
 def write_power(prompts: dict[str, str], fixture_paths: dict[str, str],
                 sweeps: dict[str, dict[str, Any]], arms: dict[str, dict[str, Any]],
                 backends: dict[str, str], probe_dir: str, recall_max_tokens: int,
-                power_cfg: dict[str, Any], extra_pairs: list[list[str]], an: Analysis,
+                power_cfg: dict[str, Any], extra_pairs: list[list[str]], plan: AnalysisPlan,
                 out_tsv: str, out_md: str) -> list[dict[str, Any]]:
     """results/audit/power.tsv and power.md, before any call (the audit's prices)."""
     graded = {s: sum(1 for f in read_json(p)["facts"] if f["graded"])
               for s, p in fixture_paths.items()}
     cost = run_prices(prompts, fixture_paths, arms, backends, probe_dir, recall_max_tokens)
-    pairs = contrasts(an, extra_pairs)
+    pairs = contrasts(plan, extra_pairs)
     # Without a pilot, the paper's pooled 0.750: above the within-cell ICC it stands for
     # (0.477 on the paper-shaped package, tests/test_power.py), so the plan errs on more
     # repeats.
-    iccs = (pilot_iccs(power_cfg["pilot"], an, pairs) if power_cfg["pilot"]
+    iccs = (pilot_iccs(power_cfg["pilot"], plan, pairs) if power_cfg["pilot"]
             else dict.fromkeys(pairs, IccSource(PAPER_ICC, "paper §4 (pooled)")))
     target = {k: float(power_cfg[k]) for k in ("target_difference", "alpha", "power")}
     rows = power_rows(sweeps, pairs, graded, iccs, target, cost)
@@ -520,5 +520,5 @@ def power_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
     prompts, fixtures = plan_inputs(input)
     return write_power(prompts, fixtures, params.sweeps, params.arms, params.backends,
                        params.probe_dir, params.recall_max_tokens, params.power,
-                       params.compare_pairs, Analysis.load(input.analysis, input.arms_yaml),
+                       params.compare_pairs, AnalysisPlan.load(input.analysis, input.arms_yaml),
                        output.tsv, output.md)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .analysis import Analysis
+from .plan import AnalysisPlan
 
 COLUMNS = ["sweep", "model", "arm", "kind", "n", "mean_recall", "recall_low",
            "recall_high", "retained_tokens", "frontier", "pick"]
@@ -30,27 +30,27 @@ COLUMNS = ["sweep", "model", "arm", "kind", "n", "mean_recall", "recall_low",
 NO_RETAINED = "no valid row records retained tokens (a package made before the column)"
 
 
-def arm_kind(arm: str, an: Analysis) -> str:
+def arm_kind(arm: str, plan: AnalysisPlan) -> str:
     """paper (an arm of the matched comparison), index (an index arm), own (an arm the
     config's arms file adds, matched with its twin) or unmatched (an own arm at its own
     capacity, `match: false`)."""
-    if arm in an.index_bases:
+    if arm in plan.index_bases:
         return "index"
-    if arm in an.unmatched:
+    if arm in plan.unmatched:
         return "unmatched"
-    return "paper" if arm in an.arm_order else "own"
+    return "paper" if arm in plan.arm_order else "own"
 
 
-def recall_band(recalls: np.ndarray, an: Analysis, salt: str) -> tuple[float, float]:
+def recall_band(recalls: np.ndarray, plan: AnalysisPlan, salt: str) -> tuple[float, float]:
     """A percentile bootstrap interval of a mean recall over rows (the rows of one cell
     are independent repeats), seeded by the plan's seed and the cell, so it is pinned."""
     if len(recalls) < 2:
         return float("nan"), float("nan")
-    seed = an.seed + sum(salt.encode())
+    seed = plan.seed + sum(salt.encode())
     idx = np.random.default_rng(seed).integers(0, len(recalls),
-                                               size=(an.resamples, len(recalls)))
+                                               size=(plan.resamples, len(recalls)))
     means = recalls[idx].mean(axis=1)
-    alpha = 1.0 - an.confidence
+    alpha = 1.0 - plan.confidence
     lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi)
 
@@ -81,29 +81,29 @@ def pick(points: pd.DataFrame, margin: float) -> int | None:
                                 ascending=[True, False]).index[0])
 
 
-def retained_points(v: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+def retained_points(valid: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
     """The retained-token table of these valid rows: a line per (sweep, model, arm) with
     a recorded retained_tokens, the frontier and the pick per (sweep, model)."""
-    if "retained_tokens" not in v.columns:
+    if "retained_tokens" not in valid.columns:
         return pd.DataFrame(columns=COLUMNS)
-    v = v.assign(retained_tokens=pd.to_numeric(v["retained_tokens"], errors="coerce"))
-    v = v[v["retained_tokens"].notna() & v["recall"].notna()]
-    order = {a: i for i, a in enumerate(an.arm_order)}
+    valid = valid.assign(retained_tokens=pd.to_numeric(valid["retained_tokens"], errors="coerce"))
+    valid = valid[valid["retained_tokens"].notna() & valid["recall"].notna()]
+    order = {a: i for i, a in enumerate(plan.arm_order)}
     out: list[dict[str, Any]] = []
-    for (sweep, model), g in v.groupby(["sweep", "model"], sort=True):
+    for (sweep, model), g in valid.groupby(["sweep", "model"], sort=True):
         recs = []
         for arm, ga in g.groupby("arm", sort=False):
             recalls = ga["recall"].to_numpy(dtype=float)
-            lo, hi = recall_band(recalls, an, f"{sweep}/{model}/{arm}")
+            lo, hi = recall_band(recalls, plan, f"{sweep}/{model}/{arm}")
             recs.append({"sweep": sweep, "model": model, "arm": arm,
-                         "kind": arm_kind(str(arm), an), "n": len(ga),
+                         "kind": arm_kind(str(arm), plan), "n": len(ga),
                          "mean_recall": float(recalls.mean()), "recall_low": lo,
                          "recall_high": hi,
                          "retained_tokens": float(ga["retained_tokens"].mean())})
         recs.sort(key=lambda r: (order.get(r["arm"], len(order)), str(r["arm"])))
         pts = pd.DataFrame(recs)
         pts["frontier"] = frontier(list(pts["retained_tokens"]), list(pts["mean_recall"]))
-        chosen = pick(pts, an.equivalence_margin)
+        chosen = pick(pts, plan.equivalence_margin)
         pts["pick"] = [i == chosen for i in pts.index]
         out += pts.to_dict("records")
     return pd.DataFrame(out, columns=COLUMNS)

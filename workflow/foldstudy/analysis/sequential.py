@@ -29,8 +29,8 @@ from scipy import optimize
 from scipy import stats as sps
 
 from ..study.design import first_stage, round_up  # noqa: F401 - staging's names
-from . import power as P
 from . import stats
+from .power import decide_power
 
 DIFFERENCE, EQUIVALENT, CONTINUE, UNDECIDED = "difference", "equivalent", "continue", "undecided"
 # A look where both arms recalled nothing in any valid row: zero differences that TOST
@@ -159,7 +159,7 @@ def next_stage(done: int, fractions: Sequence[float], diffs: Sequence[float], ic
         # the level to six decimals, as the plan's difference and ICC are rounded
         # (power.plan_point): its simulated powers are then reused from look to look
         level = round(nominal_levels([*fractions, n / max_repeats], alpha)[-1], 6)
-        if P.decide_power(n, d, icc, k, margin, p_bar, level) >= power:
+        if decide_power(n, d, icc, k, margin, p_bar, level) >= power:
             return step
     return share
 

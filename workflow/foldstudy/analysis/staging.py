@@ -32,15 +32,14 @@ from ..grade.rows import frame, grade_runs, read_record
 from ..grade.validity import BUDGET
 from ..io import read_json, write_text
 from ..study.record import RunRecord, as_record
-from . import analysis as A
-from . import power as P
-from . import sequential as S
-from .analysis import Analysis
+from .cells import pairs, valid_rows
 from .decision import cell_icc, planned_family_size
+from .plan import AnalysisPlan
+from .power import PAPER_ICC
+from .sequential import ALL_LOST, CONTINUE, UNDECIDED, look, next_stage
 
 log = logging.getLogger(__name__)
 
-CONTINUE = S.CONTINUE
 # a row's invalid_reason when budget_usd stopped its run part-way (grade/validity.py)
 BUDGET_STOPPED = f"not_run:{BUDGET}"
 
@@ -56,16 +55,16 @@ def first_budget_stop(cell: pd.DataFrame) -> int | None:
 def block_diffs(cell: pd.DataFrame, pair: tuple[str, str]) -> np.ndarray:
     """One model's paired differences (second arm minus first), a block each, over the
     blocks where both arms have a valid row: what each look tests."""
-    pr = A.pairs(A.valid_rows(cell), *pair)
+    pr = pairs(valid_rows(cell), *pair)
     return (pr["recall_second"] - pr["recall_first"]).to_numpy()
 
 
 def pair_lost_everything(cell: pd.DataFrame, pair: tuple[str, str]) -> bool:
     """Did both arms of the pair recall no graded value in any valid row of the model?
     Then the look stops as the card reads it (decision.ALL_LOST), never as equivalence."""
-    v = A.valid_rows(cell)
-    v = v[v["arm"].isin(pair)]
-    return not v.empty and int(v["n_correct"].sum()) == 0
+    valid = valid_rows(cell)
+    valid = valid[valid["arm"].isin(pair)]
+    return not valid.empty and int(valid["n_correct"].sum()) == 0
 
 
 def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
@@ -94,19 +93,19 @@ def model_look(model: str, prev: dict[str, Any] | None, rows: pd.DataFrame,
     state: dict[str, Any] = {"repeats": done, "blocks": len(diffs), "fractions": fractions,
                              "looks": k}
     if len(diffs) < 2:
-        return {**state, "status": CONTINUE if not final else S.UNDECIDED, "p": None,
+        return {**state, "status": CONTINUE if not final else UNDECIDED, "p": None,
                 "nominal": None, "next": min(mx, done + rotation)}
     if pair_lost_everything(cell, pair):
-        return {**state, "status": S.ALL_LOST, "p": None, "nominal": None,
+        return {**state, "status": ALL_LOST, "p": None, "nominal": None,
                 "difference": 0.0}
-    lk = S.look(diffs, fractions, alpha, float(decide["margin"]), final, seed)
+    lk = look(diffs, fractions, alpha, float(decide["margin"]), final, seed)
     state.update(status=lk.outcome, p=lk.p, nominal=lk.nominal,
                  difference=float(np.mean(diffs)))
     if lk.outcome == CONTINUE:
-        icc = cell_icc(checks, A.valid_rows(cell), pair)
+        icc = cell_icc(checks, valid_rows(cell), pair)
         kk = float(cell["n_graded"].mean())
-        state["next"] = done + S.next_stage(
-            done, fractions, diffs, icc.value if icc else P.PAPER_ICC, kk,
+        state["next"] = done + next_stage(
+            done, fractions, diffs, icc.value if icc else PAPER_ICC, kk,
             float(decide["margin"]), alpha, power, mx, looks - k, rotation)
     return state
 
@@ -126,10 +125,10 @@ def _budget_look(model: str, prev: dict[str, Any] | None, cell: pd.DataFrame, do
     last = {k: prev[k] for k in ("p", "nominal", "difference") if k in prev} if prev else {}
     state: dict[str, Any] = {"p": None, "nominal": None, **last, "repeats": done,
                              "blocks": len(diffs), "fractions": fractions,
-                             "looks": len(fractions), "status": S.UNDECIDED,
+                             "looks": len(fractions), "status": UNDECIDED,
                              "stop": "budget", "stopped_mid_stage": True}
     if grew and len(diffs) >= 2:
-        lk = S.look(diffs, fractions, alpha, float(decide["margin"]), False, seed)
+        lk = look(diffs, fractions, alpha, float(decide["margin"]), False, seed)
         state.update(p=lk.p, nominal=lk.nominal, difference=float(np.mean(diffs)))
         if lk.outcome != CONTINUE:  # the complete blocks decide it: no budget stop
             state.update(status=lk.outcome)
@@ -166,7 +165,7 @@ def _stopped(s: dict[str, Any], price: float | None, left: float, max_repeats: i
     """Undecided at the budget: the repeats left to max_repeats, their worst-case price
     (None where the model has no price) and what is left of the budget."""
     remaining = max_repeats - s["repeats"]
-    s.update(status=S.UNDECIDED, stop="budget", remaining_repeats=remaining,
+    s.update(status=UNDECIDED, stop="budget", remaining_repeats=remaining,
              remaining_usd=None if price is None else price * remaining,
              budget_left_usd=None if math.isinf(left) else max(left, 0.0))
 
@@ -230,8 +229,8 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
     per_repeat = {m: _repeat_usd(price, params.sweep, m, params.sweep_arms)
                   for m in params.models}
     spent = float(read_ledger(params.ledger)["spent_usd"])
-    an = Analysis.of_params(input.analysis, input.arms_yaml, params)
-    family = planned_family_size(an, params.compare_pairs, dict(params.own_arms),
+    plan = AnalysisPlan.of_params(input.analysis, input.arms_yaml, params)
+    family = planned_family_size(plan, params.compare_pairs, dict(params.own_arms),
                                  params.decide["pair"], params.sweep_arms,
                                  len(params.models), params.decide["family"],
                                  params.gate_pair)

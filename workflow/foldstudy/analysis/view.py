@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from ..study.scopes import EVERY_ARM_ANALYSES
-from . import analysis as A
-from .analysis import Analysis
+from .cells import valid_rows
+from .plan import AnalysisPlan
 from .scopes import Group, Scopes
 
 Number = float | int
@@ -29,16 +29,16 @@ class Evidence:
 
     rows: pd.DataFrame
     checks: pd.DataFrame
-    an: Analysis
+    plan: AnalysisPlan
     scopes: Scopes
-    v: pd.DataFrame  # rows the one validity rule admitted
+    valid: pd.DataFrame  # rows the one validity rule admitted
     numbers: Numbers = field(default_factory=dict)  # numbers.json, for the tables
     declared: frozenset[str] | None = None  # analyses this reader may read (None: any)
     trace: pd.DataFrame | None = None  # trace.csv, where the evidence has one
     extra_pairs: tuple[tuple[str, str], ...] = ()  # arm pairs the study config adds
 
     @classmethod
-    def of(cls, rows: pd.DataFrame, checks: pd.DataFrame, an: Analysis,
+    def of(cls, rows: pd.DataFrame, checks: pd.DataFrame, plan: AnalysisPlan,
            scopes: Scopes | None = None, numbers: Numbers | None = None,
            trace: pd.DataFrame | None = None,
            extra_pairs: Sequence[Sequence[str]] = ()) -> Evidence:
@@ -46,7 +46,7 @@ class Evidence:
         fails here, by name (ScopeError)."""
         sc = scopes or Scopes()
         sc.check(rows)
-        return cls(rows, checks, an, sc, A.valid_rows(rows),
+        return cls(rows, checks, plan, sc, valid_rows(rows),
                    numbers if numbers is not None else {}, trace=trace,
                    extra_pairs=tuple((str(a), str(b)) for a, b in extra_pairs))
 
@@ -64,7 +64,7 @@ class Evidence:
     def matched(self) -> Evidence:
         """This view without the rows (and their checks and trace) of the arms outside
         the matched comparison; itself where it has none."""
-        out = self.an.unmatched
+        out = self.plan.unmatched
         if not out or not self.rows["arm"].isin(out).any():
             return self
         keep = ~self.rows["arm"].isin(out)
@@ -74,7 +74,7 @@ class Evidence:
             return None if df is None else df[df["row_id"].isin(ids)]
 
         return replace(self, rows=self.rows[keep], checks=of(self.checks),
-                       v=self.v[~self.v["arm"].isin(out)], trace=of(self.trace))
+                       valid=self.valid[~self.valid["arm"].isin(out)], trace=of(self.trace))
 
     def groups(self, analysis: str, primary: bool = False, every_row: bool = False
                ) -> list[tuple[Group, pd.DataFrame]]:
@@ -86,10 +86,10 @@ class Evidence:
             raise KeyError(f"analysis {analysis!r} is read but not declared by its reader "
                            f"(declared: {', '.join(sorted(self.declared)) or 'none'})")
         out = []
-        rows = self.rows if every_row else self.v
-        for g, vg in self.scopes.select(analysis, rows, self.an.primary_scenario):
+        rows = self.rows if every_row else self.valid
+        for g, vg in self.scopes.select(analysis, rows, self.plan.primary_scenario):
             if primary:
-                vg = vg[vg["scenario"] == self.an.primary_scenario]
+                vg = vg[vg["scenario"] == self.plan.primary_scenario]
             out.append((g, vg))
         return out
 

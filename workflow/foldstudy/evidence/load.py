@@ -292,14 +292,14 @@ def load_evidence(directory: str | Path, arms: Collection[str],
     those checks. folds.csv and manifest.json are optional; when present, folds.csv must
     carry its columns and every artifact must match the manifest's sha256 and row count
     (provenance.check_manifest, the one verify uses, so both stages agree on what
-    "matches" means). arms: the study's arm ids (Analysis.arm_order, from the arms.yaml the caller
-    loaded): given, never read here, so evidence stays below analysis and never reads a
+    "matches" means). arms: the study's arm ids (AnalysisPlan.arm_order, from the arms.yaml
+    the caller loaded): given, never read here, so evidence stays below analysis and never reads a
     checkout's arms.yaml behind its caller's back. scenarios: the known scenarios
-    (Analysis.scenarios), given by the caller for the same reason; a package's manifest
+    (AnalysisPlan.scenarios), given by the caller for the same reason; a package's manifest
     config also names each sweep's own (check_against_config). The same rules hold for
     a reviewer's package (evidence=) and this checkout's own evidence, so the release
     of any study this checkout made rebuilds from its package. opaque_arms: the arms
-    whose carry may be opaque (Analysis.opaque_arms, from their carrier kinds), given
+    whose carry may be opaque (AnalysisPlan.opaque_arms, from their carrier kinds), given
     for the same reason; given, a trace line of any other arm's run left opaque is
     refused (a package forging it would take that run's facts out of every survival
     count).

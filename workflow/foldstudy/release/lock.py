@@ -247,12 +247,12 @@ def recompute_numbers(evidence_dir: str | Path, analysis_yaml: str | Path,
     """Every number, from rows.csv and checks.csv alone, under the analysis file and the
     study config's scopes the stats rule read (a lock recomputed under other thresholds
     or other scopes would pin other numbers)."""
-    from ..analysis.analysis import Analysis
     from ..analysis.numbers import compute_numbers
+    from ..analysis.plan import AnalysisPlan
     from ..analysis.scopes import Scopes
 
-    an = Analysis.load(analysis_yaml)
-    return compute_numbers(*load_evidence(evidence_dir, an.arm_order, an.scenarios), an,
+    plan = AnalysisPlan.load(analysis_yaml)
+    return compute_numbers(*load_evidence(evidence_dir, plan.arm_order, plan.scenarios), plan,
                            Scopes.from_config(scopes))
 
 

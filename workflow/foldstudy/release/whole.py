@@ -71,7 +71,7 @@ def rebuild_tables(package: Path, out: Path, analysis: str | Path, resources: st
                    config: dict[str, Any]) -> None:
     """The package's tables from its evidence and numbers alone, as the tables rule makes
     a reviewer's (evidence=): the probe table from evidence/probes.csv."""
-    from ..analysis.analysis import Analysis
+    from ..analysis.plan import AnalysisPlan
     from ..analysis.scopes import Scopes
     from ..report.tables import write_tables
 
@@ -80,7 +80,7 @@ def rebuild_tables(package: Path, out: Path, analysis: str | Path, resources: st
     probes, trace, tokens = ev / "probes.csv", ev / "trace.csv", package / TOKEN_CLASSES
     write_tables(ev / "rows.csv", ev / "checks.csv", package / "stats/numbers.json",
                  [str(probes)] if probes.is_file() else [],
-                 Analysis.load(analysis, res / "arms.yaml"), res / "templates", out,
+                 AnalysisPlan.load(analysis, res / "arms.yaml"), res / "templates", out,
                  Scopes.from_config(config.get("scopes")),
                  [str(tokens)] if tokens.is_file() else [],
                  [str(trace)] if trace.is_file() else [], config.get("compare_pairs"))

@@ -31,8 +31,8 @@ matplotlib.use("Agg")  # files only; no display on a cluster node
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..analysis import compare as C  # noqa: E402
-from ..analysis.analysis import Analysis  # noqa: E402
+from ..analysis.compare import NO_TRACE, fact_grid  # noqa: E402
+from ..analysis.plan import AnalysisPlan  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study
@@ -167,7 +167,7 @@ def grid_lines(grid: pd.DataFrame, keys: Sequence[str], key: str,
 
 def section(refs: Sequence[RunRef], key: str, records: dict[str, RunRecord],
             fixture: Fixture, grid: pd.DataFrame, checks: dict[str, list[dict[str, Any]]],
-            rows: dict[str, list[dict[str, Any]]], an: Analysis, viewer: str | None,
+            rows: dict[str, list[dict[str, Any]]], plan: AnalysisPlan, viewer: str | None,
             headings: list[str]) -> dict[str, Any]:
     """One side-by-side table: a column per run (`key`: "arm" or "model" names it), a row
     per fold, the answers last, the fact-by-fold grid above it."""
@@ -175,7 +175,7 @@ def section(refs: Sequence[RunRef], key: str, records: dict[str, RunRecord],
     for ref in refs:
         rec = records[ref.path]
         rid = rec.row_id
-        title = (f"{ref.arm} {an.arm_title(ref.arm)}".strip() if key == "arm"
+        title = (f"{ref.arm} {plan.arm_title(ref.arm)}".strip() if key == "arm"
                  else ref.model)
         cols.append(_column(ref, rec, fixture, checks.get(rid, []),
                             (rows.get(rid) or [None])[0], title, viewer, headings))
@@ -202,7 +202,7 @@ def _ran(refs: Sequence[RunRef], records: dict[str, RunRecord]) -> list[RunRef]:
 
 
 def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
-                  rows_csv: str, checks_csv: str, trace_csv: str, an: Analysis,
+                  rows_csv: str, checks_csv: str, trace_csv: str, plan: AnalysisPlan,
                   template_dir: str | Path, out_dir: str | Path, headings: list[str],
                   viewer: str | None = "viewer", decision: str | None = None) -> list[Path]:
     """Every block's page, every two-model page and the index; returns the pages written
@@ -215,7 +215,7 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
     fixtures = {s: Fixture.from_dict(read_json(p)) for s, p in fixture_paths.items()}
     rows_df = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
     checks_df = read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED)
-    grid = C.fact_grid(read_artifact(Path(trace_csv), columns.TRACE_REQUIRED), checks_df,
+    grid = fact_grid(read_artifact(Path(trace_csv), columns.TRACE_REQUIRED), checks_df,
                        rows_df)
     rows, checks = records_by(rows_df, "row_id"), records_by(checks_df, "row_id")
     out = Path(out_dir)
@@ -237,7 +237,7 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
             continue
         g = grid[(grid["sweep"] == sweep) & (grid["model"] == model)
                  & (grid["repeat"] == repeat)]
-        sec = section(ran, "arm", records, fixtures[sweep], g, checks, rows, an, link,
+        sec = section(ran, "arm", records, fixtures[sweep], g, checks, rows, plan, link,
                       headings)
         rel = block_path(sweep, model, repeat)
         write(rel, 2, f"{sweep} · {model} · repeat {repeat}: arm against arm",
@@ -252,13 +252,13 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
             g = grid[(grid["sweep"] == sweep) & (grid["arm"] == arm)
                      & (grid["repeat"] == repeat)]
             sections.append({**section(ran, "model", records, fixtures[sweep], g, checks,
-                                       rows, an, link, headings),
+                                       rows, plan, link, headings),
                              "id": f"r{repeat}", "heading": f"repeat {repeat}"})
         rel = arm_path(sweep, arm)
-        write(rel, 1, f"{sweep} · arm {arm} {an.arm_title(arm)}: model against model",
+        write(rel, 1, f"{sweep} · arm {arm} {plan.arm_title(arm)}: model against model",
               sections)
         index_arms.append({"href": rel, "sweep": sweep, "arm": arm,
-                           "title": an.arm_title(arm),
+                           "title": plan.arm_title(arm),
                            "models": sorted({r.model for r in group})})
     (out / INDEX).write_text(env.get_template("compare-index.html.j2").render(
         blocks=index_blocks, arms=index_arms, decision=decision,
@@ -285,18 +285,18 @@ def compare_stage(input: Any, output: Any, params: Any) -> list[Path]:
     model, repeat, arm, position, path), so paths come from validated config values."""
     # Identity first: evidence of another study is refused before anything is written.
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
-    an = Analysis.load(input.analysis, input.arms, params.config)  # its copies titled
+    plan = AnalysisPlan.load(input.analysis, input.arms, params.config)  # its copies titled
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
     return build_compare(list(params.runs), fixtures, input.rows, input.checks, input.trace,
-                         an, Path(input.templates[0]).parent, output.compare,
+                         plan, Path(input.templates[0]).parent, output.compare,
                          load_yaml(input.arms)["fixed_headings"],
                          decision="../decision.html" if input.get("decision_page") else None)
 
 
 # ------------------------------------------------------------------------ figure
 
-def survival_figure(survival: pd.DataFrame | None, an: Analysis,
-                    why_empty: str = C.NO_TRACE) -> plt.Figure:
+def survival_figure(survival: pd.DataFrame | None, plan: AnalysisPlan,
+                    why_empty: str = NO_TRACE) -> plt.Figure:
     """Fact survival: per sweep a panel, per arm the share of graded facts still carried
     k folds after the fold that planted them (the product-limit `survival`, so a run's
     end censors a late-planted fact instead of bending the curve up), with its
@@ -315,21 +315,21 @@ def survival_figure(survival: pd.DataFrame | None, an: Analysis,
             ax.set_xticks([])
             ax.set_yticks([])
             continue
-        _survival_panel(ax, s[s["sweep"] == sweep], an)
+        _survival_panel(ax, s[s["sweep"] == sweep], plan)
         ax.set_title(f"sweep {sweep}", fontsize=9, loc="left")
     fig.tight_layout()
     return fig
 
 
-def _survival_panel(ax: plt.Axes, s: pd.DataFrame, an: Analysis) -> None:
-    arms = [a for a in an.arm_order if a in set(s["arm"])]
+def _survival_panel(ax: plt.Axes, s: pd.DataFrame, plan: AnalysisPlan) -> None:
+    arms = [a for a in plan.arm_order if a in set(s["arm"])]
     arms += sorted(set(s["arm"]) - set(arms))
     ax.axhline(1.0, color="#bbbbbb", lw=1.5, zorder=0)
     for i, arm in enumerate(arms):  # hollow markers shrinking: equal lines stay visible
         a = s[s["arm"] == arm].sort_values("k")
         line, = ax.plot(a["k"], a["survival"].astype(float), marker="osD^v<>ph"[i % 9],
                         ms=max(3, 9 - 1.5 * i), mfc="none",
-                        label=f"{arm} {an.arm_title(arm)} ({int(a['rows'].max())} rows)")
+                        label=f"{arm} {plan.arm_title(arm)} ({int(a['rows'].max())} rows)")
         ax.fill_between(a["k"], a["survival_low"].astype(float),
                         a["survival_high"].astype(float), color=line.get_color(),
                         alpha=0.15, lw=0)

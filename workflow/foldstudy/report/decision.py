@@ -16,10 +16,25 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from ..analysis import decision as D
-from ..analysis import power as P
-from ..analysis.analysis import Analysis
 from ..analysis.compare import pair_label
+from ..analysis.decision import (
+    ALL_LOST,
+    BETWEEN,
+    SECTION5_RULE,
+    UNDECIDED,
+    Card,
+    CardInputs,
+    CeilingLine,
+    ContrastVerdict,
+    Diagnosis,
+    IndexLine,
+    Loudness,
+    OwnArmCheck,
+    Price,
+    cards,
+)
+from ..analysis.plan import AnalysisPlan
+from ..analysis.power import EQUIVALENCE
 from ..evidence import columns
 from ..evidence.load import read_artifact
 from ..io import write_text
@@ -32,7 +47,7 @@ QUOTES = {
     "gist": ("§4.6: \"The other writes a short gist\"; §4.7: partitioning rescued neither "
              "such model (fills 6% and 36%): \"It cannot help a model that was never going "
              "to write more than 900\", so it is not expected to help here."),
-    D.BETWEEN: ("§4.7 saw the gist mode at fills up to {gist:.0%} and the description mode "
+    BETWEEN: ("§4.7 saw the gist mode at fills up to {gist:.0%} and the description mode "
                 "from {desc:.0%}: this fill is between them, so the paper does not say "
                 "whether partitioning will help."),
     "unknown": "no fill recorded for j, so the paper's modes cannot be told apart.",
@@ -52,7 +67,7 @@ def _usd(x: float | None) -> str:
     return "price unknown" if x is None else f"${x:.2f}"
 
 
-def contrast_line(v: D.ContrastVerdict, failures: dict[str, str] | None = None) -> str:
+def contrast_line(v: ContrastVerdict, failures: dict[str, str] | None = None) -> str:
     """One table line of a card's contrasts."""
     return "| " + " | ".join(contrast_cells(v, failures)) + " |"
 
@@ -61,7 +76,7 @@ CONTRAST_COLUMNS = ("a–b", "blocks", "a", "b", "b − a", "permutation p", "ad
                     "TOST p", "verdict")
 
 
-def contrast_cells(v: D.ContrastVerdict, failures: dict[str, str] | None = None
+def contrast_cells(v: ContrastVerdict, failures: dict[str, str] | None = None
                    ) -> list[str]:
     """A contrast's cells under CONTRAST_COLUMNS (Markdown inline: the card and the page
     both read them). failures: the card's fold_failures; an arm of the contrast that has
@@ -73,8 +88,8 @@ def contrast_cells(v: D.ContrastVerdict, failures: dict[str, str] | None = None
     if v.inside_noise:
         verdict += (f" (inside the A/A noise floor ±{v.aa_floor:.3f}: an arm against its "
                     "exact copy differed as much, so this is no finding)")
-    if v.word == D.UNDECIDED and v.repeats_to_decide is not None:
-        how = ("as equivalent (TOST at the margin)" if v.planned_test == P.EQUIVALENCE
+    if v.word == UNDECIDED and v.repeats_to_decide is not None:
+        how = ("as equivalent (TOST at the margin)" if v.planned_test == EQUIVALENCE
                else "as a difference (the sign-flip test)")
         verdict += (f": {v.repeats_to_decide} repeats would decide it {how} at the "
                     f"observed difference {v.planned_difference:.3f} and ICC {v.icc:.2f} "
@@ -88,7 +103,7 @@ def contrast_cells(v: D.ContrastVerdict, failures: dict[str, str] | None = None
             adjusted_cell(v), _p(v.tost_p), verdict]
 
 
-def adjusted_cell(v: D.ContrastVerdict) -> str:
+def adjusted_cell(v: ContrastVerdict) -> str:
     """The adjusted p the word reads, how, and against what level, with the family's
     size: `0.0310 (Holm, 1 of 24) ≤ 0.05`."""
     if v.p_adjusted is None:
@@ -98,28 +113,28 @@ def adjusted_cell(v: D.ContrastVerdict) -> str:
     return f"{_p(v.p_adjusted)} ({how}family of {v.family_size}){level}"
 
 
-def diagnosis_lines(d: D.Diagnosis, an: Analysis) -> list[str]:
-    j, q = an.undivided, an.divided
+def diagnosis_lines(d: Diagnosis, plan: AnalysisPlan) -> list[str]:
+    j, q = plan.undivided, plan.divided
     fails = "fails" if d.failing else "does not fail"
     cmp = "<" if d.failing else "≥"
     out = [f"Diagnosis (paper §4.6–4.7): {j} {fails} on this model (mean recall "
-           f"{d.j_mean:.3f} {cmp} {an.failing_recall:g} over {d.j_n} rows; §4.7: \"The "
+           f"{d.j_mean:.3f} {cmp} {plan.failing_recall:g} over {d.j_n} rows; §4.7: \"The "
            f"undivided slot fails on 8 of 20 models\")"
            + (", within the borderline margin of the threshold." if d.borderline else ".")]
     if d.j_fill is not None:
         out.append(f"{j} fills {d.j_fill:.0%} of its declared ceiling.")
     if d.failing:
-        gist, desc = an.failure_mode_paper_fills
+        gist, desc = plan.failure_mode_paper_fills
         out.append(f"Mode: **{d.mode}**. " + QUOTES[d.mode].format(gist=gist, desc=desc))
     if d.q_mean is not None:
         res = ("" if d.rescued is None else
                " — rescued" if d.rescued else " — not rescued")
         out.append(f"{q} (the same capacity in five named fields): {d.q_mean:.3f}{res} "
-                   f"(rescue: {q} ≥ {an.rescued_recall:g} where {j} fails).")
+                   f"(rescue: {q} ≥ {plan.rescued_recall:g} where {j} fails).")
     return [" ".join(out)]
 
 
-def loudness_line(ld: D.Loudness) -> str:
+def loudness_line(ld: Loudness) -> str:
     if not ld.failing_rows:
         return "How it fails (paper §4.11): no failing row (recall < 0.5)."
     share = f"{ld.abstained}/{ld.failing_rows} = {ld.caught_by_abstention_log:.0%}"
@@ -130,7 +145,7 @@ def loudness_line(ld: D.Loudness) -> str:
             "failures (§4.11: \"a system that logs abstention would have caught it\").")
 
 
-def stock_words(ld: D.Loudness) -> str:
+def stock_words(ld: Loudness) -> str:
     """The stock-value rows as a part of the two classes, never beside them as a third:
     abstained and fabricated split the failing rows, and a row of either may also answer
     with a stock value."""
@@ -143,10 +158,10 @@ def stock_words(ld: D.Loudness) -> str:
     return out
 
 
-def own_line(o: D.OwnArmCheck) -> str:
+def own_line(o: OwnArmCheck) -> str:
     if o.undivided_slot:
         return (f"Your arm `{o.arm}` (twin {o.twin}): **holds an undivided free-text "
-                f"slot** — {o.why}. Paper §5: \"{D.SECTION5_RULE}\".")
+                f"slot** — {o.why}. Paper §5: \"{SECTION5_RULE}\".")
     return f"Your arm `{o.arm}` (twin {o.twin}): no undivided free-text slot ({o.why})."
 
 
@@ -183,7 +198,7 @@ def overrun_words(s: dict[str, Any]) -> str:
             f"reserved{first} (results/spend/ledger.json, `overruns`).")
 
 
-def prices_line(c: D.Card) -> str | None:
+def prices_line(c: Card) -> str | None:
     """How the card's dollar figures are priced, where it has any."""
     if not c.price_basis or not (c.staged or any(v.more_usd is not None
                                                  for v in c.contrasts)):
@@ -198,11 +213,11 @@ MID_STAGE = (" The budget ran out in the middle of a stage: the repeat it stoppe
              "it stopped run again, their paid calls from the response store.")
 
 
-def card_markdown(c: D.Card, an: Analysis) -> list[str]:
+def card_markdown(c: Card, plan: AnalysisPlan) -> list[str]:
     out = [f"## `{c.model}` in sweep `{c.sweep}` ({c.valid_rows} valid rows)", ""]
     out += [line for v in c.instrument_fails for line in (instrument_line(v), "")]
     if c.all_lost:
-        out += [f"**Verdict: {D.ALL_LOST}.**", ""]
+        out += [f"**Verdict: {ALL_LOST}.**", ""]
     if c.contrasts:
         out += ["Contrasts (b − a over blocks, with its 95% bootstrap interval; p: the "
                 "exact sign-flip permutation test over blocks, raw and adjusted within its "
@@ -215,11 +230,11 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     if (prices := prices_line(c)) is not None:
         out += [prices, ""]
     if c.diagnosis is not None:
-        out += [*diagnosis_lines(c.diagnosis, an), ""]
+        out += [*diagnosis_lines(c.diagnosis, plan), ""]
     if c.loudness is not None:
         out += [loudness_line(c.loudness), ""]
     out += [line for o in c.own_arms for line in (own_line(o), "")]
-    out += [line for x in c.index_lines for line in (index_line(x, an), "")]
+    out += [line for x in c.index_lines for line in (index_line(x, plan), "")]
     out += [line for x in c.ceiling_lines for line in (ceiling_line(x), "")]
     out += [line for arm, (k, n) in c.control_lost.items()
             for line in (control_lost_line(arm, k, n, c.control_lost_rows.get(arm, [])), "")]
@@ -228,7 +243,7 @@ def card_markdown(c: D.Card, an: Analysis) -> list[str]:
     return out
 
 
-def instrument_line(v: D.ContrastVerdict) -> str:
+def instrument_line(v: ContrastVerdict) -> str:
     """An A/A line declared different (Card.instrument_fails), said before anything else
     on the card: an arm cannot be better than an exact copy of itself."""
     return (f"**The instrument fails its A/A control: {v.a} against its exact copy {v.b} "
@@ -245,21 +260,21 @@ def fold_failure_line(arm: str, said: str) -> str:
             "retried), so its recall includes them.")
 
 
-def index_line(x: D.IndexLine, an: Analysis) -> str:
+def index_line(x: IndexLine, plan: AnalysisPlan) -> str:
     """An index arm against its base, and whether the index rescued it."""
     v = x.verdict
     band = ("" if v.ci_low is None or v.ci_high is None else
             f" [{v.ci_low:+.3f}, {v.ci_high:+.3f}]")
     if x.rescued is None:
         rescue = (f"{x.base} was not failing (recall {v.a_mean:.3f}, at least "
-                  f"{an.failing_recall:g}), so there was nothing to rescue")
+                  f"{plan.failing_recall:g}), so there was nothing to rescue")
     elif x.rescued:
         rescue = (f"**the index rescued the failing carrier**: {x.base} {v.a_mean:.3f} → "
-                  f"{x.arm} {v.b_mean:.3f} (from below {an.failing_recall:g} to "
-                  f"{an.rescued_recall:g} or more, paper §4.7)")
+                  f"{x.arm} {v.b_mean:.3f} (from below {plan.failing_recall:g} to "
+                  f"{plan.rescued_recall:g} or more, paper §4.7)")
     else:
         rescue = (f"the index did not rescue the failing carrier: {x.base} {v.a_mean:.3f} "
-                  f"→ {x.arm} {v.b_mean:.3f} (under {an.rescued_recall:g})")
+                  f"→ {x.arm} {v.b_mean:.3f} (under {plan.rescued_recall:g})")
     return (f"Index arm `{x.arm}` against its base `{x.base}` (outside the matched "
             f"comparison, no verdict of the family): {x.arm} − {x.base} "
             f"{v.difference:+.3f}{band} over {v.blocks} blocks, permutation p "
@@ -285,7 +300,7 @@ def control_lost_line(arm: str, k: int, n: int, rows: list[str]) -> str:
             f"{', '.join(f'`{r}`' for r in rows)}).")
 
 
-def ceiling_line(x: D.CeilingLine) -> str:
+def ceiling_line(x: CeilingLine) -> str:
     """An arm against the ceiling (analysis/decision.py ceiling_lines): which of its lost
     facts were the carrier's loss and which the recall turn's."""
     head = (f"Against the ceiling `{x.ceiling}` (the whole session, no compaction; outside "
@@ -298,17 +313,17 @@ def ceiling_line(x: D.CeilingLine) -> str:
                    f"**{x.recall_lost} the recall turn's** (the ceiling missed them too).")
 
 
-def decision_markdown(cards: Sequence[D.Card], an: Analysis, margin: float,
+def decision_markdown(cards: Sequence[Card], plan: AnalysisPlan, margin: float,
                       family: str = "sweep") -> str:
     lines = ["# Decision: which carrier for your model", "",
              f"One card per (sweep, model). Verdicts: *a better* / *b better* where the "
-             f"permutation p, adjusted within its family, is at most {an.alpha:g}; "
+             f"permutation p, adjusted within its family, is at most {plan.alpha:g}; "
              f"*equivalent within ±{margin:g}* where TOST passes; else *undecided*, with "
-             "the repeats that would decide it.", "", family_line(family, an.alpha), "",
+             "the repeats that would decide it.", "", family_line(family, plan.alpha), "",
              "The forest plot and these cards as a page: [decision.html](decision.html).",
              ""]
     for c in cards:
-        lines += card_markdown(c, an)
+        lines += card_markdown(c, plan)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -334,11 +349,11 @@ def family_line(family: str, alpha: float) -> str:
             "Equivalence is TOST per contrast, reported as it is: not adjusted.")
 
 
-def write_decision(cards: Sequence[D.Card], an: Analysis, margin: float, out_md: str,
+def write_decision(cards: Sequence[Card], plan: AnalysisPlan, margin: float, out_md: str,
                    out_json: str, family: str = "sweep") -> str:
-    text = decision_markdown(cards, an, margin, family)
+    text = decision_markdown(cards, plan, margin, family)
     write_text(text, out_md)
-    write_text(json.dumps(json_safe({"margin": margin, "family": family, "alpha": an.alpha,
+    write_text(json.dumps(json_safe({"margin": margin, "family": family, "alpha": plan.alpha,
                                   "cards": [c.to_dict() for c in cards]}),
                           indent=1, sort_keys=True) + "\n", out_json)
     return text
@@ -360,7 +375,7 @@ def decision_frames(rows_csv: str, checks_csv: str) -> tuple[pd.DataFrame, pd.Da
 # ------------------------------------------------------------------ the rule's stage
 
 
-def card_inputs(params: Any, input: Any, an: Analysis) -> D.CardInputs:
+def card_inputs(params: Any, input: Any, plan: AnalysisPlan) -> CardInputs:
     """What the cards read beside the evidence, from the rule's params and inputs."""
     from ..run.audit import plan_inputs, run_prices
     from ..study.design import cycle_length
@@ -376,15 +391,15 @@ def card_inputs(params: Any, input: Any, an: Analysis) -> D.CardInputs:
         run = run_prices(prompts, fixtures, params.arms, params.backends, params.probe_dir,
                          params.recall_max_tokens, params.ledger)
 
-        def price(sweep: str, model: str, arm: str) -> D.Price | None:
+        def price(sweep: str, model: str, arm: str) -> Price | None:
             calls, usd = run(sweep, model, arm)
-            return D.Price(calls, usd)
+            return Price(calls, usd)
 
         for (s, m), st in staged.items():
             reprice_staged(st, [run(s, m, a)[1] for a in sweeps[s]["arms"]],
                            run.basis(m), run.overruns(m))
-    return D.CardInputs(
-        margin=float(decide.get("margin", an.equivalence_margin)),
+    return CardInputs(
+        margin=float(decide.get("margin", plan.equivalence_margin)),
         power=float(params.power["power"]),
         extra_pairs=tuple((str(p[0]), str(p[1])) for p in params.compare_pairs),
         own=dict(params.own_arms),
@@ -449,27 +464,27 @@ def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[st
 
 def decision_stage(input: Any, output: Any, params: Any) -> str:
     """Rule decision: results/decision.md and decision.json."""
-    an = Analysis.of_params(input.analysis, input.arms_yaml, params)
+    plan = AnalysisPlan.of_params(input.analysis, input.arms_yaml, params)
     rows, checks = decision_frames(input.rows, input.checks)
-    ci = card_inputs(params, input, an)
-    return write_decision(D.cards(rows, checks, an, ci), an, ci.margin, output.md,
+    ci = card_inputs(params, input, plan)
+    return write_decision(cards(rows, checks, plan, ci), plan, ci.margin, output.md,
                           output.json, ci.family)
 
 
 # ------------------------------------------------------------ the decision's page
 
 
-def card_from_dict(d: dict[str, Any]) -> D.Card:
+def card_from_dict(d: dict[str, Any]) -> Card:
     """A card as decision.json holds it, back as the dataclasses the words are made from."""
-    return D.Card(d["sweep"], d["model"], d["valid_rows"], d["all_lost"],
-                  [D.ContrastVerdict(**v) for v in d["contrasts"]],
-                  D.Diagnosis(**d["diagnosis"]) if d.get("diagnosis") else None,
-                  D.Loudness(**d["loudness"]) if d.get("loudness") else None,
-                  [D.OwnArmCheck(**o) for o in d.get("own_arms") or []], d.get("staged"),
+    return Card(d["sweep"], d["model"], d["valid_rows"], d["all_lost"],
+                  [ContrastVerdict(**v) for v in d["contrasts"]],
+                  Diagnosis(**d["diagnosis"]) if d.get("diagnosis") else None,
+                  Loudness(**d["loudness"]) if d.get("loudness") else None,
+                  [OwnArmCheck(**o) for o in d.get("own_arms") or []], d.get("staged"),
                   d.get("price_basis"),
-                  [D.IndexLine(**{**x, "verdict": D.ContrastVerdict(**x["verdict"])})
+                  [IndexLine(**{**x, "verdict": ContrastVerdict(**x["verdict"])})
                    for x in d.get("index_lines") or []], dict(d.get("fold_failures") or {}),
-                  [D.CeilingLine(**x) for x in d.get("ceiling_lines") or []],
+                  [CeilingLine(**x) for x in d.get("ceiling_lines") or []],
                   {a: (int(k), int(n)) for a, (k, n) in (d.get("control_lost") or {}).items()},
                   {a: [str(r) for r in rows]
                    for a, rows in (d.get("control_lost_rows") or {}).items()})
@@ -499,7 +514,7 @@ def carrier_link(card: dict[str, Any]) -> str | None:
     return f"decision/{card['sweep']}/{card['model']}/carrier/README.md"
 
 
-def page_cards(doc: dict[str, Any], an: Analysis, links: bool = False
+def page_cards(doc: dict[str, Any], plan: AnalysisPlan, links: bool = False
                ) -> list[dict[str, Any]]:
     """Each card as the page's template reads it: its heading, contrast rows and the
     card's other lines, every one in the words decision.md uses. links: the carrier
@@ -508,7 +523,7 @@ def page_cards(doc: dict[str, Any], an: Analysis, links: bool = False
     out = []
     for d in doc["cards"]:
         c = card_from_dict(d)
-        lines = card_markdown(c, an)
+        lines = card_markdown(c, plan)
         paras = [line for line in lines[2:] if line and not line.startswith("|")
                  and not line.startswith("Contrasts (")]
         out.append({"id": f"card-{c.sweep}-{c.model}", "title": inline_html(lines[0][3:]),
@@ -519,7 +534,7 @@ def page_cards(doc: dict[str, Any], an: Analysis, links: bool = False
     return out
 
 
-def write_decision_page(doc: dict[str, Any], an: Analysis, out_html: str,
+def write_decision_page(doc: dict[str, Any], plan: AnalysisPlan, out_html: str,
                         templates: str | Path, links: bool = False) -> str:
     """results/decision.html: the forest plot (figures/decision.png, .svg) and the cards,
     each decided card linking its carrier folder where those were built (links)."""
@@ -528,9 +543,9 @@ def write_decision_page(doc: dict[str, Any], an: Analysis, out_html: str,
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)),
                              autoescape=True, keep_trailing_newline=True)
     html = env.get_template("decision.html.j2").render(
-        cards=page_cards(doc, an, links), columns=CONTRAST_COLUMNS,
-        family=inline_html(family_line(doc.get("family") or "sweep", an.alpha)),
-        margin=doc["margin"], alpha=an.alpha)
+        cards=page_cards(doc, plan, links), columns=CONTRAST_COLUMNS,
+        family=inline_html(family_line(doc.get("family") or "sweep", plan.alpha)),
+        margin=doc["margin"], alpha=plan.alpha)
     write_text(html, out_html)
     return html
 
@@ -542,8 +557,8 @@ def decision_page_stage(input: Any, output: Any, params: Any) -> str:
     from .figures import write_forest
 
     doc = read_json(input.decision)
-    an = Analysis.load(input.analysis, input.arms_yaml)
+    plan = AnalysisPlan.load(input.analysis, input.arms_yaml)
     Path(output.png).parent.mkdir(parents=True, exist_ok=True)
     write_forest(doc, output.png, output.svg)
-    return write_decision_page(doc, an, output.html, Path(input.template).parent,
+    return write_decision_page(doc, plan, output.html, Path(input.template).parent,
                                bool(getattr(params, "links", False)))

@@ -5,7 +5,7 @@ reads); a figure of rule figures is drawn by the function of its name here (dash
 underscores), marked `@drawer`, and bound to its entry by that name: a figure without a
 drawer, or a drawer without an entry, fails at import, naming it.
 
-Descriptive positions come from analysis.py (the functions numbers.py flattens) and
+Descriptive positions come from analysis/ (the functions numbers.py flattens) and
 intervals and r from numbers.json, so a figure and a table never disagree. Every mean is
 drawn with its n: rows are near-binary and a mean is a small count. Sizes grow with the
 number of models so a 60-model study stays legible.
@@ -26,10 +26,13 @@ import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from ..analysis import analysis as A  # noqa: E402
-from ..analysis import retained as R  # noqa: E402
-from ..analysis.analysis import Analysis  # noqa: E402
+from ..analysis.cells import valid_rows  # noqa: E402
 from ..analysis.decision import AA_SOURCE  # noqa: E402
+from ..analysis.headings import headings_vs_recall as recall_by_headings  # noqa: E402
+from ..analysis.partition import partition  # noqa: E402
+from ..analysis.plan import AnalysisPlan  # noqa: E402
+from ..analysis.recall import recall_cells  # noqa: E402
+from ..analysis.retained import NO_RETAINED, retained_points  # noqa: E402
 from ..analysis.scopes import Scopes  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import read_artifact  # noqa: E402
@@ -49,7 +52,7 @@ plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "svg.hashsalt": "fold
 
 # A drawer draws one figure of rule figures from the rows its entry reads, numbers.json,
 # the plan and the scopes, every drawer alike, so make_figures calls each the same way.
-Drawer = Callable[[pd.DataFrame, Numbers, Analysis, Scopes], plt.Figure]
+Drawer = Callable[[pd.DataFrame, Numbers, AnalysisPlan, Scopes], plt.Figure]
 DRAWERS: dict[str, Drawer] = {}
 
 
@@ -68,24 +71,24 @@ def _empty(ax: plt.Axes, why: str) -> None:
 def _scoped(rows: pd.DataFrame, sc: Scopes, analysis: str, make) -> pd.DataFrame:
     """make(group rows) per group of the analysis' scope, stacked; when the scope has
     several groups, model names carry their group ('sweep/model')."""
-    v = A.valid_rows(rows)
+    valid = valid_rows(rows)
     parts = []
-    for g, vg in sc.select(analysis, v):
+    for g, vg in sc.select(analysis, valid):
         df = make(vg)
         if g.qualified and len(df):
             df = df.assign(model=g.label + "/" + df["model"].astype(str))
         parts.append(df)
-    return pd.concat(parts, ignore_index=True) if parts else make(v.iloc[:0])
+    return pd.concat(parts, ignore_index=True) if parts else make(valid.iloc[:0])
 
 
 @drawer
-def recall_heatmap(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+def recall_heatmap(rows: pd.DataFrame, numbers: Numbers, plan: AnalysisPlan,
                    sc: Scopes | None = None) -> plt.Figure:
     """Model x arm mean recall (primary scenario, Table 1's scope) with n in each cell."""
     sc = sc or Scopes()
     cells = _scoped(rows, sc, "table1",
-                    lambda vg: A.recall_cells(vg[vg["scenario"] == an.primary_scenario], an))
-    arms = [a for a in an.arm_order if a in set(cells["arm"])]
+                    lambda vg: recall_cells(vg[vg["scenario"] == plan.primary_scenario], plan))
+    arms = [a for a in plan.arm_order if a in set(cells["arm"])]
     models = sorted(set(cells["model"]))
     fig, ax = plt.subplots(figsize=(max(5.5, 1.6 + 0.62 * len(arms)),
                                     1.6 + 0.3 * max(len(models), 3)))
@@ -117,14 +120,14 @@ def recall_heatmap(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
         s.set_visible(False)
     cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02, shrink=min(1.0, 8 / len(models) + .2))
     cb.set_label("mean recall over valid rows")
-    ax.set_title(f"Recall by model and arm, {an.primary_scenario} scenario\n"
+    ax.set_title(f"Recall by model and arm, {plan.primary_scenario} scenario\n"
                  "(n = valid rows; — not run)", pad=18)
     fig.tight_layout()
     return fig
 
 
 @drawer
-def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis, sc: Scopes | None = None
+def ladder(rows: pd.DataFrame, numbers: Numbers, plan: AnalysisPlan, sc: Scopes | None = None
            ) -> plt.Figure:
     """The j -> q -> m rungs per group of the ladder scope: mean with its within-model
     bootstrap interval; the paired effects between rungs when the scope is one group."""
@@ -136,7 +139,7 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis, sc: Scopes | None
     for gi, g in enumerate(groups):
         xs, ys = [], []
         off = (gi - (len(groups) - 1) / 2) * 0.12
-        for i, arm in enumerate(an.ladder):
+        for i, arm in enumerate(plan.ladder):
             mu = numbers.get(f"ladder.mean[{g.cell(arm)}]")
             if mu is None:
                 continue
@@ -156,7 +159,7 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis, sc: Scopes | None
             ax.plot(xs, ys, color="#1f4e79", alpha=0.35, lw=1)
         if g.qualified:
             continue
-        for i, (prev, arm) in enumerate(zip(an.ladder, an.ladder[1:], strict=False)):
+        for i, (prev, arm) in enumerate(zip(plan.ladder, plan.ladder[1:], strict=False)):
             cell = g.cell(arm, prev)
             d = numbers.get(f"ladder.effect.diff[{cell}]")
             if d is None:
@@ -170,9 +173,9 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis, sc: Scopes | None
         return fig
     if any(g.qualified for g in groups):
         ax.legend(fontsize=7.5, frameon=False, loc="lower right")
-    ax.set_xticks(range(len(an.ladder)),
-                  [f"{a}\n{an.arm_title(a)}" for a in an.ladder], fontsize=8)
-    ax.set_xlim(-0.5, len(an.ladder) - 0.3)
+    ax.set_xticks(range(len(plan.ladder)),
+                  [f"{a}\n{plan.arm_title(a)}" for a in plan.ladder], fontsize=8)
+    ax.set_xlim(-0.5, len(plan.ladder) - 0.3)
     ax.set_ylim(-0.02, 1.22)
     ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_ylabel("mean recall (95% CI, blocks resampled within model)")
@@ -183,20 +186,20 @@ def ladder(rows: pd.DataFrame, numbers: Numbers, an: Analysis, sc: Scopes | None
 
 
 @drawer
-def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, plan: AnalysisPlan,
                    sc: Scopes | None = None) -> plt.Figure:
     """Per model of the partition scope, undivided fill against undivided recall, coloured
     by failure mode; the divided arm's recall is the hollow marker the line leads to."""
     sc = sc or Scopes()
-    part = _scoped(rows, sc, "partition", lambda vg: A.partition(vg, an))
+    part = _scoped(rows, sc, "partition", lambda vg: partition(vg, plan))
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     part = part[part["j_fill"].notna()]
     if part.empty:
-        _empty(ax, f"no model with a declared {an.undivided} ceiling and both arms")
+        _empty(ax, f"no model with a declared {plan.undivided} ceiling and both arms")
         return fig
     for mode, g in part.groupby("mode"):
         c = CLASS_COLOURS.get(mode, "#333333")
-        label = {"healthy": f"{an.undivided} works", "over_writing": "over-writing failure",
+        label = {"healthy": f"{plan.undivided} works", "over_writing": "over-writing failure",
                  "under_writing": "under-writing failure"}.get(mode, mode)
         ax.vlines(g["j_fill"], g["j_mean"], g["q_mean"], colors=c, alpha=0.35, lw=1)
         ax.scatter(g["j_fill"], g["j_mean"], color=c, s=28, label=f"{label} ({len(g)})",
@@ -212,10 +215,10 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
         placed.append((x, y))
         ax.annotate(r["model"], (x, y), xytext=(4, -3), textcoords="offset points",
                     fontsize=6, color="#555555", annotation_clip=True)
-    ax.axhline(an.failing_recall, color="#999999", ls="--", lw=0.8)
-    ax.axvline(an.failure_mode_fill_split, color="#999999", ls=":", lw=0.8)
+    ax.axhline(plan.failing_recall, color="#999999", ls="--", lw=0.8)
+    ax.axvline(plan.failure_mode_fill_split, color="#999999", ls=":", lw=0.8)
     ax.scatter([], [], facecolors="none", edgecolors="#333333", s=28,
-               label=f"{an.divided} recall, same model")
+               label=f"{plan.divided} recall, same model")
     r = numbers.get("fill.r")
     # r is the fill scope's (every measured model), which may hold more models than the
     # partition scope plotted here (paper §4.6: 25 measured, 20 in the partition)
@@ -223,7 +226,7 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
              else "r: one per sweep, see the inference table"
              if any(k.startswith("fill.r[") for k in numbers) else "r: too few models")
     ax.set_title(f"Fill vs recall of the undivided carrier ({rtext})")
-    ax.set_xlabel(f"{an.undivided} fill of its declared ceiling (mean over valid rows)")
+    ax.set_xlabel(f"{plan.undivided} fill of its declared ceiling (mean over valid rows)")
     ax.set_ylabel("mean recall")
     ax.set_xlim(0, 1.05)
     ax.set_ylim(-0.03, 1.05)
@@ -235,12 +238,12 @@ def fill_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
 
 
 @drawer
-def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, plan: AnalysisPlan,
                        sc: Scopes | None = None) -> plt.Figure:
     """Row recall by fixed headings that arrived, single-field-schema arms: rows jittered,
     means with n."""
-    v = A.valid_rows(rows)
-    g = v[v["arm"].isin(an.single_field_schema) & v["headings_carried"].notna()]
+    valid = valid_rows(rows)
+    g = valid[valid["arm"].isin(plan.single_field_schema) & valid["headings_carried"].notna()]
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
     if g.empty:
         _empty(ax, "no single-field-schema row")
@@ -251,7 +254,7 @@ def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
     ax.scatter(h + rng.uniform(-0.25, 0.25, len(h)),
                g["recall"] + rng.uniform(-0.015, 0.015, len(h)), s=6, alpha=alpha,
                color="#1f4e79", linewidths=0)
-    tab = A.headings_vs_recall(v, an)
+    tab = recall_by_headings(valid, plan)
     t = tab[tab["rows"] > 0]
     ax.plot(t["headings"], t["mean"], "o-", color="#d95f02", ms=6, zorder=3,
             label="mean recall")
@@ -260,7 +263,7 @@ def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
     rr = numbers.get("headings.r")
     sub = (f"r = {rr:+.2f} over {numbers['headings.n_rows']:,} valid rows, all arms"
            if rr is not None else "r: not computable")
-    ax.set_title(f"Headings that arrived vs recall ({', '.join(an.single_field_schema)})\n{sub}",
+    ax.set_title(f"Headings that arrived vs recall ({', '.join(plan.single_field_schema)})\n{sub}",
                  fontsize=9.5)
     ax.set_xticks(range(6))
     ax.set_xlim(-0.5, 5.5)
@@ -273,15 +276,15 @@ def headings_vs_recall(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
 
 
 @drawer
-def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+def partition_gap(rows: pd.DataFrame, numbers: Numbers, plan: AnalysisPlan,
                   sc: Scopes | None = None) -> plt.Figure:
     """q - j per model of the partition scope, ordered by the undivided arm, coloured by
     class."""
     sc = sc or Scopes()
-    part = _scoped(rows, sc, "partition", lambda vg: A.partition(vg, an))
+    part = _scoped(rows, sc, "partition", lambda vg: partition(vg, plan))
     fig, ax = plt.subplots(figsize=(6.4, 1.4 + 0.22 * max(len(part), 4)))
     if part.empty:
-        _empty(ax, f"no model ran both {an.undivided} and {an.divided}")
+        _empty(ax, f"no model ran both {plan.undivided} and {plan.divided}")
         return fig
     cls = part.apply(lambda r: "works" if not r["failing"] else
                      ("rescued" if r["rescued"] else "not rescued"), axis=1)
@@ -294,11 +297,11 @@ def partition_gap(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
     ax.set_yticks(y, labels, fontsize=7 if len(part) > 30 else 8)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlim(-1.05, 1.05)
-    ax.set_xlabel(f"gap: {an.divided} mean − {an.undivided} mean (paired within one sweep)")
+    ax.set_xlabel(f"gap: {plan.divided} mean − {plan.undivided} mean (paired within one sweep)")
     ax.legend(handles=[Patch(color=CLASS_COLOURS[c], label=f"{c} ({int((cls == c).sum())})")
                        for c in ("works", "rescued", "not rescued")],
               fontsize=7.5, loc="lower left", frameon=False)
-    ax.set_title(f"Partition gap per model (label: {an.undivided} mean; * borderline)")
+    ax.set_title(f"Partition gap per model (label: {plan.undivided} mean; * borderline)")
     ax.set_ylim(-0.8, len(part) - 0.2)
     fig.tight_layout()
     return fig
@@ -309,20 +312,20 @@ KIND_COLOURS = {"paper": "#1f77b4", "index": "#d95f02", "own": "#7570b3",
 
 
 @drawer
-def retained_tokens(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+def retained_tokens(rows: pd.DataFrame, numbers: Numbers, plan: AnalysisPlan,
                     sc: Scopes | None = None) -> plt.Figure:
     """Per (sweep, model), each arm's mean recall with its interval against the
     tokens it retained at the end (analysis/retained.py), every arm a point, the
     frontier drawn through the points no other dominates and the pick ringed."""
     sc = sc or Scopes()
-    pts = _scoped(rows, sc, "retained", lambda vg: R.retained_points(vg, an))
+    pts = _scoped(rows, sc, "retained", lambda vg: retained_points(vg, plan))
     cells = list(pts.groupby(["sweep", "model"], sort=True)) if len(pts) else []
     n = max(1, len(cells))
     cols = min(3, n)
     nrows = (n + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.4 * nrows), squeeze=False)
     if not cells:
-        _empty(axes[0][0], R.NO_RETAINED)
+        _empty(axes[0][0], NO_RETAINED)
         return fig
     for ax in axes.flat[len(cells):]:
         ax.set_visible(False)
@@ -366,19 +369,19 @@ def _bind(entries: tuple[FigureEntry, ...], drawers: dict[str, Drawer]
 _bind(drawn_by(), DRAWERS)  # at import, so a slip fails before any figure is drawn
 
 
-def make_figures(rows: pd.DataFrame, numbers: Numbers, an: Analysis,
+def make_figures(rows: pd.DataFrame, numbers: Numbers, plan: AnalysisPlan,
                  sc: Scopes | None = None) -> dict[str, plt.Figure]:
     """Each figure of rule figures by name, in registry order (report/titles.FIGURES)."""
     sc = sc or Scopes()
     sc.check(rows)
     # the paper's figures are matched ones: no arm outside the comparison (is_matched);
     # a figure whose entry reads all arms gets every row
-    matched = rows[~rows["arm"].isin(an.unmatched)] if an.unmatched else rows
-    return {e.name: draw(rows if e.all_arms else matched, numbers, an, sc)
+    matched = rows[~rows["arm"].isin(plan.unmatched)] if plan.unmatched else rows
+    return {e.name: draw(rows if e.all_arms else matched, numbers, plan, sc)
             for e, draw in _bind(drawn_by(), DRAWERS)}
 
 
-def write_figures(rows_csv: str | Path, numbers_json: str | Path, an: Analysis,
+def write_figures(rows_csv: str | Path, numbers_json: str | Path, plan: AnalysisPlan,
                   out_dir: str | Path, scopes: Scopes | None = None) -> list[Path]:
     """Each figure as PNG (200 dpi) and SVG."""
     rows = read_artifact(Path(rows_csv), columns.ROWS_REQUIRED)
@@ -386,7 +389,7 @@ def write_figures(rows_csv: str | Path, numbers_json: str | Path, an: Analysis,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, fig in make_figures(rows, numbers, an, scopes).items():
+    for name, fig in make_figures(rows, numbers, plan, scopes).items():
         for ext in ("png", "svg"):
             p = out / f"{name}.{ext}"
             fig.savefig(p, dpi=200, metadata={"Date": None} if ext == "svg" else None)
@@ -398,7 +401,7 @@ def write_figures(rows_csv: str | Path, numbers_json: str | Path, an: Analysis,
 def figures_stage(input: Any, output: Any, params: Any) -> list[Path]:
     """Rule figures: results/figures/."""
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
-    return write_figures(input.rows, input.numbers, Analysis.load(input.analysis, input.arms,
+    return write_figures(input.rows, input.numbers, AnalysisPlan.load(input.analysis, input.arms,
                                                                   params.config),
                          Path(output[0]).parent, Scopes.from_config(params.scopes))
 

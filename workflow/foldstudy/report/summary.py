@@ -16,10 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis import analysis as A
-from ..analysis import compare as C
-from ..analysis import retained as R
-from ..analysis.analysis import Analysis
+from ..analysis.cells import arm_sort_key, valid_rows
+from ..analysis.compare import carried_to_end, fact_grid
+from ..analysis.headings import carrier_recorded
+from ..analysis.plan import AnalysisPlan
+from ..analysis.retained import picks, retained_points
 from ..backends.ledger import read_ledger, spent_line
 from ..evidence import columns
 from ..evidence.load import read_artifact, read_table
@@ -40,18 +41,18 @@ def _share(a: int, b: int) -> str:
 
 def _carried(g: pd.DataFrame) -> str:
     """Graded values in the final carry over the rows whose carrier was recorded."""
-    rec = A.carrier_recorded(g)
+    rec = carrier_recorded(g)
     text = _share(int(rec["carrier_present"].sum()), int(rec["n_graded"].sum()))
     return text if len(rec) == len(g) else f"{text} ({len(rec)} of {len(g)} rows recorded)"
 
 
-def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
+def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, plan: AnalysisPlan,
                  study: str, viewer: bool, survival: pd.DataFrame | None = None,
                  first_block: str | None = None, sessions: dict[str, Any] | None = None,
                  checks: pd.DataFrame | None = None) -> str:
-    v = A.valid_rows(rows)
+    valid = valid_rows(rows)
     lines = [f"# Study `{study}`: what ran and where the facts went", "",
-             f"Runs: {len(rows)}, valid: {len(v)}."]
+             f"Runs: {len(rows)}, valid: {len(valid)}."]
     bad = rows[~rows["valid"].astype(bool)]["invalid_reason"].value_counts()
     if len(bad):
         lines.append("Kept out by the validity rule: " + ", ".join(
@@ -59,13 +60,13 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
             + " (results/tables/invalid-rows.md).")
     lines += ["", "| sweep | arm | valid rows | recall (facts) | in the final carry | "
               "rows >= 0.5 |", "|---|---|---|---|---|---|"]
-    order = A.arm_sort_key(an.arm_order)
-    for (sweep, arm), g in sorted(v.groupby(["sweep", "arm"]),
+    order = arm_sort_key(plan.arm_order)
+    for (sweep, arm), g in sorted(valid.groupby(["sweep", "arm"]),
                                   key=lambda kv: (kv[0][0], order(pd.Series([kv[0][1]]))[0])):
         graded = int(g["n_graded"].sum())
-        lines.append(f"| {sweep} | {arm} {an.arm_title(arm)} | {len(g)} | "
+        lines.append(f"| {sweep} | {arm} {plan.arm_title(arm)} | {len(g)} | "
                      f"{_share(int(g['n_correct'].sum()), graded)} | {_carried(g)} | "
-                     f"{int((g['recall'] >= an.row_recalled).sum())} |")
+                     f"{int((g['recall'] >= plan.row_recalled).sum())} |")
     if losses is not None and len(losses):
         lines += ["", "Where the graded facts were lost (valid rows; paper §4.10):", "",
                   "| sweep | arm | facts | never carried | carried, then dropped | "
@@ -75,28 +76,28 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, an: Analysis,
             at = f" (fold: count {r['dropped_at']})" if r.get("dropped_at") else ""
             lines.append(f"| {r['sweep']} | {r['arm']} | {r['facts']} | {r[NEVER_CARRIED]} | "
                          f"{r[DROPPED]}{at} | {r[MISSED_IN_ANSWER]} | {r[RECALLED]} |")
-    lines += retained_lines(v, an)
+    lines += retained_lines(valid, plan)
     lines += ["", "Where everything is:", ""]
     lines += [f"- {what}: `{path}`" for what, path in WHERE
               if viewer or what not in ("fold viewer", "arm against arm")]
     if survival is not None and len(survival):
         lines += ["", *survival_summary(survival, first_block if viewer else None)]
     if sessions and checks is not None:
-        lines += session_lines(rows, checks, sessions, an)
+        lines += session_lines(rows, checks, sessions, plan)
     return "\n".join(lines) + "\n"
 
 
-def retained_lines(v: pd.DataFrame, an: Analysis) -> list[str]:
+def retained_lines(valid: pd.DataFrame, plan: AnalysisPlan) -> list[str]:
     """Per (sweep, model), the arm on the retained-token frontier at the fewest
     tokens that recalls within the equivalence margin of the best arm (the pick of
     results/tables/retained-tokens.md); nothing where no row records retained tokens."""
-    picks = R.picks(R.retained_points(v, an))
-    if not picks:
+    chosen = picks(retained_points(valid, plan))
+    if not chosen:
         return []
     out = ["", "Recall at retained tokens (results/tables/retained-tokens.md): the "
            "frontier arm at the fewest tokens within the equivalence margin "
-           f"({an.equivalence_margin:g}) of the best arm's mean recall:", ""]
-    for p in picks:
+           f"({plan.equivalence_margin:g}) of the best arm's mean recall:", ""]
+    for p in chosen:
         if p["arm"] is None:
             out.append(f"- {p['sweep']} {p['model']}: no arm recalled any fact, so none is "
                        "the best or the cheapest carrier")
@@ -116,18 +117,18 @@ def _rows_share(flags: pd.Series) -> str:
 
 
 def session_lines(rows: pd.DataFrame, checks: pd.DataFrame, manifests: dict[str, Any],
-                  an: Analysis) -> list[str]:
+                  plan: AnalysisPlan) -> list[str]:
     """Per sweep on one of the user's own sessions: for each of their facts, the fold that
     planted it, whether the session's own compaction summary held it (the presence
     grader's rule: the tool's carry as a baseline), and per arm over its valid rows how
     often it reached the final carry and how often the answer got it right (paper §4.10:
     "how many graded values are present in the carrier and how many the answer then gets
     right")."""
-    v = A.valid_rows(rows)
+    valid = valid_rows(rows)
     out: list[str] = []
-    order = A.arm_sort_key(an.arm_order)
+    order = arm_sort_key(plan.arm_order)
     for sweep, m in sorted(manifests.items()):
-        mine = v[v["sweep"] == sweep]
+        mine = valid[valid["sweep"] == sweep]
         ran = pd.Series(sorted(mine["arm"].unique()), dtype=str)
         arms = list(ran.iloc[order(ran).argsort(kind="stable")])
         c = checks[checks["row_id"].isin(mine["row_id"])].merge(
@@ -194,7 +195,7 @@ def spend_line(ledger: str | None, budget_usd: float | None) -> str | None:
     return f"Spend: {spent_line(state, budget_usd)} (`{ledger}`{unknown})."
 
 
-def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: str,
+def write_summary(rows_csv: str, losses_csv: str | None, plan: AnalysisPlan, study: str,
                   viewer: bool, out: str, checks_csv: str | None = None,
                   trace_csv: str | None = None, first_block: str | None = None,
                   spend: str | None = None,
@@ -207,13 +208,13 @@ def write_summary(rows_csv: str, losses_csv: str | None, an: Analysis, study: st
     rows = read_table(rows_csv)
     survival = None
     if trace_csv and checks_csv:
-        grid = C.fact_grid(read_artifact(Path(trace_csv), columns.TRACE_REQUIRED),
+        grid = fact_grid(read_artifact(Path(trace_csv), columns.TRACE_REQUIRED),
                            read_artifact(Path(checks_csv), columns.CHECKS_REQUIRED), rows)
-        survival = C.carried_to_end(grid, an)
+        survival = carried_to_end(grid, plan)
     sessions = {Path(p).parent.name: read_json(p) for p in session_manifests or []}
     checks = (pd.read_csv(checks_csv, dtype=str, keep_default_na=False)
               if sessions and checks_csv else None)
-    text = summary_text(rows, losses, an, study, viewer, survival, first_block, sessions,
+    text = summary_text(rows, losses, plan, study, viewer, survival, first_block, sessions,
                         checks)
     text = with_cards(text, decision_md)
     if spend:
@@ -237,8 +238,8 @@ def summary_stage(input: Any, output: Any, params: Any) -> str:
     """Rule summary: results/summary.md."""
     # Identity first: evidence of another study is refused before anything is written.
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
-    an = Analysis.load(input.analysis, input.arms, params.config)  # its own arms and copies
-    return write_summary(input.rows, input.losses, an,
+    plan = AnalysisPlan.load(input.analysis, input.arms, params.config)  # its own arms and copies
+    return write_summary(input.rows, input.losses, plan,
                          params.study, params.viewer, output.summary, input.checks,
                          input.get("trace"), params.first_block,
                          spend_line(params.ledger, params.budget_usd),

@@ -127,7 +127,7 @@ def _check(entries: Sequence[TableEntry | FigureEntry], kind: str = "table") -> 
 
 def table_titles(analysis_yaml: str | Path) -> dict[str, str]:
     """Table name -> its title under this analysis plan, in reading order (the report's
-    captions read it at DAG time, so it reads the plan's YAML, not `Analysis`)."""
+    captions read it at DAG time, so it reads the plan's YAML, not `AnalysisPlan`)."""
     ladder = load_yaml(analysis_yaml)["arms"]["ladder"]
     return {t.name: t.title_for(ladder) for t in TABLES}
 

@@ -21,9 +21,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..analysis import analysis as A  # noqa: E402
-from ..analysis.analysis import Analysis  # noqa: E402
+from ..analysis.cells import arm_sort_key, valid_rows  # noqa: E402
 from ..analysis.compare import fact_grid, fact_survival  # noqa: E402
+from ..analysis.plan import AnalysisPlan  # noqa: E402
 from ..evidence import columns  # noqa: E402
 from ..evidence.load import load_evidence, read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study
@@ -58,12 +58,12 @@ def fact_losses(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -
     """One line per graded fact of a valid row that has a trace: its kind (KINDS), the fold
     that planted it, the last fold whose carry held it, and for a dropped fact the fold
     whose carry first lost it for good."""
-    v = A.valid_rows(rows)[["row_id", "sweep", "model", "arm"]]
-    t = trace[trace["row_id"].isin(v["row_id"])]
+    valid = valid_rows(rows)[["row_id", "sweep", "model", "arm"]]
+    t = trace[trace["row_id"].isin(valid["row_id"])]
     last = t.groupby("row_id")["fold"].max()
     correct = {(r["row_id"], r["label"]): bool(r["correct"])
                for r in checks[["row_id", "label", "correct"]].to_dict("records")}
-    meta = v.set_index("row_id")
+    meta = valid.set_index("row_id")
     out = []
     for (row_id, label), g in t.sort_values("fold").groupby(["row_id", "label"], sort=True):
         planted = int(g["planted_fold"].iloc[0])
@@ -95,7 +95,7 @@ def fact_losses(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -
     return pd.DataFrame(out, columns=FACT_LOSSES)
 
 
-def losses_by_arm(losses: pd.DataFrame, an: Analysis) -> pd.DataFrame:
+def losses_by_arm(losses: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
     """Per (sweep, arm): valid rows, graded facts, and how many of them met each kind;
     dropped_at counts the dropped facts by the fold that lost them ("3: 2; 4: 1").
     Never pooled across sweeps (paper §4.7: contrasts are paired within a sweep)."""
@@ -108,16 +108,16 @@ def losses_by_arm(losses: pd.DataFrame, an: Analysis) -> pd.DataFrame:
                     "dropped_at": "; ".join(f"{f}: {n}" for f, n in at.items())})
     opaque = bool(out) and any(r[OPAQUE] for r in out)
     df = pd.DataFrame(out, columns=[*LOSS_TABLE, OPAQUE] if opaque else LOSS_TABLE)
-    arm_rank = A.arm_sort_key(an.arm_order)
+    arm_rank = arm_sort_key(plan.arm_order)
     return df.sort_values(["sweep", "arm"], key=lambda s: arm_rank(s) if s.name == "arm"
                           else s).reset_index(drop=True)
 
 
-def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
-    by_arm = losses_by_arm(losses, an)
+def loss_table(losses: pd.DataFrame, plan: AnalysisPlan) -> Table:
+    by_arm = losses_by_arm(losses, plan)
     recs = by_arm.to_dict("records")
     for r in recs:
-        r["title"] = an.arm_title(r["arm"])
+        r["title"] = plan.arm_title(r["arm"])
         r["_why_dropped_at"] = "none dropped"
         r["dropped_at"] = r["dropped_at"] or None
     if not recs:
@@ -135,15 +135,15 @@ def loss_table(losses: pd.DataFrame, an: Analysis) -> Table:
          *[Col(k, KIND_TITLES[k], "int") for k in (MISSED_IN_ANSWER, RECALLED)],
          *([Col(OPAQUE, KIND_TITLES[OPAQUE], "int")] if OPAQUE in by_arm.columns else [])],
         recs, csv=by_arm)
-    body.notes += index_notes(losses, an)
+    body.notes += index_notes(losses, plan)
     return body.named("fact-losses", "Where the facts were lost")
 
 
-def index_notes(losses: pd.DataFrame, an: Analysis) -> list[str]:
+def index_notes(losses: pd.DataFrame, plan: AnalysisPlan) -> list[str]:
     """Per (sweep, index arm), where the facts its final fold kept were: in the
     model's carry only, in the identifier index only, or in both."""
     out = []
-    for (sweep, arm), g in losses[losses["arm"].isin(an.index_bases)].groupby(
+    for (sweep, arm), g in losses[losses["arm"].isin(plan.index_bases)].groupby(
             ["sweep", "arm"], sort=True):
         n = g["final_in"].value_counts()
         out.append(f"{sweep}, index arm {arm}: of {int(n.drop('', errors='ignore').sum())} "
@@ -154,14 +154,14 @@ def index_notes(losses: pd.DataFrame, an: Analysis) -> list[str]:
 
 
 def trace_figure(trace: pd.DataFrame | None, checks: pd.DataFrame, rows: pd.DataFrame,
-                 an: Analysis) -> plt.Figure:
+                 plan: AnalysisPlan) -> plt.Figure:
     """The fact-trace figure is the fact-survival figure (one, not two): per
     sweep, the share of valid rows' graded facts still carried k folds after the fold that
     planted them, per arm with its block-resampled band, so the loss at the first fold
     (never carried) stands apart from the loss over folds (paper §4.4)."""
-    survival = (fact_survival(fact_grid(trace, checks, rows), an) if trace is not None
+    survival = (fact_survival(fact_grid(trace, checks, rows), plan) if trace is not None
                 else None)
-    return survival_figure(survival, an)
+    return survival_figure(survival, plan)
 
 
 def read_trace(path: str | Path | None) -> pd.DataFrame | None:
@@ -172,7 +172,7 @@ def read_trace(path: str | Path | None) -> pd.DataFrame | None:
     return read_artifact(Path(path), columns.TRACE_REQUIRED)
 
 
-def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, an: Analysis,
+def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, plan: AnalysisPlan,
                        template: str, figure_png: str, figure_svg: str, table_md: str,
                        table_csv: str, facts_csv: str) -> pd.DataFrame:
     """The figure (PNG, SVG), the losses table (Markdown, CSV) and every graded fact's
@@ -182,12 +182,12 @@ def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, an
     trace = read_trace(trace_csv)
     losses = (fact_losses(trace, checks, rows) if trace is not None
               else pd.DataFrame(columns=FACT_LOSSES))
-    fig = trace_figure(trace, checks, rows, an)
+    fig = trace_figure(trace, checks, rows, plan)
     for p in (figure_png, figure_svg):
         Path(p).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(p, dpi=200, metadata={"Date": None} if p.endswith(".svg") else None)
     plt.close(fig)
-    table = loss_table(losses, an)
+    table = loss_table(losses, plan)
     Path(table_md).parent.mkdir(parents=True, exist_ok=True)
     Path(table_md).write_text(
         render(Path(template).parent, Path(template).name, t=table, cells=table.cells(),
@@ -204,10 +204,10 @@ def trace_stage(input: Any, output: Any, params: Any) -> pd.DataFrame:
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     # with the config: its own arms and A/A copies (an A/A copy of an arm whose carry may
     # be opaque may be opaque too)
-    an = Analysis.load(input.analysis, input.arms, params.config)
+    plan = AnalysisPlan.load(input.analysis, input.arms, params.config)
     # This rule does not wait for stats: it checks the evidence itself, so an impossible
     # package leaves no trace figure behind either.
-    load_evidence(Path(input.rows).parent, an.arm_order, an.scenarios, an.opaque_arms)
-    return write_trace_report(input.get("trace"), input.rows, input.checks, an, input.template,
+    load_evidence(Path(input.rows).parent, plan.arm_order, plan.scenarios, plan.opaque_arms)
+    return write_trace_report(input.get("trace"), input.rows, input.checks, plan, input.template,
                               output.png, output.svg, output.table_md, output.table_csv,
                               output.facts)

@@ -7,7 +7,7 @@ registers their builders: a new section module is imported below, a new table in
 existing one needs no line here. A builder says what its table holds as a Body
 (report/table.py, which writes it three ways).
 
-Descriptive cells come from the pure functions in analysis/analysis.py (the same ones
+Descriptive cells come from the pure functions of analysis/, one module per section (the same ones
 numbers.py flattens); inference (intervals, Fisher, TOST, r) is read from numbers.json, so
 a table and the numbers file cannot disagree.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis.analysis import Analysis
+from ...analysis.plan import AnalysisPlan
 from ...analysis.scopes import Scopes
 from ...analysis.view import Evidence, Numbers
 from ...evidence import columns
@@ -54,13 +54,13 @@ def _bind(entries: tuple[TableEntry, ...], builders: dict[str, Builder]
 BOUND = _bind(TABLES, BUILDERS)
 
 
-def build_tables(rows: pd.DataFrame, checks: pd.DataFrame, numbers: Numbers, an: Analysis,
+def build_tables(rows: pd.DataFrame, checks: pd.DataFrame, numbers: Numbers, plan: AnalysisPlan,
                  probes: pd.DataFrame | None = None, scopes: Scopes | None = None,
                  token_classes: pd.DataFrame | None = None,
                  trace: pd.DataFrame | None = None,
                  extra_pairs: list[list[str]] | None = None) -> list[Table]:
     """Every table, in reading order: pure, so a test can inspect any cell."""
-    c = Evidence.of(rows, checks, an, scopes, numbers, trace, extra_pairs or ())
+    c = Evidence.of(rows, checks, plan, scopes, numbers, trace, extra_pairs or ())
     inputs = {"probes": probes, "token_classes": token_classes}
     out = []
     for entry, make in BOUND:
@@ -68,12 +68,12 @@ def build_tables(rows: pd.DataFrame, checks: pd.DataFrame, numbers: Numbers, an:
                     else inputs[entry.source])
         if not body.rows:  # a table with no row still says why
             body.rows = [{"_why_row": "no valid row for this table"}]
-        out.append(body.named(entry.name, entry.title_for(an.ladder)))
+        out.append(body.named(entry.name, entry.title_for(plan.ladder)))
     return out
 
 
 def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str | Path,
-                 probes: list[str], an: Analysis, template_dir: str | Path,
+                 probes: list[str], plan: AnalysisPlan, template_dir: str | Path,
                  out_dir: str | Path, scopes: Scopes | None = None,
                  token_classes: list[str] | None = None, trace: list[str] | None = None,
                  extra_pairs: list[list[str]] | None = None) -> list[str]:
@@ -86,7 +86,7 @@ def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str
     numbers = read_json(numbers_json)
     measured = read_csv(token_classes[0]) if token_classes else None
     traced = read_artifact(Path(trace[0]), columns.TRACE_REQUIRED) if trace else None
-    tables = build_tables(rows, checks, numbers, an, load_probes(probes[0]) if probes else None,
+    tables = build_tables(rows, checks, numbers, plan, load_probes(probes[0]) if probes else None,
                           scopes, measured, traced, extra_pairs)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -107,7 +107,7 @@ def tables_stage(input: Any, output: Any, params: Any) -> list[str]:
     """Rule tables: results/tables/ (the templates are the rule's inputs)."""
     check_same_study(Path(input.rows).parent / "manifest.json", params.config)
     return write_tables(input.rows, input.checks, input.numbers, list(input.probes),
-                        Analysis.load(input.analysis, input.arms, params.config),
+                        AnalysisPlan.load(input.analysis, input.arms, params.config),
                         Path(input.templates[0]).parent, output.tables,
                         Scopes.from_config(params.scopes), list(input.token_classes),
                         list(input.trace), params.compare_pairs)

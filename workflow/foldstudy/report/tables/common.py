@@ -41,7 +41,7 @@ def _fisher_text(numbers: Numbers, key: str) -> str | None:
 
 def reads(c: Evidence, analysis: str) -> str:
     """The caption's sentence on what the table reads (its scope, in words)."""
-    said = c.scopes.describe(c.an.primary_scenario)[analysis]
+    said = c.scopes.describe(c.plan.primary_scenario)[analysis]
     return (f" Reads {said} (scope `{analysis}` of the study "
             "config); the sweep column names the sweep, or the sweeps pooled, of each "
             "line.")

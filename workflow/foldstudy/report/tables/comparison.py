@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis import compare as C
+from ...analysis.compare import NO_TRACE, compare_pairs, compare_tables, pair_label
 from ...analysis.view import Evidence
 from ..table import Body, Col
 from .common import (
@@ -24,9 +24,9 @@ def _compare(c: Evidence) -> tuple[pd.DataFrame, pd.DataFrame] | str:
     """paired-arms and fact-survival over the `compare` scope's groups, or why there are
     none: both read the fact trace, which a package of rows and checks alone lacks."""
     if c.trace is None:
-        return C.NO_TRACE
+        return NO_TRACE
     groups = [g for g, _ in c.groups("compare")]
-    paired, survival, _ = C.compare_tables(c.trace, c.checks, c.rows, c.an, c.extra_pairs,
+    paired, survival, _ = compare_tables(c.trace, c.checks, c.rows, c.plan, c.extra_pairs,
                                            groups)
     return paired, survival
 
@@ -37,8 +37,8 @@ def t_paired_arms(c: Evidence) -> Body:
     model, repeat and fixture), the graded facts both kept, one only, or neither, at the
     final carry and in the answer. Facts within a row are not independent (paper §4: ICC
     0.750), so the interval resamples blocks, never facts."""
-    an = c.an
-    pairs = ", ".join(C.pair_label(a, b) for a, b in C.compare_pairs(an, c.extra_pairs))
+    plan = c.plan
+    pairs = ", ".join(pair_label(a, b) for a, b in compare_pairs(plan, c.extra_pairs))
     got = _compare(c)
     recs = [{"_why_row": got}] if isinstance(got, str) else got[0].to_dict("records")
     if not isinstance(got, str) and not recs:
@@ -52,7 +52,7 @@ def t_paired_arms(c: Evidence) -> Body:
         "facts both arms kept to the final carry, a only, b only, neither; then the same in "
         f"the answer. Pairs: {pairs} (resources/analysis.yaml `arms.compare_pairs`, and "
         "any the study config's `compare_pairs` adds). The difference is b's kept share "
-        f"minus a's, with a {an.confidence:.0%} interval resampling blocks within model, "
+        f"minus a's, with a {plan.confidence:.0%} interval resampling blocks within model, "
         "never facts (the facts of a row are not independent)." + reads(c, "compare"),
         [SWEEP, Col("pair", "pair"), Col("blocks", "blocks", "int"),
          Col("facts", "facts", "int"), Col("both_kept", "both kept", "int"),
@@ -80,7 +80,7 @@ def t_fact_survival(c: Evidence) -> Body:
     graded facts still carried k folds after the fold that planted them. k = 0 is the
     planting fold's own carry, so its gap below 1 is the loss at the first fold (never
     carried) and the fall after it the loss over folds."""
-    an = c.an
+    plan = c.plan
     got = _compare(c)
     recs = [{"_why_row": got}] if isinstance(got, str) else got[1].to_dict("records")
     for r in recs:
@@ -93,7 +93,7 @@ def t_fact_survival(c: Evidence) -> Body:
         "carried); the fall after it is the loss over folds. Of those taken in: the share "
         "of the facts the planting fold's carry held. Survival: the same with each run's "
         "end censoring a late-planted fact (product-limit), so it never rises. Band: "
-        f"{an.confidence:.0%}, blocks resampled within model." + reads(c, "compare"),
+        f"{plan.confidence:.0%}, blocks resampled within model." + reads(c, "compare"),
         [SWEEP, Col("arm", "arm"), Col("k", "k (folds after planting)", "int"),
          Col("facts", "facts", "int"), Col("carried", "carried", "int"),
          Col("share", "share", "p3", "no fact observable"),

@@ -7,7 +7,12 @@ graded values are present in the carrier and how many the answer then gets right
 
 from __future__ import annotations
 
-from ...analysis import analysis as A
+from ...analysis.headings import (
+    carrier_crosstab,
+    headings_by_arm,
+    headings_vs_recall,
+    headings_within_model,
+)
 from ...analysis.view import Evidence
 from ..table import Body, Col
 from .common import (
@@ -23,9 +28,9 @@ from .common import (
 
 @builder
 def t_headings_vs_recall(c: Evidence) -> Body:
-    an, nb = c.an, c.numbers
+    plan, nb = c.plan, c.numbers
     h, notes = [], []
-    for g, recs in by_group(c, "headings", lambda v: A.headings_vs_recall(v, an)):
+    for g, recs in by_group(c, "headings", lambda valid: headings_vs_recall(valid, plan)):
         h += [{**r, "_why_mean": "no row"} for r in recs]
         if g.key("headings.r") in nb:
             notes.append(group_note(g, (
@@ -34,48 +39,48 @@ def t_headings_vs_recall(c: Evidence) -> Body:
                 f"95% CI [{nb.get(g.key('headings.ci_low'), float('nan')):+.2f}, "
                 f"{nb.get(g.key('headings.ci_high'), float('nan')):+.2f}]).")))
     return Body(
-        f"Within the single-field-schema arms ({', '.join(an.single_field_schema)}): recall "
+        f"Within the single-field-schema arms ({', '.join(plan.single_field_schema)}): recall "
         "by how many of the five fixed headings the final carry held. An association: "
         "headings carried is post-treatment." + reads(c, "headings"),
         [SWEEP, Col("headings", "headings that arrived", "int"), Col("rows", "rows", "int"),
          Col("mean", "mean recall", "p3"),
-         Col("rows_ge_half", f"rows ≥ {an.row_recalled}", "int")], h, notes)
+         Col("rows_ge_half", f"rows ≥ {plan.row_recalled}", "int")], h, notes)
 
 
 @builder
 def t_headings_single_field(c: Evidence) -> Body:
     """Paper §4.8's table: over the single-field-schema arms, pooled over the headings
     scope (one group: its own lines; several: all of them at once)."""
-    an = c.an
-    make = lambda v: A.headings_vs_recall(v, an)  # noqa: E731
+    plan = c.plan
+    make = lambda valid: headings_vs_recall(valid, plan)  # noqa: E731
     h = pooled_lines(c, "headings", make) or lines(c, "headings", make)
     return Body(
-        f"Valid rows of the single-field-schema arms ({', '.join(an.single_field_schema)}) by "
+        f"Valid rows of the single-field-schema arms ({', '.join(plan.single_field_schema)}) by "
         "how many of the five fixed headings the final carry held (0-5), pooled over every "
-        f"group of the scope: rows, mean recall, rows ≥ {an.row_recalled}. An association: "
+        f"group of the scope: rows, mean recall, rows ≥ {plan.row_recalled}. An association: "
         "headings carried is post-treatment." + reads(c, "headings"),
         [SWEEP, Col("headings", "headings", "int"), Col("rows", "rows", "int"),
          Col("mean", "mean", "p3", "no row"),
-         Col("rows_ge_half", f"rows ≥ {an.row_recalled}", "int")], h)
+         Col("rows_ge_half", f"rows ≥ {plan.row_recalled}", "int")], h)
 
 
 @builder
 def t_headings_within_model(c: Evidence) -> Body:
-    h = lines(c, "headings", lambda v: A.headings_within_model(v, c.an))
+    h = lines(c, "headings", lambda valid: headings_within_model(valid, c.plan))
     if not h:
-        h = [{"_why_row": f"no model's {c.an.undivided} rows differ in headings carried"}]
+        h = [{"_why_row": f"no model's {c.plan.undivided} rows differ in headings carried"}]
     return Body(
-        f"Per model whose undivided-arm ({c.an.undivided}) rows differ in how many fixed "
+        f"Per model whose undivided-arm ({c.plan.undivided}) rows differ in how many fixed "
         "headings arrived: recall by headings carried, within that one model. An "
         "association: headings carried is post-treatment." + reads(c, "headings"),
         [SWEEP, Col("model", "model"), Col("headings", "headings that arrived", "int"),
          Col("n", "rows", "int"), Col("mean", "mean recall", "p3"),
-         Col("rows_ge_half", f"rows ≥ {c.an.row_recalled}", "int")], h)
+         Col("rows_ge_half", f"rows ≥ {c.plan.row_recalled}", "int")], h)
 
 
 @builder
 def t_headings_by_arm(c: Evidence) -> Body:
-    h = lines(c, "headings", lambda v: A.headings_by_arm(v, c.an))
+    h = lines(c, "headings", lambda valid: headings_by_arm(valid, c.plan))
     return Body(
         "Valid rows of each arm by the number of fixed headings in the final carry."
         + reads(c, "headings"),
@@ -88,10 +93,10 @@ def t_headings_by_arm(c: Evidence) -> Body:
 def t_carrier_crosstab(c: Evidence) -> Body:
     nb = c.numbers
     cc, notes = [], []
-    for g, recs in by_group(c, "carrier", lambda v: A.carrier_crosstab(v, c.checks, c.an)):
+    for g, recs in by_group(c, "carrier", lambda valid: carrier_crosstab(valid, c.checks, c.plan)):
         for r in recs:
             r["missed_share"] = r["missed"] / r["rows"]
-            r["title"] = c.an.arm_title(r["arm"])
+            r["title"] = c.plan.arm_title(r["arm"])
             cc.append(r)
         if g.key("carrier.rows") in nb:
             notes.append(group_note(g, (
@@ -105,7 +110,7 @@ def t_carrier_crosstab(c: Evidence) -> Body:
             notes.append(group_note(g, (
                 f"Label-bound and presence grading of the answer agree on "
                 f"{nb[g.key('grader.agree_rows')]} of {nb[g.key('grader.rows')]} valid "
-                f"{c.an.primary_scenario} rows.")))
+                f"{c.plan.primary_scenario} rows.")))
     return Body(
         "Per arm, over the valid rows whose carrier was recorded (carrier_present not "
         "empty): rows in which the final carry held a graded value and the answer missed it "

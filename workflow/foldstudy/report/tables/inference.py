@@ -19,8 +19,8 @@ from .common import (
 @builder
 def t_inference(c: Evidence) -> Body:
     """The study-wide inferential numbers with their denominators, in one place."""
-    an, nb = c.an, c.numbers
-    a, b = an.equivalence
+    plan, nb = c.plan, c.numbers
+    a, b = plan.equivalence
     out = []
     no_icc = "fewer than 2 rows, or no variation in the checks"
 
@@ -53,7 +53,7 @@ def t_inference(c: Evidence) -> Body:
                         "n": f"{n} {unit}" if k in nb else None,
                         "_why_value": f"fewer than 3 {unit}, or a constant side"})
     for g, _ in c.groups("ladder"):
-        for prev, arm in zip(an.ladder, an.ladder[1:], strict=False):
+        for prev, arm in zip(plan.ladder, plan.ladder[1:], strict=False):
             out += _paired_tests(nb, g.label, "ladder.effect", g.cell(arm, prev), arm, prev)
     for g, _ in c.groups("equivalence"):
         eq = g.cell(a, b)
@@ -67,7 +67,7 @@ def t_inference(c: Evidence) -> Body:
         p = fmt(nb.get(keys.at("equivalence.tost_p", eq)), "pval")
         if p is None and verdict is not None:  # every paired difference the same
             p = "none (every paired difference the same)"
-        out.append({"sweep": g.label, "what": f"{a} − {b}, TOST p at ±{an.equivalence_margin}",
+        out.append({"sweep": g.label, "what": f"{a} − {b}, TOST p at ±{plan.equivalence_margin}",
                     "key": keys.at("equivalence.tost_p", eq), "value": p,
                     "n": "equivalent" if verdict else "not shown equivalent",
                     "_why_value": "fewer than 2 pairs"})
@@ -77,13 +77,13 @@ def t_inference(c: Evidence) -> Body:
                     "key": k, "value": fmt(nb.get(k), "pval"),
                     "n": f"{nb.get(nk)} failing models",
                     "_why_value": "separation not complete"})
-        cell = g.cell(an.divided, an.undivided)
+        cell = g.cell(plan.divided, plan.undivided)
         k = keys.at("partition.carried_less", cell)
         out.append({"sweep": g.label,
-                    "what": f"text carried, {an.divided} against {an.undivided} (share less)",
+                    "what": f"text carried, {plan.divided} against {plan.undivided} (share less)",
                     "key": k, "value": fmt(nb.get(k), "pct"),
                     "n": f"{nb.get(keys.at('partition.carried_pairs', cell))} paired blocks",
-                    "_why_value": f"no block ran both {an.divided} and {an.undivided}"})
+                    "_why_value": f"no block ran both {plan.divided} and {plan.undivided}"})
     for r in out:
         if r["value"] is None:
             r["n"] = None

@@ -9,8 +9,16 @@ them (docs/design.md §8 "Pooled tables").
 
 from __future__ import annotations
 
-from ...analysis import analysis as A
 from ...analysis import keys
+from ...analysis.instrument import (
+    ALL_ARMS,
+    abstention,
+    envelope,
+    finish_reasons,
+    invalid_reasons,
+    parse_failures,
+    parse_line,
+)
 from ...analysis.view import Evidence
 from ..table import Body, Col
 from .common import (
@@ -29,13 +37,13 @@ from .common import (
 @builder
 def t_abstention_vs_fabrication(c: Evidence) -> Body:
     ab, notes = [], []
-    make = lambda v: A.abstention(v, c.an)  # noqa: E731
+    make = lambda valid: abstention(valid, c.plan)  # noqa: E731
     why = {"_why_stock_rows": "not recorded",
            "_why_fabricates_prefix400": "no abstained_prefix400 in rows.csv",
            "_why_abstains_prefix400": "no abstained_prefix400 in rows.csv"}
     for g, recs in by_group(c, "abstention", make):
         for r in recs:
-            r["title"] = c.an.arm_title(r["arm"])
+            r["title"] = c.plan.arm_title(r["arm"])
             ab.append({**r, **why})
         if recs:
             fab = sum(r["fabricates"] for r in recs)
@@ -43,9 +51,9 @@ def t_abstention_vs_fabrication(c: Evidence) -> Body:
             notes.append(group_note(g, f"{fab} of {tot} failing rows hold no abstention "
                                        f"marker anywhere in the answer; {tot - fab} hold one."))
     for r in pooled_lines(c, "abstention", make):
-        ab.append({**r, "title": c.an.arm_title(r["arm"]), **why})
+        ab.append({**r, "title": c.plan.arm_title(r["arm"]), **why})
     return Body(
-        f"Failing rows (recall < {c.an.failing_recall}) by whether the answer holds any "
+        f"Failing rows (recall < {c.plan.failing_recall}) by whether the answer holds any "
         "abstention marker anywhere, or fabricates with none; then the same test on the "
         "answer's first 400 characters, the only part the paper kept: its §4.11 counts "
         "compare with those two columns. Stock-signature rows gave at least one "
@@ -63,7 +71,7 @@ def t_abstention_vs_fabrication(c: Evidence) -> Body:
 
 @builder
 def t_finish_reasons(c: Evidence) -> Body:
-    fr = with_pooled(c, "finish", lambda v: A.finish_reasons(v, c.an))
+    fr = with_pooled(c, "finish", lambda valid: finish_reasons(valid, c.plan))
     for r in fr:
         if r["rows_with_ceiling"]:
             r["at_ceiling"] = f"{r['rows_at_ceiling']} of {r['rows_with_ceiling']}"
@@ -71,7 +79,7 @@ def t_finish_reasons(c: Evidence) -> Body:
     return Body(
         "Folds of valid rows by how the call finished: stop (the model ended the fold) or "
         "length (it hit the output limit). At ceiling: rows whose carry filled at least "
-        f"{c.an.at_ceiling_fill:.1%} of the declared ceiling. Where the scope reads several "
+        f"{c.plan.at_ceiling_fill:.1%} of the declared ceiling. Where the scope reads several "
         "groups, the last lines pool them, one per arm." + reads(c, "finish"),
         [SWEEP, Col("arm", "arm"), Col("rows", "rows", "int"), Col("folds", "folds", "int"),
          Col("stop", "stop", "int"), Col("length", "length", "int"),
@@ -81,13 +89,13 @@ def t_finish_reasons(c: Evidence) -> Body:
 @builder
 def t_parse_failures(c: Evidence) -> Body:
     pf = [{**r, "_why_mean_with_failure": "no such row", "_why_mean_clean": "no such row"}
-          for r in lines(c, "parse", lambda v: A.parse_failures(v, c.an))]
+          for r in lines(c, "parse", lambda valid: parse_failures(valid, c.plan))]
     groups = c.groups("parse", every_row=True)
     pooled = c.pooled("parse", every_row=True)
     label, every = pooled if pooled is not None else (
         (groups[0][0].label, groups[0][1]) if groups else (None, None))
-    for arms in (c.an.single_field_schema, None):  # §6: every row, valid or not
-        line = A.parse_line(every, c.an, arms, None if arms else A.ALL_ARMS) if (
+    for arms in (c.plan.single_field_schema, None):  # §6: every row, valid or not
+        line = parse_line(every, c.plan, arms, None if arms else ALL_ARMS) if (
             every is not None) else None
         if line is not None:
             pf.append({**line, "sweep": label, "_why_mean_with_failure": "no such row",
@@ -99,7 +107,7 @@ def t_parse_failures(c: Evidence) -> Body:
         "the parse-failure rate per fold, and the recall of rows that carry a parse failure "
         "against clean rows of the same arm. Such rows are the arm's own behaviour: valid, "
         "and in the means. The last two lines pool the single-field-schema arms "
-        f"({'+'.join(c.an.single_field_schema)}) and then {A.ALL_ARMS} over every group: "
+        f"({'+'.join(c.plan.single_field_schema)}) and then {ALL_ARMS} over every group: "
         "their rows with one count every row, valid or not (§6: \"63 rows carrying a parse "
         "failure, 57 valid\"), and the valid ones are beside them; recalls are of valid "
         "rows." + reads(c, "parse"),
@@ -118,7 +126,7 @@ def t_parse_failures(c: Evidence) -> Body:
 def t_json_envelope(c: Evidence) -> Body:
     """Paper §5: "carried_json_envelope is false on 575 of the 620 valid rows; the 45
     that carry a raw envelope are all f"."""
-    env = with_pooled(c, "envelope", lambda v: A.envelope(v, c.an))
+    env = with_pooled(c, "envelope", lambda valid: envelope(valid, c.plan))
     return Body(
         "Valid rows per arm, and those whose final carry is a raw JSON envelope rather "
         "than text rendered from its fields. Where the scope reads several groups, the "
@@ -131,9 +139,9 @@ def t_json_envelope(c: Evidence) -> Body:
 def t_prompt_token_deltas(c: Evidence) -> Body:
     out = []
     for g, _ in c.groups("tokens"):
-        for a, b in c.an.token_deltas:
+        for a, b in c.plan.token_deltas:
             cell = g.cell(a, b)
-            described = (a, b) == c.an.described
+            described = (a, b) == c.plan.described
             out.append({"sweep": g.label, "pair": f"{a} − {b}",
                         "n": c.numbers.get(keys.paired("tokens.delta", "n_pairs", cell)),
                         "models": c.numbers.get(keys.paired("tokens.delta", "n_models", cell)),
@@ -145,7 +153,7 @@ def t_prompt_token_deltas(c: Evidence) -> Body:
                         "adds no description"})
     pooled = c.pooled("tokens")
     if pooled is not None:  # §1: q − j "pooled over every sweep"
-        a, b, key = c.an.divided, c.an.undivided, "tokens.delta_pooled"
+        a, b, key = c.plan.divided, c.plan.undivided, "tokens.delta_pooled"
         cell = keys.cell(a, b)
         out.append({"sweep": pooled[0], "pair": f"{a} − {b}",
                     "n": c.numbers.get(keys.paired(key, "n_pairs", cell)),
@@ -157,10 +165,10 @@ def t_prompt_token_deltas(c: Evidence) -> Body:
         "Mean paired difference in prompt tokens per row (all folds), first arm minus second, "
         "over blocks where both ran validly, with a 95% bootstrap interval resampling blocks "
         "within model. Token counts may come from an estimator (rows.csv token_count_method). "
-        f"'If delivered' is the delta {c.an.described[0]}'s field description would add had "
+        f"'If delivered' is the delta {c.plan.described[0]}'s field description would add had "
         "it reached the model on every fold (its characters / 4 per token x folds, §4.3). "
-        f"Where the scope reads several groups, a last line pools {c.an.divided} − "
-        f"{c.an.undivided} over all of them." + reads(c, "tokens"),
+        f"Where the scope reads several groups, a last line pools {c.plan.divided} − "
+        f"{c.plan.undivided} over all of them." + reads(c, "tokens"),
         [SWEEP, Col("pair", "pair"), Col("n", "blocks", "int"), Col("models", "models", "int"),
          Col("delta", "mean delta [95% CI]"), Col("expected", "if delivered", "chars")], out)
 
@@ -170,7 +178,7 @@ def t_invalid_rows(c: Evidence) -> Body:
     """Paper §6: "That happened on 6 rows, every one of them a schema arm (j four times,
     p once, q once) ... Their recalls were 1.000, 1.000, 0.000, 0.000, 0.000 and 0.000"."""
     inv = [{**r, "sweep": g.label} for g, rows in c.groups("invalid", every_row=True)
-           for r in A.invalid_reasons(rows).to_dict("records")]
+           for r in invalid_reasons(rows).to_dict("records")]
     if not inv:
         inv = [{"_why_row": "every row of the scope is valid"}]
     return Body(

@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis import analysis as A
 from ...analysis import keys
-from ...analysis.analysis import Analysis
+from ...analysis.plan import AnalysisPlan
+from ...analysis.recall import iteration, ladder, recall_by_model_arm, recall_cells
 from ...analysis.view import Evidence
 from ..table import Body, Col
 from .common import (
@@ -29,37 +29,37 @@ from .common import (
 )
 
 
-def _arm_order(an: Analysis, arms: set[str]) -> list[str]:
-    return [a for a in an.arm_order if a in arms] + sorted(arms - set(an.arm_order))
+def _arm_order(plan: AnalysisPlan, arms: set[str]) -> list[str]:
+    return [a for a in plan.arm_order if a in arms] + sorted(arms - set(plan.arm_order))
 
 
 @builder
 def t_recall_by_model_arm(c: Evidence) -> Body:
-    df = A.recall_by_model_arm(c.rows, c.an)
+    df = recall_by_model_arm(c.rows, c.plan)
     recs = df.to_dict("records")
     return Body(
         "Mean label-bound recall over valid rows of each (sweep, model, arm), one line per "
         "sweep, never pooled across sweeps. Rows are near-binary, so each mean comes with "
         "its denominators: n valid rows, rows with recall 1, rows with recall at least "
-        f"{c.an.row_recalled}. Invalid rows are counted, never averaged.",
+        f"{c.plan.row_recalled}. Invalid rows are counted, never averaged.",
         [SWEEP, Col("model", "model"), Col("arm", "arm"),
          Col("n_valid", "n", "int"), Col("mean_recall", "mean recall", "p3", "no valid row"),
-         Col("rows_full", "full", "int"), Col("rows_ge_half", f"≥{c.an.row_recalled}", "int"),
+         Col("rows_full", "full", "int"), Col("rows_ge_half", f"≥{c.plan.row_recalled}", "int"),
          Col("n_invalid", "invalid", "int")],
         recs, csv=df)
 
 
 @builder
 def t_table1_recall_model_arm(c: Evidence) -> Body:
-    an = c.an
+    plan = c.plan
     out = []
     arms_seen: set[str] = set()
     per_group = []
     for g, vg in c.groups("table1", primary=True):
-        cells = A.recall_cells(vg, an)
+        cells = recall_cells(vg, plan)
         arms_seen |= set(cells["arm"])
         per_group.append((g, cells))
-    arms = _arm_order(an, arms_seen)
+    arms = _arm_order(plan, arms_seen)
     for g, cells in per_group:
         for model, gm in cells.groupby("model", sort=True):
             r: dict[str, Any] = {"sweep": g.label, "model": model}
@@ -74,31 +74,31 @@ def t_table1_recall_model_arm(c: Evidence) -> Body:
                                                              for x in ("mean", "n")]]}
                         for r in out])
     return Body(
-        f"Mean recall over the valid rows of the {an.primary_scenario} scenario, with the "
+        f"Mean recall over the valid rows of the {plan.primary_scenario} scenario, with the "
         "number of valid rows in brackets." + reads(c, "table1") + " Arms: "
-        + "; ".join(f"{a} {an.arm_title(a)}" for a in arms) + ".",
+        + "; ".join(f"{a} {plan.arm_title(a)}" for a in arms) + ".",
         [SWEEP, Col("model", "model"), *[Col(a, a, "str", "not run") for a in arms]],
         out, csv=csv)
 
 
 @builder
 def t_ladder(c: Evidence) -> Body:
-    an, nb = c.an, c.numbers
+    plan, nb = c.plan, c.numbers
     out, notes = [], []
-    for g, recs in by_group(c, "ladder", lambda v: A.ladder(v, an)):
+    for g, recs in by_group(c, "ladder", lambda valid: ladder(valid, plan)):
         for i, r in enumerate(recs):
-            arm, prev = r["arm"], (an.ladder[i - 1] if i else None)
+            arm, prev = r["arm"], (plan.ladder[i - 1] if i else None)
             fisher = keys.fisher(g.at("ladder.fisher_full", prev, arm), "p") if prev else ""
             out.append({
-                "sweep": g.label, "arm": arm, "change": an.arm_title(arm), "n": r["n"],
+                "sweep": g.label, "arm": arm, "change": plan.arm_title(arm), "n": r["n"],
                 "mean": r["mean"], "rows_full": r["rows_full"],
                 "effect": paired_ci(nb, "ladder.effect", g.cell(arm, prev)) if prev else None,
                 "_why_effect": "first rung" if not prev else "no paired block",
                 "fisher": nb.get(fisher) if prev else None,
                 "_why_fisher": "first rung" if not prev else "no rows"})
-        last = an.ladder[-2:]
+        last = plan.ladder[-2:]
         t = fisher_reading(nb, g.at("ladder.fisher_full", *last), last[0], last[1],
-                           an.alpha)
+                           plan.alpha)
         if t:
             notes.append(group_note(g, f"Full-recall rows: {t}."))
     return Body(
@@ -115,9 +115,9 @@ def t_ladder(c: Evidence) -> Body:
 
 @builder
 def t_iteration(c: Evidence) -> Body:
-    out = lines(c, "iteration", lambda v: A.iteration(v, c.an))
+    out = lines(c, "iteration", lambda valid: iteration(valid, c.plan))
     for r in out:
-        r["title"] = c.an.arm_title(r["arm"])
+        r["title"] = c.plan.arm_title(r["arm"])
     return Body(
         "Mean recall and valid rows per arm on each scenario, over the models measured on "
         "the single-chunk scenario. The scenarios differ in graded facts (7 against 14) as "
