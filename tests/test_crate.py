@@ -25,9 +25,10 @@ from foldstudy.release.crate import (
     crate_mismatches,
     write_crate,
 )
-from foldstudy.release.lock import VerifyFailed, verify_study, write_lock
+from foldstudy.release.lock import VerifyFailed, write_lock
 from foldstudy.release.package import make_release
 from foldstudy.release.scan import live_secrets, local_markers, scan_tree
+from foldstudy.release.verify import verify_study
 
 from .conftest import RESOURCES, ROOT
 from .support import procs

@@ -18,9 +18,10 @@ import yaml
 
 from foldstudy.io import canonical_sha256, sha256_file
 from foldstudy.release.crate import CRATE_FILE, SNAKEMAKE_MARK, CrateError
-from foldstudy.release.lock import VerifyFailed, verify_study, write_lock
+from foldstudy.release.lock import VerifyFailed, write_lock
 from foldstudy.release.package import make_release
 from foldstudy.release.sanitize import sanitize_config
+from foldstudy.release.verify import verify_study
 
 from .conftest import RESOURCES
 from .test_verify import flip, make_study, study  # noqa: F401 - the locked study fixture

@@ -11,10 +11,10 @@ import pytest
 
 from foldstudy.grade.grader import has_whole_token
 from foldstudy.study import boundary
+from foldstudy.study.candidates import candidates
 from foldstudy.study.sessions import (
     SessionSpec,
     build_session_fixture,
-    candidates,
     chunk_turns,
     read_facts,
     session_chunks,

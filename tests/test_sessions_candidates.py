@@ -16,13 +16,13 @@ import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
-from foldstudy.study.identifiers import SET_ASIDE, classify
-from foldstudy.study.sessions import (
+from foldstudy.study.candidates import (
     candidates,
     candidates_and_set_aside,
     candidates_stage,
     set_aside_rows,
 )
+from foldstudy.study.identifiers import SET_ASIDE, classify
 from foldstudy.study.transcripts import read_transcript
 
 SESSION_ID = "6f1c2a9e-4b7d-4e15-9c3a-0d82b5e7f164"

@@ -16,12 +16,8 @@ from pathlib import Path
 import pytest
 
 from foldstudy.study.boundary import has_whole_token
-from foldstudy.study.sessions import (
-    ABSENT_NOTE,
-    candidates,
-    read_note,
-    turns,
-)
+from foldstudy.study.candidates import candidates, read_note
+from foldstudy.study.sessions import ABSENT_NOTE, turns
 from foldstudy.study.transcripts import FORMATS, read_transcript
 
 from .test_sessions import records, write

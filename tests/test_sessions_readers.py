@@ -17,13 +17,8 @@ from pathlib import Path
 import pytest
 
 from foldstudy.study.boundary import has_whole_token
-from foldstudy.study.sessions import (
-    OPAQUE_NOTE,
-    SessionSpec,
-    build_session_fixture,
-    read_note,
-    turns,
-)
+from foldstudy.study.candidates import read_note
+from foldstudy.study.sessions import OPAQUE_NOTE, SessionSpec, build_session_fixture, turns
 from foldstudy.study.transcripts import SessionError, Transcript, read_transcript
 
 from .test_sessions import records, write

@@ -14,7 +14,8 @@ from foldstudy.evidence.load import write_table
 from foldstudy.evidence.publish import publish_evidence
 from foldstudy.grade.rows import frame
 from foldstudy.io import read_json, write_json
-from foldstudy.release.lock import VerifyFailed, recompute_numbers, verify_study, write_lock
+from foldstudy.release.lock import VerifyFailed, recompute_numbers, write_lock
+from foldstudy.release.verify import verify_study
 
 from .conftest import RESOURCES
 

@@ -27,7 +27,7 @@ rule fixture:
 
 # Help writing a session's facts file: the identifier-shaped tokens of its main
 # thread, with class, first turn, count and context. No model. Logic:
-# foldstudy/study/sessions.py.
+# foldstudy/study/candidates.py.
 rule candidates:
     input:
         transcript=session_transcript,

@@ -4,7 +4,7 @@
 # drift check reads what is there; as inputs, a changed rows.csv would first make
 # Snakemake rebuild numbers.json from it and hide the drift. (The analysis plan is a
 # source file no rule makes, so it is an input: the same one rule stats read.)
-# Logic: foldstudy/release/lock.py.
+# Logic: foldstudy/release/lock.py (lock) and foldstudy/release/verify.py (verify).
 
 
 rule lock:

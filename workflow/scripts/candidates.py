@@ -1,5 +1,5 @@
 from foldstudy.io import logged
-from foldstudy.study.sessions import candidates_stage
+from foldstudy.study.candidates import candidates_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):

@@ -1,5 +1,5 @@
 from foldstudy.io import logged
-from foldstudy.release.lock import verify_stage
+from foldstudy.release.verify import verify_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):

@@ -22,7 +22,7 @@ from ..evidence.provenance import check_same_study, study_digest
 from ..io import load_yaml, read_json, sha256_file, write_json, write_yaml
 from ..study.spec import arms_file_path, own_arm_files
 from .crate import is_snakemake_mark, run_facts, workflow_sources, write_crate
-from .lock import EVIDENCE_FILES, verify_study
+from .lock import EVIDENCE_FILES
 from .redact import (
     SessionSecrets,
     accounted,
@@ -40,6 +40,7 @@ from .scan import (
     scan_text,
     scan_tree,
 )
+from .verify import verify_study
 from .whole import LOCK_FILE, TOKEN_CLASSES, package_section, rebuild_tables
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from ..analysis.power import POWER_COLUMNS
 from ..errors import StudyError
 from ..evidence import columns
 from ..io import write_text
-from ..study.sessions import CANDIDATE_COLUMNS
+from ..study.candidates import CANDIDATE_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "workflow" / "foldstudy"
@@ -152,7 +152,7 @@ CONTRACTS = (
              None, "analysis/power.py POWER_COLUMNS"),
     Contract("results/sessions/<scenario>/candidates.tsv", "one per identifier-shaped token "
              "of a user's session", list(CANDIDATE_COLUMNS), None,
-             "study/sessions.py CANDIDATE_COLUMNS"),
+             "study/candidates.py CANDIDATE_COLUMNS"),
 )
 
 

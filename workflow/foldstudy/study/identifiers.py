@@ -3,7 +3,7 @@ as facts (a UUID, a path, a port, an on-call handle ...), and which tokens of th
 shape are not and why (a markup closing tag, a code attribute, a number under a timeout
 key).
 
-Its callers: the candidates list of a session (study/sessions.py, which aggregates the
+Its callers: the candidates list of a session (study/candidates.py, which aggregates the
 tokens of every turn) and anything else that needs the identifier-shaped tokens of a
 chunk. `classify(text)` is the whole interface: every token an identifier shape matched,
 in order of position, each with its class and, where its context says it is none, the
