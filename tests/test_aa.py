@@ -77,11 +77,11 @@ def _cards(copy: list[float], original: list[float] | None = None, j: float = 0.
     rows = [r for arm, recalls in (("j", [j] * 12), ("m", original), ("m~aa", copy))
             for r in arm_rows("s", "x", arm, recalls, k=10)]
     rows_df, checks = frames(rows)
-    plan = AN.with_copies({"m~aa": "m"})
+    plan = PLAN.with_copies({"m~aa": "m"})
     return cards(rows_df, checks, plan, CardInputs(margin=0.10, gate_pair=("j", "m"))), plan
 
 
-AN = AnalysisPlan.load()
+PLAN = AnalysisPlan.load()
 
 
 def test_an_equal_copy_reads_no_difference_and_the_card_says_nothing_first():
@@ -134,7 +134,7 @@ def test_a_difference_inside_the_aa_noise_floor_is_never_worded_as_a_finding():
                                                                 0.6, 0.4, 0.5, 0.5, 0.6, 0.4]))
             for r in arm_rows("s", "x", arm, recalls, k=10)]
     rows_df, checks = frames(rows)
-    (plain,) = cards(rows_df, checks, AN, CardInputs(margin=0.10, gate_pair=("j", "m")))
+    (plain,) = cards(rows_df, checks, PLAN, CardInputs(margin=0.10, gate_pair=("j", "m")))
     jm = next(v for v in plain.contrasts if {v.a, v.b} == {"j", "m"})
     assert jm.word == "m better" and jm.aa_floor is None
 

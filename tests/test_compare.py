@@ -31,10 +31,10 @@ from foldstudy.evidence import columns
 from foldstudy.report import compare as RC
 from foldstudy.report.summary import survival_summary
 
-from .support import records as R
+from .support import records
 from .support.compare_site import build, run
 
-PORT, ZONE, SHARDS = R.PORT.label, R.ZONE.label, R.SHARDS.label
+PORT, ZONE, SHARDS = records.PORT.label, records.ZONE.label, records.SHARDS.label
 
 # Block s/toy/r0: j ran first, q second; four folds, fold i took chunk i - 1, so the port
 # is planted at fold 1, the zone at 2, the shards at 3.
@@ -49,12 +49,12 @@ Q_ANSWER = "2. DNS zone for the new records: ranir.lasetot.lan"
 
 
 def block(repeat=0, j=J_CARRIES, q=Q_CARRIES, ja=J_ANSWER, qa=Q_ANSWER, **kw):
-    return [R.record(j, answer=ja, arm="j", repeat=repeat, position=0, **kw),
-            R.record(q, answer=qa, arm="q", repeat=repeat, position=1)]
+    return [records.record(j, answer=ja, arm="j", repeat=repeat, position=0, **kw),
+            records.record(q, answer=qa, arm="q", repeat=repeat, position=1)]
 
 
 def evidence(recs, tmp_path, grading):
-    return R.graded_frames(recs, tmp_path, grading)
+    return records.graded_frames(recs, tmp_path, grading)
 
 
 @pytest.fixture()

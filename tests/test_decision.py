@@ -41,7 +41,7 @@ from foldstudy.study.spec import load_arm_table, resolve_arm
 from .support.evidence_rows import arm_rows, frames
 from .support.paper_package import paper_package
 
-AN = AnalysisPlan.load()
+PLAN = AnalysisPlan.load()
 CI = CardInputs(margin=0.10)
 
 
@@ -65,7 +65,7 @@ def test_word_follows_p_then_tost():
 def test_card_says_m_better_when_every_block_favours_m():
     rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.0, 0.1, 0.2, 0.1],
                           "m": [0.9, 1.0, 0.8, 1.0, 0.9, 1.0, 0.9, 1.0]})
-    c = cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))[0]
+    c = cards(rows, checks, PLAN, dataclasses.replace(CI, decide_pair=("j", "m")))[0]
     v = _contrast(c, "j", "m")
     assert v.word == "m better" and v.source == "decide" and v.blocks == 8
     # eight blocks all one sign: the exact two-sided sign-flip p is 2 / 2^8
@@ -81,7 +81,7 @@ def test_a_staged_decide_pair_is_judged_at_its_looks_level_not_at_alpha():
                           "m": [0.9, 1.0, 0.8, 1.0, 0.9, 1.0, 0.9, 1.0]})
     staged = {"stop": "undecided", "nominal": 0.0007, "p": 2 / 256, "repeats": 8, "looks": 1}
     ci = dataclasses.replace(CI, decide_pair=("j", "m"), staged={("s", "mod"): staged})
-    v = _contrast(cards(rows, checks, AN, ci)[0], "j", "m")
+    v = _contrast(cards(rows, checks, PLAN, ci)[0], "j", "m")
     assert v.source == "decide" and v.word == "undecided"
     assert contrast_level("decide", staged, 0.05) == 0.0007
     assert contrast_level("ladder", staged, 0.05) == 0.05  # other contrasts: alpha
@@ -91,13 +91,13 @@ def test_a_staged_decide_pair_is_judged_at_its_looks_level_not_at_alpha():
 def test_equal_arms_are_equivalent_and_a_close_call_is_undecided_and_priced():
     same = [0.9, 0.8, 0.9, 1.0, 0.9, 0.8, 0.9, 1.0, 0.9, 0.8]
     rows, checks = _cell({"j": same, "m": same[1:] + same[:1]})
-    v = _contrast(cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))[0],
+    v = _contrast(cards(rows, checks, PLAN, dataclasses.replace(CI, decide_pair=("j", "m")))[0],
                   "j", "m")
     assert v.word == "equivalent within ±0.1" and v.repeats_to_decide is None
     rows, checks = _cell({"j": [0.5, 0.7, 0.3, 0.6], "m": [0.7, 0.6, 0.6, 0.8]})
     ci = dataclasses.replace(CI, decide_pair=("j", "m"),
                              price=lambda s, m, a: Price(6, 0.05), rotation=lambda s: 5)
-    v = _contrast(cards(rows, checks, AN, ci)[0], "j", "m")
+    v = _contrast(cards(rows, checks, PLAN, ci)[0], "j", "m")
     assert v.word == "undecided"
     assert v.repeats_to_decide % 5 == 0 and v.repeats_to_decide > 4
     assert v.more_repeats == v.repeats_to_decide - 4
@@ -118,10 +118,10 @@ def test_an_undecided_contrast_is_planned_by_the_test_that_would_decide_it():
     for m_recalls, test in (([0.7, 0.6, 0.6, 0.8], DIFFERENCE),
                             ([0.6, 0.6, 0.4, 0.5], EQUIVALENCE)):
         rows, checks = _cell({"j": [0.5, 0.7, 0.3, 0.6], "m": m_recalls})
-        v = _contrast(cards(rows, checks, AN, ci)[0], "j", "m")
+        v = _contrast(cards(rows, checks, PLAN, ci)[0], "j", "m")
         assert v.word == "undecided" and v.planned_test == test
         p_bar = (v.a_mean + v.b_mean) / 2
-        plan = repeats_to_decide(v.difference, v.icc, 10, 0.10, p_bar, AN.alpha, 0.8, 5)
+        plan = repeats_to_decide(v.difference, v.icc, 10, 0.10, p_bar, PLAN.alpha, 0.8, 5)
         assert (v.repeats_to_decide, v.planned_difference) == (plan.repeats, plan.difference)
         assert v.more_repeats == plan.repeats - 4 and v.more_calls == 12 * v.more_repeats
         assert v.more_usd == pytest.approx(0.10 * v.more_repeats)
@@ -130,28 +130,28 @@ def test_an_undecided_contrast_is_planned_by_the_test_that_would_decide_it():
         assert ("as equivalent (TOST at the margin)" in line) == (test == EQUIVALENCE)
         if test == DIFFERENCE:
             assert plan.repeats >= repeats_needed(plan.difference, plan.icc, 10, p_bar,
-                                                    AN.alpha, 0.8, 5, simulate=False)
+                                                    PLAN.alpha, 0.8, 5, simulate=False)
 
 
 def test_every_arm_lost_every_fact_gets_that_verdict_and_no_ranking():
     rows, checks = _cell({"j": [0, 0, 0], "q": [0, 0, 0], "m": [0, 0, 0]})
-    c = cards(rows, checks, AN, CI)[0]
+    c = cards(rows, checks, PLAN, CI)[0]
     assert c.all_lost and not c.contrasts
-    text = "\n".join(card_markdown(c, AN))
+    text = "\n".join(card_markdown(c, PLAN))
     assert "every arm lost every fact" in text and "better" not in text
 
 
 def test_diagnosis_by_fill_and_rescue():
     rows, _ = _cell({"j": [0.1, 0.0, 0.2, 0.1], "q": [0.9, 0.8, 1.0, 0.9]}, fill=0.9)
-    d = diagnosis(valid_rows(rows), AN)
+    d = diagnosis(valid_rows(rows), PLAN)
     assert d.failing and d.mode == "description" and d.rescued
     rows, _ = _cell({"j": [0.1, 0.0, 0.2, 0.1]}, fill=0.06)
-    d = diagnosis(valid_rows(rows), AN)
+    d = diagnosis(valid_rows(rows), PLAN)
     assert d.mode == "gist" and d.q_mean is None and d.rescued is None
     rows, _ = _cell({"j": [0.1, 0.0, 0.2, 0.1]}, fill=0.45)
-    assert diagnosis(valid_rows(rows), AN).mode == BETWEEN
+    assert diagnosis(valid_rows(rows), PLAN).mode == BETWEEN
     rows, _ = _cell({"j": [0.9, 1.0, 0.9, 1.0]}, fill=0.45)
-    assert diagnosis(valid_rows(rows), AN).mode == "healthy"
+    assert diagnosis(valid_rows(rows), PLAN).mode == "healthy"
 
 
 def test_loudness_counts_abstained_fabricated_and_stock():
@@ -162,7 +162,7 @@ def test_loudness_counts_abstained_fabricated_and_stock():
     for i, r in enumerate(rows):
         r["repeat"], r["row_id"] = i, f"row{i}"
     df, _ = frames(rows)
-    ld = loudness(valid_rows(df), AN)
+    ld = loudness(valid_rows(df), PLAN)
     assert (ld.failing_rows, ld.abstained, ld.fabricated, ld.stock) == (4, 2, 2, 1)
     assert ld.caught_by_abstention_log == 0.5
     assert "catch 2/4 = 50%" in loudness_line(ld)
@@ -177,7 +177,7 @@ def test_the_failure_mode_line_says_the_stock_rows_are_part_of_its_classes():
     for i, r in enumerate(rows):
         r["repeat"], r["row_id"] = i, f"row{i}"
     df, _ = frames(rows)
-    ld = loudness(valid_rows(df), AN)
+    ld = loudness(valid_rows(df), PLAN)
     assert (ld.fabricated, ld.stock, ld.stock_fabricated, ld.stock_abstained) == (3, 3, 2, 1)
     line = loudness_line(ld)
     assert "1 abstained and 3 fabricated with no abstention marker; of the 3 fabricated, " \
@@ -229,7 +229,7 @@ def test_diagnosis_on_the_paper_package_names_the_two_modes():
     found = {}
     for model in sorted(set(v[v["sweep"] == "partition"]["model"])):
         sweep = "depth" if model in FROM_DEPTH else "partition"
-        d = diagnosis(v[(v["sweep"] == sweep) & (v["model"] == model)], AN)
+        d = diagnosis(v[(v["sweep"] == sweep) & (v["model"] == model)], PLAN)
         if d is not None and d.failing:
             found[model] = (d.mode, d.rescued)
     assert {m for m, (mode, _) in found.items() if mode == "description"} == RESCUED
@@ -240,8 +240,8 @@ def test_diagnosis_on_the_paper_package_names_the_two_modes():
 
 def test_decision_files_are_written(tmp_path):
     rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.0, 0.1], "m": [0.9, 1.0, 0.8, 1.0, 0.9, 1.0]})
-    cs = cards(rows, checks, AN, dataclasses.replace(CI, decide_pair=("j", "m")))
-    text = write_decision(cs, AN, 0.10, str(tmp_path / "d.md"), str(tmp_path / "d.json"))
+    cs = cards(rows, checks, PLAN, dataclasses.replace(CI, decide_pair=("j", "m")))
+    text = write_decision(cs, PLAN, 0.10, str(tmp_path / "d.md"), str(tmp_path / "d.json"))
     assert "## `mod` in sweep `s`" in text and "**m better**" in text
     import json
 
@@ -302,11 +302,11 @@ def test_the_native_line_compares_with_the_best_matched_arm_never_an_own_arm_at_
                           "mine": [1.0] * 6,
                           "native": [0.5, 0.4, 0.5, 0.4, 0.5, 0.4]})
     ci = dataclasses.replace(CI, arms=arms, own={"mine": "m"})
-    native = [v for c in cards(rows, checks, AN.with_unmatched(["mine"]), ci)
+    native = [v for c in cards(rows, checks, PLAN.with_unmatched(["mine"]), ci)
               for v in c.contrasts if v.source == NATIVE_SOURCE]
     assert [(v.a, v.b) for v in native] == [("m", "native")]
     # without `match: false` the same own arm is matched, and recalls most: it is the best
-    native = [v for c in cards(rows, checks, AN, ci)
+    native = [v for c in cards(rows, checks, PLAN, ci)
               for v in c.contrasts if v.source == NATIVE_SOURCE]
     assert [(v.a, v.b) for v in native] == [("mine", "native")]
 
@@ -327,19 +327,19 @@ def test_a_native_arm_whose_folds_returned_no_compaction_says_so_beside_its_diff
     rows = pd.concat([rows, failing], ignore_index=True)
     rows.loc[rows["arm"] == "j", "parse_failures"] = 1  # a model's reply: not said
     checks = pd.concat([checks, _cell({"native": [0.0] * 6})[1]], ignore_index=True)
-    (c,) = cards(rows, checks, AN, ci)
+    (c,) = cards(rows, checks, PLAN, ci)
     assert c.fold_failures == {"native": "22 of 30 folds returned no compaction"}
     (v,) = [v for v in c.contrasts if v.source == NATIVE_SOURCE]
     assert "native: 22 of 30 folds returned no compaction" in contrast_line(
         v, c.fold_failures)
-    text = "\n".join(card_markdown(c, AN))
+    text = "\n".join(card_markdown(c, PLAN))
     assert text.count("22 of 30 folds returned no compaction") == 2
     assert card_from_dict(c.to_dict()).fold_failures == c.fold_failures
     # every arm lost every fact: the card still counts them
     lost = rows.assign(n_correct=0, recall=0.0)
-    (c,) = cards(lost, checks.assign(correct=False), AN, ci)
+    (c,) = cards(lost, checks.assign(correct=False), PLAN, ci)
     assert c.all_lost and c.fold_failures == {"native": "22 of 30 folds returned no compaction"}
     # none failed: the card reads as before, without the key
     rows.loc[rows["arm"] == "native", "parse_failures"] = 0
-    (c,) = cards(rows, checks, AN, ci)
+    (c,) = cards(rows, checks, PLAN, ci)
     assert c.fold_failures == {} and "fold_failures" not in c.to_dict()

@@ -50,12 +50,12 @@ def _doc() -> dict:
     ci = CardInputs(margin=0.10, decide_pair=("j", "m"),
                       price=lambda s, m, a: Price(6, 0.25),
                       price_basis=lambda m: f"listed prices of {m}{SCRIPT}")
-    made = cards(rows_df, checks, AN, ci)
+    made = cards(rows_df, checks, PLAN, ci)
     return json.loads(json.dumps(json_safe({"margin": 0.10, "family": "sweep",
                                             "cards": [c.to_dict() for c in made]})))
 
 
-AN = AnalysisPlan.load()
+PLAN = AnalysisPlan.load()
 
 
 def test_the_decision_page_shows_the_forest_and_the_cards(tmp_path):

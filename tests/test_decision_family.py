@@ -28,7 +28,7 @@ from foldstudy.study.spec import load_arm_table, resolve_arm
 from .conftest import ROOT
 from .support.evidence_rows import arm_rows, frames
 
-AN = AnalysisPlan.load()
+PLAN = AnalysisPlan.load()
 CI = CardInputs(margin=0.10, decide_pair=("j", "m"))
 # ten blocks of ten checks: j at 0.5; a null model's m one check up on nine blocks and
 # one down on the tenth, whose exact sign-flip p is 22/1024 = 0.021 (below 0.05 alone)
@@ -67,10 +67,10 @@ def test_one_better_model_among_four_null_ones_gives_one_better_after_adjustment
                  for i in range(3)}}
     rows, checks = _sweep(models)
     alone = {c.model: _decide(c) for c in
-             cards(rows, checks, AN, dataclasses.replace(CI, family="model"))}
+             cards(rows, checks, PLAN, dataclasses.replace(CI, family="model"))}
     assert alone["lucky"].p_permutation == pytest.approx(22 / 1024)
     assert alone["lucky"].word == "m better" and alone["lucky"].family_size == 1
-    family = {c.model: _decide(c) for c in cards(rows, checks, AN, CI)}
+    family = {c.model: _decide(c) for c in cards(rows, checks, PLAN, CI)}
     better = [m for m, v in family.items() if v.word == "m better"]
     assert better == ["better"]
     lucky = family["lucky"]
@@ -90,7 +90,7 @@ def test_a_staged_pair_is_read_at_its_split_level_and_shown_adjusted():
     nominal = nominal_levels([0.5, 1.0], 0.05 / 4)[-1]
     staged = {"stop": "difference", "nominal": nominal, "p": 2 / 256, "repeats": 8,
               "looks": 2, "family_size": 4}
-    c = cards(rows, checks, AN, dataclasses.replace(CI, staged={("s", "mod"): staged}))[0]
+    c = cards(rows, checks, PLAN, dataclasses.replace(CI, staged={("s", "mod"): staged}))[0]
     v = _decide(c)
     assert v.adjustment == SPLIT and v.family_size == 4
     assert v.p_adjusted == pytest.approx(4 * v.p_permutation)
@@ -122,9 +122,9 @@ def test_the_looks_spend_alpha_over_the_family_size():
 
 
 def test_the_planned_family_counts_the_contrasts_the_sweep_runs():
-    n = planned_family_size(AN, [["j", "m"]], {}, ("j", "m"), ["j", "m"], 24, "sweep")
+    n = planned_family_size(PLAN, [["j", "m"]], {}, ("j", "m"), ["j", "m"], 24, "sweep")
     assert n == 24  # one contrast (the pair, also a compare pair: read once) per model
-    assert planned_family_size(AN, [], {}, ("j", "m"), ["j", "m"], 24, "model") == 1
+    assert planned_family_size(PLAN, [], {}, ("j", "m"), ["j", "m"], 24, "model") == 1
 
 
 def test_the_planned_family_counts_the_native_line_a_card_will_read():
@@ -133,11 +133,11 @@ def test_the_planned_family_counts_the_native_line_a_card_will_read():
     the staged looks split alpha by a size that counts it, or the cards' Holm share and
     the looks' split would spend more than alpha between them."""
     arms = ["j", "m", "native"]
-    n = planned_family_size(AN, [], {}, ("j", "m"), arms, 4, "sweep")
+    n = planned_family_size(PLAN, [], {}, ("j", "m"), arms, 4, "sweep")
     assert n == 4 * 2  # the pair and the native line, per model
-    assert planned_family_size(AN, [], {}, ("j", "m"), arms, 4, "model") == 2
+    assert planned_family_size(PLAN, [], {}, ("j", "m"), arms, 4, "model") == 2
     # a native arm with nothing matched to read it against has no line
-    assert planned_family_size(AN, [], {}, None, ["native"], 4, "model") == 1
+    assert planned_family_size(PLAN, [], {}, None, ["native"], 4, "model") == 1
     # and the plan matches what the cards then read: one line per model beside the pair
     rows, checks = frames([r for arm, rs in {"j": [0.2] * 4 + [0.3] * 4,
                                               "m": [0.9] * 8, "native": [0.5] * 8}.items()
@@ -145,5 +145,5 @@ def test_the_planned_family_counts_the_native_line_a_card_will_read():
     table = load_arm_table(ROOT / "resources")
     ci = CardInputs(margin=0.1, decide_pair=("j", "m"),
                       arms={a: resolve_arm(a, table, ROOT / "resources", 0.25) for a in arms})
-    (card,) = cards(rows, checks, AN, ci)
+    (card,) = cards(rows, checks, PLAN, ci)
     assert len([v for v in card.contrasts if v.p_permutation is not None]) == 2

@@ -24,7 +24,7 @@ from foldstudy.study.config import gate_problems
 
 from .support.evidence_rows import arm_rows, frames
 
-AN = AnalysisPlan.load()
+PLAN = AnalysisPlan.load()
 SWEEPS = {"s": {"arms": ["m", "mine"], "models": ["wins", "same", "loses", "close"],
                 "design": "latin"}}
 
@@ -41,7 +41,7 @@ def _doc(gate: dict) -> dict:
     rows_df, checks = frames(rows)
     ci = CardInputs(margin=0.10, gate_pair=(gate["against"], gate["arm"]),
                       price=lambda s, m, a: Price(6, 0.25), rotation=lambda s: 2)
-    made = cards(rows_df, checks, AN, ci)
+    made = cards(rows_df, checks, PLAN, ci)
     return json.loads(json.dumps(json_safe({"family": "sweep",
                                             "cards": [c.to_dict() for c in made]})))
 
@@ -114,7 +114,7 @@ def test_the_gate_is_checked_before_any_job():
 
 
 def test_the_gate_pair_is_read_once_and_counted_in_the_family():
-    n = planned_family_size(AN, [], {}, None, ["m", "mine"], 4, "sweep", ("m", "mine"))
+    n = planned_family_size(PLAN, [], {}, None, ["m", "mine"], 4, "sweep", ("m", "mine"))
     assert n == 4
-    assert [c for c in cell_contrasts(AN, [["m", "mine"]], {}, None, ("mine", "m"))
+    assert [c for c in cell_contrasts(PLAN, [["m", "mine"]], {}, None, ("mine", "m"))
             if c[2] == "gate"] == []

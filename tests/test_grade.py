@@ -152,15 +152,15 @@ def test_fold_headings_are_counted_from_each_recorded_carry(grading):
     run time) are not read, so an old record and a new one grade the same."""
     from foldstudy.grade.rows import grade_record
 
-    from .support import records as R
+    from .support import records
 
     headings = ["Constraints", "Decisions", "Identifiers", "Open issues", "Next steps"]
     carries = ["Constraints\n52677", "## Decisions\nIdentifiers: 52677", '{"summary": "x"}']
-    new = R.record(carries)
-    old = R.record(carries, folds=[{**R.fold(i, c), "headings_carried": 5,
+    new = records.record(carries)
+    old = records.record(carries, folds=[{**records.fold(i, c), "headings_carried": 5,
                                     "json_envelope_carried": False}
                                    for i, c in enumerate(carries)])
-    args = (R.fixture(3), grading["abstention_markers"],
+    args = (records.fixture(3), grading["abstention_markers"],
             StockSignature.from_dict(grading["stock_signature"]), headings)
     graded = [grade_record(rec, *args) for rec in (new, old)]
     assert graded[0] == graded[1]
@@ -192,14 +192,14 @@ class _Writes(Backend):
 def _fold(arm, text, tmp_path, resources):
     from foldstudy.run.fold import Caller, Prompts, Sample, fold_step
 
-    from .support import records as R
+    from .support import records
 
     prompts = Prompts.from_files(*(resources / "prompts" / n for n in (
         "fold_user.md.j2", "recall_system.md", "recall_user.md.j2")))
     # a store per reply: the request is the same each time, the reply is not
     caller = Caller(_Writes(text), ResponseStore(tmp_path / f"{arm.arm}-{len(text)}"),
                     Sample("s", "toy", arm.arm, 0, 0, 7))
-    return fold_step(caller, arm, prompts, R.fixture(1), "", [0], 0, 0.2)
+    return fold_step(caller, arm, prompts, records.fixture(1), "", [0], 0, 0.2)
 
 
 def test_fill_and_clipping_measure_the_models_text_not_the_carrys_labels(
@@ -211,30 +211,31 @@ def test_fill_and_clipping_measure_the_models_text_not_the_carrys_labels(
     past the 2,400-token cap, though the carry sent on is still clipped as it was."""
     from foldstudy.grade.rows import grade_record
 
-    from .support import records as R
+    from .support import records
 
     t, j = arms["t"], arms["j"]
     assert (t.ceilings, j.ceilings, j.carry_cap_tokens) == (
         {"summary": 4800}, {"summary": 9600}, 2400)
-    args = (R.fixture(1), grading["abstention_markers"],
+    args = (records.fixture(1), grading["abstention_markers"],
             StockSignature.from_dict(grading["stock_signature"]), [])
     ft = _fold(t, json.dumps({"summary": "x" * 4800}), tmp_path, resources)
     assert ft["carry"] == "Summary\n" + "x" * 4800  # what the next fold receives
     assert (ft["carried_chars"], ft["model_chars"], ft["model_clipped"]) == (4808, 4800, False)
-    row, _, folds = grade_record(R.record([], arm="t", folds=[ft], arm_spec=t.to_dict()), *args)
+    rec = records.record([], arm="t", folds=[ft], arm_spec=t.to_dict())
+    row, _, folds = grade_record(rec, *args)
     assert (row["carried_chars"], row["fill"], row["folds_clipped"]) == (4800, 1.0, 0)
     assert (folds[0]["carried_chars"], folds[0]["clipped"]) == (4800, False)
     fj = _fold(j, json.dumps({"summary": "y" * 9600}), tmp_path, resources)
     assert fj["carry"] == ("Summary\n" + "y" * 9600)[:9600] and fj["clipped"]
     assert (fj["model_chars"], fj["model_clipped"]) == (9592, False)
-    row, _, _ = grade_record(R.record([], arm="j", folds=[fj], arm_spec=j.to_dict()), *args)
+    row, _, _ = grade_record(records.record([], arm="j", folds=[fj], arm_spec=j.to_dict()), *args)
     assert row["folds_clipped"] == 0
     # The model's text past the cap is clipped, and only what survived is carried.
     fo = _fold(j, json.dumps({"summary": "z" * 9700}), tmp_path, resources)
     assert fo["model_clipped"] and fo["model_chars"] == 9592
     # A record from before model_chars grades as it did: on the carry, labels included.
     old = {k: v for k, v in ft.items() if k not in ("model_chars", "model_clipped")}
-    row, _, _ = grade_record(R.record([], arm="t", folds=[old], arm_spec=t.to_dict()), *args)
+    row, _, _ = grade_record(records.record([], arm="t", folds=[old], arm_spec=t.to_dict()), *args)
     assert (row["carried_chars"], row["fill"]) == (4808, 4808 / 4800)
 
 
@@ -258,10 +259,10 @@ def test_a_row_abstains_when_its_answer_holds_a_marker_anywhere(
     characters; checks.csv's abstained stays per label line."""
     from foldstudy.grade.rows import grade_record
 
-    from .support import records as R
+    from .support import records
 
-    fixture = R.fixture(1, facts=tuple(FACTS))
-    row, checks, _ = grade_record(R.record(["no identifiers"], answer=answer), fixture,
+    fixture = records.fixture(1, facts=tuple(FACTS))
+    row, checks, _ = grade_record(records.record(["no identifiers"], answer=answer), fixture,
                                   markers, stock, [])
     assert (row["abstained"], row["abstained_prefix400"]) == (anywhere, prefix)
     by_label = {c["label"]: c["abstained"] for c in checks}

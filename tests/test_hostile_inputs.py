@@ -30,7 +30,7 @@ from foldstudy.study.config import ConfigError, load_study, run_path
 from foldstudy.study.spec import load_arm_table
 
 from .conftest import RESOURCES, ROOT
-from .support import records as R
+from .support import records
 from .support.gateway_standin import Endpoint, GatewayStandin, Model
 from .test_bad_inputs import (  # noqa: F401
     _frames,
@@ -187,10 +187,10 @@ def test_a_dot_segment_model_id_is_never_sent(monkeypatch):
 
 def _records(root: Path, change=None) -> tuple[list[dict], Path]:
     """Two records of sweep s at their config paths; change(record) edits the second."""
-    fx = R.fixture()
+    fx = records.fixture()
     runs = []
     for rep in (0, 1):
-        rec = R.record(["52677", "52677", "x", "x"], arm="j", repeat=rep, model="m",
+        rec = records.record(["52677", "52677", "x", "x"], arm="j", repeat=rep, model="m",
                        row_id=f"s/m/r{rep}/j")
         if change and rep == 1:
             change(rec)

@@ -30,7 +30,7 @@ from foldstudy.evidence.load import (
 from .conftest import RESOURCES
 from .support.evidence_rows import arm_rows, frames, row
 
-AN = AnalysisPlan.load()
+PLAN = AnalysisPlan.load()
 POOLED = Scopes.from_config({a: {"pool": True} for a in (
     "carrier", "abstention", "parse", "capacity", "fill_table", "invalid")})
 
@@ -64,11 +64,11 @@ def carrier_evidence():
 
 def test_a_package_with_unrecorded_carriers_is_read_and_only_recorded_rows_cross(
         carrier_evidence, tmp_path):
-    rows, checks = load_evidence(_package(tmp_path, *carrier_evidence), AN.arm_order)
-    cc = carrier_crosstab(valid_rows(rows), checks, AN).set_index("arm")
+    rows, checks = load_evidence(_package(tmp_path, *carrier_evidence), PLAN.arm_order)
+    cc = carrier_crosstab(valid_rows(rows), checks, PLAN).set_index("arm")
     assert cc.loc["q", "rows"] == 3 and cc.loc["j", "rows"] == 2  # s1's rows only
     assert (cc.loc["q", "missed"], cc.loc["q", "missed_checks"]) == (1, 1)
-    n = compute_numbers(rows, checks, AN, POOLED)
+    n = compute_numbers(rows, checks, PLAN, POOLED)
     assert (n["carrier.rows"], n["carrier.valid_rows"]) == (5, 8)
     assert (n["carrier.agree"], n["carrier.missed"], n["carrier.answer_beyond_carrier"]) == (
         4, 1, 0)
@@ -89,7 +89,7 @@ def test_carrier_present_and_in_carrier_are_empty_together(carrier_evidence, tmp
     rows, checks = (f.copy() for f in carrier_evidence)
     break_it(rows, checks)
     with pytest.raises(EvidenceError) as e:
-        load_evidence(_package(tmp_path, rows, checks), AN.arm_order)
+        load_evidence(_package(tmp_path, rows, checks), PLAN.arm_order)
     assert all(w in str(e.value) for w in words), str(e.value)
 
 
@@ -115,21 +115,21 @@ def test_an_opaque_run_leaves_present_empty_on_every_trace_line_and_its_carrier_
     on all of its run's lines, as its row's carrier_present is; anything between is
     refused naming the trace line."""
     rows, checks = (f.copy() for f in carrier_evidence)
-    load_evidence(_traced(tmp_path / "ok", rows, checks, opaque=["s1/m1/r1/j"]), AN.arm_order)
+    load_evidence(_traced(tmp_path / "ok", rows, checks, opaque=["s1/m1/r1/j"]), PLAN.arm_order)
     # the study's arms name who may be opaque (their carrier kinds): j never is
     with pytest.raises(EvidenceError) as e:
-        load_evidence(tmp_path / "ok", AN.arm_order, None, AN.opaque_arms)
+        load_evidence(tmp_path / "ok", PLAN.arm_order, None, PLAN.opaque_arms)
     assert str(e.value).startswith("trace.csv: column present is empty on line ")
     assert ("row 's1/m1/r1/j' of arm 'j' claims an opaque carry, which its carrier kind "
             "never has (arms whose carry may be opaque: native)") in str(e.value)
     rows, checks = (f.copy() for f in carrier_evidence)
     with pytest.raises(EvidenceError) as e:
-        load_evidence(_traced(tmp_path / "part", rows, checks, empty_lines=3), AN.arm_order)
+        load_evidence(_traced(tmp_path / "part", rows, checks, empty_lines=3), PLAN.arm_order)
     assert "trace.csv: column present is empty on line 2" in str(e.value)
     assert "on 3 of the 50 lines of row 's1/m1/r0/q'" in str(e.value)
     rows, checks = (f.copy() for f in carrier_evidence)
     with pytest.raises(EvidenceError) as e:
-        load_evidence(_traced(tmp_path / "all", rows, checks, empty_lines=50), AN.arm_order)
+        load_evidence(_traced(tmp_path / "all", rows, checks, empty_lines=50), PLAN.arm_order)
     assert "whose carrier_present in rows.csv is recorded" in str(e.value), str(e.value)
 
 
@@ -147,9 +147,9 @@ def test_an_answer_beyond_its_carrier_is_counted_in_a_package_and_here_alike(
     checks.loc[i, "in_carrier"] = False
     rows.loc[rows["row_id"] == "s1/m1/r1/q", "carrier_present"] -= 1
     d = _package(tmp_path, rows, checks)
-    assert evidence_package_problem(d, AN.arm_order, AN.scenarios, {}) is None
-    rows, checks = load_evidence(d, AN.arm_order)
-    n = compute_numbers(rows, checks, AN, POOLED)
+    assert evidence_package_problem(d, PLAN.arm_order, PLAN.scenarios, {}) is None
+    rows, checks = load_evidence(d, PLAN.arm_order)
+    n = compute_numbers(rows, checks, PLAN, POOLED)
     assert n["carrier.answer_beyond_carrier"] == 1
     claims = yaml.safe_load((RESOURCES / "claims/paper.yaml").read_text())["claims"]
     claim = [c for c in claims if c["key"] == "carrier.answer_beyond_carrier"]
@@ -178,7 +178,7 @@ def test_an_answer_beyond_its_carrier_is_said_once_naming_the_first_row(
     out = tmp_path / "stats"
     with caplog.at_level(logging.WARNING, logger="foldstudy.analysis.numbers"):
         write_numbers(_package(tmp_path, rows, checks), out / "n.json", out / "p.json",
-                      out / "n.tex", AN, POOLED)
+                      out / "n.tex", PLAN, POOLED)
     said = [r.getMessage() for r in caplog.records if "carrier lacked" in r.getMessage()]
     assert len(said) == 1, said
     assert said[0].startswith("2 valid row(s) answer a fact right that their carrier lacked")
@@ -192,11 +192,11 @@ def test_abstention_table_counts_the_whole_answer_and_its_prefix():
             for i, (a, p) in enumerate([(True, True), (True, False), (False, False)])]
     recs.append(row("s", "m", "j", 3, 12, abstained=False, abstained_prefix400=False))
     rows, _ = frames(recs)
-    ab = abstention(valid_rows(rows), AN).set_index("arm").loc["j"]
+    ab = abstention(valid_rows(rows), PLAN).set_index("arm").loc["j"]
     assert (ab["failing_rows"], ab["abstains"], ab["fabricates"]) == (3, 2, 1)
     assert (ab["abstains_prefix400"], ab["fabricates_prefix400"]) == (1, 2)
     old = rows.drop(columns="abstained_prefix400")  # a package from before the column
-    assert pd.isna(abstention(valid_rows(old), AN).loc[0, "abstains_prefix400"])
+    assert pd.isna(abstention(valid_rows(old), PLAN).loc[0, "abstains_prefix400"])
 
 
 def test_fill_table_pools_each_models_sweeps():
@@ -206,7 +206,7 @@ def test_fill_table_pools_each_models_sweeps():
             + arm_rows("depth", "g", "o", [1.0] * 3))  # no ceiling: not a line
     rows, checks = frames(recs)
     sc = Scopes.from_config({"fill_table": {"sources": {"g": {"j": ["partition", "depth"]}}}})
-    n = compute_numbers(rows, checks, AN, sc)
+    n = compute_numbers(rows, checks, PLAN, sc)
     assert n["fill_table.rows[g/j]"] == 16
     assert n["fill_table.fill[g/j]"] == pytest.approx((4 * 0.2 + 12 * 0.4) / 16)
     assert n["fill_table.mean[g/j]"] == pytest.approx((4 * 0.1 + 12 * 0.4) / 16)
@@ -225,7 +225,7 @@ def test_parse_lines_and_nonconforming_folds_count_invalid_rows():
                     invalid_reason="catchup_fired", parse_failures=1))
     recs[5]["parse_failures"] = 1  # an m row
     rows, checks = frames(recs)
-    n = compute_numbers(rows, checks, AN, POOLED)
+    n = compute_numbers(rows, checks, PLAN, POOLED)
     assert (n["capacity.nonconforming_folds[j]"], n["capacity.folds_all[j]"]) == (3, 20)
     assert (n["capacity.n[j]"], n["capacity.folds[j]"]) == (3, 15)
     assert (n["parse.all_arms.rows_with_failure"], n["parse.all_arms.valid_with_failure"]) == (

@@ -18,38 +18,39 @@ from foldstudy.report.trace import (
     trace_figure,
 )
 
-from .support import records as R
+from .support import records
 
-PORT, ZONE, SHARDS = R.PORT.label, R.ZONE.label, R.SHARDS.label
+PORT, ZONE, SHARDS = records.PORT.label, records.ZONE.label, records.SHARDS.label
 
 
 def lines(record, fixture=None):
-    return {(t["label"], t["fold"]): t for t in fact_trace(record, fixture or R.fixture())}
+    return {(t["label"], t["fold"]): t for t in fact_trace(record, fixture or records.fixture())}
 
 
 def test_a_fact_present_at_folds_1_and_2_and_gone_at_3():
-    rec = R.record(["port 52677 noted", "keep port 52677; zone ranir.lasetot.lan",
+    rec = records.record(["port 52677 noted", "keep port 52677; zone ranir.lasetot.lan",
                     "zone ranir.lasetot.lan, 19 shards", "zone ranir.lasetot.lan"])
     t = lines(rec)
     assert [t[(PORT, f)]["present"] for f in (1, 2, 3, 4)] == [True, True, False, False]
     assert {t[(PORT, f)]["planted_fold"] for f in (1, 2, 3, 4)} == {1}
     assert t[(ZONE, 1)]["planted_fold"] == 2 and t[(SHARDS, 3)]["planted_fold"] == 3
     # one line per graded fact and fold made; the planted-but-never-asked fact has none
-    assert len(t) == 3 * 4 and not any(k[0] == R.TENANT.label for k in t)
-    assert set(fact_trace(rec, R.fixture())[0]) == set(columns.TRACE)
+    assert len(t) == 3 * 4 and not any(k[0] == records.TENANT.label for k in t)
+    assert set(fact_trace(rec, records.fixture())[0]) == set(columns.TRACE)
 
 
 def test_presence_is_the_graders_whole_token_rule():
-    rec = R.record(["port 526771", "port 52677.5", "(52677).", "x"])
+    rec = records.record(["port 526771", "port 52677.5", "(52677).", "x"])
     t = lines(rec)
     assert [t[(PORT, f)]["present"] for f in (1, 2, 3, 4)] == [False, False, True, False]
 
 
 def test_a_catch_up_fold_carries_two_chunks_under_its_last_chunks_number():
     # fold 2 overflowed: its chunk 1 was folded together with chunk 2 at fold 3
-    folds = [R.fold(0, "52677"), R.fold(2, "52677 ranir.lasetot.lan 19 shards", chunks=[1, 2]),
-             R.fold(3, "52677")]
-    rec = R.record([], folds=folds, catchup_fired=True)
+    folds = [records.fold(0, "52677"),
+             records.fold(2, "52677 ranir.lasetot.lan 19 shards", chunks=[1, 2]),
+             records.fold(3, "52677")]
+    rec = records.record([], folds=folds, catchup_fired=True)
     t = lines(rec)
     assert sorted({f for _, f in t}) == [1, 3, 4]
     assert t[(ZONE, 3)]["planted_fold"] == 3 and t[(SHARDS, 3)]["planted_fold"] == 3
@@ -57,27 +58,28 @@ def test_a_catch_up_fold_carries_two_chunks_under_its_last_chunks_number():
 
 
 def test_a_not_run_record_has_no_trace_and_a_cut_short_run_dates_unreached_facts():
-    assert fact_trace(R.not_run(), R.fixture()) == []
-    rec = R.record(["52677"], infra_error={"kind": "timeout", "message": "", "turn": "fold1"})
+    assert fact_trace(records.not_run(), records.fixture()) == []
+    rec = records.record(["52677"], infra_error={"kind": "timeout", "message": "", "turn": "fold1"})
     t = lines(rec)
     assert set(t) == {(PORT, 1), (SHARDS, 1), (ZONE, 1)}
     assert t[(SHARDS, 1)]["planted_fold"] == 3  # the fold it was due in
 
 
 def graded(recs, fixture=None, tmp_path=None, grading=None):
-    return R.graded_frames(recs, tmp_path, grading, fixture)
+    return records.graded_frames(recs, tmp_path, grading, fixture)
 
 
 def test_every_missed_fact_gets_one_kind_and_the_read_loss_matches_the_carrier(
         tmp_path, grading):
     # port: carried at 1-2, dropped at 3; zone: carried to the end, answer misses it;
     # shards: never carried; the second run recalls the port from its final carry.
-    a = R.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan", "ranir.lasetot.lan"],
-                 answer="1. primary ingress port: unknown\n2. DNS zone for the new records: "
-                        "example.lan\n3. shard count of the event store: 16 shards")
-    b = R.record(["52677", "52677", "52677", "52677"], repeat=1,
+    a = records.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan",
+                        "ranir.lasetot.lan"],
+                       answer="1. primary ingress port: unknown\n2. DNS zone for the new records: "
+                              "example.lan\n3. shard count of the event store: 16 shards")
+    b = records.record(["52677", "52677", "52677", "52677"], repeat=1,
                  answer="1. primary ingress port: 52677")
-    rows, checks, trace = graded([a, b, R.not_run()], tmp_path=tmp_path, grading=grading)
+    rows, checks, trace = graded([a, b, records.not_run()], tmp_path=tmp_path, grading=grading)
     losses = fact_losses(trace, checks, rows)
     kind = {(r["row_id"], r["label"]): r for r in losses.to_dict("records")}
     assert kind[(a["row_id"], PORT)]["kind"] == DROPPED
@@ -98,8 +100,8 @@ def test_every_missed_fact_gets_one_kind_and_the_read_loss_matches_the_carrier(
 
 
 def test_the_fact_trace_figure_is_the_fact_survival_figure(tmp_path, grading):
-    recs = [R.record(["52677", "52677", "x", "x"], arm="m"),
-            R.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan 19 shards",
+    recs = [records.record(["52677", "52677", "x", "x"], arm="m"),
+            records.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan 19 shards",
                       "19 shards"], arm="q")]
     rows, checks, trace = graded(recs, tmp_path=tmp_path, grading=grading)
     fig = trace_figure(trace, checks, rows, AnalysisPlan.load())

@@ -20,22 +20,22 @@ from foldstudy.report.compare import build_compare
 from foldstudy.report.viewer import build_viewer
 from foldstudy.study.config import run_path
 
-from . import records as R
+from . import records
 
-TEMPLATES = R.RESOURCES / "templates"
-HEADINGS = load_yaml(R.RESOURCES / "arms.yaml")["fixed_headings"]
+TEMPLATES = records.RESOURCES / "templates"
+HEADINGS = load_yaml(records.RESOURCES / "arms.yaml")["fixed_headings"]
 
 
 def run(carries: list[str], arm: str, position: int, answer: str = "", repeat: int = 0,
         model: str = "toy", **kw: Any) -> dict[str, Any]:
     """A finished run of sweep s (records.record) for any model."""
-    return R.record(carries, answer=answer, arm=arm, repeat=repeat, position=position,
+    return records.record(carries, answer=answer, arm=arm, repeat=repeat, position=position,
                     model=model, row_id=f"s/{model}/r{repeat}/{arm}", **kw)
 
 
 def build(root: Path, recs: list[dict[str, Any]], grading: dict[str, Any]) -> Path:
     """root/results with runs, fixtures, evidence, viewer/ and compare/; returns results."""
-    fx = R.fixture()
+    fx = records.fixture()
     stock = StockSignature.from_dict(grading["stock_signature"])
     rows, checks, trace, runs = [], [], [], []
     for rec in recs:
