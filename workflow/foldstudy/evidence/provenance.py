@@ -3,7 +3,8 @@
 The manifest describes the evidence (sha256, row counts, schema version, resolved
 config) and names the study that made it by a digest of its config; check_same_study
 refuses evidence another study made, check_manifest an artifact edited after its
-manifest. The lock and verify that pin all of this are release's (release/lock.py).
+manifest. The lock and verify that pin all of this are release's (release/lock.py,
+release/verify.py).
 """
 
 from __future__ import annotations
