@@ -12,7 +12,7 @@ from .cells import arm_sort_key, cell_summary, mean
 from .plan import AnalysisPlan
 
 
-def headings_vs_recall(valid: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
+def recall_by_headings(valid: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
     """Recall by headings that arrived, within the single-field-schema arms (paper §4.8)."""
     g = valid[valid["arm"].isin(plan.single_field_schema) & valid["headings_carried"].notna()]
     out = []

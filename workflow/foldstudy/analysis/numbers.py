@@ -43,8 +43,8 @@ from .headings import (
     carrier_checks,
     carrier_crosstab,
     headings_by_arm,
-    headings_vs_recall,
     headings_within_model,
+    recall_by_headings,
 )
 from .instrument import (
     ABSTENTION_COLUMNS,
@@ -58,7 +58,14 @@ from .instrument import (
 )
 from .partition import depth, failure_modes, partition, separation
 from .plan import AnalysisPlan
-from .recall import description_delta, iteration, ladder, ladder_rows, recall_cells, token_pairs
+from .recall import (
+    description_delta,
+    iteration,
+    ladder_rows,
+    ladder_rungs,
+    recall_cells,
+    token_pairs,
+)
 from .scopes import Scopes
 from .view import Evidence, Number
 
@@ -207,7 +214,7 @@ def _headings(ev: Evidence, out: _Numbers) -> None:
             for name in ("r", "p", "ci_low", "ci_high"):
                 out.put(g.key(f"headings.{name}"), getattr(pr, name), rows=pr.n)
             out.put(g.key("headings.n_rows"), pr.n, rows=pr.n)
-        for _, r in headings_vs_recall(valid, plan).iterrows():
+        for _, r in recall_by_headings(valid, plan).iterrows():
             _put_mean_n(out, "headings", g.cell(r["headings"]),
                         {"n": r["rows"], "mean": r["mean"], "rows_ge_half": r["rows_ge_half"]})
         for _, r in headings_by_arm(valid, plan).iterrows():
@@ -237,7 +244,7 @@ def _ladder(ev: Evidence, out: _Numbers) -> None:
     plan = ev.plan
     for g, valid in ev.groups("ladder"):
         lr = ladder_rows(valid, plan)
-        for _, r in ladder(valid, plan).iterrows():
+        for _, r in ladder_rungs(valid, plan).iterrows():
             _put_mean_n(out, "ladder", g.cell(r["arm"]), r.to_dict(), rows=len(lr))
             # The rung's own interval: the same within-model bootstrap, against zero.
             gr = lr[lr["arm"] == r["arm"]].dropna(subset=["recall"])

@@ -63,7 +63,9 @@ def ladder_rows(valid: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
     return p.set_index(["sweep", "model"]).loc[lambda d: d.index.isin(cells)].reset_index()
 
 
-def ladder(valid: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
+def ladder_rungs(valid: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
+    """Each rung of the ladder (plan.ladder) with its cell over ladder_rows and the rung
+    before it: the rows of the ladder table and of the ladder.* numbers."""
     lr = ladder_rows(valid, plan)
     out = []
     for i, arm in enumerate(plan.ladder):

@@ -28,7 +28,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from ..analysis.cells import valid_rows  # noqa: E402
 from ..analysis.decision import AA_SOURCE  # noqa: E402
-from ..analysis.headings import headings_vs_recall as recall_by_headings  # noqa: E402
+from ..analysis.headings import recall_by_headings  # noqa: E402
 from ..analysis.partition import partition  # noqa: E402
 from ..analysis.plan import AnalysisPlan  # noqa: E402
 from ..analysis.recall import recall_cells  # noqa: E402

@@ -10,8 +10,8 @@ from __future__ import annotations
 from ...analysis.headings import (
     carrier_crosstab,
     headings_by_arm,
-    headings_vs_recall,
     headings_within_model,
+    recall_by_headings,
 )
 from ...analysis.view import Evidence
 from ..table import Body, Col
@@ -30,7 +30,7 @@ from .common import (
 def t_headings_vs_recall(c: Evidence) -> Body:
     plan, nb = c.plan, c.numbers
     h, notes = [], []
-    for g, recs in by_group(c, "headings", lambda valid: headings_vs_recall(valid, plan)):
+    for g, recs in by_group(c, "headings", lambda valid: recall_by_headings(valid, plan)):
         h += [{**r, "_why_mean": "no row"} for r in recs]
         if g.key("headings.r") in nb:
             notes.append(group_note(g, (
@@ -52,7 +52,7 @@ def t_headings_single_field(c: Evidence) -> Body:
     """Paper §4.8's table: over the single-field-schema arms, pooled over the headings
     scope (one group: its own lines; several: all of them at once)."""
     plan = c.plan
-    make = lambda valid: headings_vs_recall(valid, plan)  # noqa: E731
+    make = lambda valid: recall_by_headings(valid, plan)  # noqa: E731
     h = pooled_lines(c, "headings", make) or lines(c, "headings", make)
     return Body(
         f"Valid rows of the single-field-schema arms ({', '.join(plan.single_field_schema)}) by "

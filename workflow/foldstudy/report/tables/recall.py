@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...analysis import keys
 from ...analysis.plan import AnalysisPlan
-from ...analysis.recall import iteration, ladder, recall_by_model_arm, recall_cells
+from ...analysis.recall import iteration, ladder_rungs, recall_by_model_arm, recall_cells
 from ...analysis.view import Evidence
 from ..table import Body, Col
 from .common import (
@@ -85,7 +85,7 @@ def t_table1_recall_model_arm(c: Evidence) -> Body:
 def t_ladder(c: Evidence) -> Body:
     plan, nb = c.plan, c.numbers
     out, notes = [], []
-    for g, recs in by_group(c, "ladder", lambda valid: ladder(valid, plan)):
+    for g, recs in by_group(c, "ladder", lambda valid: ladder_rungs(valid, plan)):
         for i, r in enumerate(recs):
             arm, prev = r["arm"], (plan.ladder[i - 1] if i else None)
             fisher = keys.fisher(g.at("ladder.fisher_full", prev, arm), "p") if prev else ""
