@@ -100,7 +100,8 @@ def first_request(records: list[RunRecord], store: ResponseStore) -> dict[str, A
     return None
 
 
-def capacity(arm: Arm) -> dict[str, Any]:
+def capacity_json(arm: Arm) -> dict[str, Any]:
+    """capacity.json of an arm's carrier folder: what it may carry and how."""
     return {"arm": arm.arm, "title": arm.title, "ceilings_chars": arm.ceilings,
             "declared_ceiling_chars": arm.declared_ceiling_chars,
             "fold_budget_tokens": arm.fold_budget_tokens,
@@ -117,7 +118,7 @@ def write_carrier(out: Path, card: dict[str, Any], arm: Arm, v: dict[str, Any],
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "prompt.md", out / "capacity.json", out / "request.json"]
     write_text(arm.system_prompt, written[0])
-    write_text(json.dumps(capacity(arm), indent=1, ensure_ascii=False) + "\n", written[1])
+    write_text(json.dumps(capacity_json(arm), indent=1, ensure_ascii=False) + "\n", written[1])
     write_text(json.dumps(request, indent=1, ensure_ascii=False) + "\n", written[2])
     if arm.schema:
         written.append(out / "schema.json")

@@ -672,7 +672,7 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
     session scenarios, whose facts and chunks are the transcript's (`scale` does not
     apply to them)."""
     from . import capacity as cap
-    from .fixtures import build_fixture, chunk_chars_at, graded_facts
+    from .fixtures import build_fixture, graded_facts, synthetic_chunk_chars
 
     def read(name: str) -> Any:
         return load_yaml(resources / name)
@@ -693,7 +693,7 @@ def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path
     def resolve(a: str, s: float) -> Arm:
         return resolve_arm(a, table, resources, s)
 
-    target = chunk_chars_at(float(cfg["scale"]))
+    target = synthetic_chunk_chars(float(cfg["scale"]))
 
     def chunk_sizes(sw: dict[str, Any], arms: dict[str, Arm]) -> list[int]:
         # Below a few planted turns' size the generator's target is not what a chunk

@@ -218,7 +218,7 @@ def graded_facts(scenario: str, seed: int, facts_spec: dict[str, Any], stock_por
     return [f for seg in segments for f in seg if f.graded]
 
 
-def chunk_chars_at(scale: float) -> int:
+def synthetic_chunk_chars(scale: float) -> int:
     """The characters of one chunk at this scale (the generator's target)."""
     return int(PAPER_CHUNK_TOKENS * scale * CHARS_PER_TOKEN)
 
@@ -310,7 +310,7 @@ def _attempt(plan: _Plan, rng: random.Random) -> Fixture:
         plan.scenario, plan.seed, plan.scale, plan.facts_spec, plan.filler, plan.stock_ports,
         plan.single_chunk_index)
     n_chunks = PAPER_SESSION_TOKENS // PAPER_CHUNK_TOKENS
-    chunk_chars = chunk_chars_at(scale)
+    chunk_chars = synthetic_chunk_chars(scale)
     segments = _plan_facts(scenario, facts_spec, rng, stock_ports)
     if len(segments) == 1:
         seg_chunk = {single_chunk_index: 0}
