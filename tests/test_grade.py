@@ -158,7 +158,7 @@ def test_fold_headings_are_counted_from_each_recorded_carry(grading):
     carries = ["Constraints\n52677", "## Decisions\nIdentifiers: 52677", '{"summary": "x"}']
     new = records.record(carries)
     old = records.record(carries, folds=[{**records.fold(i, c), "headings_carried": 5,
-                                    "json_envelope_carried": False}
+                                          "json_envelope_carried": False}
                                    for i, c in enumerate(carries)])
     args = (records.fixture(3), grading["abstention_markers"],
             StockSignature.from_dict(grading["stock_signature"]), headings)

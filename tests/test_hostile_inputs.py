@@ -191,7 +191,7 @@ def _records(root: Path, change=None) -> tuple[list[dict], Path]:
     runs = []
     for rep in (0, 1):
         rec = records.record(["52677", "52677", "x", "x"], arm="j", repeat=rep, model="m",
-                       row_id=f"s/m/r{rep}/j")
+                             row_id=f"s/m/r{rep}/j")
         if change and rep == 1:
             change(rec)
         path = root / run_path("s", "m", rep, "j")

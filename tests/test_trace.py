@@ -29,7 +29,7 @@ def lines(record, fixture=None):
 
 def test_a_fact_present_at_folds_1_and_2_and_gone_at_3():
     rec = records.record(["port 52677 noted", "keep port 52677; zone ranir.lasetot.lan",
-                    "zone ranir.lasetot.lan, 19 shards", "zone ranir.lasetot.lan"])
+                          "zone ranir.lasetot.lan, 19 shards", "zone ranir.lasetot.lan"])
     t = lines(rec)
     assert [t[(PORT, f)]["present"] for f in (1, 2, 3, 4)] == [True, True, False, False]
     assert {t[(PORT, f)]["planted_fold"] for f in (1, 2, 3, 4)} == {1}
@@ -78,7 +78,7 @@ def test_every_missed_fact_gets_one_kind_and_the_read_loss_matches_the_carrier(
                        answer="1. primary ingress port: unknown\n2. DNS zone for the new records: "
                               "example.lan\n3. shard count of the event store: 16 shards")
     b = records.record(["52677", "52677", "52677", "52677"], repeat=1,
-                 answer="1. primary ingress port: 52677")
+                       answer="1. primary ingress port: 52677")
     rows, checks, trace = graded([a, b, records.not_run()], tmp_path=tmp_path, grading=grading)
     losses = fact_losses(trace, checks, rows)
     kind = {(r["row_id"], r["label"]): r for r in losses.to_dict("records")}
@@ -102,7 +102,7 @@ def test_every_missed_fact_gets_one_kind_and_the_read_loss_matches_the_carrier(
 def test_the_fact_trace_figure_is_the_fact_survival_figure(tmp_path, grading):
     recs = [records.record(["52677", "52677", "x", "x"], arm="m"),
             records.record(["52677", "52677 ranir.lasetot.lan", "ranir.lasetot.lan 19 shards",
-                      "19 shards"], arm="q")]
+                            "19 shards"], arm="q")]
     rows, checks, trace = graded(recs, tmp_path=tmp_path, grading=grading)
     fig = trace_figure(trace, checks, rows, AnalysisPlan.load())
     ax = fig.axes[0]

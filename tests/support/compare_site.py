@@ -30,7 +30,7 @@ def run(carries: list[str], arm: str, position: int, answer: str = "", repeat: i
         model: str = "toy", **kw: Any) -> dict[str, Any]:
     """A finished run of sweep s (records.record) for any model."""
     return records.record(carries, answer=answer, arm=arm, repeat=repeat, position=position,
-                    model=model, row_id=f"s/{model}/r{repeat}/{arm}", **kw)
+                          model=model, row_id=f"s/{model}/r{repeat}/{arm}", **kw)
 
 
 def build(root: Path, recs: list[dict[str, Any]], grading: dict[str, Any]) -> Path:
