@@ -540,9 +540,9 @@ def _check_sources(w: Wiring) -> None:
         _refuse(evidence_dir_problem(cfg["evidence"], "."))
         # Imported here: the analysis plan pulls in scipy, which only evidence mode's
         # check needs at DAG time (1.9 s of a loaded machine's dry run).
-        from .analysis.analysis import Analysis
+        from .analysis.plan import AnalysisPlan
 
-        plan = Analysis.load(w.analysis_yaml, w.arms_yaml)
+        plan = AnalysisPlan.load(w.analysis_yaml, w.arms_yaml)
         _refuse(evidence_package_problem(cfg["evidence"], plan.arm_order, plan.scenarios, cfg))
     else:
         _refuse(store_dir_problem(cfg["store"], cfg["replay"]))
