@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,9 +23,8 @@ from foldstudy.run.fold import Sample, fold_request
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import aa_copies, is_matched, load_arm_table
 
-from .support.evidence_rows import arm_rows, frames
-
-ROOT = Path(__file__).resolve().parents[1]
+from ..conftest import ROOT
+from ..support.evidence_rows import arm_rows, frames
 
 
 def study(controls: dict, arms: tuple[str, ...] = ("j", "m")):

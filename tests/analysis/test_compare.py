@@ -31,8 +31,8 @@ from foldstudy.evidence import columns
 from foldstudy.report import compare as RC
 from foldstudy.report.summary import survival_summary
 
-from .support import records
-from .support.compare_site import build, run
+from ..support import records
+from ..support.compare_site import build, run
 
 PORT, ZONE, SHARDS = records.PORT.label, records.ZONE.label, records.SHARDS.label
 

@@ -38,8 +38,8 @@ from foldstudy.report.decision import (
 )
 from foldstudy.study.spec import load_arm_table, resolve_arm
 
-from .support.evidence_rows import arm_rows, frames
-from .support.paper_package import paper_package
+from ..support.evidence_rows import arm_rows, frames
+from ..support.paper_package import paper_package
 
 PLAN = AnalysisPlan.load()
 CI = CardInputs(margin=0.10)
@@ -269,7 +269,7 @@ def test_decide_is_checked_filled_and_plans_its_maximum(config_schema, resources
     from foldstudy.study.flags import command_line_flags
     from foldstudy.study.spec import load_arm_table
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     base = yaml.safe_load((ROOT / "config/config.yaml").read_text(encoding="utf-8"))
     table = load_arm_table(resources)

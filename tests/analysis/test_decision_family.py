@@ -25,8 +25,8 @@ from foldstudy.analysis.sequential import nominal_levels
 from foldstudy.report.decision import contrast_line
 from foldstudy.study.spec import load_arm_table, resolve_arm
 
-from .conftest import ROOT
-from .support.evidence_rows import arm_rows, frames
+from ..conftest import ROOT
+from ..support.evidence_rows import arm_rows, frames
 
 PLAN = AnalysisPlan.load()
 CI = CardInputs(margin=0.10, decide_pair=("j", "m"))

@@ -18,8 +18,8 @@ from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import EvidenceError, load_evidence, write_table
 
-from .support.evidence_rows import arm_rows, frames, full, row
-from .support.synthetic import SCOPES, synthetic_package
+from ..support.evidence_rows import arm_rows, frames, full, row
+from ..support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)
 ARMS = AnalysisPlan.load().arm_order  # the arm ids load_evidence checks rows.csv against

@@ -27,8 +27,8 @@ from foldstudy.evidence.load import (
     write_table,
 )
 
-from .conftest import RESOURCES
-from .support.evidence_rows import arm_rows, frames, row
+from ..conftest import RESOURCES
+from ..support.evidence_rows import arm_rows, frames, row
 
 PLAN = AnalysisPlan.load()
 POOLED = Scopes.from_config({a: {"pool": True} for a in (
@@ -97,7 +97,7 @@ def _traced(tmp_path, rows, checks, opaque=(), empty_lines=0):
     """The package with its fact trace; the rows in `opaque` had an opaque carry (issue
     44: present empty on every line, carrier_present and in_carrier empty), and the
     first `empty_lines` lines of the first recorded row have present empty too."""
-    from .support.synthetic import synthetic_trace
+    from ..support.synthetic import synthetic_trace
 
     _unrecord(rows, checks, opaque)
     trace = synthetic_trace(checks).astype({"present": object})

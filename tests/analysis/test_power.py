@@ -34,7 +34,7 @@ from foldstudy.analysis.power import (
 )
 from foldstudy.evidence.load import load_evidence, pilot_problem, write_table
 
-from .support.evidence_rows import frames, row
+from ..support.evidence_rows import frames, row
 
 
 @pytest.mark.parametrize(("d", "k"), [(0.08, 14), (0.1, 10), (0.3, 1)])
@@ -216,7 +216,7 @@ def test_the_paper_packages_within_cell_icc_is_the_one_the_docs_quote(tmp_path):
     """docs/budget-and-power.md: the paper-shaped package's 581 valid rows of the
     distributed scenario, in 107 cells of sweep, model and arm, have a within-cell ICC
     of 0.477 against the 0.750 pooled (paper §4) that a plan without a pilot assumes."""
-    from .support.paper_package import paper_package_dir
+    from ..support.paper_package import paper_package_dir
 
     pilot = paper_package_dir(tmp_path / "paper")
     plan = AnalysisPlan.load()

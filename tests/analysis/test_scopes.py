@@ -17,8 +17,8 @@ from foldstudy.report.tables import build_tables
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import load_arm_table
 
-from .conftest import RESOURCES, ROOT
-from .support.evidence_rows import arm_rows, frames, row
+from ..conftest import RESOURCES, ROOT
+from ..support.evidence_rows import arm_rows, frames, row
 
 ARMS = AnalysisPlan.load().arm_order  # the arm ids load_evidence checks rows.csv against
 

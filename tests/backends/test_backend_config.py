@@ -14,7 +14,7 @@ from foldstudy.backends.openrouter import OpenRouterBackend
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import load_arm_table
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 
 @pytest.fixture(scope="module")

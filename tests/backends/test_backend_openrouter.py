@@ -14,7 +14,7 @@ from foldstudy.backends.openrouter import OpenRouterBackend, endpoint_pin
 from foldstudy.backends.store import ResponseStore
 from foldstudy.grade.validity import validity
 
-from .support.gateway_standin import NO_ENDPOINTS, Endpoint, GatewayStandin, Model
+from ..support.gateway_standin import NO_ENDPOINTS, Endpoint, GatewayStandin, Model
 
 KEY = "sk-or-v1-canary-5f0c1e2d9b8a7f6e"
 MODEL = "acme/widget-7b"

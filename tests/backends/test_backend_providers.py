@@ -26,9 +26,9 @@ from foldstudy.run.probe import (
     summary_row,
 )
 
-from .support.anthropic_standin import ON_DEMAND_BETA, THRESHOLD_BETA, AnthropicStandin
-from .support.openai_responses_standin import OpenAIResponsesStandin
-from .support.provider_standin import compact, identifiers
+from ..support.anthropic_standin import ON_DEMAND_BETA, THRESHOLD_BETA, AnthropicStandin
+from ..support.openai_responses_standin import OpenAIResponsesStandin
+from ..support.provider_standin import compact, identifiers
 
 SYSTEM = "You keep notes of an operations session."
 CHUNK = ("The relay listens on port 48213; the signing key is kx-7Q2M-93LD, the run id "

@@ -15,7 +15,7 @@ from foldstudy.backends.embedded import EmbeddedBackend
 from foldstudy.io import load_yaml
 from foldstudy.study.backend_schema import with_backends
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 BUILT_IN = ("anthropic", "embedded", "openai", "openai_responses", "openrouter")
 

@@ -17,7 +17,7 @@ from foldstudy.backends.call import cached_complete
 from foldstudy.backends.openrouter import OpenRouterBackend, endpoint_pin
 from foldstudy.backends.store import ResponseStore
 
-from .support.gateway_standin import (
+from ..support.gateway_standin import (
     ALL_PARAMETERS,
     FAULT_CLASSES,
     Endpoint,

@@ -15,7 +15,7 @@ import pytest
 from foldstudy.backends import make_backend
 from foldstudy.backends.base import BackendError, ChatRequest
 
-from .test_hostile_inputs import _sweep_named, base, refused  # noqa: F401
+from ..workflow.test_hostile_inputs import _sweep_named, base, refused  # noqa: F401
 
 PRICES = {"price_prompt_usd_per_mtok": 3.0, "price_completion_usd_per_mtok": 15.0}
 CLAUDE = {"backend": "anthropic", "model_id": "claude-x", "api_key_env": "NEWLINE_TEST_KEY",

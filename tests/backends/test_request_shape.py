@@ -15,7 +15,7 @@ from foldstudy.backends.openrouter import OpenRouterBackend, endpoint_pin
 from foldstudy.grade.grader import headings_carried
 from foldstudy.run.fold import Prompts, Sample, carry_of, fold_request
 
-from .support.gateway_standin import Endpoint, GatewayStandin, Model
+from ..support.gateway_standin import Endpoint, GatewayStandin, Model
 
 FULL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
         "reasoning")

@@ -14,8 +14,8 @@ import pytest
 from foldstudy.evidence.load import decision_sweeps, package_gate_problem, package_sweeps
 from foldstudy.io import write_json
 
-from .support import procs
-from .support.synthetic import aa_package_dir, synthetic_package_dir
+from ..support import procs
+from ..support.synthetic import aa_package_dir, synthetic_package_dir
 
 GATE = {"arm": "m", "against": "j", "at_least": "equivalent"}
 

@@ -18,7 +18,7 @@ from foldstudy.analysis.stats import icc1
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import check_consistency, load_evidence
 
-from .support import paper_package as pp
+from ..support import paper_package as pp
 
 BLOCK = ["sweep", "model", "repeat"]
 

@@ -152,7 +152,7 @@ def test_fold_headings_are_counted_from_each_recorded_carry(grading):
     run time) are not read, so an old record and a new one grade the same."""
     from foldstudy.grade.rows import grade_record
 
-    from .support import records
+    from ..support import records
 
     headings = ["Constraints", "Decisions", "Identifiers", "Open issues", "Next steps"]
     carries = ["Constraints\n52677", "## Decisions\nIdentifiers: 52677", '{"summary": "x"}']
@@ -192,7 +192,7 @@ class _Writes(Backend):
 def _fold(arm, text, tmp_path, resources):
     from foldstudy.run.fold import Caller, Prompts, Sample, fold_step
 
-    from .support import records
+    from ..support import records
 
     prompts = Prompts.from_files(*(resources / "prompts" / n for n in (
         "fold_user.md.j2", "recall_system.md", "recall_user.md.j2")))
@@ -211,7 +211,7 @@ def test_fill_and_clipping_measure_the_models_text_not_the_carrys_labels(
     past the 2,400-token cap, though the carry sent on is still clipped as it was."""
     from foldstudy.grade.rows import grade_record
 
-    from .support import records
+    from ..support import records
 
     t, j = arms["t"], arms["j"]
     assert (t.ceilings, j.ceilings, j.carry_cap_tokens) == (
@@ -259,7 +259,7 @@ def test_a_row_abstains_when_its_answer_holds_a_marker_anywhere(
     characters; checks.csv's abstained stays per label line."""
     from foldstudy.grade.rows import grade_record
 
-    from .support import records
+    from ..support import records
 
     fixture = records.fixture(1, facts=tuple(FACTS))
     row, checks, _ = grade_record(records.record(["no identifiers"], answer=answer), fixture,

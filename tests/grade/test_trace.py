@@ -18,7 +18,7 @@ from foldstudy.report.trace import (
     trace_figure,
 )
 
-from .support import records
+from ..support import records
 
 PORT, ZONE, SHARDS = records.PORT.label, records.ZONE.label, records.SHARDS.label
 

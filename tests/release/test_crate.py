@@ -30,8 +30,8 @@ from foldstudy.release.package import make_release
 from foldstudy.release.scan import live_secrets, local_markers, scan_tree
 from foldstudy.release.verify import verify_study
 
-from .conftest import RESOURCES, ROOT
-from .support import procs
+from ..conftest import RESOURCES, ROOT
+from ..support import procs
 from .test_verify import flip, study  # noqa: F401 - the locked study fixture
 
 AUTHORS = [{"name": "Ada Example", "id": "https://orcid.org/0000-0002-1825-0097",
@@ -310,7 +310,7 @@ def test_snakemake_release_writes_a_crate_the_validator_passes_and_verify_reads(
     from foldstudy.study.config import load_study
     from foldstudy.study.spec import load_arm_table
 
-    from .support.synthetic import synthetic_package_dir
+    from ..support.synthetic import synthetic_package_dir
 
     work = tmp_path / "work"
     # inside the working directory: the config the package carries names it relatively;

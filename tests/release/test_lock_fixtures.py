@@ -15,7 +15,9 @@ import pytest
 
 from foldstudy.release.lock import LockRefused, lock_stage, stale_fixtures
 
-DATA = Path(__file__).parent / "data" / "sessions"
+from ..conftest import ROOT
+
+DATA = ROOT / "tests/data/sessions"
 
 
 def built(tmp_path: Path) -> tuple[Path, dict, Path]:

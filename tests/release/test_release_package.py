@@ -23,7 +23,7 @@ from foldstudy.release.package import make_release
 from foldstudy.release.sanitize import sanitize_config
 from foldstudy.release.verify import verify_study
 
-from .conftest import RESOURCES
+from ..conftest import RESOURCES
 from .test_verify import flip, make_study, study  # noqa: F401 - the locked study fixture
 
 BASE = {"study": "t", "scale": 0.03}
@@ -354,7 +354,7 @@ def test_a_published_sessions_secrets_are_redacted_and_counted(study, caplog):  
     where, and that each finding of the scan is accounted for."""
     import logging
 
-    from .test_redact import gone
+    from ..test_redact import gone
 
     config, body = _session_with_key(study["root"])
     _plant_session_text(study, " ".join(text for _, text, _, _ in SECRETS) + " "
@@ -385,7 +385,7 @@ def _session_with_key(root: Path) -> tuple[dict, list[str]]:
     the transcript scan's findings by line and kind, the transcript's sha256)."""
     from foldstudy.secrets import find_secrets
 
-    from .test_redact import openssh_key, transcript_line
+    from ..test_redact import openssh_key, transcript_line
 
     block, body = openssh_key()
     t = root / "atlas.jsonl"
@@ -480,7 +480,7 @@ def test_a_forks_inherited_secret_is_redacted_by_value_and_a_changed_parent_refu
     naming the file, as a changed transcript is."""
     from foldstudy.release.redact import SecretsUnaccounted, session_secrets
 
-    from .test_sessions_config import DATA, _fork_with_secret_parent, config, load
+    from ..study.test_sessions_config import DATA, _fork_with_secret_parent, config, load
 
     fork, parent, key = _fork_with_secret_parent(tmp_path)
     cfg = config({"transcript": str(fork), "facts": str(DATA / "harbor-facts.yaml")})

@@ -12,7 +12,9 @@ import pytest
 from foldstudy.release.lock import check_lock, private_inputs
 from foldstudy.release.package import SessionsUnpublished, check_sessions_publishable
 
-DATA = Path(__file__).parent / "data" / "sessions"
+from ..conftest import ROOT
+
+DATA = ROOT / "tests/data/sessions"
 
 
 def study_config(transcript: Path) -> dict:

@@ -17,7 +17,7 @@ from foldstudy.io import read_json, write_json
 from foldstudy.release.lock import VerifyFailed, recompute_numbers, write_lock
 from foldstudy.release.verify import verify_study
 
-from .conftest import RESOURCES
+from ..conftest import RESOURCES
 
 LABELS = [f"label {i}" for i in range(14)]
 

@@ -15,8 +15,8 @@ import pytest
 
 from foldstudy.report.compare import block_path
 
-from .support import browser
-from .support.compare_site import build, run
+from ..support import browser
+from ..support.compare_site import build, run
 
 pytestmark = pytest.mark.browser
 

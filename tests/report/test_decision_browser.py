@@ -16,9 +16,9 @@ from foldstudy.analysis.decision import CardInputs, Price, cards
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.report.decision import decision_page_stage, json_safe
 
-from .conftest import ROOT
-from .support import browser
-from .support.evidence_rows import arm_rows, frames
+from ..conftest import ROOT
+from ..support import browser
+from ..support.evidence_rows import arm_rows, frames
 
 pytestmark = pytest.mark.browser
 

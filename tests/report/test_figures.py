@@ -15,8 +15,8 @@ from foldstudy.report import captions, figures, titles
 from foldstudy.report.figures import make_figures, write_figures
 from foldstudy.report.titles import FigureEntry, drawn_by
 
-from .support.evidence_rows import arm_rows, frames
-from .support.synthetic import SCOPES, synthetic_package
+from ..support.evidence_rows import arm_rows, frames
+from ..support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)
 

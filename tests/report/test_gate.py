@@ -22,7 +22,7 @@ from foldstudy.report.decision import json_safe
 from foldstudy.report.gate import GateFailed, gate_result, gate_stage, gate_verdicts_stage
 from foldstudy.study.config import gate_problems
 
-from .support.evidence_rows import arm_rows, frames
+from ..support.evidence_rows import arm_rows, frames
 
 PLAN = AnalysisPlan.load()
 SWEEPS = {"s": {"arms": ["m", "mine"], "models": ["wins", "same", "loses", "close"],

@@ -9,7 +9,7 @@ from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.io import print_if_written
 from foldstudy.report.summary import summary_text
 
-from .support.evidence_rows import arm_rows, frames
+from ..support.evidence_rows import arm_rows, frames
 
 
 def test_the_summary_gives_every_count_with_its_denominator(tmp_path, capsys):

@@ -18,8 +18,8 @@ from foldstudy.report.table import DASH
 from foldstudy.report.tables import build_tables, write_tables
 from foldstudy.report.titles import table_titles
 
-from .support.evidence_rows import arm_rows, frames
-from .support.synthetic import SCOPES, synthetic_package
+from ..support.evidence_rows import arm_rows, frames
+from ..support.synthetic import SCOPES, synthetic_package
 
 SC = Scopes.from_config(SCOPES)
 

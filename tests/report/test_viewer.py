@@ -16,9 +16,9 @@ from foldstudy.grade.rows import grade_record
 from foldstudy.io import load_yaml, write_json
 from foldstudy.report.viewer import build_viewer, page_path, run_page, segments
 
-from .conftest import RESOURCES
-from .support import browser
-from .support.records import PORT, fixture, not_run, record
+from ..conftest import RESOURCES
+from ..support import browser
+from ..support.records import PORT, fixture, not_run, record
 
 SCRIPT = "<script>document.title='PWNED';window.pwned=1</script>"
 IMG = '<img src=x onerror="document.title=\'PWNED-IMG\'">'

@@ -11,8 +11,8 @@ from foldstudy.run.audit import PlannedRun, Sizes, plan_rows, run_tokens
 from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.spec import load_arm_table
 
-from .conftest import RESOURCES, ROOT
-from .support.procs import snakemake
+from ..conftest import RESOURCES, ROOT
+from ..support.procs import snakemake
 
 SIZES = Sizes(chunk_chars={"s": [90_000] * 5}, fold_template_chars=300, recall_chars=1200,
               chars_per_token=3.0)

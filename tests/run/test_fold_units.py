@@ -103,7 +103,7 @@ def test_store_round_trip_and_parallel_writers(tmp_path):
 
 
 def _stored(tmp_path):
-    from .support.store import two_entries
+    from ..support.store import two_entries
 
     return two_entries(tmp_path)
 
@@ -202,7 +202,7 @@ def test_a_staged_run_the_budget_stops_keeps_its_paid_folds_and_any_other_fails_
     from foldstudy.backends.ledger import BudgetExhausted
     from foldstudy.run.fold import Prompts, Sample, run_row
 
-    from .support.records import fixture
+    from ..support.records import fixture
 
     prompts = Prompts.from_files(*(resources / "prompts" / n for n in (
         "fold_user.md.j2", "recall_system.md", "recall_user.md.j2")))

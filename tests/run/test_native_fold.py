@@ -24,8 +24,8 @@ from foldstudy.run.probe import NATIVE_REFUSED, NATIVE_UNSUPPORTED, native_permi
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import is_matched, load_arm_table, merge_own_arms, resolve_arm
 
-from .support.anthropic_standin import ON_DEMAND_BETA, THRESHOLD_BETA
-from .test_backend_providers import ANTHROPIC, OPENAI, PROVIDERS, Provider
+from ..backends.test_backend_providers import ANTHROPIC, OPENAI, PROVIDERS, Provider
+from ..support.anthropic_standin import ON_DEMAND_BETA, THRESHOLD_BETA
 
 SEED, LOSS = 2, 0.3
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from pathlib import Path
 
 import pytest
 import yaml
@@ -40,11 +39,10 @@ from foldstudy.study.spec import (
     resolve_arm,
 )
 
-from .support.evidence_rows import arm_rows, frames
-from .test_backend_providers import ANTHROPIC, PRICES, PROVIDERS, Provider
+from ..backends.test_backend_providers import ANTHROPIC, PRICES, PROVIDERS, Provider
+from ..conftest import ROOT
+from ..support.evidence_rows import arm_rows, frames
 from .test_native_fold import fixture, native, prompts  # noqa: F401 - module fixtures
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def study(sweep: dict, models: dict | None = None, **top):

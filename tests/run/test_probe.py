@@ -25,8 +25,8 @@ from foldstudy.run.probe import (
 from foldstudy.study.config import load_study
 from foldstudy.study.spec import load_arm_table
 
-from .conftest import ROOT
-from .support.gateway_standin import Endpoint, GatewayStandin, Model
+from ..conftest import ROOT
+from ..support.gateway_standin import Endpoint, GatewayStandin, Model
 
 KEY = "sk-or-v1-probe-canary-0a1b2c"
 ALL = ("max_tokens", "temperature", "seed", "response_format", "structured_outputs",
@@ -255,7 +255,7 @@ def test_a_probe_arm_changes_neither_the_pin_nor_the_shapes(gateway, arms, tmp_p
 
 
 def snakemake_paper(workdir, *args, env=None):
-    from .support.procs import snakemake
+    from ..support.procs import snakemake
 
     return snakemake(workdir, "--configfile", str(ROOT / "config/study-paper.yaml"), *args,
                      timeout=600, env=env)

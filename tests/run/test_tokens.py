@@ -20,7 +20,7 @@ from foldstudy.report.tables.probe import t_chars_per_token
 from foldstudy.run.tokens import PROSE, class_texts, measure, token_classes
 from foldstudy.study.spec import Fact, Fixture
 
-from .test_fixtures import make
+from ..study.test_fixtures import make
 
 
 @pytest.fixture(scope="module")

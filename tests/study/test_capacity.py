@@ -14,7 +14,7 @@ from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import load_arm_table
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,9 @@ from foldstudy.study.spec import (
     resolve_arm,
 )
 
-PACKAGE = Path(__file__).resolve().parents[1] / "workflow" / "foldstudy"
+from ..conftest import ROOT
+
+PACKAGE = ROOT / "workflow" / "foldstudy"
 
 
 def test_every_arm_of_arms_yaml_has_its_kind(resources):

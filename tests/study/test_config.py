@@ -8,7 +8,7 @@ import yaml
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import arm_ids, load_arm_table
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,8 @@ from foldstudy.study.fixture_files import manifest
 from foldstudy.study.fixtures import build_fixture, plant_controls
 from foldstudy.study.spec import Fact, Fixture, SpecError
 
-from .support.records import fixture, record
+from ..conftest import ROOT
+from ..support.records import fixture, record
 
 
 @pytest.fixture(scope="module")
@@ -144,12 +144,11 @@ def test_the_config_check_names_the_key_and_the_allowed_count(tmp_path):
 def test_an_own_sessions_facts_file_marks_its_control_facts(tmp_path):
     """For own sessions the user marks control facts (`control: true`) in the facts file:
     planted like the others, asked after them and graded apart."""
-    from pathlib import Path
 
     from foldstudy.study.sessions import SessionSpec, build_session_fixture
     from foldstudy.study.transcripts import SessionError
 
-    data = Path(__file__).parent / "data" / "sessions"
+    data = ROOT / "tests/data/sessions"
     facts = (data / "atlas-facts.yaml").read_text(encoding="utf-8").splitlines()
     # the last fact of the file becomes a control
     marked = tmp_path / "facts.yaml"
@@ -187,9 +186,9 @@ def test_a_row_missing_a_control_fact_the_ceiling_recalled_is_control_lost():
     from foldstudy.report import decision as RD
     from foldstudy.study.spec import load_arm_table, resolve_arm
 
-    from .support.evidence_rows import arm_rows, frames
+    from ..support.evidence_rows import arm_rows, frames
 
-    root = Path(__file__).resolve().parents[1] / "resources"
+    root = ROOT / "resources"
     table = load_arm_table(root)
     arms = {a: resolve_arm(a, table, root, 0.035) for a in ("j", "m", "uncompacted")}
     rows = []
@@ -225,9 +224,9 @@ def test_where_the_ceiling_recalled_no_control_fact_the_card_reads_none():
     from foldstudy.report import decision as RD
     from foldstudy.study.spec import load_arm_table, resolve_arm
 
-    from .support.evidence_rows import arm_rows, frames
+    from ..support.evidence_rows import arm_rows, frames
 
-    root = Path(__file__).resolve().parents[1] / "resources"
+    root = ROOT / "resources"
     table = load_arm_table(root)
     arms = {a: resolve_arm(a, table, root, 0.035) for a in ("j", "uncompacted")}
     rows = []

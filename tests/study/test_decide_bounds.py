@@ -21,7 +21,7 @@ from foldstudy.study.config import (
 )
 from foldstudy.study.spec import load_arm_table, package_arms
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from foldstudy.study.spec import (
     resolve_arm,
 )
 
-from .support.evidence_rows import frames, row
+from ..support.evidence_rows import frames, row
 from .test_sessions_config import config, load
 
 
@@ -248,7 +248,7 @@ def test_the_retained_token_table_and_figure_are_built_for_every_sweep():
     from foldstudy.report.figures import make_figures
     from foldstudy.report.tables import build_tables
 
-    from .support.synthetic import synthetic_package
+    from ..support.synthetic import synthetic_package
 
     rows, checks = synthetic_package(200, seed=3)
     plan = AnalysisPlan.load()

@@ -19,7 +19,7 @@ from foldstudy.grade.rows import grade_record, measured_on_the_carry
 from foldstudy.grade.trace import fact_trace
 from foldstudy.study.spec import Fact
 
-from .support.records import fixture, fold, not_run, record
+from ..support.records import fixture, fold, not_run, record
 
 CONTROL = Fact("standby_port", "port", "61847", False, label="standby listener port",
                chunk=3, control=True)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from .test_release_package import SECRETS
+from ..release.test_release_package import SECRETS
 from .test_sessions_config import CC, config, load
 
 

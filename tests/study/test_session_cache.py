@@ -17,7 +17,9 @@ from foldstudy.study import session_cache
 from foldstudy.study.session_cache import read_cached, secrets_cached
 from foldstudy.study.transcripts import SessionError, Transcript, read_transcript
 
-DATA = Path(__file__).parent / "data" / "sessions"
+from ..conftest import ROOT
+
+DATA = ROOT / "tests/data/sessions"
 SAMPLE = DATA / "harbor.messages.jsonl"
 
 
@@ -199,7 +201,7 @@ def test_an_emptied_secret_scan_keeps_the_credential_warning(tmp_path, monkeypat
     the model; it is refused and the file scanned again."""
     from foldstudy.study.sessions import credential_lines
 
-    from .test_release_package import SECRETS
+    from ..release.test_release_package import SECRETS
 
     p = session(tmp_path)
     with p.open("a", encoding="utf-8") as f:

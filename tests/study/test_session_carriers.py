@@ -127,7 +127,7 @@ def test_plan_prices_one_call_the_recall_turn_reading_the_whole_session(resource
 def _default_with_ceiling(n_ctx: int) -> dict[str, Any]:
     import yaml
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
     cfg["sweeps"]["main"].update(arms=["j", "m", "uncompacted"], repeats=3)
@@ -156,7 +156,7 @@ def _card(resources, recalls: dict[str, list[float]]):
     from foldstudy.analysis.decision import CardInputs, cards
     from foldstudy.analysis.plan import AnalysisPlan
 
-    from .support.evidence_rows import arm_rows, frames
+    from ..support.evidence_rows import arm_rows, frames
 
     table = load_arm_table(resources)
     arms = {a: resolve_arm(a, table, resources, 0.25) for a in recalls}

@@ -22,7 +22,9 @@ from foldstudy.study.sessions import (
 )
 from foldstudy.study.transcripts import SessionError, read_transcript, render_message
 
-DATA = Path(__file__).parent / "data" / "sessions"
+from ..conftest import ROOT
+
+DATA = ROOT / "tests/data/sessions"
 CC = DATA / "atlas.claude-code.jsonl"
 MSG = DATA / "atlas.messages.jsonl"
 FACTS = DATA / "atlas-facts.yaml"

@@ -20,11 +20,12 @@ from foldstudy.study.candidates import candidates, read_note
 from foldstudy.study.sessions import ABSENT_NOTE, turns
 from foldstudy.study.transcripts import FORMATS, read_transcript
 
+from ..conftest import ROOT
 from .test_sessions import records, write
 from .test_sessions_readers import fixture as read_fixture
 from .test_sessions_readers import refusal
 
-DATA = Path(__file__).parent / "data" / "sessions"
+DATA = ROOT / "tests/data/sessions"
 FACTS = DATA / "lumen-facts.yaml"
 CC = DATA / "lumen.claude-code.jsonl"
 CODEX = next((DATA / "codex-0148/sessions").rglob("rollout-*.jsonl"))

@@ -15,7 +15,9 @@ from foldstudy.study.capacity import TEXT_CHARS_PER_TOKEN, required_context_toke
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import load_arm_table
 
-DATA = Path(__file__).parent / "data" / "sessions"
+from ..conftest import ROOT
+
+DATA = ROOT / "tests/data/sessions"
 CC = DATA / "atlas.claude-code.jsonl"
 FACTS = DATA / "atlas-facts.yaml"
 

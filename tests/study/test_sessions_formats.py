@@ -9,7 +9,6 @@ partial.claude-code.jsonl and new-root.claude-code.jsonl. No model, no workflow.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,10 @@ from foldstudy.study.candidates import candidates, candidates_markdown, read_not
 from foldstudy.study.sessions import SessionSpec, build_session_fixture, session_chunks, turns
 from foldstudy.study.transcripts import FORMATS, SessionError, read_transcript
 
+from ..conftest import ROOT
 from .test_sessions import records, write
 
-DATA = Path(__file__).parent / "data" / "sessions"
+DATA = ROOT / "tests/data/sessions"
 HARBOR = {fmt: DATA / f"harbor.{fmt}.{'json' if fmt == 'gemini' else 'jsonl'}"
           for fmt in ("claude-code", "codex", "gemini", "messages")}
 CC = HARBOR["claude-code"]

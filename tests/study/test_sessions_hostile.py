@@ -13,9 +13,10 @@ import pytest
 from foldstudy.study.sessions import read_facts
 from foldstudy.study.transcripts import SessionError, read_transcript
 
+from ..conftest import ROOT
 from .test_sessions import records
 
-DATA = Path(__file__).parent / "data" / "sessions"
+DATA = ROOT / "tests/data/sessions"
 CC = DATA / "harbor.claude-code.jsonl"
 MSG = DATA / "harbor.messages.jsonl"
 CODEX = DATA / "harbor.codex.jsonl"

@@ -21,9 +21,10 @@ from foldstudy.study.candidates import read_note
 from foldstudy.study.sessions import OPAQUE_NOTE, SessionSpec, build_session_fixture, turns
 from foldstudy.study.transcripts import SessionError, Transcript, read_transcript
 
+from ..conftest import ROOT
 from .test_sessions import records, write
 
-DATA = Path(__file__).parent / "data" / "sessions"
+DATA = ROOT / "tests/data/sessions"
 FACTS = DATA / "harbor-facts.yaml"
 MESSAGES = DATA / "harbor.messages.jsonl"
 TREE = DATA / "codex/sessions/2026/11/29"

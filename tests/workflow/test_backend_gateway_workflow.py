@@ -11,9 +11,9 @@ import pytest
 
 from foldstudy.run.probe import PROBE_USER
 
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_standin import rows_by_id as rows
-from .support.procs import snakemake
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_standin import rows_by_id as rows
+from ..support.procs import snakemake
 
 pytestmark = pytest.mark.workflow
 CANARY = "sk-or-v1-CANARY-7c1d9e4f0a2b6c8d"

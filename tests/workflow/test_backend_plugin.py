@@ -19,8 +19,8 @@ import yaml
 
 from foldstudy.backends.registry import ENTRY_POINT_GROUP
 
-from .conftest import ROOT, TINY_CONFIG
-from .support import procs
+from ..conftest import ROOT, TINY_CONFIG
+from ..support import procs
 
 pytestmark = pytest.mark.workflow
 STUB_MODULE = "tests.support.stub_backend"

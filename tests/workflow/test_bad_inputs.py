@@ -34,11 +34,11 @@ from foldstudy.release.scan import ReleaseRefused
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.spec import arm_ids, load_arm_table
 
-from .conftest import RESOURCES, ROOT
-from .support import procs
-from .support.store import two_entries
-from .support.synthetic import synthetic_package_dir
-from .test_verify import study, verify  # noqa: F401 - the locked study fixture
+from ..conftest import RESOURCES, ROOT
+from ..release.test_verify import study, verify  # noqa: F401 - the locked study fixture
+from ..support import procs
+from ..support.store import two_entries
+from ..support.synthetic import synthetic_package_dir
 
 KEY = "sk-or-v1-" + "5f0c1e2d9b8a7f6e" * 3
 
@@ -491,7 +491,7 @@ def test_a_clean_release_passes_with_planted_paths_model_paths_and_urls(study): 
 
 
 # What the config names of this machine is left out, not refused (paper §7; the cases
-# are tests/test_release_package.py's): what the package's other files hold is refused.
+# are tests/release/test_release_package.py's): what the package's other files hold is refused.
 RELEASE_CASES = [
     ("model path in probes.csv", {}, ("evidence/probes.csv",
                                       "model,verdict,reason\nm1,ok,loaded /scratch/m.gguf\n"),

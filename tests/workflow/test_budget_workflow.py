@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
-from .support import procs
-from .support.gateway_standin import GatewayStandin, canonical
-from .support.gateway_standin import rows_by_id as rows
-from .support.gateway_study import GatewayStudy, budget_config, budget_standin
+from ..conftest import ROOT
+from ..support import procs
+from ..support.gateway_standin import GatewayStandin, canonical
+from ..support.gateway_standin import rows_by_id as rows
+from ..support.gateway_study import GatewayStudy, budget_config, budget_standin
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-budget-test"

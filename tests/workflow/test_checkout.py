@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import ROOT
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_study import KEY_ENV, gateway_model
-from .support.procs import run_group
+from ..conftest import ROOT
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_study import KEY_ENV, gateway_model
+from ..support.procs import run_group
 
 # The gateway stand-in answers: what is tested is the arm's registration and the paths,
 # not what a model writes under it.

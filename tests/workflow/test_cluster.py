@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import ROOT, TINY_CONFIG
-from .support.procs import group, run_group
-from .support.slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster
+from ..conftest import ROOT, TINY_CONFIG
+from ..support.procs import group, run_group
+from ..support.slurm_cluster import PARTITION, SERVER_PARTITION, SlurmCluster
 
 # The commands of docs/cluster.md, word for word (test_the_cluster_page_names_these_commands).
 COMMAND = ".venv/bin/snakemake --profile profiles/slurm --workflow-profile none results/tables"

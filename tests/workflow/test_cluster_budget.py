@@ -1,5 +1,5 @@
 """The budget under a real SLURM cluster (docs/cluster.md, docs/design.md §6): fold jobs submitted
-through profiles/slurm share one ledger. Its own module, apart from tests/test_cluster.py,
+through profiles/slurm share one ledger. Its own module, apart from tests/workflow/test_cluster.py,
 because it needs no local run of the tiny study: it runs while that study is still being
 built on another worker (the cluster lock, tests/support/slurm_cluster.py, keeps the two
 modules' clusters one at a time)."""
@@ -11,9 +11,9 @@ import shlex
 
 import pytest
 
-from .conftest import ROOT
-from .support.gateway_study import KEY_ENV, budget_config, budget_standin
-from .support.procs import run_group
+from ..conftest import ROOT
+from ..support.gateway_study import KEY_ENV, budget_config, budget_standin
+from ..support.procs import run_group
 from .test_cluster import COMMAND, POLL, submitted
 
 

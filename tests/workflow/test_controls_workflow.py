@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_study import GatewayStudy, gateway_model
-from .support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_study import GatewayStudy, gateway_model
+from ..support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-controls-test"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
-from .support import procs
-from .support.gateway_standin import (
+from ..conftest import ROOT
+from ..support import procs
+from ..support.gateway_standin import (
     ALL_PARAMETERS,
     Endpoint,
     GatewayStandin,
@@ -26,8 +26,8 @@ from .support.gateway_standin import (
     canonical,
     rows_by_id,
 )
-from .support.gateway_study import GatewayStudy, gateway_model
-from .support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
+from ..support.gateway_study import GatewayStudy, gateway_model
+from ..support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-decide-test"

@@ -10,8 +10,8 @@ import pytest
 
 from foldstudy.report.titles import drawn_by, table_titles
 
-from .conftest import ROOT
-from .support import procs
+from ..conftest import ROOT
+from ..support import procs
 
 TABLE_TITLES = table_titles(ROOT / "resources/analysis.yaml")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from .support.gateway_standin import (
+from ..support.gateway_standin import (
     ALL_PARAMETERS,
     FAULT_CLASSES,
     Endpoint,
@@ -37,7 +37,7 @@ from .support.gateway_standin import (
     Standin,
     canonical,
 )
-from .support.gateway_study import GatewayStudy, gateway_model
+from ..support.gateway_study import GatewayStudy, gateway_model
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-standin-faults"

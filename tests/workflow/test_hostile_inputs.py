@@ -29,9 +29,9 @@ from foldstudy.report.viewer import build_viewer
 from foldstudy.study.config import ConfigError, load_study, run_path
 from foldstudy.study.spec import load_arm_table
 
-from .conftest import RESOURCES, ROOT
-from .support import records
-from .support.gateway_standin import Endpoint, GatewayStandin, Model
+from ..conftest import RESOURCES, ROOT
+from ..support import records
+from ..support.gateway_standin import Endpoint, GatewayStandin, Model
 from .test_bad_inputs import (  # noqa: F401
     _frames,
     _save,

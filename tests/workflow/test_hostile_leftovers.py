@@ -31,7 +31,8 @@ from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.fixtures import PAPER_CHUNK_TOKENS, PAPER_SESSION_TOKENS, build_fixture
 from foldstudy.study.spec import load_arm_table
 
-from .conftest import RESOURCES, ROOT
+from ..conftest import RESOURCES, ROOT
+from ..release.test_verify import study, verify  # noqa: F401 - the locked study fixture
 from .test_bad_inputs import (  # noqa: F401
     _frames,
     _save,
@@ -41,7 +42,6 @@ from .test_bad_inputs import (  # noqa: F401
     set_cell,
     snakemake,
 )
-from .test_verify import study, verify  # noqa: F401 - the locked study fixture
 
 OPENAI = {"backend": "openai", "base_url": "http://127.0.0.1:8000/v1"}
 
@@ -428,8 +428,8 @@ def test_lock_refuses_what_grade_refused_in_a_real_run(tmp_path):
     """The issue's case end to end: a run record replaced by a link to a system file is
     refused by grade in one line, and `lock` then refuses too, naming the link and the
     job that failed, instead of pinning that file's digest."""
-    from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-    from .support.gateway_study import GatewayStudy, gateway_model
+    from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+    from ..support.gateway_study import GatewayStudy, gateway_model
 
     key = "sk-or-v1-standin-lock"
     models = [Model("acme/w", [Endpoint("W", "w", supported_parameters=ALL_PARAMETERS)])]

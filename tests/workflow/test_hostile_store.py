@@ -40,14 +40,14 @@ from foldstudy.report.viewer import viewer_stage
 from foldstudy.run.probe import probe_model
 from foldstudy.run.tokens import ModelUnusable, token_classes
 
-from .conftest import RESOURCES
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, canonical
-from .support.records import fixture, record
-from .support.store import two_entries
+from ..conftest import RESOURCES
+from ..release.test_verify import study, verify  # noqa: F401 - the locked study fixture
+from ..run.test_probe import NO_REASONING, REQUIRED
+from ..run.test_probe import arms as arms  # noqa: F401 - the probe's arms fixture
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model, canonical
+from ..support.records import fixture, record
+from ..support.store import two_entries
 from .test_bad_inputs import snakemake
-from .test_probe import NO_REASONING, REQUIRED
-from .test_probe import arms as arms  # noqa: F401 - the probe's arms fixture
-from .test_verify import study, verify  # noqa: F401 - the locked study fixture
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -333,7 +333,7 @@ def test_a_forged_entry_is_published_by_neither_replay_nor_retry(tmp_path):
     """The issue's case through the workflow: a reply edited in the store with its digest
     recomputed, after the study was locked. A retry and a replay each refuse it naming
     the entry and its run, `verify` names it too, and no evidence or number changes."""
-    from .support.gateway_study import GatewayStudy, gateway_model
+    from ..support.gateway_study import GatewayStudy, gateway_model
 
     policy = {"timeout_s": 10, "max_attempts": 2, "retry_initial_wait_s": 0.01,
               "retry_max_wait_s": 0.1}

@@ -18,9 +18,9 @@ import pytest
 
 from foldstudy.study.index import chunk_identifiers
 
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_study import GatewayStudy, gateway_model
-from .support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_study import GatewayStudy, gateway_model
+from ..support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-index-test"

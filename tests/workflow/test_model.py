@@ -15,8 +15,8 @@ from foldstudy.run.fold import Prompts, Sample, run_row
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import arm_ids, is_matched, load_arm_table, resolve_arm
 
-from .conftest import ROOT
-from .support.procs import MODEL_THREADS
+from ..conftest import ROOT
+from ..support.procs import MODEL_THREADS
 
 pytestmark = pytest.mark.model
 # Half the tiny study's session and two-thirds its capacity: a fold's prompt is mostly
@@ -33,7 +33,7 @@ RECALL_MAX_TOKENS = 64
 def setup(config_schema, resources, facts_spec, filler, grading, tmp_path_factory):
     # The fold mechanics of every arm, not the capacity rule: the arms are resolved at
     # a capacity this small session can run fast (the config check would refuse it for
-    # a study, tests/test_capacity.py), so twelve rows fit the CI budget.
+    # a study, tests/study/test_capacity.py), so twelve rows fit the CI budget.
     table = load_arm_table(resources)
     arms = {a: resolve_arm(a, table, resources, CAPACITY) for a in arm_ids(table)}
     fixture = build_fixture("distributed", 3, SCALE, facts_spec, filler,
@@ -67,7 +67,7 @@ def run(setup, arm_id, repeat=0, backend=None):
     ).to_dict()
 
 
-# The paper's arms (a native arm's folds are the provider's: tests/test_native_workflow.py),
+# The paper's arms (a native arm's folds are the provider's: tests/workflow/test_native_workflow.py),
 # and one index arm (its fold is its base's, the index is
 # mechanical, so one of the two index arms is the real model's test of both).
 _TABLE = load_arm_table(ROOT / "resources")

@@ -23,10 +23,10 @@ from foldstudy.grade.trace import OPAQUE
 from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.spec import Fixture, is_index_arm, is_matched, load_arm_table
 
-from .support import procs
-from .support.anthropic_standin import AnthropicStandin
-from .support.openai_responses_standin import OpenAIResponsesStandin
-from .support.provider_standin import dropped
+from ..support import procs
+from ..support.anthropic_standin import AnthropicStandin
+from ..support.openai_responses_standin import OpenAIResponsesStandin
+from ..support.provider_standin import dropped
 
 pytestmark = pytest.mark.workflow
 ROOT = procs.ROOT

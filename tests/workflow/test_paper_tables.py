@@ -16,9 +16,9 @@ import yaml
 
 from foldstudy.release.claims import judge_claims
 
-from .conftest import ROOT
-from .support.paper_package import paper_package_dir
-from .support.procs import snakemake
+from ..conftest import ROOT
+from ..support.paper_package import paper_package_dir
+from ..support.procs import snakemake
 
 pytestmark = pytest.mark.workflow
 

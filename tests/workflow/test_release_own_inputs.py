@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_study import GatewayStudy, gateway_model
-from .support.procs import snakemake
+from ..conftest import ROOT
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_study import GatewayStudy, gateway_model
+from ..support.procs import snakemake
 
 pytestmark = pytest.mark.workflow
 
-DATA = Path(__file__).parent / "data" / "sessions"
+DATA = ROOT / "tests/data/sessions"
 KEY = "sk-or-v1-standin-release-own"
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from foldstudy.report.titles import TABLES
 
-from .support import browser
+from ..support import browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.workflow]
 

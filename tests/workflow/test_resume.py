@@ -4,7 +4,7 @@ replay from the response store alone reproduces rows.csv and checks.csv byte for
 docs/design.md §4: "Every call goes through one content-addressed response store ...: a crashed or
 re-run run never pays twice." The calls go to the gateway stand-in, which bills every
 completion it generates: what matters here is the store and the bill, not the model's text
-(the embedded model's runs and their replay are tests/test_workflow.py's)."""
+(the embedded model's runs and their replay are tests/workflow/test_workflow.py's)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_study import GatewayStudy, gateway_model
-from .support.procs import group, kill_group, snakemake, snakemake_argv
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_study import GatewayStudy, gateway_model
+from ..support.procs import group, kill_group, snakemake, snakemake_argv
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-standin-resume"

@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_standin import rows_by_id as rows
-from .support.gateway_study import GatewayStudy, gateway_model
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_standin import rows_by_id as rows
+from ..support.gateway_study import GatewayStudy, gateway_model
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-standin-retry"

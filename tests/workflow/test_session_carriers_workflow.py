@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_study import GatewayStudy, gateway_model
-from .support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_study import GatewayStudy, gateway_model
+from ..support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel, fixture_facts
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-session-carriers"

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .support import procs
-from .support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
-from .support.gateway_study import ROOT, GatewayStudy, gateway_model
+from ..support import procs
+from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
+from ..support.gateway_study import ROOT, GatewayStudy, gateway_model
 
 pytestmark = pytest.mark.workflow
 
-DATA = Path(__file__).parent / "data" / "sessions"
+DATA = ROOT / "tests/data/sessions"
 KEY = "sk-or-v1-standin-sessions"
 
 
@@ -222,7 +222,7 @@ def test_editing_a_forks_parent_rollout_reruns_its_fixture(tmp_path):
     """A Codex fork's history is its parent's rollout up to the cut, so the
     parent is the fixture's input as the transcript is: an edit to it reruns the fixture
     (and what reads it); an untouched study plans nothing."""
-    from .test_sessions_config import _fork_with_secret_parent
+    from ..study.test_sessions_config import _fork_with_secret_parent
 
     fork, parent, _ = _fork_with_secret_parent(tmp_path / "tree")
     study, target = one_session_study(tmp_path, fork, DATA / "harbor-facts.yaml")

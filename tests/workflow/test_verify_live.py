@@ -14,9 +14,9 @@ import subprocess
 import pytest
 import yaml
 
-from .conftest import RESOURCES
-from .support import procs
-from .support.gateway_standin import Endpoint, GatewayStandin, Model
+from ..conftest import RESOURCES
+from ..support import procs
+from ..support.gateway_standin import Endpoint, GatewayStandin, Model
 
 pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-LIVE-0000"

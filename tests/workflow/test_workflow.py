@@ -11,8 +11,8 @@ import pytest
 from foldstudy.evidence import columns
 from foldstudy.study.spec import arm_ids, load_arm_table
 
-from .conftest import RESOURCES, ROOT
-from .support.procs import snakemake
+from ..conftest import RESOURCES, ROOT
+from ..support.procs import snakemake
 
 pytestmark = pytest.mark.workflow
 CONTRACT_ROWS = columns.ROWS[: columns.ROWS.index("system_prompt_sha256") + 1]
