@@ -67,8 +67,8 @@ def run(setup, arm_id, repeat=0, backend=None):
     ).to_dict()
 
 
-# The paper's arms (a native arm's folds are the provider's: tests/workflow/test_native_workflow.py),
-# and one index arm (its fold is its base's, the index is
+# The paper's arms (a native arm's folds are the provider's:
+# tests/workflow/test_native_workflow.py), and one index arm (its fold is its base's, the index is
 # mechanical, so one of the two index arms is the real model's test of both).
 _TABLE = load_arm_table(ROOT / "resources")
 REAL_MODEL_ARMS = [a for a in arm_ids(_TABLE) if is_matched(_TABLE["arms"][a])] + ["jx"]
