@@ -9,7 +9,7 @@ that many jobs. It also splits the difference: reading the Snakefile and checkin
 config (both with --list-rules, which stops before the DAG), and planning the jobs (the
 rest: each job's input functions, params, resources, log and conda env, which the
 minimal rule does not have). Prints the ratio last. Goals: the paper study's dry run
-(its 685 jobs) under 15 s wall, once a timed test (tests/test_probe.py), and a ratio <= 1.3.
+(its 685 jobs) under 15 s wall, once a timed test (tests/run/test_probe.py), and a ratio <= 1.3.
 
 The floor: the same Snakefile, config check and jobs with the fold rule (622 of the jobs)
 cut to one output and nothing else (no input, param, log, conda env or script), timed
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from common import ROOT, cli, paired_walls, snakemake
 
-DRY_RUN_GOAL_S = 15  # the paper study's plan, once asserted in tests/test_probe.py
+DRY_RUN_GOAL_S = 15  # the paper study's plan, once asserted in tests/run/test_probe.py
 
 MINIMAL = """
 rule all:

@@ -207,7 +207,7 @@ def arms(study_arms) -> dict:
     return study_arms("config.yaml", 1.0)
 
 
-# The SLURM cluster of the cluster tests (tests/test_cluster*.py), one per module.
+# The SLURM cluster of the cluster tests (tests/workflow/test_cluster*.py), one per module.
 @pytest.fixture(scope="session")
 def slurm_available() -> None:
     """Skip (fail under CI=true) when SLURM cannot run here (tests/support/system.py; the

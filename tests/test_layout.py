@@ -53,7 +53,8 @@ def test_no_arm_id_is_written_outside_arms_yaml():
     literal = re.compile(r"[(\[]\s*" + r",\s*".join(f'"{a}"' for a in ids[:4]))
     for path in [ROOT / "config/schema/config.schema.yaml", ROOT / "resources/analysis.yaml",
                  *ROOT.glob("workflow/**/*.py"), *ROOT.glob("workflow/rules/*.smk"),
-                 *ROOT.glob("tests/*.py"), *ROOT.glob("tests/support/*.py")]:
+                 *ROOT.glob("tests/*.py"), *ROOT.glob("tests/*/test_*.py"),
+                 *ROOT.glob("tests/support/*.py")]:
         text = path.read_text(encoding="utf-8")
         assert not listing.search(text) and not literal.search(text), path
         assert "".join(ids) not in text, path

@@ -10,7 +10,7 @@ import sys
 from .conftest import ROOT
 from .support import system
 
-BROWSER = "tests/test_viewer.py::test_the_viewer_in_chromium_shows_a_planted_script_as_text"
+BROWSER = "tests/report/test_viewer.py::test_the_viewer_in_chromium_shows_a_planted_script_as_text"
 GRAPHVIZ = "tests/test_docs.py::test_the_rulegraph_rule_draws_the_picture"
 UNMARKED = "tests/test_docs.py::test_the_pages_show_commands_and_every_one_is_checked"
 

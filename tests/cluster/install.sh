@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the cluster test (tests/test_cluster.py) needs: a single-node SLURM from
+# Installs what the cluster test (tests/workflow/test_cluster.py) needs: a single-node SLURM from
 # Debian's packages (slurmctld, slurmd, the client commands) and munge. Needs root.
 # Quick when everything is there already; starts no daemon (the test starts its own,
 # on loopback, and stops them by pid).

@@ -35,7 +35,7 @@ Where the paper's table mixes sweeps (the lead must know which sweep a table rea
   ceiling sweeps; its j fill 81% is the capacity rows (7,818 / 9,600), not the anchor's
   89%; glm-5.2's 4/4 and 2/4 are the ceiling sweep (j fill 56%).
 
-Reproduced exactly (tests/test_paper_package.py asserts each on the frames):
+Reproduced exactly (tests/evidence/test_paper_package.py asserts each on the frames):
 - every cell's n, mean at 3 decimals, rows >= 0.5 and rows full where printed, and its
   fill / carried chars where printed: Table 1 (table1, flash_lm), the ladder and p, o
   (decomposition_a + decomposition_b), iteration (iteration, 7 graded), capacity (§4.5),

@@ -1,4 +1,5 @@
-"""A real single-node SLURM cluster on loopback for the cluster test (tests/test_cluster.py).
+"""A real single-node SLURM cluster on loopback for the cluster test
+(tests/workflow/test_cluster.py).
 
 munged, slurmctld and slurmd from Debian's packages (tests/cluster/install.sh installs
 them), started in the foreground as children of the test, with every key, socket, state

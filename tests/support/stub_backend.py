@@ -1,6 +1,6 @@
 """A backend added as a new one is: this module and its registration, nothing else.
 
-tests/test_backend_plugin.py installs it as a plugin (an entry point in the group
+tests/workflow/test_backend_plugin.py installs it as a plugin (an entry point in the group
 foldstudy.backends) and runs a study on it through the real workflow. It answers
 itself, with no model and no server: a reply is the request's last message cut short,
 or, where a schema is asked for, every field filled from it.

@@ -22,7 +22,7 @@ paired t test on block differences with t quantiles, never the normal approximat
 and no power at all where n blocks cannot give a permutation p at or below alpha
 (2 / 2^n > alpha: fewer than 6 blocks at alpha 0.05). p_bar = 0.5 puts the row variance
 at its largest, so the plan is conservative when the arms' recall is not known yet.
-tests/test_power.py checks the formula against statsmodels' TTestPower and the claimed
+tests/analysis/test_power.py checks the formula against statsmodels' TTestPower and the claimed
 power by simulating beta-binomial rows analysed with the permutation test.
 
 A contrast already run and still undecided is planned by the test that would
@@ -259,7 +259,7 @@ def tost_power(blocks: int, difference: float, icc: float, k: float, margin: flo
     sd = block_diff_sd at the difference. The two tests share the blocks' mean and sd,
     so this is P(both reject) >= P(T1 > c) + P(T2 < -c) - 1, exact when one of them
     always rejects (for large n) and otherwise a lower bound: the plan errs on more
-    blocks, never fewer. tests/test_power.py checks it against simulated tost_paired."""
+    blocks, never fewer. tests/analysis/test_power.py checks it against simulated tost_paired."""
     n = int(blocks)
     if n < 2 or abs(difference) >= margin:
         return 0.0
@@ -502,7 +502,7 @@ def write_power(prompts: dict[str, str], fixture_paths: dict[str, str],
     cost = run_prices(prompts, fixture_paths, arms, backends, probe_dir, recall_max_tokens)
     pairs = contrasts(plan, extra_pairs)
     # Without a pilot, the paper's pooled 0.750: above the within-cell ICC it stands for
-    # (0.477 on the paper-shaped package, tests/test_power.py), so the plan errs on more
+    # (0.477 on the paper-shaped package, tests/analysis/test_power.py), so the plan errs on more
     # repeats.
     iccs = (pilot_iccs(power_cfg["pilot"], plan, pairs) if power_cfg["pilot"]
             else dict.fromkeys(pairs, IccSource(PAPER_ICC, "paper §4 (pooled)")))

@@ -340,7 +340,7 @@ def sign_flip_test(diffs: Sequence[float] | np.ndarray, seed: int = 0) -> SignFl
     Under the null the two arms are exchangeable within a block, so each difference is
     as likely to carry either sign, whatever the rows' clustering: the test holds its
     size at any number of blocks, where the paired bootstrap (paper §4) rejects a true
-    null of clustered rows 15-16% of the time at 4-5 blocks (tests/test_stats.py).
+    null of clustered rows 15-16% of the time at 4-5 blocks (tests/analysis/test_stats.py).
     Exact over all 2^n flips up to SIGN_FLIP_EXACT_MAX blocks; above, a Monte-Carlo
     p = (1 + hits) / (1 + draws) from a generator seeded with `seed` (a valid p, never 0).
     A non-finite difference is a bug upstream and raises ValueError.

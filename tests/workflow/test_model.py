@@ -1,0 +1,128 @@
+"""Every arm through the real embedded model (SmolLM2-135M) at a tiny scale."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from foldstudy.backends.embedded import EmbeddedBackend
+from foldstudy.backends.store import ResponseStore
+from foldstudy.grade.grader import StockSignature
+from foldstudy.grade.rows import grade_record
+from foldstudy.run.fold import Prompts, Sample, run_row
+from foldstudy.study.fixtures import build_fixture
+from foldstudy.study.spec import arm_ids, is_matched, load_arm_table, resolve_arm
+
+from ..conftest import ROOT
+from ..support.procs import MODEL_THREADS
+
+pytestmark = pytest.mark.model
+# Half the tiny study's session and two-thirds its capacity: a fold's prompt is mostly
+# the session's chunk, and prompt evaluation is most of a row's time at one thread
+# (arm j's row: 31.6 s at 0.01 and 0.03, 23.5 s here; 2026-12-02).
+SCALE = 0.005
+CAPACITY = 0.02
+# The recall turn's answer, cut short: what these rows test is each arm's folds; 64 tokens
+# still answer several labels (200 took 6.4 s of a row's 41.5 s at one thread).
+RECALL_MAX_TOKENS = 64
+
+
+@pytest.fixture(scope="module")
+def setup(config_schema, resources, facts_spec, filler, grading, tmp_path_factory):
+    # The fold mechanics of every arm, not the capacity rule: the arms are resolved at
+    # a capacity this small session can run fast (the config check would refuse it for
+    # a study, tests/study/test_capacity.py), so twelve rows fit the CI budget.
+    table = load_arm_table(resources)
+    arms = {a: resolve_arm(a, table, resources, CAPACITY) for a in arm_ids(table)}
+    fixture = build_fixture("distributed", 3, SCALE, facts_spec, filler,
+                            set(grading["stock_signature"]["ports"]))
+    backend = EmbeddedBackend("smollm2-135m", {"n_ctx": 2048, "threads": MODEL_THREADS})
+    store = ResponseStore(tmp_path_factory.mktemp("store"))
+    yield {
+        "arms": arms, "fixture": fixture, "backend": backend, "store": store,
+        "prompts": Prompts.from_files(*(resources / "prompts" / n for n in (
+            "fold_user.md.j2", "recall_system.md", "recall_user.md.j2"))),
+        "headings": yaml.safe_load((resources / "arms.yaml").read_text())["fixed_headings"],
+        "grading": grading,
+        "rows": {},
+    }
+    backend.close()
+
+
+def first_row(setup, arm_id):
+    """The arm's row at repeat 0, made once in the module (conftest keeps the module's
+    tests on one worker): the store test reruns the row the arm's own test made."""
+    if arm_id not in setup["rows"]:
+        setup["rows"][arm_id] = run(setup, arm_id)
+    return setup["rows"][arm_id]
+
+
+def run(setup, arm_id, repeat=0, backend=None):
+    return run_row(
+        setup["fixture"], setup["arms"][arm_id], backend or setup["backend"], setup["store"],
+        setup["prompts"], Sample("t", "smollm2-135m", arm_id, repeat, 0, 99),
+        temperature=0.2, recall_max_tokens=RECALL_MAX_TOKENS,
+    ).to_dict()
+
+
+# The paper's arms (a native arm's folds are the provider's:
+# tests/workflow/test_native_workflow.py), and one index arm (its fold is its base's, the index is
+# mechanical, so one of the two index arms is the real model's test of both).
+_TABLE = load_arm_table(ROOT / "resources")
+REAL_MODEL_ARMS = [a for a in arm_ids(_TABLE) if is_matched(_TABLE["arms"][a])] + ["jx"]
+
+
+@pytest.mark.parametrize("arm_id", REAL_MODEL_ARMS)
+def test_each_arm_runs_a_full_row(setup, arm_id):
+    arm = setup["arms"][arm_id]
+    rec = first_row(setup, arm_id)
+    assert len(rec["folds"]) == 5 and rec["recall"] is not None
+    assert rec["infra_error"] is None and not rec["catchup_fired"]
+    for f in rec["folds"]:
+        r = f["reply"]
+        assert r["token_count_method"] == "exact" and r["prompt_tokens"] > 100
+        assert 0 < r["completion_tokens"] <= arm.fold_budget_tokens
+        assert r["finish_reason"] in ("stop", "length")
+        assert setup["backend"].count_tokens(f["carry"]) <= arm.carry_cap_tokens
+        if arm.has_index:  # the index holds its share, counted by the model's tokenizer
+            assert f["index_tokens"] == setup["backend"].count_tokens(f["index"])
+            assert f["index_tokens"] <= arm.index_cap_tokens
+        if arm.schema is None:
+            assert f["parse_ok"]
+    g = setup["grading"]
+    row, checks, fold_rows = grade_record(rec, setup["fixture"], g["abstention_markers"],
+                                      StockSignature.from_dict(g["stock_signature"]),
+                                      setup["headings"])
+    assert row["valid"] and row["n_graded"] == 14 and len(checks) == 14
+    assert row["declared_ceiling_chars"] == arm.declared_ceiling_chars
+    assert row["finish_stop"] + row["finish_length"] == 5
+    assert row["system_prompt_sha256"] == arm.system_prompt_sha256
+    if arm_id == "q":  # the schema guarantees the partition arrives, unless the cap clips it
+        assert all(f["headings_carried"] == 5 for f in fold_rows
+                   if f["parse_ok"] and not f["clipped"])
+    if arm_id == "f" and all(f["parse_ok"] for f in rec["folds"]):
+        assert row["json_envelope_carried"]
+
+
+def test_rerun_is_served_from_the_store_and_identical(setup):
+    first = first_row(setup, "j")
+    assert not any(f["store_hit"] for f in first["folds"])
+    again = run(setup, "j")
+    assert all(f["store_hit"] for f in again["folds"]) and again["recall"]["store_hit"]
+    strip = lambda r: json.dumps([f["carry"] for f in r["folds"]] + [r["recall"]["answer"]])  # noqa: E731
+    assert strip(first) == strip(again)
+
+
+def test_context_overflow_fires_catch_up_and_invalidates_the_row(setup):
+    small = EmbeddedBackend("smollm2-135m", {"n_ctx": 600, "threads": MODEL_THREADS})
+    try:
+        rec = run(setup, "m", repeat=2, backend=small)
+    finally:
+        small.close()
+    assert rec["catchup_fired"] and rec["missing_folds"] > 0
+    g = setup["grading"]
+    row, _, _ = grade_record(rec, setup["fixture"], g["abstention_markers"],
+                             StockSignature.from_dict(g["stock_signature"]), setup["headings"])
+    assert (row["valid"], row["invalid_reason"]) == (False, "catchup_fired")
