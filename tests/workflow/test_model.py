@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -27,6 +28,10 @@ CAPACITY = 0.02
 # The recall turn's answer, cut short: what these rows test is each arm's folds; 64 tokens
 # still answer several labels (200 took 6.4 s of a row's 41.5 s at one thread).
 RECALL_MAX_TOKENS = 64
+# The session's first three chunks, and the facts planted in them: every fold of a row
+# but the first reads the carry of the one before, and the last is read by the recall
+# turn, as in the paper's five; two folds fewer a row is two-fifths of the module's time.
+FOLDS = 3
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +41,10 @@ def setup(config_schema, resources, facts_spec, filler, grading, tmp_path_factor
     # a study, tests/study/test_capacity.py), so twelve rows fit the CI budget.
     table = load_arm_table(resources)
     arms = {a: resolve_arm(a, table, resources, CAPACITY) for a in arm_ids(table)}
-    fixture = build_fixture("distributed", 3, SCALE, facts_spec, filler,
-                            set(grading["stock_signature"]["ports"]))
+    full = build_fixture("distributed", 3, SCALE, facts_spec, filler,
+                         set(grading["stock_signature"]["ports"]))
+    fixture = replace(full, chunks=full.chunks[:FOLDS],
+                      facts=tuple(f for f in full.facts if f.chunk < FOLDS))
     backend = EmbeddedBackend("smollm2-135m", {"n_ctx": 2048, "threads": MODEL_THREADS})
     store = ResponseStore(tmp_path_factory.mktemp("store"))
     yield {
@@ -78,7 +85,7 @@ REAL_MODEL_ARMS = [a for a in arm_ids(_TABLE) if is_matched(_TABLE["arms"][a])] 
 def test_each_arm_runs_a_full_row(setup, arm_id):
     arm = setup["arms"][arm_id]
     rec = first_row(setup, arm_id)
-    assert len(rec["folds"]) == 5 and rec["recall"] is not None
+    assert len(rec["folds"]) == FOLDS and rec["recall"] is not None
     assert rec["infra_error"] is None and not rec["catchup_fired"]
     for f in rec["folds"]:
         r = f["reply"]
@@ -95,9 +102,11 @@ def test_each_arm_runs_a_full_row(setup, arm_id):
     row, checks, fold_rows = grade_record(rec, setup["fixture"], g["abstention_markers"],
                                       StockSignature.from_dict(g["stock_signature"]),
                                       setup["headings"])
-    assert row["valid"] and row["n_graded"] == 14 and len(checks) == 14
+    graded = len(setup["fixture"].graded)
+    assert graded >= 6  # the three chunks hold facts enough to grade
+    assert row["valid"] and row["n_graded"] == graded and len(checks) == graded
     assert row["declared_ceiling_chars"] == arm.declared_ceiling_chars
-    assert row["finish_stop"] + row["finish_length"] == 5
+    assert row["finish_stop"] + row["finish_length"] == FOLDS
     assert row["system_prompt_sha256"] == arm.system_prompt_sha256
     if arm_id == "q":  # the schema guarantees the partition arrives, unless the cap clips it
         assert all(f["headings_carried"] == 5 for f in fold_rows
