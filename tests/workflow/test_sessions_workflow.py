@@ -289,10 +289,11 @@ FOLDS = 2  # the real model's folds per sample session (a third fold cost a thir
 def folded_by_the_model(tmp_path_factory) -> Path:
     """The real model (SmolLM2-135M, no key, no network) folding both sample sessions,
     the Claude Code one and the Codex one, each a scenario of one study, in two folds
-    (the second reads the first's carry) under j and q (one Snakemake run for both: the tests below read their scenario's
-    results). Three facts of each (so the capacity chosen for them, and each fold, stays
-    small). j and q, whose folds stop short, at one thread: m's plain text fills its
-    fold budget on every fold, which made this the suite's second-longest build."""
+    (the second reads the first's carry) under j and q (one Snakemake run for both: the
+    tests below read their scenario's results). Three facts of each (so the capacity
+    chosen for them, and each fold, stays small). j and q, whose folds stop short, at
+    one thread: m's plain text fills its fold budget on every fold, which made this the
+    suite's second-longest build."""
     tmp_path = tmp_path_factory.mktemp("own-sessions")
     scenarios, sweeps = {}, {}
     for name, (transcript, facts) in SAMPLES.items():
