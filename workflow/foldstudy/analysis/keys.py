@@ -26,7 +26,7 @@ def paired(key: str, part: str, cell: str) -> str:
     return at(f"{key}.{part}", cell)
 
 
-def fisher(key: str, part: str) -> str:
+def fisher_key(key: str, part: str) -> str:
     """One part of a Fisher test, whose key already holds its cell:
     'ladder.fisher_full[j/q].p'."""
     return f"{key}.{part}"

@@ -113,7 +113,7 @@ def _put_fisher(out: _Numbers, key: str, f: stats.Fisher | None, rows: int) -> N
     if f is None:
         return
     for name, val in (("a", f.a), ("n1", f.n1), ("b", f.b), ("n2", f.n2), ("p", f.p)):
-        out.put(keys.fisher(key, name), val, rows=rows)
+        out.put(keys.fisher_key(key, name), val, rows=rows)
 
 
 def _put_paired(out: _Numbers, key: str, cell: str, pr: pd.DataFrame, plan: AnalysisPlan,

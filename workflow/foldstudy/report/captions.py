@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 REPORT_DIR = ROOT / "workflow" / "report"
 
 
-def render(entry: titles.FigureEntry) -> str:
+def caption_rst(entry: titles.FigureEntry) -> str:
     """One caption file's text: the entry's caption, one paragraph wrapped at 88 columns
     (no note that the file is generated: the report would carry it as an HTML comment)."""
     return textwrap.fill(" ".join(entry.caption.split()), 88, break_on_hyphens=False) + "\n"
@@ -28,7 +28,7 @@ def render(entry: titles.FigureEntry) -> str:
 
 def rendered() -> dict[str, str]:
     """Caption file name -> its text, for every figure of the registry, in its order."""
-    return {f.caption_file: render(f) for f in titles.FIGURES}
+    return {f.caption_file: caption_rst(f) for f in titles.FIGURES}
 
 
 def stale(report_dir: Path = REPORT_DIR) -> list[str]:

@@ -165,7 +165,7 @@ def grid_lines(grid: pd.DataFrame, keys: Sequence[str], key: str,
     return out
 
 
-def section(refs: Sequence[RunRef], key: str, records: dict[str, RunRecord],
+def side_by_side(refs: Sequence[RunRef], key: str, records: dict[str, RunRecord],
             fixture: Fixture, grid: pd.DataFrame, checks: dict[str, list[dict[str, Any]]],
             rows: dict[str, list[dict[str, Any]]], plan: AnalysisPlan, viewer: str | None,
             headings: list[str]) -> dict[str, Any]:
@@ -237,7 +237,7 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
             continue
         g = grid[(grid["sweep"] == sweep) & (grid["model"] == model)
                  & (grid["repeat"] == repeat)]
-        sec = section(ran, "arm", records, fixtures[sweep], g, checks, rows, plan, link,
+        sec = side_by_side(ran, "arm", records, fixtures[sweep], g, checks, rows, plan, link,
                       headings)
         rel = block_path(sweep, model, repeat)
         write(rel, 2, f"{sweep} · {model} · repeat {repeat}: arm against arm",
@@ -251,7 +251,7 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
             ran = sorted((r for r in group if r.repeat == repeat), key=lambda r: r.model)
             g = grid[(grid["sweep"] == sweep) & (grid["arm"] == arm)
                      & (grid["repeat"] == repeat)]
-            sections.append({**section(ran, "model", records, fixtures[sweep], g, checks,
+            sections.append({**side_by_side(ran, "model", records, fixtures[sweep], g, checks,
                                        rows, plan, link, headings),
                              "id": f"r{repeat}", "heading": f"repeat {repeat}"})
         rel = arm_path(sweep, arm)

@@ -21,7 +21,7 @@ import pandas as pd
 DASH = "—"
 
 
-def render(template_dir: Path, name: str, **context: object) -> str:
+def render_template(template_dir: Path, name: str, **context: object) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(template_dir),
         undefined=jinja2.StrictUndefined,

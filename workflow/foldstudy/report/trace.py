@@ -29,7 +29,7 @@ from ..evidence.load import load_evidence, read_artifact  # noqa: E402
 from ..evidence.provenance import check_same_study
 from ..grade.trace import OPAQUE  # noqa: E402
 from .compare import survival_figure  # noqa: E402
-from .table import Body, Col, Table, render  # noqa: E402
+from .table import Body, Col, Table, render_template  # noqa: E402
 
 # The kinds of a graded fact's fate, in the order a fact meets them.
 NEVER_CARRIED = "never_carried"  # no carry from its planting fold on held it
@@ -190,8 +190,9 @@ def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, pl
     table = loss_table(losses, plan)
     Path(table_md).parent.mkdir(parents=True, exist_ok=True)
     Path(table_md).write_text(
-        render(Path(template).parent, Path(template).name, t=table, cells=table.cells(),
-               source="results/evidence/trace.csv" if trace is not None else None),
+        render_template(Path(template).parent, Path(template).name, t=table,
+                        cells=table.cells(),
+                        source="results/evidence/trace.csv" if trace is not None else None),
         encoding="utf-8")
     table.frame().to_csv(table_csv, index=False, lineterminator="\n")
     losses.to_csv(facts_csv, index=False, lineterminator="\n")

@@ -658,7 +658,7 @@ def probe_model_stage(input: Any, output: Any, params: Any, threads: int,
                      ledger=params.ledger, budget_usd=budget_usd)
 
 
-def write_summary(probe_paths: list[str], out: str) -> None:
+def write_probe_summary(probe_paths: list[str], out: str) -> None:
     """results/probe/summary.tsv: one line per model, the operator's page before a run."""
     write_tsv((summary_row(read_json(p)) for p in probe_paths), SUMMARY_COLUMNS, out)
     log.info("%s: %d models", out, len(probe_paths))
@@ -666,4 +666,4 @@ def write_summary(probe_paths: list[str], out: str) -> None:
 
 def probe_stage(input: Any, output: Any, params: Any) -> None:
     """Rule probe: the summary table of every model's verdict."""
-    write_summary(list(input.verdicts), output.summary)
+    write_probe_summary(list(input.verdicts), output.summary)

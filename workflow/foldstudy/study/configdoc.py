@@ -67,7 +67,7 @@ def model_defaults() -> dict[str, str]:
 SESSION_FORMATS = SCHEMA.parent / "session-formats.md"
 
 
-def render(schema: dict[str, Any]) -> str:
+def config_readme(schema: dict[str, Any]) -> str:
     schema = with_backends(schema)
     props = schema["properties"]
     head = "| key | type | default | what it sets |\n|---|---|---|---|"
@@ -141,7 +141,7 @@ def render(schema: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    README.write_text(render(load_yaml(SCHEMA)),
+    README.write_text(config_readme(load_yaml(SCHEMA)),
                       encoding="utf-8")
     print(f"wrote {README.relative_to(ROOT)}")
 

@@ -26,7 +26,7 @@ from ...evidence import columns
 from ...evidence.load import load_probes, read_artifact
 from ...evidence.provenance import check_same_study
 from ...io import read_csv, read_json
-from ..table import Table, render
+from ..table import Table, render_template
 from ..titles import TABLES, TableEntry, bind
 
 # The sections; importing each registers its builders (their order is titles.TABLES').
@@ -93,12 +93,13 @@ def write_tables(rows_csv: str | Path, checks_csv: str | Path, numbers_json: str
     tdir = Path(template_dir)
     for t in tables:
         ctx = {"t": t, "cells": t.cells()}
-        (out / f"{t.name}.md").write_text(render(tdir, "table.md.j2", **ctx), encoding="utf-8")
-        (out / f"{t.name}.tex").write_text(render(tdir, "table.tex.j2", **ctx),
+        (out / f"{t.name}.md").write_text(render_template(tdir, "table.md.j2", **ctx),
+                                          encoding="utf-8")
+        (out / f"{t.name}.tex").write_text(render_template(tdir, "table.tex.j2", **ctx),
                                            encoding="utf-8")
         t.frame().to_csv(out / f"{t.name}.csv", index=False, lineterminator="\n",
                          float_format="%.6g")
-    (out / "index.md").write_text(render(tdir, "index.md.j2", tables=tables),
+    (out / "index.md").write_text(render_template(tdir, "index.md.j2", tables=tables),
                                   encoding="utf-8")
     return [t.name for t in tables]
 

@@ -32,9 +32,9 @@ def paired_ci(numbers: Numbers, key: str, cell: str) -> str | None:
 
 def _fisher_text(numbers: Numbers, key: str) -> str | None:
     """A Fisher test's counts and p, as one clause of a note."""
-    if keys.fisher(key, "p") not in numbers:
+    if keys.fisher_key(key, "p") not in numbers:
         return None
-    a, n1, b, n2, p = (numbers.get(keys.fisher(key, part)) for part in ("a", "n1", "b", "n2",
+    a, n1, b, n2, p = (numbers.get(keys.fisher_key(key, part)) for part in ("a", "n1", "b", "n2",
                                                                        "p"))
     return f"{a}/{n1} vs {b}/{n2}, Fisher exact p = {fmt(p, 'pval')}"
 
@@ -97,9 +97,9 @@ def group_note(g: Group, text: str) -> str:
 def fisher_reading(nb: Numbers, key: str, a: str, b: str, alpha: float) -> str | None:
     """The sentence a Fisher test supports, generated from its counts: the direction of
     the point estimate and whether the test separates the two at alpha."""
-    if keys.fisher(key, "p") not in nb:
+    if keys.fisher_key(key, "p") not in nb:
         return None
-    x = {part: nb[keys.fisher(key, part)] for part in ("a", "n1", "b", "n2", "p")}
+    x = {part: nb[keys.fisher_key(key, part)] for part in ("a", "n1", "b", "n2", "p")}
     ra, rb = x["a"] / x["n1"], x["b"] / x["n2"]
     way = ("a higher" if rb > ra else "a lower" if rb < ra else "the same")
     sig = ("the difference is significant" if x["p"] < alpha

@@ -88,7 +88,7 @@ def t_ladder(c: Evidence) -> Body:
     for g, recs in by_group(c, "ladder", lambda valid: ladder_rungs(valid, plan)):
         for i, r in enumerate(recs):
             arm, prev = r["arm"], (plan.ladder[i - 1] if i else None)
-            fisher = keys.fisher(g.at("ladder.fisher_full", prev, arm), "p") if prev else ""
+            fisher = keys.fisher_key(g.at("ladder.fisher_full", prev, arm), "p") if prev else ""
             out.append({
                 "sweep": g.label, "arm": arm, "change": plan.arm_title(arm), "n": r["n"],
                 "mean": r["mean"], "rows_full": r["rows_full"],
