@@ -27,7 +27,6 @@ from .backends import backend_classes
 from .backends.store import store_dir_problem
 from .errors import StudyError
 from .evidence.load import (
-    decision_sweeps,
     evidence_dir_problem,
     evidence_package_problem,
     package_gate_problem,
@@ -39,7 +38,6 @@ from .report.paths import block_path
 from .report.titles import figure
 from .run.audit import budget_note
 from .study.config import (
-    ConfigError,
     Run,
     Study,
     decide_evidence_note,
@@ -53,7 +51,6 @@ from .study.session_cache import CACHE_DIR, CACHE_ENV
 from .study.session_checks import session_content
 from .study.spec import (
     aa_copies,
-    arm_ids,
     arms_file_path,
     native_prompts,
     own_arm_twins,
@@ -578,6 +575,3 @@ def _plan_decision(w: Wiring) -> None:
             f"{n} repeats per model, at most {d['max_repeats']} over {d['looks']} looks "
             "(results/audit/plan.tsv prices both: its DECIDE_FIRST and DECIDE_MAX lines)")
 
-
-__all__ = ["LEDGER", "NUMBERS", "ConfigError", "Wiring", "arm_ids", "decision_sweeps",
-           "load_wiring", "run_refs"]

@@ -12,12 +12,13 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from foldstudy.errors import StudyError
+from foldstudy.evidence.load import decision_sweeps
 from foldstudy.io import print_if_written, read_json
 from foldstudy.report.titles import figure, table_titles
 from foldstudy.study.design import look_is_final, repeats_after, repeats_stopped
 from foldstudy.study.schema import name_wildcard
 from foldstudy.study.spec import arm_ids, load_arm_table
-from foldstudy.wiring import LEDGER, NUMBERS, decision_sweeps, load_wiring, run_refs
+from foldstudy.wiring import LEDGER, NUMBERS, load_wiring, run_refs
 
 SNAKEFILE_START = time.time()  # the summary is printed when this run wrote it
 ROOT = Path(workflow.basedir)
