@@ -1,4 +1,4 @@
-"""Every arm through the real embedded model (SmolLM2-135M) at a tiny scale."""
+"""Every kind of fold through the real embedded model (SmolLM2-135M) at a tiny scale."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from foldstudy.backends.store import ResponseStore
 from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
 from foldstudy.run.fold import Prompts, Sample, run_row
+from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import arm_ids, is_matched, load_arm_table, resolve_arm
 
@@ -74,11 +75,26 @@ def run(setup, arm_id, repeat=0, backend=None):
     ).to_dict()
 
 
-# The paper's arms (a native arm's folds are the provider's:
-# tests/workflow/test_native_workflow.py), and one index arm (its fold is its base's, the index is
-# mechanical, so one of the two index arms is the real model's test of both).
+# One row per shape of fold the real model writes, not per arm: the paper's matched arms
+# hold one arm of each carry kind (raw_json, field:, rendered, under_headings, text), q
+# (the decomposed schema, whose five fields the partition reads), and one index arm (its
+# fold is its base's and the index is mechanical, so jx is the real model's test of both
+# index arms). The other matched arms differ from one of these only in data the model
+# sees no other way: a ceiling (which the embedded grammar drops, backends/embedded.py),
+# a budget, a cap, a prompt's wording or a schema's description. Resolving those is
+# tests/study/test_capacity.py's and test_config.py's; each row here took 20 s of CPU
+# (2026-12-04). A native arm's folds are the provider's (test_native_workflow.py); the
+# arms that call no model per fold are test_session_carriers_workflow.py's.
 _TABLE = load_arm_table(ROOT / "resources")
-REAL_MODEL_ARMS = [a for a in arm_ids(_TABLE) if is_matched(_TABLE["arms"][a])] + ["jx"]
+REAL_MODEL_ARMS = ["f", "n", "j", "q", "k", "m", "jx"]
+
+
+def test_the_real_model_rows_cover_every_kind_of_the_matched_arms():
+    """A carry kind added to the matched arms gets a real-model row here, or this fails."""
+    kinds = {type(carrier_of(_TABLE["arms"][a])) for a in arm_ids(_TABLE)
+             if is_matched(_TABLE["arms"][a])}
+    covered = {type(carrier_of(_TABLE["arms"][a])) for a in REAL_MODEL_ARMS}
+    assert kinds <= covered and len(kinds) >= 5  # the paper's five kinds at least
 
 
 @pytest.mark.parametrize("arm_id", REAL_MODEL_ARMS)
