@@ -43,8 +43,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
+# scipy is imported by the functions that call it, as in stats.py: most jobs that import
+# this module (cards, pages, figures) compute no power, and scipy.stats took about half a
+# second of each such job's start.
 from ..errors import StudyError
 from ..evidence.load import load_evidence
 from ..io import read_json, write_text, write_tsv
@@ -153,6 +155,7 @@ def power_at(blocks: float, difference: float, icc: float, k: float, p_bar: floa
 def t_power(blocks: int, difference: float, icc: float, k: float, p_bar: float = 0.5,
             alpha: float = 0.05) -> float:
     """Power of the paired t test on `blocks` block differences (noncentral t)."""
+    from scipy import stats as sps
     sd = block_diff_sd(difference, icc, k, p_bar)
     if sd == 0:
         return 1.0
@@ -183,6 +186,7 @@ def _simulated_power(n: int, difference: float, icc: float, k: int, p_bar: float
 
 def _row_chance(u: np.ndarray, mean: float, icc: float) -> np.ndarray:
     """Rows' success chances at the given mean and ICC from uniforms u (inverse CDF)."""
+    from scipy import stats as sps
     if mean in (0.0, 1.0) or icc <= 0:
         return np.full(u.shape, mean)
     if icc >= 1:
@@ -260,6 +264,7 @@ def tost_power(blocks: int, difference: float, icc: float, k: float, margin: flo
     so this is P(both reject) >= P(T1 > c) + P(T2 < -c) - 1, exact when one of them
     always rejects (for large n) and otherwise a lower bound: the plan errs on more
     blocks, never fewer. tests/analysis/test_power.py checks it against simulated tost_paired."""
+    from scipy import stats as sps
     n = int(blocks)
     if n < 2 or abs(difference) >= margin:
         return 0.0
@@ -275,6 +280,7 @@ def tost_power(blocks: int, difference: float, icc: float, k: float, margin: flo
 
 def _nct_sf(x: float, df: int, nc: float) -> float:
     """P(T > x), T noncentral t; the normal limit where scipy's far tail gives nan."""
+    from scipy import stats as sps
     got = float(sps.nct.sf(x, df, nc))
     return got if math.isfinite(got) else float(sps.norm.sf(x - nc))
 

@@ -25,9 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-from scipy import stats as sps
 
+# scipy is imported by the functions that call it, as in stats.py: most jobs that import
+# this module (cards, pages, gates) never compute a boundary, and scipy.stats took about
+# half a second of each such job's start.
 from ..study.design import first_stage, round_up  # noqa: F401 - staging's names
 from . import stats
 from .power import decide_power
@@ -40,6 +41,7 @@ ALL_LOST = "every arm lost every fact"
 
 def obf_spent(t: float, alpha: float) -> float:
     """Alpha spent by information fraction t (0 < t <= 1), O'Brien–Fleming shape."""
+    from scipy import stats as sps
     if t <= 0:
         return 0.0
     t = min(t, 1.0)
@@ -50,6 +52,7 @@ def _inside(bounds: Sequence[float], fractions: Sequence[float], drift: float = 
             ) -> float:
     """P(|Z_i| < c_i for every look i) for the score process at these fractions, whose
     statistic at information t has mean drift * sqrt(t) (0: no difference)."""
+    from scipy import stats as sps
     k = len(bounds)
     t = np.asarray(fractions, float)
     mean = drift * np.sqrt(t)
@@ -64,6 +67,7 @@ def _inside(bounds: Sequence[float], fractions: Sequence[float], drift: float = 
 def _next_boundary(bounds: list[float], fractions: Sequence[float], target: float
                    ) -> float:
     """The boundary of the look after `bounds` that spends `target` more alpha."""
+    from scipy import optimize
     if target <= 1e-12:
         return math.inf
     before = _inside(bounds, fractions[:-1])
@@ -76,6 +80,7 @@ def _next_boundary(bounds: list[float], fractions: Sequence[float], target: floa
 
 def boundaries(fractions: Sequence[float], alpha: float) -> list[float]:
     """The two-sided z boundary of each look, spending obf_spent(t) by look t."""
+    from scipy import stats as sps
     out: list[float] = []
     spent = 0.0
     for i, t in enumerate(fractions):
@@ -97,6 +102,7 @@ def nominal_levels(fractions: Sequence[float], alpha: float) -> list[float]:
 def _nominal(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
     # a study looks at few distinct fractions, and each boundary is a root-finding over
     # multivariate normal integrals: computed once per (fractions, alpha)
+    from scipy import stats as sps
     return tuple(float(2 * sps.norm.sf(c)) for c in boundaries(fractions, alpha))
 
 
@@ -107,6 +113,8 @@ def inflation_factor(fractions: Sequence[float], alpha: float, power: float) -> 
     looks' boundaries reject with probability `power`. At the same maximum a staged
     design is less powerful than the fixed level-alpha test, the most powerful there;
     this is the maximum that buys the power back."""
+    from scipy import optimize
+    from scipy import stats as sps
     def drift(ts: Sequence[float]) -> float:
         bounds = boundaries(ts, alpha)
         z = float(sps.norm.isf(alpha / 2) + sps.norm.ppf(power))
