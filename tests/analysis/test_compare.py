@@ -28,8 +28,9 @@ from foldstudy.analysis.compare import (
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.scopes import Group
 from foldstudy.evidence import columns
-from foldstudy.report import compare as RC
+from foldstudy.report.paths import arm_path, block_path
 from foldstudy.report.summary import survival_summary
+from foldstudy.report.trace import survival_figure
 
 from ..support import records
 from ..support.compare_site import build, run
@@ -218,13 +219,13 @@ def test_evidence_mode_says_why_in_one_line():
 
 def test_the_survival_figure_draws_a_band_per_arm(grid, plan):
     s = fact_survival(grid, plan)
-    fig = RC.survival_figure(s, plan)
+    fig = survival_figure(s, plan)
     ax = fig.axes[0]
     labels = [x.get_label() for x in ax.get_lines() if not x.get_label().startswith("_")]
     assert [x.split()[0] for x in labels] == ["j", "q"]
     assert len(ax.collections) >= 2  # one band per arm
     plt.close(fig)
-    empty = RC.survival_figure(None, plan)
+    empty = survival_figure(None, plan)
     assert "no fact trace" in empty.axes[0].texts[0].get_text()
     plt.close(empty)
 
@@ -250,7 +251,7 @@ def column(page: str, fold: int, title_start: str) -> str:
 
 
 def test_a_block_page_shows_the_arms_side_by_side_with_the_grid_on_top(site):
-    page = (site / "compare" / RC.block_path("s", "toy", 0)).read_text()
+    page = (site / "compare" / block_path("s", "toy", 0)).read_text()
     mark = '<mark class="present" title="primary ingress port">52677</mark>'
     assert mark in column(page, 1, "j ") and mark not in column(page, 1, "q ")
     assert "lost: primary ingress port (never taken in)" in column(page, 1, "q ")
@@ -279,7 +280,7 @@ def test_a_long_carry_collapses_to_its_first_lines(tmp_path, grading):
 
 
 def test_the_two_model_page_and_the_index(site):
-    page = (site / "compare" / RC.arm_path("s", "q")).read_text()
+    page = (site / "compare" / arm_path("s", "q")).read_text()
     assert [h.split()[0] for h in re.findall(r'<th data-column="([^"]*)">', page)] == [
         "toy", "toy2"]
     assert 'href="../../viewer/s/toy2/r0/q.html"' in page
@@ -289,7 +290,7 @@ def test_the_two_model_page_and_the_index(site):
 
 
 def test_summary_lines_name_the_share_carried_to_the_end(grid, plan):
-    lines = survival_summary(carried_to_end(grid, plan), RC.block_path("s", "toy", 0))
+    lines = survival_summary(carried_to_end(grid, plan), block_path("s", "toy", 0))
     assert "- s j: 1/3 = 0.333 (0.333–0.333)" in lines
     assert lines[-1] == "Arm against arm, fold by fold: results/compare/s/toy/r0.html"
 
@@ -304,7 +305,7 @@ def test_a_second_build_writes_the_same_bytes(tmp_path, grading, plan):
     paired, survival, _ = compare_tables(trace, checks, rows, plan)
     svgs = []
     for _ in range(2):
-        fig = RC.survival_figure(survival, plan)
+        fig = survival_figure(survival, plan)
         buf = io.BytesIO()
         fig.savefig(buf, format="svg", metadata={"Date": None})
         plt.close(fig)

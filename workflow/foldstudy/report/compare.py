@@ -1,5 +1,4 @@
-"""Arm against arm, fold by fold: the side-by-side pages of results/compare/ and
-the fact-survival figure.
+"""Arm against arm, fold by fold: the side-by-side pages of results/compare/.
 
 A block's page (`<sweep>/<model>/r<repeat>.html`) puts its arms side by side in design
 order, one row per fold: each cell the carry (its first lines, the full text one click
@@ -25,27 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")  # files only; no display on a cluster node
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ..analysis.compare import NO_TRACE, fact_grid  # noqa: E402
-from ..analysis.plan import AnalysisPlan  # noqa: E402
-from ..evidence import columns  # noqa: E402
-from ..evidence.load import read_artifact  # noqa: E402
+from ..analysis.compare import fact_grid
+from ..analysis.plan import AnalysisPlan
+from ..evidence import columns
+from ..evidence.load import read_artifact
 from ..evidence.provenance import check_same_study
-from ..grade.rows import read_record  # noqa: E402
-from ..io import load_yaml, read_json  # noqa: E402
-from ..study.record import RunRecord  # noqa: E402
-from ..study.spec import Fixture  # noqa: E402
-from .paths import arm_path, block_path  # noqa: E402
-from .viewer import environment, page_path, records_by, run_page, segments  # noqa: E402
+from ..grade.rows import read_record
+from ..io import load_yaml, read_json
+from ..study.record import RunRecord
+from ..study.spec import Fixture
+from .paths import arm_path, block_path
+from .viewer import environment, page_path, records_by, run_page, segments
 
 log = logging.getLogger(__name__)
-# The same salt as figures.py: SVG ids from content, so a replay writes the same bytes.
-plt.rcParams["svg.hashsalt"] = "foldstudy"
 
 INDEX = "index.html"
 TEMPLATES = ("compare-page.html.j2", "compare-index.html.j2", "compare-style.css.j2")
@@ -291,55 +284,3 @@ def compare_stage(input: Any, output: Any, params: Any) -> list[Path]:
                          plan, Path(input.templates[0]).parent, output.compare,
                          load_yaml(input.arms)["fixed_headings"],
                          decision="../decision.html" if input.get("decision_page") else None)
-
-
-# ------------------------------------------------------------------------ figure
-
-def survival_figure(survival: pd.DataFrame | None, plan: AnalysisPlan,
-                    why_empty: str = NO_TRACE) -> plt.Figure:
-    """Fact survival: per sweep a panel, per arm the share of graded facts still carried
-    k folds after the fold that planted them (the product-limit `survival`, so a run's
-    end censors a late-planted fact instead of bending the curve up), with its
-    block-resampled band. The gap below 1 at k = 0 is the loss at the first fold ("never
-    carried"); the fall after it the loss over folds (paper §4.4)."""
-    s = survival if survival is not None else pd.DataFrame(
-        columns=columns.FACT_SURVIVAL_TABLE)
-    s = s[s["facts"] > 0]
-    sweeps = sorted(set(s["sweep"])) or [None]
-    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.8 * len(sweeps) + 0.6, 3.6),
-                             squeeze=False)
-    for ax, sweep in zip(axes[0], sweeps, strict=True):
-        if sweep is None:
-            ax.text(0.5, 0.5, f"— {why_empty if survival is None else 'no valid row'}",
-                    ha="center", va="center", transform=ax.transAxes)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            continue
-        _survival_panel(ax, s[s["sweep"] == sweep], plan)
-        ax.set_title(f"sweep {sweep}", fontsize=9, loc="left")
-    fig.tight_layout()
-    return fig
-
-
-def _survival_panel(ax: plt.Axes, s: pd.DataFrame, plan: AnalysisPlan) -> None:
-    arms = [a for a in plan.arm_order if a in set(s["arm"])]
-    arms += sorted(set(s["arm"]) - set(arms))
-    ax.axhline(1.0, color="#bbbbbb", lw=1.5, zorder=0)
-    for i, arm in enumerate(arms):  # hollow markers shrinking: equal lines stay visible
-        a = s[s["arm"] == arm].sort_values("k")
-        line, = ax.plot(a["k"], a["survival"].astype(float), marker="osD^v<>ph"[i % 9],
-                        ms=max(3, 9 - 1.5 * i), mfc="none",
-                        label=f"{arm} {plan.arm_title(arm)} ({int(a['rows'].max())} rows)")
-        ax.fill_between(a["k"], a["survival_low"].astype(float),
-                        a["survival_high"].astype(float), color=line.get_color(),
-                        alpha=0.15, lw=0)
-    ax.set_xticks(sorted(set(s["k"])))
-    ax.set_ylim(-0.03, 1.05)
-    ax.set_xlabel("folds after the fold that planted the fact (k)")
-    ax.set_ylabel("share of graded facts still carried")
-    ax.text(0.99, 0.98, "k = 0: the planting fold's carry (below 1: never carried)\n"
-            "after: lost over folds · band: blocks resampled", ha="right", va="top",
-            fontsize=6.5, color="#666666", transform=ax.transAxes)
-    ax.legend(fontsize=7, frameon=False, loc="lower left")
-
-

@@ -17,12 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # files only; no display on a cluster node
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from .plotting import pyplot
+
+plt = pyplot()  # this module draws in every job that imports it
+import matplotlib  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
@@ -45,10 +46,9 @@ Numbers = dict[str, float | int]
 CLASS_COLOURS = {"works": "#7f7f7f", "rescued": "#1b9e77", "not rescued": "#d95f02",
                  "over_writing": "#1b9e77", "under_writing": "#d95f02", "healthy": "#7f7f7f",
                  "unknown": "#7570b3"}
-plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "svg.hashsalt": "foldstudy",
-                     "svg.fonttype": "none", "axes.spines.top": False,
-                     "axes.spines.right": False})
 
+plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "svg.fonttype": "none",
+                     "axes.spines.top": False, "axes.spines.right": False})
 
 # A drawer draws one figure of rule figures from the rows its entry reads, numbers.json,
 # the plan and the scopes, every drawer alike, so make_figures calls each the same way.

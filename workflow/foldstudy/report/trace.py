@@ -1,5 +1,5 @@
 """Where the facts were lost (rule trace): the fact trace read per arm, as a table of
-losses by kind and the fact-survival figure (report/compare.py): the share of graded
+losses by kind and the fact-survival figure: the share of graded
 facts still carried k folds after the fold that planted them.
 
 Paper §4.10: "the carrier is a strict upper bound on recall: nothing is recovered after
@@ -13,23 +13,23 @@ counted (paper §3.3: "every reported statistic reads that one rule").
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ..analysis.cells import arm_sort_key, valid_rows  # noqa: E402
-from ..analysis.compare import fact_grid, fact_survival  # noqa: E402
-from ..analysis.plan import AnalysisPlan  # noqa: E402
-from ..evidence import columns  # noqa: E402
-from ..evidence.load import load_evidence, read_artifact  # noqa: E402
+from ..analysis.cells import arm_sort_key, valid_rows
+from ..analysis.compare import NO_TRACE, fact_grid, fact_survival
+from ..analysis.plan import AnalysisPlan
+from ..evidence import columns
+from ..evidence.load import load_evidence, read_artifact
 from ..evidence.provenance import check_same_study
-from ..grade.trace import OPAQUE  # noqa: E402
-from .compare import survival_figure  # noqa: E402
-from .table import Body, Col, Table, render_template  # noqa: E402
+from ..grade.trace import OPAQUE
+from .plotting import pyplot
+from .table import Body, Col, Table, render_template
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # The kinds of a graded fact's fate, in the order a fact meets them.
 NEVER_CARRIED = "never_carried"  # no carry from its planting fold on held it
@@ -154,7 +154,7 @@ def index_notes(losses: pd.DataFrame, plan: AnalysisPlan) -> list[str]:
 
 
 def trace_figure(trace: pd.DataFrame | None, checks: pd.DataFrame, rows: pd.DataFrame,
-                 plan: AnalysisPlan) -> plt.Figure:
+                 plan: AnalysisPlan) -> Figure:
     """The fact-trace figure is the fact-survival figure (one, not two): per
     sweep, the share of valid rows' graded facts still carried k folds after the fold that
     planted them, per arm with its block-resampled band, so the loss at the first fold
@@ -162,6 +162,55 @@ def trace_figure(trace: pd.DataFrame | None, checks: pd.DataFrame, rows: pd.Data
     survival = (fact_survival(fact_grid(trace, checks, rows), plan) if trace is not None
                 else None)
     return survival_figure(survival, plan)
+
+
+
+def survival_figure(survival: pd.DataFrame | None, plan: AnalysisPlan,
+                    why_empty: str = NO_TRACE) -> Figure:
+    """Fact survival: per sweep a panel, per arm the share of graded facts still carried
+    k folds after the fold that planted them (the product-limit `survival`, so a run's
+    end censors a late-planted fact instead of bending the curve up), with its
+    block-resampled band. The gap below 1 at k = 0 is the loss at the first fold ("never
+    carried"); the fall after it the loss over folds (paper §4.4)."""
+    s = survival if survival is not None else pd.DataFrame(
+        columns=columns.FACT_SURVIVAL_TABLE)
+    s = s[s["facts"] > 0]
+    sweeps = sorted(set(s["sweep"])) or [None]
+    fig, axes = pyplot().subplots(1, len(sweeps), figsize=(4.8 * len(sweeps) + 0.6, 3.6),
+                             squeeze=False)
+    for ax, sweep in zip(axes[0], sweeps, strict=True):
+        if sweep is None:
+            ax.text(0.5, 0.5, f"— {why_empty if survival is None else 'no valid row'}",
+                    ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            continue
+        _survival_panel(ax, s[s["sweep"] == sweep], plan)
+        ax.set_title(f"sweep {sweep}", fontsize=9, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def _survival_panel(ax: Axes, s: pd.DataFrame, plan: AnalysisPlan) -> None:
+    arms = [a for a in plan.arm_order if a in set(s["arm"])]
+    arms += sorted(set(s["arm"]) - set(arms))
+    ax.axhline(1.0, color="#bbbbbb", lw=1.5, zorder=0)
+    for i, arm in enumerate(arms):  # hollow markers shrinking: equal lines stay visible
+        a = s[s["arm"] == arm].sort_values("k")
+        line, = ax.plot(a["k"], a["survival"].astype(float), marker="osD^v<>ph"[i % 9],
+                        ms=max(3, 9 - 1.5 * i), mfc="none",
+                        label=f"{arm} {plan.arm_title(arm)} ({int(a['rows'].max())} rows)")
+        ax.fill_between(a["k"], a["survival_low"].astype(float),
+                        a["survival_high"].astype(float), color=line.get_color(),
+                        alpha=0.15, lw=0)
+    ax.set_xticks(sorted(set(s["k"])))
+    ax.set_ylim(-0.03, 1.05)
+    ax.set_xlabel("folds after the fold that planted the fact (k)")
+    ax.set_ylabel("share of graded facts still carried")
+    ax.text(0.99, 0.98, "k = 0: the planting fold's carry (below 1: never carried)\n"
+            "after: lost over folds · band: blocks resampled", ha="right", va="top",
+            fontsize=6.5, color="#666666", transform=ax.transAxes)
+    ax.legend(fontsize=7, frameon=False, loc="lower left")
 
 
 def read_trace(path: str | Path | None) -> pd.DataFrame | None:
@@ -186,7 +235,7 @@ def write_trace_report(trace_csv: str | None, rows_csv: str, checks_csv: str, pl
     for p in (figure_png, figure_svg):
         Path(p).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(p, dpi=200, metadata={"Date": None} if p.endswith(".svg") else None)
-    plt.close(fig)
+    pyplot().close(fig)
     table = loss_table(losses, plan)
     Path(table_md).parent.mkdir(parents=True, exist_ok=True)
     Path(table_md).write_text(
