@@ -19,11 +19,11 @@ TOST) on blocks drawn with replacement from the measured rows' recalls, both arm
 the one pooled distribution, --simulations times: the flip rate the test gives on rows
 like these, with its Monte Carlo standard error.
 
---embedded N: also N sweeps on the embedded model (SmolLM2-135M at one thread; 3-6 min a
-run on 2 loaded cores, so N sweeps take about 12 N min or more: 2 did not finish in 25
-min on 2026-12-04): it honours the seed, so the copy's replies are its original's, byte
-for byte, and its A/A reads "equivalent" by construction: the flip rate there is 0 by
-determinism.
+--embedded N: also N sweeps on the embedded model (SmolLM2-135M at one thread; about 3
+min a run, one run at a time: 2 sweeps took 24 min on 2026-12-04). It honours the seed,
+so the copy's replies are its original's, byte for byte, and its A/A cannot flip. It
+also prints in how many blocks that held, and how many cards read every arm lost every
+fact: such a card holds no contrast, so no A/A line either.
 --sweeps 0 skips the stand-in part (and its simulation), for the embedded run alone.
 
 The flip rate is the share of A/A lines declared anything but undecided or equivalent.
@@ -72,6 +72,23 @@ def flips(decision: Path) -> tuple[dict[str, int], list[dict]]:
         count["better" if v["word"].endswith("better") else
               "equivalent" if v["word"].startswith("equivalent") else "undecided"] += 1
     return count, lines
+
+
+def copies_and_cards(work: Path) -> str:
+    """What an embedded A/A study showed besides its A/A words: in how many blocks the
+    copy's carries and recall answer were its original's byte for byte, and how many cards
+    read every arm lost every fact (such a card holds no contrast, so no A/A line)."""
+    same = blocks = 0
+    for original in sorted(work.glob("results/runs/*/*/*/m.json")):
+        a = json.loads(original.read_text())
+        b = json.loads(original.with_name("m~aa.json").read_text())
+        blocks += 1
+        same += ([f["carry"] for f in a["folds"]] == [f["carry"] for f in b["folds"]]
+                 and a["recall"]["answer"] == b["recall"]["answer"])
+    cards = json.loads((work / "results/decision.json").read_text())["cards"]
+    lost = sum(bool(c.get("all_lost")) for c in cards)
+    return (f"the copy's carries and answer were the original's in {same}/{blocks} blocks; "
+            f"{lost}/{len(cards)} cards read every arm lost every fact")
 
 
 def measured(work: Path, sweeps: int, repeats: int, embedded: bool = False
@@ -161,7 +178,7 @@ def main() -> None:
             n = sum(count.values())
             print(f"embedded (SmolLM2-135M, seed honoured), {a.embedded} sweeps x 2 repeats: "
                   f"{count['better']}/{n} declared better ({count['equivalent']} equivalent, "
-                  f"{count['undecided']} undecided)")
+                  f"{count['undecided']} undecided); {copies_and_cards(Path(tmp, 'emb'))}")
 
 
 if __name__ == "__main__":
