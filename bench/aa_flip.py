@@ -20,7 +20,7 @@ the one pooled distribution, --simulations times: the flip rate the test gives o
 like these, with its Monte Carlo standard error.
 
 --embedded N: also N sweeps on the embedded model (SmolLM2-135M at one thread; about 3
-min a run, one run at a time: 2 sweeps took 24 min on 2026-12-04). It honours the seed,
+min a run, one run at a time: 2 sweeps took 22 min on 2026-12-04). It honours the seed,
 so the copy's replies are its original's, byte for byte, and its A/A cannot flip. It
 also prints in how many blocks that held, and how many cards read every arm lost every
 fact: such a card holds no contrast, so no A/A line either.
