@@ -159,9 +159,10 @@ def grid_lines(grid: pd.DataFrame, keys: Sequence[str], key: str,
 
 
 def side_by_side(refs: Sequence[RunRef], key: str, records: dict[str, RunRecord],
-            fixture: Fixture, grid: pd.DataFrame, checks: dict[str, list[dict[str, Any]]],
-            rows: dict[str, list[dict[str, Any]]], plan: AnalysisPlan, viewer: str | None,
-            headings: list[str]) -> dict[str, Any]:
+                 fixture: Fixture, grid: pd.DataFrame,
+                 checks: dict[str, list[dict[str, Any]]],
+                 rows: dict[str, list[dict[str, Any]]], plan: AnalysisPlan,
+                 viewer: str | None, headings: list[str]) -> dict[str, Any]:
     """One side-by-side table: a column per run (`key`: "arm" or "model" names it), a row
     per fold, the answers last, the fact-by-fold grid above it."""
     cols = []
@@ -230,8 +231,8 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
             continue
         g = grid[(grid["sweep"] == sweep) & (grid["model"] == model)
                  & (grid["repeat"] == repeat)]
-        sec = side_by_side(ran, "arm", records, fixtures[sweep], g, checks, rows, plan, link,
-                      headings)
+        sec = side_by_side(ran, "arm", records, fixtures[sweep], g, checks, rows, plan,
+                           link, headings)
         rel = block_path(sweep, model, repeat)
         write(rel, 2, f"{sweep} · {model} · repeat {repeat}: arm against arm",
               [{**sec, "id": f"r{repeat}", "heading": None}])
@@ -244,8 +245,8 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
             ran = sorted((r for r in group if r.repeat == repeat), key=lambda r: r.model)
             g = grid[(grid["sweep"] == sweep) & (grid["arm"] == arm)
                      & (grid["repeat"] == repeat)]
-            sections.append({**side_by_side(ran, "model", records, fixtures[sweep], g, checks,
-                                       rows, plan, link, headings),
+            sections.append({**side_by_side(ran, "model", records, fixtures[sweep], g,
+                                            checks, rows, plan, link, headings),
                              "id": f"r{repeat}", "heading": f"repeat {repeat}"})
         rel = arm_path(sweep, arm)
         write(rel, 1, f"{sweep} · arm {arm} {plan.arm_title(arm)}: model against model",

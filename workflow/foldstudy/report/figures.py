@@ -17,30 +17,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
+from ..analysis.cells import valid_rows
+from ..analysis.decision import AA_SOURCE
+from ..analysis.headings import recall_by_headings
+from ..analysis.partition import partition
+from ..analysis.plan import AnalysisPlan
+from ..analysis.recall import recall_cells
+from ..analysis.retained import NO_RETAINED, retained_points
+from ..analysis.scopes import Scopes
+from ..evidence import columns
+from ..evidence.load import read_artifact
+from ..evidence.provenance import check_same_study
+from ..io import read_json
+from ..study.carriers.uncompacted import UNCOMPACTED_SOURCE
 from .plotting import pyplot
+from .titles import FigureEntry, bind, drawn_by
 
 plt = pyplot()  # this module draws in every job that imports it
-import matplotlib  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-
-from ..analysis.cells import valid_rows  # noqa: E402
-from ..analysis.decision import AA_SOURCE  # noqa: E402
-from ..analysis.headings import recall_by_headings  # noqa: E402
-from ..analysis.partition import partition  # noqa: E402
-from ..analysis.plan import AnalysisPlan  # noqa: E402
-from ..analysis.recall import recall_cells  # noqa: E402
-from ..analysis.retained import NO_RETAINED, retained_points  # noqa: E402
-from ..analysis.scopes import Scopes  # noqa: E402
-from ..evidence import columns  # noqa: E402
-from ..evidence.load import read_artifact  # noqa: E402
-from ..evidence.provenance import check_same_study  # noqa: E402
-from ..io import read_json  # noqa: E402
-from ..study.carriers.uncompacted import UNCOMPACTED_SOURCE  # noqa: E402
-from .titles import FigureEntry, bind, drawn_by  # noqa: E402
 
 Numbers = dict[str, float | int]
 CLASS_COLOURS = {"works": "#7f7f7f", "rescued": "#1b9e77", "not rescued": "#d95f02",
