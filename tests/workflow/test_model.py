@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 import yaml
 
+from foldstudy.backends.base import REPETITION, ChatRequest
 from foldstudy.backends.embedded import EmbeddedBackend
 from foldstudy.backends.store import ResponseStore
 from foldstudy.grade.grader import StockSignature
@@ -108,7 +109,7 @@ def test_each_arm_runs_a_full_row(setup, arm_id):
         r = f["reply"]
         assert r["token_count_method"] == "exact" and r["prompt_tokens"] > 100
         assert 0 < r["completion_tokens"] <= arm.fold_budget_tokens
-        assert r["finish_reason"] in ("stop", "length")
+        assert r["finish_reason"] in ("stop", "length", REPETITION)
         assert setup["backend"].count_tokens(f["carry"]) <= arm.carry_cap_tokens
         if arm.has_index:  # the index holds its share, counted by the model's tokenizer
             assert f["index_tokens"] == setup["backend"].count_tokens(f["index"])
@@ -123,7 +124,7 @@ def test_each_arm_runs_a_full_row(setup, arm_id):
     assert graded >= 6  # the two chunks hold facts enough to grade
     assert row["valid"] and row["n_graded"] == graded and len(checks) == graded
     assert row["declared_ceiling_chars"] == arm.declared_ceiling_chars
-    assert row["finish_stop"] + row["finish_length"] == FOLDS
+    assert row["finish_stop"] + row["finish_length"] + row["finish_repeat"] == FOLDS
     assert row["system_prompt_sha256"] == arm.system_prompt_sha256
     if arm_id == "q":  # the schema guarantees the partition arrives, unless the cap clips it
         assert all(f["headings_carried"] == 5 for f in fold_rows
@@ -152,3 +153,32 @@ def test_context_overflow_fires_catch_up_and_invalidates_the_row(setup):
     row, _, _ = grade_record(rec, setup["fixture"], g["abstention_markers"],
                              StockSignature.from_dict(g["stock_signature"]), setup["headings"])
     assert (row["valid"], row["invalid_reason"]) == (False, "catchup_fired")
+
+
+PARROT = ChatRequest(messages=({"role": "user", "content": "Write the letters b2 one hundred "
+                                "times with no spaces: b2b2b2b2b2b2b2b2"},),
+                     max_tokens=200, temperature=0.0, seed=1)
+BRIEF = ChatRequest(messages=({"role": "system", "content": "You answer briefly."},
+                              {"role": "user", "content": "What is the capital of France?"}),
+                    max_tokens=40, temperature=0.2, seed=1)
+
+
+def test_a_reply_that_parrots_stops_at_the_repetition_and_says_so(setup):
+    """The embedded backend's stop_on_repeat (its default): the model asked to parrot
+    stops once one block is said three times over 32 tokens, its text what it wrote."""
+    off = EmbeddedBackend("smollm2-135m", {"n_ctx": 2048, "threads": MODEL_THREADS,
+                                           "stop_on_repeat": False})
+    try:
+        stopped, whole = setup["backend"].complete(PARROT), off.complete(PARROT)
+        brief_on, brief_off = setup["backend"].complete(BRIEF), off.complete(BRIEF)
+    finally:
+        off.close()
+    assert whole.finish_reason == "length" and whole.completion_tokens == 200
+    assert stopped.finish_reason == REPETITION and stopped.raw["repeat_period"] >= 1
+    assert 32 <= stopped.completion_tokens < 200
+    assert whole.text.startswith(stopped.text) and len(stopped.text) < len(whole.text)
+    assert stopped.prompt_tokens == whole.prompt_tokens
+    # a reply that never repeats itself is the same reply, watched or not
+    assert brief_on.finish_reason != REPETITION
+    assert (brief_on.text, brief_on.finish_reason, brief_on.completion_tokens) == (
+        brief_off.text, brief_off.finish_reason, brief_off.completion_tokens)

@@ -141,6 +141,12 @@ def chat_body(request: ChatRequest, style: str, strict: bool = True,
     return body
 
 
+# The finish_reason of a reply the embedded backend ended because it repeated one block
+# of tokens (backends/embedded.py, stop_on_repeat): neither "stop" nor "length", the two
+# every backend maps its provider's reasons to and the rows count (paper §4.9).
+REPETITION = "repetition"
+
+
 @dataclass
 class Reply:
     text: str

@@ -5,18 +5,30 @@ removed (base.grammar_schema: llama-cpp-python crashes on a large maxLength); th
 is then validated against the full schema by the fold, so a reply over its ceiling is
 recorded, not silently fixed. This is the one backend whose ceilings do not travel in
 the schema; every row records how its ceiling reached the model (ceiling_delivery).
+
+A small model parrots: SmolLM2-135M, under the JSON grammar above all, often writes one
+line or one hex pair over and over to its budget (a tiny-study j fold: 600 tokens of
+"b2b2b2..."). With `stop_on_repeat` (this backend's default; no other backend has it,
+and the paper's study runs none of this backend's models) a reply stops once its last
+tokens are one block repeated (`repeat_period`), its text what the model wrote up to
+there, its finish_reason "repetition", never "stop" or "length" (paper §4.9 counts those
+two). The fold then reads the reply as it reads a reply cut at max_tokens: a JSON reply
+so cut is a parse failure, as it would have been at the budget.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ..io import sha256_file
 from .base import (
+    REPETITION,
     Backend,
     BackendError,
     ChatRequest,
@@ -35,6 +47,12 @@ DEFAULT_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db
 # Chat-template overhead per message, added to the content tokens when checking the
 # budget before a call; the reply's usage then gives the exact count.
 TEMPLATE_TOKENS_PER_MESSAGE = 8
+# A reply repeats itself when its last tokens are one block of at most MAX_PERIOD tokens
+# written PERIODS times in a row, spanning at least MIN_SPAN tokens: a line said three
+# times over, or 32 tokens of one pair. A summary lists distinct values, so its lines
+# differ. A line naming a sha256 digest is about 90 of SmolLM2's tokens (a tiny-study j
+# fold wrote one such line six times to its budget), hence a period of up to 200.
+MIN_SPAN, MAX_PERIOD, PERIODS = 32, 200, 3
 
 
 def packaged_weights() -> Path:
@@ -62,15 +80,88 @@ def _weights(cfg: dict[str, Any]) -> tuple[Path, str | None]:
             cfg["sha256"] or (None if gguf else DEFAULT_SHA256))
 
 
-def _identity(name: str, path: Path, sha256: str, n_ctx: int) -> dict[str, Any]:
-    return {
+def _identity(name: str, path: Path, sha256: str, cfg: dict[str, Any]) -> dict[str, Any]:
+    out = {
         "backend": EmbeddedBackend.kind,
         "model": name,
         "weights": path.name,  # never the absolute path: it names the user's machine
         "weights_sha256": sha256,
-        "n_ctx": n_ctx,
+        "n_ctx": int(cfg["n_ctx"]),
         "llama_cpp_python": metadata.version("llama-cpp-python"),
     }
+    # in the identity, so in every request's store key: a reply stopped at a repetition
+    # is never reused for a run that asks for the whole reply, nor the other way round
+    if cfg["stop_on_repeat"]:
+        out["stop_on_repeat"] = [MIN_SPAN, MAX_PERIOD, PERIODS]
+    return out
+
+
+def repeat_period(tokens: Sequence[int], min_span: int = MIN_SPAN,
+                  max_period: int = MAX_PERIOD, periods: int = PERIODS) -> int | None:
+    """The shortest p such that the last max(min_span, periods * p) tokens are one block
+    of p tokens repeated, or None."""
+    n = len(tokens)
+    last = tokens[-1] if n else None
+    for p in range(1, min(max_period, n // periods) + 1):
+        span = max(min_span, periods * p)
+        if span > n or tokens[-1 - p] != last:
+            continue
+        tail = tokens[n - span:]
+        if all(tail[i] == tail[i + p] for i in range(span - p)):
+            return p
+    return None
+
+
+class RepeatWatch:
+    """A llama-cpp-python stopping criterion that ends a reply once it repeats itself.
+
+    Called after each token is sampled with the tokens evaluated so far (the prompt, then
+    the reply but its newest token); its first call sees the prompt alone. Once it has
+    fired it keeps answering yes (llama-cpp-python asks again after the last token)."""
+
+    def __init__(self) -> None:
+        self.prompt_len: int | None = None
+        self.period: int | None = None
+
+    def __call__(self, input_ids: Any, logits: Any) -> bool:
+        if self.period is not None:
+            return True
+        if self.prompt_len is None:
+            self.prompt_len = len(input_ids)
+            return False
+        self.period = repeat_period([int(t) for t in input_ids[self.prompt_len:]])
+        return self.period is not None
+
+
+def watched_chat_handler(llm: Any, watch: RepeatWatch) -> Any | None:
+    """The chat handler llama-cpp-python builds from the GGUF's own chat template, with
+    `watch` added to its stopping criteria (its chat completion takes none of the
+    caller's, and a logits processor's exception is swallowed by the sampler's C
+    callback); None where llama-cpp-python does not use the GGUF's own template (none, or
+    one it recognised as a format of its own): the reply then runs unwatched."""
+    from llama_cpp import StoppingCriteriaList
+    from llama_cpp.llama_chat_format import (
+        Jinja2ChatFormatter,
+        chat_formatter_to_chat_completion_handler,
+    )
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if llm.chat_format != "chat_template.default" or not template:
+        return None  # a format llama-cpp-python named itself: not rebuilt here
+    eos, bos = llm.token_eos(), llm.token_bos()
+    # as Llama.__init__ builds its "chat_template.default" handler
+    inner = Jinja2ChatFormatter(
+        template=template,
+        eos_token=llm.detokenize([eos], special=True).decode() if eos != -1 else "",
+        bos_token=llm.detokenize([bos], special=True).decode() if bos != -1 else "",
+        stop_token_ids=[eos])
+
+    def formatter(**kwargs: Any) -> Any:
+        r = inner(**kwargs)
+        return dataclasses.replace(r, stopping_criteria=StoppingCriteriaList(
+            [*(r.stopping_criteria or []), watch]))
+
+    return chat_formatter_to_chat_completion_handler(formatter)
 
 
 class GGUFTokenizer:
@@ -105,7 +196,8 @@ class GGUFTokenizer:
 class EmbeddedBackend(Backend):
     kind = "embedded"
     summary = "llama-cpp-python in the job"
-    defaults = {"gguf": None, "sha256": None, "n_ctx": 4096, "threads": 2}
+    defaults = {"gguf": None, "sha256": None, "n_ctx": 4096, "threads": 2,
+                "stop_on_repeat": True}
     slot_resource = "embedded_model"
     # llama-cpp-python's grammar cannot hold a large maxLength (base.grammar_schema).
     ceiling_delivery = "validated_after"
@@ -130,7 +222,8 @@ class EmbeddedBackend(Backend):
                          n_threads_batch=threads, seed=0, verbose=False)
         self.tokenizer = GGUFTokenizer(self.llm)
         self.context_length = int(cfg["n_ctx"])
-        self.identity = _identity(name, path, digest, self.context_length)
+        self.stop_on_repeat = bool(cfg["stop_on_repeat"])
+        self.identity = _identity(name, path, digest, cfg)
 
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None
@@ -139,7 +232,7 @@ class EmbeddedBackend(Backend):
         if sha is None:
             raise BackendError("config", f"models.{name}: replay of a custom GGUF needs its "
                                "sha256 in the config (the live run's identity names it)", False)
-        return _identity(name, path, sha, int(cfg["n_ctx"]))
+        return _identity(name, path, sha, cls.resolve_config(cfg))
 
     @classmethod
     def config_context_length(cls, cfg: dict[str, Any]) -> int | None:
@@ -178,9 +271,12 @@ class EmbeddedBackend(Backend):
                 detail={"prompt_tokens": prompt_estimate, "n_ctx": n_ctx},
             )
         t0 = time.monotonic()
+        body = chat_body(request, "json_object_schema", ceilings_on_wire=False)
+        watch = RepeatWatch() if self.stop_on_repeat else None
+        # the model's own handler (None) or the same one watching for a repetition
+        self.llm.chat_handler = watched_chat_handler(self.llm, watch) if watch else None
         try:
-            out = self.llm.create_chat_completion(
-                **chat_body(request, "json_object_schema", ceilings_on_wire=False))
+            out = self.llm.create_chat_completion(**body)
         except ValueError as e:
             if "exceed context window" in str(e):
                 raise ContextOverflow(str(e)) from e
@@ -190,12 +286,15 @@ class EmbeddedBackend(Backend):
         usage = out.get("usage", {})
         return Reply(
             text=choice["message"].get("content") or "",
-            finish_reason=choice.get("finish_reason") or "unknown",
+            finish_reason=(REPETITION if watch and watch.period
+                           else choice.get("finish_reason") or "unknown"),
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             token_count_method="exact",
             latency_s=round(latency, 3),
             served_by="embedded",
             cost_usd=0.0,
-            raw={"id": out.get("id"), "model": out.get("model"), "usage": usage},
+            raw={"id": out.get("id"), "model": out.get("model"), "usage": usage}
+            | ({"repeat_period": watch.period} if watch and watch.period else {}),
         )
+
