@@ -1080,6 +1080,7 @@ def paper_package(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
     df["abstained_prefix400"] = df["abstained"]
     df["retained_tokens"] = np.nan  # the paper did not record the tokens a carry kept
     df["n_control"], df["n_control_correct"], df["control_missed"] = 0, np.nan, ""  # none
+    df["finish_repeat"] = 0  # the paper ran no embedded model: no fold stopped at a repeat
     rows = df[columns.ROWS].copy()
     rows["headings_carried"] = rows["headings_carried"].astype(float)
     return rows.reset_index(drop=True), checks

@@ -239,6 +239,7 @@ def synthetic_package(n_rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Data
         # keep the stream they always had)
         "retained_tokens": np.where(has_checks, np.round(carried / 3.0), np.nan),
         "n_control": 0, "n_control_correct": np.nan, "control_missed": "",  # none planted
+        "finish_repeat": 0,  # no embedded fold
     })
     keep = has_checks[row_idx]
     checks = pd.DataFrame({

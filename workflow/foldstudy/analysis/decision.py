@@ -197,10 +197,14 @@ class Card:
     control_lost: dict[str, tuple[int, int]] = field(default_factory=dict)
     # arm -> the row ids of those rows (each flagged "control lost" on the decision page)
     control_lost_rows: dict[str, list[str]] = field(default_factory=dict)
+    # arm -> (folds the embedded backend ended at a repetition, folds) over the cell's
+    # valid rows (repeat_stops): what those folds wrote is their text up to the stop
+    repeat_stops: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("fold_failures", "ceiling_lines", "control_lost", "control_lost_rows"):
+        for key in ("fold_failures", "ceiling_lines", "control_lost", "control_lost_rows",
+                    "repeat_stops"):
             if not d[key]:  # a card with none reads as it always did
                 d.pop(key)
         return d
@@ -507,6 +511,7 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     """One card over the valid rows of one (sweep, model), each contrast at its own level
     (the family's adjustment and the plans to decide come after, in `cards`)."""
     failures = fold_failures(cell, ci.arms)
+    repeats = repeat_stops(cell)
     # said on every card, every fact lost or not: where all were lost, it says whether
     # the model could have answered at all
     ceiling = ceiling_lines(cell, checks, ci.arms, plan)
@@ -517,7 +522,7 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
         return Card(sweep, model, len(cell), True, loudness=loudness(cell, plan),
                     staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model),
                     fold_failures=failures, ceiling_lines=ceiling, control_lost=lost_controls,
-                    control_lost_rows=flagged)
+                    control_lost_rows=flagged, repeat_stops=repeats)
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
     verdicts = []
@@ -539,7 +544,7 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, plan),
                 loudness(cell, plan), own_arm_checks(ci.own, ci.arms, ran), staged,
                 ci.price_basis(model), index_lines(cell, checks, plan, ci.margin), failures,
-                ceiling, lost_controls, flagged)
+                ceiling, lost_controls, flagged, repeats)
 
 
 def ceiling_lines(cell: pd.DataFrame, checks: pd.DataFrame, arms: dict[str, Arm],
@@ -613,6 +618,21 @@ def control_lost_rows(cell: pd.DataFrame, arms: dict[str, Arm]
         lost = [str(r["row_id"]) for r in rows if missed(r) - top_missed[tuple(r[BLOCK])]]
         if beside:
             out[arm] = (lost, len(rows))
+    return out
+
+
+def repeat_stops(cell: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Per arm of the cell with any, (folds the embedded backend ended because the reply
+    repeated itself, folds) over the cell's valid rows (rows.csv finish_repeat; empty
+    where the package predates it). Such a fold is what a fold cut at its token budget
+    is, only sooner: the arm's own behaviour, in the means."""
+    if "finish_repeat" not in cell:
+        return {}
+    out: dict[str, tuple[int, int]] = {}
+    for arm, rows in cell.groupby("arm", sort=False):
+        stopped = int(rows["finish_repeat"].fillna(0).sum())
+        if stopped:
+            out[str(arm)] = (stopped, int(rows["folds"].fillna(0).sum()))
     return out
 
 

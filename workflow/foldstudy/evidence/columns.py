@@ -36,6 +36,10 @@ ROWS = [
     # many the recall turn asked (0: none planted), how many the answer got right, and
     # the labels it missed (`;`-joined); the last two empty where none was asked
     "n_control", "n_control_correct", "control_missed",
+    # folds the embedded backend ended because the reply repeated one block of tokens
+    # (its stop_on_repeat; finish_reason "repetition"): neither finish_stop nor
+    # finish_length, the two paper §4.9 counts. Empty on a row whose package predates it.
+    "finish_repeat",
 ]
 # Not in rows.csv: how many calls came from the response store. That depends on the
 # execution history (a resumed or replayed run hits the store), not on the study, and a
@@ -91,7 +95,7 @@ NUMERIC = {
     "folds_clipped", "parse_failures", "finish_stop", "finish_length", "prompt_tokens",
     "completion_tokens", "carrier_present", "n_correct_unit_lenient", "n_fabricated",
     "n_stock_signature", "schema_invalid_folds", "attempt", "retained_tokens",
-    "n_control", "n_control_correct",
+    "n_control", "n_control_correct", "finish_repeat",
 }
 # Of the numeric columns, those that count something (calls, tokens, folds, checks,
 # characters of a ceiling, a block's index): whole numbers, at least 0 and at most

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..backends.base import REPETITION
 from ..errors import StudyError
 from ..evidence import columns
 from ..evidence.load import write_table
@@ -160,6 +161,7 @@ def fold_columns(folds: list[Fold]) -> dict[str, Any]:
         "parse_failures": sum(not f.parse_ok for f in folds),
         "finish_stop": sum(x["finish_reason"] == "stop" for x in replies),
         "finish_length": sum(x["finish_reason"] == "length" for x in replies),
+        "finish_repeat": sum(x["finish_reason"] == REPETITION for x in replies),
         "prompt_tokens": sum(x["prompt_tokens"] for x in replies),
         "completion_tokens": sum(x["completion_tokens"] for x in replies),
         "schema_invalid_folds": sum(f.parse_ok and not f.schema_valid for f in folds),

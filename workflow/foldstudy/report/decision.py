@@ -240,7 +240,19 @@ def card_markdown(c: Card, plan: AnalysisPlan) -> list[str]:
             for line in (control_lost_line(arm, k, n, c.control_lost_rows.get(arm, [])), "")]
     out += [line for arm, said in c.fold_failures.items()
             for line in (fold_failure_line(arm, said), "")]
+    out += [line for arm, (k, n) in c.repeat_stops.items()
+            for line in (repeat_stop_line(arm, k, n), "")]
     return out
+
+
+def repeat_stop_line(arm: str, k: int, n: int) -> str:
+    """An arm some of whose folds the embedded backend ended at a repetition
+    (analysis/decision.py repeat_stops): a footnote, since such a fold is one cut at its
+    budget, sooner."""
+    return (f"*{arm}: {k} of {n} folds ended when the model repeated itself (the "
+            "embedded backend's `stop_on_repeat`: a block of tokens said three times in a "
+            "row); each carried what it wrote up to there, as a fold cut at its token "
+            "budget would. Its rows stay valid and in the means.*")
 
 
 def instrument_line(v: ContrastVerdict) -> str:
@@ -487,7 +499,8 @@ def card_from_dict(d: dict[str, Any]) -> Card:
                   [CeilingLine(**x) for x in d.get("ceiling_lines") or []],
                   {a: (int(k), int(n)) for a, (k, n) in (d.get("control_lost") or {}).items()},
                   {a: [str(r) for r in rows]
-                   for a, rows in (d.get("control_lost_rows") or {}).items()})
+                   for a, rows in (d.get("control_lost_rows") or {}).items()},
+                  {a: (int(k), int(n)) for a, (k, n) in (d.get("repeat_stops") or {}).items()})
 
 
 def inline_html(text: str) -> Markup:
