@@ -240,7 +240,15 @@ def card_markdown(c: Card, plan: AnalysisPlan) -> list[str]:
             for line in (control_lost_line(arm, k, n, c.control_lost_rows.get(arm, [])), "")]
     out += [line for arm, said in c.fold_failures.items()
             for line in (fold_failure_line(arm, said), "")]
+    if c.served_by_other:
+        out += [served_by_other_line(c.model, c.served_by_other), ""]
     return out
+
+
+def served_by_other_line(model: str, rows: list[str]) -> str:
+    """The card's rows another model served (analysis/decision.py served_by_other_rows)."""
+    return (f"**{len(rows)} row(s) were served by a model other than `{model}` and are left "
+            f"out of every number above (invalid: served_by_other):** {'; '.join(rows)}.")
 
 
 def instrument_line(v: ContrastVerdict) -> str:
@@ -487,7 +495,8 @@ def card_from_dict(d: dict[str, Any]) -> Card:
                   [CeilingLine(**x) for x in d.get("ceiling_lines") or []],
                   {a: (int(k), int(n)) for a, (k, n) in (d.get("control_lost") or {}).items()},
                   {a: [str(r) for r in rows]
-                   for a, rows in (d.get("control_lost_rows") or {}).items()})
+                   for a, rows in (d.get("control_lost_rows") or {}).items()},
+                  [str(r) for r in d.get("served_by_other") or []])
 
 
 def inline_html(text: str) -> Markup:
