@@ -127,7 +127,7 @@ def test_a_fallback_block_and_iteration_are_kept_beside_what_was_asked():
     BetaFallbackMessageIterationUsage: "Whether a fallback model served the response is
     signalled by the presence of this entry in `usage.iterations`" (type
     "fallback_message"); a declined hop leaves a "message" entry."""
-    with AnthropicStandin(fallback_to=OTHER, fallback_every=1) as s:
+    with AnthropicStandin(fallback_to=OTHER) as s:
         reply = make_backend("claude", cfg(s)).complete(request())
     body_content = s.fell_back  # the stand-in answered this request from the fallback
     assert len(body_content) == 1
@@ -144,7 +144,7 @@ def test_a_sticky_fallback_with_no_block_is_caught_by_its_iteration():
     """BetaFallbackBlock: "A turn routed directly by the sticky decision has no such
     boundary and carries no block — the signal for whether a fallback model served the
     response is the presence of a `fallback_message` entry in `usage.iterations`"."""
-    with AnthropicStandin(fallback_to=OTHER, fallback_every=1, sticky=True) as s:
+    with AnthropicStandin(fallback_to=OTHER, sticky=True) as s:
         reply = make_backend("claude", cfg(s)).complete(request())
     assert reply.served["fallbacks"] == [] and reply.served["iterations"] == [
         "fallback_message"]
@@ -218,7 +218,7 @@ def test_a_row_another_model_served_is_invalid_and_never_retried(tmp_path):
 def test_the_store_serves_a_fallback_reply_again_and_the_row_stays_decided(tmp_path):
     """A rerun sends nothing for a row already decided: the stored fallback reply is the
     reply, and the row it makes is served_by_other again."""
-    with AnthropicStandin(fallback_to=OTHER, fallback_every=1) as s:
+    with AnthropicStandin(fallback_to=OTHER) as s:
         b = make_backend("claude", cfg(s))
         first, hit, _ = cached_complete(b, ResponseStore(tmp_path), request(), {"t": 1})
         again, hit2, _ = cached_complete(b, ResponseStore(tmp_path), request(), {"t": 1},
@@ -232,7 +232,7 @@ def test_the_store_serves_a_fallback_reply_again_and_the_row_stays_decided(tmp_p
 
 def test_the_probe_reports_whether_the_endpoint_fell_back(study_arms, tmp_path):
     arms = [study_arms("config.yaml", 0.1)[a] for a in "jm"]
-    with AnthropicStandin(fallback_to=OTHER, fallback_every=1) as s:
+    with AnthropicStandin(fallback_to=OTHER) as s:
         c = cfg(s)
         rec = probe_model("claude", make_backend("claude", c), ResponseStore(tmp_path),
                           arms, 2000, 0.2, 1, c)

@@ -24,7 +24,7 @@ The summary keeps identifiers with a seeded loss (provider_standin.compact), fro
 previous block's content and the messages after it alike.
 
 Two ways another model answers, each off unless asked for:
-- `fallback_to` (with `fallback_every`): server-side fallback as it is documented
+- `fallback_to` (with `fallback_when`): server-side fallback as it is documented
   (https://platform.claude.com/docs/en/build-with-claude/refusals-and-fallback, beta
   server-side-fallback-2026-06-01; anthropic-sdk-python's BetaFallbackBlock,
   BetaFallbackMessageIterationUsage, BetaMessageIterationUsage): the requested model
@@ -34,8 +34,9 @@ Two ways another model answers, each off unless asked for:
   `message` entry and the serving hop's `fallback_message` entry (its `model` the
   fallback's); the top-level `model` names the fallback. `sticky=True` answers as a
   turn "routed directly by the sticky decision": no block, the `fallback_message`
-  entry alone. Which plain replies fall back is a function of the request alone
-  (its messages' hash), never of the order calls arrive in, so a rerun is served alike.
+  entry alone. Every plain request falls back, or those `fallback_when(body, seen)`
+  picks, `seen` counting the times this very body came before (a study's repeats send
+  byte-identical requests: `seen == 0` picks one of them, whichever came first).
   The real API falls back only when asked (`fallbacks`); this stand-in does it
   unasked, as an account or a proxy in between may.
 - `serves`: a model id answered under another one (`{"claude-standin":
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .provider_standin import Call, LoopbackStandin, answer, compact, summary_text, tokens
@@ -82,21 +84,24 @@ class AnthropicStandin(LoopbackStandin):
                  key: str = "anthropic-standin-key",
                  betas: tuple[str, ...] = (THRESHOLD_BETA, ON_DEMAND_BETA),
                  seed: int = 0, loss: float = 0.0, fallback_to: str | None = None,
-                 fallback_every: int = 2, sticky: bool = False,
-                 serves: dict[str, str] | None = None) -> None:
+                 fallback_when: Callable[[dict[str, Any], int], bool] | None = None,
+                 sticky: bool = False, serves: dict[str, str] | None = None) -> None:
         super().__init__(seed, loss)
         self.models, self.key, self.betas = models, key, betas
-        self.fallback_to, self.fallback_every, self.sticky = fallback_to, fallback_every, sticky
+        self.fallback_to, self.fallback_when, self.sticky = fallback_to, fallback_when, sticky
         self.serves = serves or {}
         self.fell_back: list[dict[str, Any]] = []  # each request a fallback model answered
+        self.seen: dict[str, int] = {}  # plain request body -> times it came
 
     def falls_back(self, body: dict[str, Any]) -> bool:
-        """Does this plain request fall back? One in `fallback_every`, by its messages'
-        hash: the same request falls back every time it is sent."""
+        """Does this plain request fall back (never a compaction)?"""
         if not self.fallback_to or "compaction" in body:
             return False
-        digest = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode())
-        return int(digest.hexdigest()[:8], 16) % self.fallback_every == 0
+        text = json.dumps(body, sort_keys=True)
+        with self.lock:
+            seen = self.seen.get(text, 0)
+            self.seen[text] = seen + 1
+        return self.fallback_when is None or self.fallback_when(body, seen)
 
     def sign(self, content: Any) -> str:
         return hashlib.sha256(f"{self.key}:{content}".encode()).hexdigest()[:32]
