@@ -7,9 +7,9 @@ model served (the provider's fallback, a gateway's substitute: the response's ow
 `served_by_other:<model>`, never retried: the row does not measure the model it names.
 Catch-up is invalid and is not retried: that row answered a different question. The
 arm's own behaviour (parse failure, truncation, abstention) stays valid and in the means:
-retrying it would select for the arm succeeding. So does a native fold whose provider answered without
-compacting (content null, no block, a stop reason other than compaction such as
-max_tokens): the provider's compaction is the arm, so its failure is the arm's. The
+retrying it would select for the arm succeeding. So does a native fold whose provider
+answered without compacting (content null, no block, a stop reason other than compaction
+such as max_tokens): the provider's compaction is the arm, so its failure is the arm's. The
 row's parse_failures count those folds, and the card says "k of n folds returned no
 compaction" beside every recall difference of the arm (analysis/decision.py
 fold_failures).
