@@ -30,6 +30,17 @@ What is sent, and where it was learned (all read 2026-12-03):
   there. No request sends cache_control, so every input token is priced at the input
   list price.
 
+- Server-side fallback (https://platform.claude.com/docs/en/build-with-claude/
+  refusals-and-fallback; anthropic-sdk-python's BetaFallbackBlock,
+  BetaFallbackMessageIterationUsage and BetaMessageIterationUsage, read 2026-12-05):
+  asked for with beta `server-side-fallback-2026-06-01` (or `-2026-07-01`) and a
+  `fallbacks` field, a turn the requested model declines is answered by another model in
+  the same reply, marked by a `fallback` content block (`from.model`, `to.model`) and a
+  `usage.iterations` entry of type `fallback_message`; a turn "routed directly by the
+  sticky decision" carries the iteration and no block. This backend never asks for it;
+  each reply records its `model`, the blocks and the iteration types (Reply.served), so
+  a fallback served anyway makes its row invalid (validity: served_by_other).
+
 Compaction: two mechanisms exist, and one is usable at a fold's size.
 - Threshold: `context_management.edits = [{"type": "compact_20260112", "trigger":
   {"type": "input_tokens", "value": N}}]` under beta `compact-2026-01-12`
