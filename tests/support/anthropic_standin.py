@@ -22,11 +22,33 @@ foldstudy/backends/anthropic.py names (read 2026-12-03):
   "max_tokens", no block.
 The summary keeps identifiers with a seeded loss (provider_standin.compact), from the
 previous block's content and the messages after it alike.
+
+Two ways another model answers, each off unless asked for:
+- `fallback_to` (with `fallback_when`): server-side fallback as it is documented
+  (https://platform.claude.com/docs/en/build-with-claude/refusals-and-fallback, beta
+  server-side-fallback-2026-06-01; anthropic-sdk-python's BetaFallbackBlock,
+  BetaFallbackMessageIterationUsage, BetaMessageIterationUsage): the requested model
+  declines and the fallback model answers in the same reply, which carries a `fallback`
+  block `{"type": "fallback", "from": {"model": asked}, "to": {"model": fallback}}`
+  before the fallback's text, and `usage.iterations` holding the declined hop's
+  `message` entry and the serving hop's `fallback_message` entry (its `model` the
+  fallback's); the top-level `model` names the fallback. `sticky=True` answers as a
+  turn "routed directly by the sticky decision": no block, the `fallback_message`
+  entry alone. Every plain request falls back, or those `fallback_when(body, seen)`
+  picks, `seen` counting the times this very body came before (a study's repeats send
+  byte-identical requests: `seen == 0` picks one of them, whichever came first).
+  The real API falls back only when asked (`fallbacks`); this stand-in does it
+  unasked, as an account or a proxy in between may.
+- `serves`: a model id answered under another one (`{"claude-standin":
+  "claude-standin-20260101"}`: the dated id of an alias; or another model entirely),
+  as a gateway may serve a pinned id from another model.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Callable
 from typing import Any
 
 from .provider_standin import Call, LoopbackStandin, answer, compact, summary_text, tokens
@@ -61,9 +83,25 @@ class AnthropicStandin(LoopbackStandin):
     def __init__(self, models: tuple[str, ...] = ("claude-standin",),
                  key: str = "anthropic-standin-key",
                  betas: tuple[str, ...] = (THRESHOLD_BETA, ON_DEMAND_BETA),
-                 seed: int = 0, loss: float = 0.0) -> None:
+                 seed: int = 0, loss: float = 0.0, fallback_to: str | None = None,
+                 fallback_when: Callable[[dict[str, Any], int], bool] | None = None,
+                 sticky: bool = False, serves: dict[str, str] | None = None) -> None:
         super().__init__(seed, loss)
         self.models, self.key, self.betas = models, key, betas
+        self.fallback_to, self.fallback_when, self.sticky = fallback_to, fallback_when, sticky
+        self.serves = serves or {}
+        self.fell_back: list[dict[str, Any]] = []  # each request a fallback model answered
+        self.seen: dict[str, int] = {}  # plain request body -> times it came
+
+    def falls_back(self, body: dict[str, Any]) -> bool:
+        """Does this plain request fall back (never a compaction)?"""
+        if not self.fallback_to or "compaction" in body:
+            return False
+        text = json.dumps(body, sort_keys=True)
+        with self.lock:
+            seen = self.seen.get(text, 0)
+            self.seen[text] = seen + 1
+        return self.fallback_when is None or self.fallback_when(body, seen)
 
     def sign(self, content: Any) -> str:
         return hashlib.sha256(f"{self.key}:{content}".encode()).hexdigest()[:32]
@@ -133,7 +171,8 @@ class AnthropicStandin(LoopbackStandin):
         prompt = tokens(sent) + 4 * len(body.get("messages") or [])
         budget = int(body["max_tokens"])
         reply = {"id": f"msg_standin_{len(self.calls):04d}", "type": "message",
-                 "role": "assistant", "model": body["model"], "stop_sequence": None}
+                 "role": "assistant", "model": self.serves.get(body["model"], body["model"]),
+                 "stop_sequence": None}
         if "compaction" in body:
             summary = summary_text(compact(sent, self.seed, self.loss))
             out = tokens(summary)
@@ -153,8 +192,24 @@ class AnthropicStandin(LoopbackStandin):
         out = tokens(text)
         if out > budget:
             text, out = text[: budget * 4], budget
-        return {**reply, "content": [{"type": "text", "text": text}],
+        usage = {"input_tokens": prompt, "output_tokens": out,
+                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        if self.falls_back(body):
+            with self.lock:
+                self.fell_back.append(body)
+            to = str(self.fallback_to)
+            if not self.sticky:  # the declined hop ran: its boundary is marked
+                content.insert(0, {"type": "fallback", "from": {"model": body["model"]},
+                                   "to": {"model": to}})
+            usage["iterations"] = [
+                *([] if self.sticky else [{"type": "message", "model": body["model"],
+                                           "input_tokens": prompt, "output_tokens": 0,
+                                           "cache_creation_input_tokens": 0,
+                                           "cache_read_input_tokens": 0}]),
+                {"type": "fallback_message", "model": to, **usage}]
+            reply["model"] = to
+        return {**reply, "content": content,
                 "stop_reason": "max_tokens" if out >= budget else "end_turn",
-                "usage": {"input_tokens": prompt, "output_tokens": out,
-                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+                "usage": usage}
 

@@ -80,7 +80,8 @@ FAULT_CLASSES: dict[str, dict[str, Any]] = {
 
 def fault_class(fault: dict[str, Any]) -> str:
     """The name a fault dict is counted under in `Standin.injected` ("" for no fault)."""
-    for name in ("stall", "sleep", "truncated", "malformed", "finish_error", "served_by"):
+    for name in ("stall", "sleep", "truncated", "malformed", "finish_error", "served_by",
+                 "served_model"):
         if fault.get(name):
             return name
     if "status" in fault:
@@ -509,6 +510,9 @@ class Handler(BaseHTTPRequestHandler):
         status, out = complete(st, body, ep)
         if fault and fault.get("served_by") and status == 200:
             out["provider"] = fault["served_by"]
+        if fault and fault.get("served_model") and status == 200:
+            # A4's `model` names what served the call: another model under the slug asked
+            out["model"] = fault["served_model"]
         return self._send(status, out)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..grade.validity import SERVED_BY_OTHER
 from ..study.carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers name it
 from ..study.carriers.registry import carrier_of
 from ..study.spec import Arm, is_matched, native_with_title
@@ -200,11 +201,14 @@ class Card:
     # arm -> (folds the embedded backend ended at a repetition, folds) over the cell's
     # valid rows (repeat_stops): what those folds wrote is their text up to the stop
     repeat_stops: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # the cell's rows another model served (validity: served_by_other), each as
+    # "row_id (served by model)": left out of every number on the card, and named there
+    served_by_other: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         for key in ("fold_failures", "ceiling_lines", "control_lost", "control_lost_rows",
-                    "repeat_stops"):
+                    "repeat_stops", "served_by_other"):
             if not d[key]:  # a card with none reads as it always did
                 d.pop(key)
         return d
@@ -702,8 +706,22 @@ def cards(rows: pd.DataFrame, checks: pd.DataFrame, plan: AnalysisPlan, ci: Card
         planned = [to_decide(x, x.k, ci.margin, _plan_level(x, plan.alpha), ci.power,
                              ci.rotation(c.sweep), _pair_price(ci, c.sweep, c.model, x.a, x.b))
                    for x in c.contrasts]
-        out.append(dataclasses.replace(c, contrasts=planned))
+        out.append(dataclasses.replace(c, contrasts=planned, served_by_other=served_by_other_rows(
+            rows, c.sweep, c.model)))
     return out
+
+
+def served_by_other_rows(rows: pd.DataFrame, sweep: str, model: str) -> list[str]:
+    """The (sweep, model) cell's rows invalid as served_by_other, "row_id (served by
+    X)" each in row order: another model answered a call of theirs (a provider's
+    fallback, a gateway's substitute), so they are not this model's and no number on
+    the card reads them; the card names them so a reader sees what was left out."""
+    prefix = f"{SERVED_BY_OTHER}:"
+    reason = rows["invalid_reason"].fillna("").astype(str)
+    cell = rows[(rows["sweep"].astype(str) == sweep) & (rows["model"].astype(str) == model)
+                & reason.str.startswith(prefix)]
+    return [f"{r['row_id']} (served by {str(r['invalid_reason'])[len(prefix):]})"
+            for _, r in cell.sort_values("row_id").iterrows()]
 
 
 def noise_floor(c: Card) -> Card:

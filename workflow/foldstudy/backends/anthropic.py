@@ -30,6 +30,17 @@ What is sent, and where it was learned (all read 2026-12-03):
   there. No request sends cache_control, so every input token is priced at the input
   list price.
 
+- Server-side fallback (https://platform.claude.com/docs/en/build-with-claude/
+  refusals-and-fallback; anthropic-sdk-python's BetaFallbackBlock,
+  BetaFallbackMessageIterationUsage and BetaMessageIterationUsage, read 2026-12-05):
+  asked for with beta `server-side-fallback-2026-06-01` (or `-2026-07-01`) and a
+  `fallbacks` field, a turn the requested model declines is answered by another model in
+  the same reply, marked by a `fallback` content block (`from.model`, `to.model`) and a
+  `usage.iterations` entry of type `fallback_message`; a turn "routed directly by the
+  sticky decision" carries the iteration and no block. This backend never asks for it;
+  each reply records its `model`, the blocks and the iteration types (Reply.served), so
+  a fallback served anyway makes its row invalid (validity: served_by_other).
+
 Compaction: two mechanisms exist, and one is usable at a fold's size.
 - Threshold: `context_management.edits = [{"type": "compact_20260112", "trigger":
   {"type": "input_tokens", "value": N}}]` under beta `compact-2026-01-12`
@@ -69,7 +80,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import BackendError, ChatRequest, Compaction, Reply
+from .base import BackendError, ChatRequest, Compaction, Reply, served_record
 from .direct import DIRECT_DEFAULTS, DirectBackend, chunk_of, conversation, usage_int, usage_of
 from .registry import register_backend
 
@@ -106,6 +117,20 @@ def carries_compaction(messages: list[dict[str, Any]]) -> bool:
     return any(isinstance(m.get("content"), list) and any(
         isinstance(b, dict) and b.get("type") == "compaction" for b in m["content"])
         for m in messages)
+
+
+def served_of(asked: str, body: dict[str, Any], content: list[dict[str, Any]],
+              usage: dict[str, Any]) -> dict[str, Any]:
+    """What served this reply: the response's `model`, each `fallback` block's hop
+    ({"from": model, "to": model}) and the `usage.iterations` types. This backend never
+    asks for a fallback, so any of them naming another model is a fallback it was
+    served anyway (validity: served_by_other)."""
+    hops = [{"from": (b.get("from") or {}).get("model"), "to": (b.get("to") or {}).get("model")}
+            for b in content if b.get("type") == "fallback"]
+    iterations = usage.get("iterations")
+    types = [str(i.get("type")) for i in iterations if isinstance(i, dict)] \
+        if isinstance(iterations, list) else []
+    return served_record(asked, body.get("model"), fallbacks=hops, iterations=types)
 
 
 @register_backend
@@ -186,6 +211,7 @@ class AnthropicBackend(DirectBackend):
         stop = str(body.get("stop_reason") or "unknown")
         blocks = [b for b in content if b.get("type") == "compaction"]
         return Reply(
+            served=served_of(self.model_id, body, content, usage),
             text="".join(str(b.get("text", "")) for b in content if b.get("type") == "text"),
             finish_reason=FINISH.get(stop, stop),
             prompt_tokens=prompt, completion_tokens=completion, token_count_method="exact",

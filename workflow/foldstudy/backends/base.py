@@ -11,6 +11,7 @@ object what it is with getattr or hasattr.
 from __future__ import annotations
 
 import copy
+import re
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -159,6 +160,9 @@ class Reply:
     cost_usd: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    # What the response says served the call, beside what was asked (served_record):
+    # {} on a reply stored before it was kept, which the validity rule does not judge.
+    served: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -196,6 +200,72 @@ def served_elsewhere(served_by: str | None, pin: str | None) -> bool:
     """Did an endpoint other than the pinned one serve this reply ("unknown" included)?
     The validity rule's endpoint test, and a retry's test of a stored reply."""
     return bool(pin) and bool(served_by) and served_by != pin
+
+
+# A release date a provider appends to the id it was asked for: Anthropic's
+# `-20250929`, OpenAI's `-2024-08-06`, a gateway slug's `-04-28` or `-0528`.
+_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|\d{2}-\d{2}|\d{4})")
+# The usage.iterations type of the hop a fallback model served (Anthropic's server-side
+# fallback; anthropic-sdk-python BetaFallbackMessageIterationUsage: "Whether a fallback
+# model served the response is signalled by the presence of this entry").
+FALLBACK_ITERATION = "fallback_message"
+
+
+def same_model(asked: str, served: str) -> bool:
+    """Is `served` the model id `asked` names, as the provider normalizes it?
+
+    Equal ignoring case; or `served` is `asked` with one release date appended (an
+    alias answered by its dated id: `claude-x` asked, `claude-x-20260101` served); or
+    `asked` is a gateway slug with a `:variant` tag (`:free`, `:nitro`) the response
+    leaves off. Nothing else: `claude-x` is not `claude-x-mini`, nor `gpt-4o` `gpt-4o-mini`,
+    and a dated id asked is not answered by another date.
+    """
+    a, s = asked.strip().lower(), served.strip().lower()
+    for candidate in {a, a.split(":", 1)[0]}:
+        if s == candidate:
+            return True
+        if s.startswith(candidate) and _DATE_SUFFIX.fullmatch(s[len(candidate):]):
+            return True
+    return False
+
+
+def served_record(asked: str, model: Any, judged: bool = True, provider: str | None = None,
+                  fallbacks: list[dict[str, Any]] | None = None,
+                  iterations: list[str] | None = None) -> dict[str, Any]:
+    """What one call's response says served it (Reply.served), beside what was asked.
+
+    asked: the model id sent; model: the response's `model` (None: it names none);
+    judged: whether the validity rule compares the two (False where the server names
+    itself, not the model asked: llama.cpp's server answers with its file name);
+    provider: the gateway's serving provider; fallbacks: Anthropic's `fallback` blocks
+    as {"from", "to"} model ids; iterations: the `usage.iterations` types, in order.
+    """
+    out: dict[str, Any] = {"asked": asked, "model": model if isinstance(model, str) else None,
+                           "judged": judged}
+    if provider is not None:
+        out["provider"] = provider
+    if fallbacks is not None:
+        out["fallbacks"] = fallbacks
+    if iterations is not None:
+        out["iterations"] = iterations
+    return out
+
+
+def served_by_other(served: dict[str, Any] | None) -> str:
+    """What served a call other than the model asked ('' where nothing says so): a
+    fallback the response reports (a `fallback` block or a `fallback_message`
+    iteration: the model the fallback went to), or a `model` that is not the one asked
+    (same_model). A reply with no `served` record, or one not judged, says nothing."""
+    if not served or not served.get("judged"):
+        return ""
+    if fallbacks := served.get("fallbacks"):
+        return str(fallbacks[-1].get("to") or "a fallback model")
+    if FALLBACK_ITERATION in (served.get("iterations") or []):
+        return str(served.get("model") or "a fallback model")
+    model = served.get("model")
+    if model and not same_model(str(served.get("asked") or ""), model):
+        return model
+    return ""
 
 
 def pinned_prices(probe: dict[str, Any]) -> tuple[float | None, float | None, str]:

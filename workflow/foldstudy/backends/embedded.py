@@ -36,6 +36,7 @@ from .base import (
     Reply,
     Tokenizer,
     chat_body,
+    served_record,
 )
 from .registry import register_backend
 
@@ -294,6 +295,10 @@ class EmbeddedBackend(Backend):
             latency_s=round(latency, 3),
             served_by="embedded",
             cost_usd=0.0,
+            # the model is the file this process loaded: recorded, nothing to judge
+            served=served_record(self.identity["weights"],
+                                 Path(str(out.get("model") or "")).name or None,
+                                 judged=False),
             raw={"id": out.get("id"), "model": out.get("model"), "usage": usage}
             | ({"repeat_period": watch.period} if watch and watch.period else {}),
         )

@@ -17,6 +17,7 @@ from .base import (
     ChatRequest,
     Reply,
     chat_body,
+    served_record,
 )
 from .http import HTTPBackend, parse_choice, post_json
 from .registry import register_backend
@@ -112,6 +113,9 @@ class OpenAICompatBackend(HTTPBackend):
             latency_s=round(latency, 3),
             served_by=self.identity["server"],
             cost_usd=None,
+            # recorded, not judged: a local server names what it loaded (llama.cpp's
+            # server its file, whatever was asked), not the model it was asked for
+            served=served_record(self.model_id, _model_name(body.get("model")), judged=False),
             raw={"id": body.get("id"), "model": _model_name(body.get("model")), "usage": usage,
                  # Qwen3.x on vLLM thinks unless the chat template is told not to
                  # (chat_template_kwargs: {enable_thinking: false}); the probe checks.

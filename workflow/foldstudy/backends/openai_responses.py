@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import BackendError, ChatRequest, Compaction, Reply
+from .base import BackendError, ChatRequest, Compaction, Reply, served_record
 from .direct import DIRECT_DEFAULTS, DirectBackend, chunk_of, conversation, usage_int, usage_of
 from .registry import register_backend
 
@@ -159,6 +159,7 @@ class OpenAIResponsesBackend(DirectBackend):
             token_count_method="exact", latency_s=latency,
             served_by=str(body.get("provider") or self.provider_name),
             cost_usd=self.cost_of(prompt, completion),
+            served=served_record(self.model_id, body.get("model")),
             raw={"id": body.get("id"), "model": body.get("model"), "usage": usage,
                  "status": body.get("status"),
                  "reasoning_tokens": usage_int(details, "reasoning_tokens")

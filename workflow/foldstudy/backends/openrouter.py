@@ -28,6 +28,7 @@ from .base import (
     Reply,
     pinned_prices,
     served_elsewhere,
+    served_record,
 )
 from .http import get_json, url_path
 from .openai_compat import ROUTING_KEYS, OpenAICompatBackend, reasoning_returned
@@ -232,6 +233,10 @@ class OpenRouterBackend(OpenAICompatBackend):
             latency_s=round(latency, 3),
             served_by=str(served or "unknown"),
             cost_usd=_usage_cost(usage.get("cost")),
+            # the gateway answers with the slug it served (A4), compared with the one
+            # asked; the provider beside it is the pin's check (endpoint_mismatch)
+            served=served_record(self.model_id, body.get("model"),
+                                 provider=str(served or "unknown")),
             raw={
                 "id": body.get("id"),
                 "model": body.get("model"),
@@ -251,7 +256,9 @@ class OpenRouterBackend(OpenAICompatBackend):
             served = self._served_by(reply.raw.get("id"))
             if not served:
                 return reply  # the lookup is still down: the row stays retryable
-            reply = dataclasses.replace(reply, served_by=served)
+            reply = dataclasses.replace(
+                reply, served_by=served,
+                served={**reply.served, "provider": served} if reply.served else {})
         return None if served_elsewhere(reply.served_by, self.identity["pin"]) else reply
 
     def generation_cost(self, generation_id: str) -> float | None:

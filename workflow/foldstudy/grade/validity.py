@@ -1,12 +1,15 @@
 """The one validity rule (paper §3.3): may this row enter any aggregate, and why not.
 
 Infrastructure faults (a call that failed after its retries, an endpoint other than
-the pin, a fold that never happened) are invalid and may be retried. Catch-up is invalid
-and is not retried: that row answered a different question. The arm's own behaviour
-(parse failure, truncation, abstention) stays valid and in the means: retrying it would
-select for the arm succeeding. So does a native fold whose provider answered without
-compacting (content null, no block, a stop reason other than compaction such as
-max_tokens): the provider's compaction is the arm, so its failure is the arm's. The
+the pin, a fold that never happened) are invalid and may be retried. A call another
+model served (the provider's fallback, a gateway's substitute: the response's own
+`model`, `fallback` blocks and `usage.iterations` say so) makes the row invalid as
+`served_by_other:<model>`, never retried: the row does not measure the model it names.
+Catch-up is invalid and is not retried: that row answered a different question. The
+arm's own behaviour (parse failure, truncation, abstention) stays valid and in the means:
+retrying it would select for the arm succeeding. So does a native fold whose provider
+answered without compacting (content null, no block, a stop reason other than compaction
+such as max_tokens): the provider's compaction is the arm, so its failure is the arm's. The
 row's parse_failures count those folds, and the card says "k of n folds returned no
 compaction" beside every recall difference of the arm (analysis/decision.py
 fold_failures).
@@ -21,11 +24,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..backends.base import served_elsewhere
+from ..backends.base import served_by_other, served_elsewhere
 from ..io import read_json
 from ..study.record import RunRecord, as_record
 
 RETRYABLE_PREFIXES = ("infrastructure:", "endpoint_mismatch", "missing_folds")
+# a row a call of which another model served (a provider's fallback, a gateway's
+# substitute): not retried, since the store would serve the same reply again and a
+# fallback answers the requested model's refusal, the model's own behaviour
+SERVED_BY_OTHER = "served_by_other"
 # not_run_reason of a staged run that budget_usd stopped before its last call
 BUDGET = "budget"
 
@@ -43,11 +50,21 @@ def validity(record: RunRecord | dict[str, Any]) -> tuple[bool, str]:
             served = fold.reply.get("served_by")
             if served_elsewhere(served, pin):
                 return False, f"endpoint_mismatch:{served}"
+    if other := served_by_other_call(r):
+        return False, f"{SERVED_BY_OTHER}:{other}"
     if r.catchup_fired:
         return False, "catchup_fired"
     if r.missing_folds or r.recall is None:
         return False, "missing_folds"
     return True, ""
+
+
+def served_by_other_call(r: RunRecord) -> str:
+    """The first model other than the one asked that served a call of this run (a fold
+    or the recall turn), as the response said (backends/base.served_by_other); ''
+    where none did. A reply recorded before Reply.served existed says nothing."""
+    replies = [f.reply for f in r.folds] + [(r.recall or {}).get("reply") or {}]
+    return next((o for reply in replies if (o := served_by_other(reply.get("served")))), "")
 
 
 def retryable(reason: str) -> bool:

@@ -242,6 +242,8 @@ def card_markdown(c: Card, plan: AnalysisPlan) -> list[str]:
             for line in (fold_failure_line(arm, said), "")]
     out += [line for arm, (k, n) in c.repeat_stops.items()
             for line in (repeat_stop_line(arm, k, n), "")]
+    if c.served_by_other:
+        out += [served_by_other_line(c.model, c.served_by_other), ""]
     return out
 
 
@@ -253,6 +255,12 @@ def repeat_stop_line(arm: str, k: int, n: int) -> str:
             "embedded backend's `stop_on_repeat`: a block of tokens said three times in a "
             "row); each carried what it wrote up to there, as a fold cut at its token "
             "budget would. Its rows stay valid and in the means.*")
+
+
+def served_by_other_line(model: str, rows: list[str]) -> str:
+    """The card's rows another model served (analysis/decision.py served_by_other_rows)."""
+    return (f"**{len(rows)} row(s) were served by a model other than `{model}` and are left "
+            f"out of every number above (invalid: served_by_other):** {'; '.join(rows)}.")
 
 
 def instrument_line(v: ContrastVerdict) -> str:
@@ -500,7 +508,8 @@ def card_from_dict(d: dict[str, Any]) -> Card:
                   {a: (int(k), int(n)) for a, (k, n) in (d.get("control_lost") or {}).items()},
                   {a: [str(r) for r in rows]
                    for a, rows in (d.get("control_lost_rows") or {}).items()},
-                  {a: (int(k), int(n)) for a, (k, n) in (d.get("repeat_stops") or {}).items()})
+                  {a: (int(k), int(n)) for a, (k, n) in (d.get("repeat_stops") or {}).items()},
+                  [str(r) for r in d.get("served_by_other") or []])
 
 
 def inline_html(text: str) -> Markup:

@@ -37,7 +37,14 @@ from typing import Any
 
 import jsonschema
 
-from ..backends.base import Backend, BackendError, ChatRequest, ContextOverflow, grammar_schema
+from ..backends.base import (
+    Backend,
+    BackendError,
+    ChatRequest,
+    ContextOverflow,
+    grammar_schema,
+    served_by_other,
+)
 from ..backends.call import cached_complete
 from ..backends.ledger import job_ledger
 from ..backends.retry import read_with_retries
@@ -248,7 +255,7 @@ def _public(a: dict[str, Any]) -> dict[str, Any]:
         out["reply"] = {"finish_reason": r.finish_reason, "served_by": r.served_by,
                         "prompt_tokens": r.prompt_tokens,
                         "completion_tokens": r.completion_tokens, "cost_usd": r.cost_usd,
-                        "text": r.text[:300]}
+                        "text": r.text[:300], "served": r.served}
     return out
 
 
@@ -265,6 +272,9 @@ def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape
                               "exact_request": _public(first), "removed": []}
     if first["ok"]:
         reply = first["reply"]
+        # reported, never a verdict: a fallback answers one turn's refusal, and each
+        # row that holds one is judged by the validity rule (served_by_other)
+        result["served_by_other"] = served_by_other(reply.served)
         pin = backend.identity.get("pin")
         if pin and reply.served_by != pin:
             return {**result, "verdict": SERVED_BY_OTHER,
@@ -401,7 +411,18 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
             reasoning_mandatory, bought)
     for r in record["shapes"]:
         r.pop("global", None)
+    record["served_by_other"] = fell_back(record)
     return record
+
+
+def fell_back(record: dict[str, Any]) -> dict[str, str]:
+    """Each probe request another model served, by shape (`native_compaction` for the
+    compaction): what the response said served it (a provider's fallback, a gateway's
+    substitute). Empty where every reply was the model's own."""
+    said = {r["shape"]: r.get("served_by_other", "") for r in record["shapes"]}
+    said["native_compaction"] = (record.get("native_compaction") or {}).get(
+        "served_by_other", "")
+    return {shape: other for shape, other in sorted(said.items()) if other}
 
 
 def probe_compaction(backend: Backend, store: ResponseStore, model: str, temperature: float,
@@ -424,6 +445,7 @@ def probe_compaction(backend: Backend, store: ResponseStore, model: str, tempera
     out |= {"request_parameters": backend.wire_parameters(request),
             "exact_request": _public(a)}
     if a["ok"]:
+        out["served_by_other"] = served_by_other(a["reply"].served)
         c = backend.compaction_of(a["reply"])
         if c.item is None:
             out |= {"verdict": NATIVE_NOT_RETURNED, "reason": c.failure}
@@ -523,7 +545,7 @@ SUMMARY_COLUMNS = ["model", "backend", "verdict", "responsible_parameter", "arms
                    "required_context_tokens", "usd_per_mtok_prompt", "usd_per_mtok_completion",
                    "reason", "sends_reasoning", "verdict_with_reasoning",
                    "verdict_without_reasoning", "probe_only", "probe_arms",
-                   "native_compaction"]
+                   "native_compaction", "served_by_other"]
 
 
 def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
@@ -551,6 +573,9 @@ def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
         "probe_only": _flag(rec.get("probe_only", False)),
         "probe_arms": probe_arms_cell(rec.get("probe_arms") or {}),
         "native_compaction": native_cell(rec.get("native_compaction") or {}),
+        # `plain=claude-other`: the probe's request another model served (fell_back)
+        "served_by_other": " ".join(f"{s}={m}" for s, m in
+                                    (rec.get("served_by_other") or {}).items()),
     }
 
 
