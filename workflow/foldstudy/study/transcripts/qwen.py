@@ -150,7 +150,8 @@ def _summary(r: dict[str, Any]) -> str:
     history = [h for h in payload.get("compressedHistory") or [] if isinstance(h, dict)]
     texts = ["\n".join(_parts([p for p in h.get("parts") or [] if isinstance(p, dict)])[0])
              for h in history]
-    found = [t for h, t in zip(history, texts) if h.get("role") == "user" and SNAPSHOT in t]
+    found = [t for h, t in zip(history, texts, strict=True)
+             if h.get("role") == "user" and SNAPSHOT in t]
     if not found:
         found = [texts[i] for i in range(len(texts) - 1)
                  if history[i].get("role") == "user" and texts[i + 1].strip() == ACK]
@@ -170,7 +171,7 @@ class Qwen(Source):
             return False
         msg = record.get("message")
         return ("systemPayload" in record or record.get("type") == "tool_result"
-                or (isinstance(msg, dict) and isinstance(msg.get("parts"), list))
+                or (isinstance(msg, dict) and "parts" in msg)
                 or "usageMetadata" in record or record.get("subtype") in SUBTYPES)
 
     def document(self, text: str) -> dict[str, Any] | None:

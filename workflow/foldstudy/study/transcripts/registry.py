@@ -2,9 +2,10 @@
 
 A file is checked at the edge first (a regular file, under `max_mb`; a `.zst` decompressed
 as it is read). A format written as one JSON document (Gemini CLI's chat, an ATIF
-trajectory) is tried on the whole text; otherwise every line is a JSON object and the one format whose records they
-all look like reads them. A file matching none, or several, is refused naming the shapes
-tried. A new format is one module with one `Source` subclass and one entry in SOURCES.
+trajectory) is tried on the whole text; otherwise every line is a JSON object and the one
+format whose records they all look like reads them. A file matching none, or several, is
+refused naming the shapes tried. A new format is one module with one `Source` subclass
+and one entry in SOURCES.
 """
 
 from __future__ import annotations
