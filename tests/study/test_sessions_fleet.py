@@ -98,6 +98,24 @@ def test_atif_the_continuation_file_is_named_so_it_is_scanned_and_pinned():
     assert [Path(f["path"]).name for f in inherited] == [CONT.name]
 
 
+def test_atif_a_secret_in_the_continuation_is_warned_by_its_file_and_line(
+        config_schema, resources, tmp_path):
+    """The continuation's steps reach the model in a chunk as the first file's do."""
+    from .test_sessions_config import config, load
+    shutil.copy(ATIF, tmp_path / ATIF.name)
+    key = "ghp_" + "A1b2C3d4E5" * 4
+    lines = CONT.read_text().splitlines()
+    n = next(i for i, x in enumerate(lines) if "systemctl restart ferry" in x)
+    lines[n] = lines[n].replace("systemctl restart ferry", f"systemctl restart ferry {key}")
+    (tmp_path / CONT.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cfg = config({"transcript": str(tmp_path / ATIF.name), "facts": str(FACTS)})
+    said = [w for w in load(cfg, config_schema, resources).warnings if "credential" in w]
+    assert said == [f"config.scenarios.atlas.transcript: {(tmp_path / CONT.name).resolve()}:"
+                    f"{n + 1}: a credential-shaped string (GitHub token; not shown); it would "
+                    "reach the model in a chunk (a line the main thread reads from another "
+                    "file: a fork's parent, a trajectory's continuation)"]
+
+
 def test_atif_field_rules_system_steps_parts_reasoning_and_results(tmp_path):
     """The fields read: `system` steps are counted, never read; `message` may be a list of
     content parts; `reasoning_content` is thinking; observation results are tool results
@@ -177,6 +195,12 @@ def test_atif_a_cycle_of_continuations_is_refused_in_one_line(tmp_path):
     msg = refusal(a)
     assert msg.startswith(f"{tmp_path / 'b.json'}: continued_trajectory_ref './a.json' comes "
                           "back to a file already read (a.json -> b.json -> a.json)")
+
+
+def test_atif_a_continuation_ref_that_is_no_string_is_refused(tmp_path):
+    p = atif_doc(tmp_path, [step(1, "user", "a")], continued_trajectory_ref=["b.json"])
+    assert refusal(p).startswith(f"{p}: continued_trajectory_ref is a JSON list, not string "
+                                 "or null")
 
 
 @pytest.mark.parametrize(("target", "says"), [

@@ -201,8 +201,9 @@ def _read_steps(path: Path, doc: dict[str, Any], run: _Run) -> None:
 
 
 def _continuation(path: Path, doc: dict[str, Any], seen: list[Path], max_mb: float
-                  ) -> tuple[Path, dict[str, Any]] | None:
-    """The file this trajectory goes on in (continued_trajectory_ref, relative to it)."""
+                  ) -> tuple[Path, dict[str, Any], int] | None:
+    """The file this trajectory goes on in (continued_trajectory_ref, relative to it), its
+    trajectory and its number of lines."""
     ref = expect(doc.get("continued_trajectory_ref"), (str, NULL), str(path),
                  "continued_trajectory_ref", "the file the run goes on in")
     if not ref:
@@ -214,8 +215,9 @@ def _continuation(path: Path, doc: dict[str, Any], seen: list[Path], max_mb: flo
                            f"already read ({chain}): a cycle of continuations; each "
                            "continuation names the next file or none")
     p = check_file(nxt, f"{path}: continued_trajectory_ref {ref!r}", max_mb)
+    text = read_text(p, max_mb)
     try:
-        cont = json.loads(read_text(p, max_mb))
+        cont = json.loads(text)
     except json.JSONDecodeError as e:
         raise SessionError(f"{path}: continued_trajectory_ref {ref!r} names {p}, which is not "
                            f"JSON ({e.msg} at line {e.lineno}); it names the ATIF trajectory "
@@ -223,7 +225,7 @@ def _continuation(path: Path, doc: dict[str, Any], seen: list[Path], max_mb: flo
     if not _is_atif(cont):
         raise SessionError(f"{path}: continued_trajectory_ref {ref!r} names {p}, which is not "
                            "an ATIF trajectory (no schema_version ATIF-v1.x with steps[])")
-    return p, cont
+    return p, cont, len(text.splitlines())
 
 
 def _vocabulary(doc: dict[str, Any]) -> str:
@@ -264,9 +266,9 @@ class Atif(Source):
                 break
             if run.carry is None:
                 run.open()  # a producer that marks no boundary: the file ends at one
-            here, current = nxt
+            here, current, lines = nxt
             files.append(here.resolve())
-            inherited.append((str(here), len(read_text(here, opts.max_mb).splitlines())))
+            inherited.append((str(here), lines))
         run.close()
         if not any(m.role in ("user", "assistant") for m in run.out):
             raise SessionError(f"{path}: no user or agent step outside the copied context; an "

@@ -147,7 +147,10 @@ class Kiro(Source):
                 continue
             blocks = _blocks(r, at)
             if kind == "Prompt":
-                out.append(Message("user", _text(blocks), line=line))
+                if text := _text(blocks):
+                    out.append(Message("user", text, line=line))
+                else:
+                    left["empty_prompt"] += 1
             elif kind == "AssistantMessage":
                 calls = []
                 for b in blocks:
