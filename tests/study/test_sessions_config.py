@@ -270,7 +270,8 @@ def test_a_forks_inherited_lines_are_scanned_and_pinned_like_its_own(config_sche
     said = [w for w in study.warnings if "credential-shaped" in w]
     assert said == [f"config.scenarios.atlas.transcript: {parent}:6: a credential-shaped "
                     "string (GitHub token; not shown); it would reach the model in a chunk "
-                    "(a line this fork inherits)"]
+                    "(a line the main thread reads from another file: a fork's parent, a "
+                    "trajectory's continuation)"]
     assert key not in "\n".join(study.warnings)
     meta = study.sessions["atlas"].meta
     assert meta["session"]["inherited"] == [

@@ -270,7 +270,8 @@ def test_a_dotted_json_or_yaml_key_makes_no_port_unless_its_last_part_says_so(tm
 
 @pytest.mark.parametrize(("text", "says"), [
     ('{\n  "conversation": [\n    {"speaker": "me", "said": "hello"}\n  ]\n}\n',
-     "one JSON object over 5 lines, not a Gemini CLI chat"),
+     "one JSON object over 5 lines, neither a Gemini CLI chat (messages[]) nor an ATIF "
+     "trajectory"),
     ('[\n  {"speaker": "me", "said": "hello"}\n]\n', "one JSON list over 3 lines"),
     ('{\n  "sessionId": "3b8e41d2",\n  "messages": [\n', "neither JSON lines nor one JSON "
                                                         "document"),

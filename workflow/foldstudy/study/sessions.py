@@ -365,7 +365,9 @@ def credential_warnings(where: str, transcript: str, meta: dict[str, Any]) -> li
              for c in meta.get("inherited_credential_lines") or []]
     return [f"{where}{path}:{n}: a credential-shaped string ({kind}; not shown); it "
             "would reach the model in a chunk" + ("" if path == transcript else
-                                                  " (a line this fork inherits)")
+                                                  " (a line the main thread reads from "
+                                                  "another file: a fork's parent, a "
+                                                  "trajectory's continuation)")
             for path, n, kind in said]
 
 

@@ -11,6 +11,9 @@ learned from and what it repairs; `registry` lists them once, detects and reads:
 - `antigravity`: an Antigravity CLI (`agy`) transcript (`~/.gemini/antigravity-cli/brain/
   <id>/.system_generated/logs/transcript_full.jsonl`).
 - `copilot`: a GitHub Copilot CLI session (`~/.copilot/session-state/<id>/events.jsonl`).
+- `qwen`: a Qwen Code chat recording (`~/.qwen/projects/<project>/chats/<id>.jsonl`).
+- `kiro`: a Kiro CLI session (`~/.kiro/sessions/cli/<id>.jsonl`).
+- `atif`: an ATIF trajectory (`trajectory.json`, Harbor), with its continuation files.
 - `messages`: OpenAI chat messages, one JSON object per line.
 
 Every file is checked before it is read (a regular file, under `max_mb`) and every

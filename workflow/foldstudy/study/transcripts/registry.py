@@ -1,10 +1,11 @@
 """The formats, registered once, and the one reader that detects and reads them.
 
 A file is checked at the edge first (a regular file, under `max_mb`; a `.zst` decompressed
-as it is read). A format written as one JSON document (Gemini CLI's chat) is tried on the
-whole text; otherwise every line is a JSON object and the one format whose records they
-all look like reads them. A file matching none, or several, is refused naming the shapes
-tried. A new format is one module with one `Source` subclass and one entry in SOURCES.
+as it is read). A format written as one JSON document (Gemini CLI's chat, an ATIF
+trajectory) is tried on the whole text; otherwise every line is a JSON object and the one
+format whose records they all look like reads them. A file matching none, or several, is
+refused naming the shapes tried. A new format is one module with one `Source` subclass
+and one entry in SOURCES.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from .antigravity import Antigravity
+from .atif import Atif
 from .base import (
     DEFAULT_MAX_MB,
     ReadOptions,
@@ -30,14 +32,19 @@ from .claude_code import ClaudeCode
 from .codex import Codex
 from .copilot import Copilot
 from .gemini import Gemini
+from .kiro import Kiro
 from .messages import Messages
+from .qwen import Qwen
 
 # Detection tries the records against each in this order; the first that claims a record
 # names its kind (a Codex line is tried before a Claude Code one: both can carry ids; a
 # Claude Code progress record holds `data` as a Copilot event does, and its uuid says
-# which it is).
-SOURCES: tuple[Source, ...] = (Codex(), ClaudeCode(), Copilot(), Antigravity(), Gemini(),
-                               Messages())
+# which it is; a Qwen Code record has a uuid and parentUuid as a Claude Code one does, and
+# is tried first: its Gemini-style `message.parts`, `systemPayload` or `tool_result`
+# type say which it is, fields a Claude Code record never has). A document format's
+# `document` is tried in this order too (a Qwen Code JSON chat before Gemini CLI's).
+SOURCES: tuple[Source, ...] = (Codex(), Qwen(), ClaudeCode(), Copilot(), Antigravity(),
+                               Atif(), Kiro(), Gemini(), Messages())
 BY_FORMAT = {s.format: s for s in SOURCES}
 FORMATS = tuple(sorted(BY_FORMAT))
 
@@ -89,8 +96,9 @@ def _one_document(path: Path, text: str) -> None:
         raise _no_shape(path, f" (neither JSON lines nor one JSON document: {e.msg} at "
                               f"line {e.lineno}, column {e.colno})") from e
     kind = "object" if isinstance(doc, dict) else "list" if isinstance(doc, list) else "value"
-    raise _no_shape(path, f" (one JSON {kind} over {len(lines)} lines, not a Gemini CLI "
-                          "chat: no messages[])")
+    raise _no_shape(path, f" (one JSON {kind} over {len(lines)} lines, neither a Gemini CLI "
+                          "chat (messages[]) nor an ATIF trajectory (schema_version "
+                          "ATIF-v1.x, steps[]))")
 
 
 def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: bool = False,
