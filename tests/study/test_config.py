@@ -155,3 +155,31 @@ def test_the_paper_study_probes_qwen36_flash_schema(config_schema, resources):
     s = study(cfg, config_schema, resources)
     assert s.probe_arms("qwen3.6-flash") == ["j"]
     assert all(s.arms[a].schema is None for a in s.folded_arms("qwen3.6-flash"))
+
+
+@pytest.mark.parametrize("compare", ["pairs", "ladder", [["m", "j"]], None])
+def test_a_sweeps_compare_takes_its_words_or_its_own_pairs(base, config_schema, resources,
+                                                           compare):
+    cfg = copy.deepcopy(base)
+    cfg["sweeps"]["main"]["compare"] = compare
+    assert study(cfg, config_schema, resources).config["sweeps"]["main"]["compare"] == compare
+
+
+@pytest.mark.parametrize(("compare", "said"), [
+    ("all", "config.sweeps.main.compare: 'all' is not allowed (allowed: pairs; ladder; a "
+            "list of pairs [[a, b], ...]; null (by the sweep's size))"),
+    ([["j", "x"]], "config.sweeps.main.compare[0][1]: 'x' is not an arm (known: "),
+    ([["j", "m", "q"]], "config.sweeps.main.compare[0]: ['j', 'm', 'q'] is too long"),
+    ([["j", "q"]], "config.sweeps.main.compare[0]: 'q' is not an arm of sweep main (its "
+                   "arms: j m uncompacted)"),
+    ([["j", "j"]], "config.sweeps.main.compare[0]: [j, j] compares arm 'j' with itself"),
+    ([["j", "uncompacted"]], "config.sweeps.main.compare[0]: 'uncompacted' is "),
+])
+def test_a_wrong_compare_is_refused_naming_the_key_and_what_is_allowed(
+        base, config_schema, resources, compare, said):
+    cfg = copy.deepcopy(base)
+    cfg["sweeps"]["main"]["compare"] = compare
+    msg = problems(cfg, config_schema, resources)
+    assert said in msg and len(msg.splitlines()) == 2  # the heading and this one line
+    if compare == [["j", "uncompacted"]]:  # outside the matched comparison, said why
+        assert "in no card verdict" in msg

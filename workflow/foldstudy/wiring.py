@@ -307,7 +307,8 @@ class Wiring:
                 "recall_max_tokens": self.config["recall_max_tokens"]}
 
     def power_sweeps(self) -> dict[str, dict[str, Any]]:
-        return {s: {k: sw[k] for k in ("arms", "models", "repeats", "design")}
+        return {s: {**{k: sw[k] for k in ("arms", "models", "repeats", "design")},
+                    "compare": sw.get("compare")}
                 for s, sw in self.config["sweeps"].items()}
 
     def power_pilot(self) -> dict[str, str]:

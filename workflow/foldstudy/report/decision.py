@@ -27,6 +27,7 @@ from ..analysis.decision import (
     CeilingLine,
     ContrastVerdict,
     Diagnosis,
+    FamilyCost,
     IndexLine,
     Loudness,
     OwnArmCheck,
@@ -225,6 +226,10 @@ def card_markdown(c: Card, plan: AnalysisPlan) -> list[str]:
                 "| " + " | ".join(CONTRAST_COLUMNS) + " |",
                 "|" + "---|" * len(CONTRAST_COLUMNS),
                 *[contrast_line(v, c.fold_failures) for v in c.contrasts], ""]
+    if c.unread_pairs:
+        out += [unread_line(c), ""]
+    if c.family_cost is not None:
+        out += [family_cost_line(c.family_cost), ""]
     if c.staged:
         out += [staged_line(c.staged), ""]
     if (prices := prices_line(c)) is not None:
@@ -241,6 +246,34 @@ def card_markdown(c: Card, plan: AnalysisPlan) -> list[str]:
     out += [line for arm, said in c.fold_failures.items()
             for line in (fold_failure_line(arm, said), "")]
     return out
+
+
+def unread_line(c: Card) -> str:
+    """The pairs of matched arms the cell ran that no contrast of the card reads
+    (analysis/decision.py unread_pairs), and the key that adds them."""
+    n = len(c.unread_pairs)
+    said = ", ".join(pair_label(a, b) for a, b in c.unread_pairs)
+    return (f"Pairs not read: this card reads no contrast of {said} ({n} "
+            f"pair{'s' if n != 1 else ''} of matched arms that ran here), so it says "
+            f"nothing about {'them' if n != 1 else 'it'}. `{c.compare_key}: pairs` reads "
+            "every pair of the sweep's matched arms, or a list (`[[a, b], ...]`) the pairs "
+            "you name.")
+
+
+def family_cost_line(f: FamilyCost) -> str:
+    """What the family's size costs each contrast in power (analysis/decision.py
+    family_cost), and how to narrow it."""
+    def repeats(n: int | None) -> str:
+        return "no number of repeats" if n is None else f"{n} repeats per model"
+
+    return (f"The family's size costs power: its {f.size} contrasts are adjusted by Holm, "
+            f"whose first step judges the smallest p at {f.alpha:g} / {f.size} = "
+            f"{f.level:.2g}, which a sign-flip test reaches only over {f.min_blocks} blocks "
+            f"or more ({f.min_blocks_alone} alone), and detecting a difference of "
+            f"{f.difference:g} at power {f.power:g} takes {repeats(f.repeats)} where one "
+            f"contrast alone takes {repeats(f.repeats_alone)}. To narrow it, name the pairs "
+            f"you need in `{f.key}` (`[[a, b], ...]`), or, where the sweep runs several "
+            "models, set `decide.family: model` (one model's contrasts a family).")
 
 
 def instrument_line(v: ContrastVerdict) -> str:
@@ -412,7 +445,8 @@ def card_inputs(params: Any, input: Any, plan: AnalysisPlan) -> CardInputs:
         gate_pair=(gate["against"], gate["arm"]) if (gate := decide.get("gate")) else None,
         staged=staged,
         price_basis=run.basis if run is not None else (
-            lambda m: "no prices in evidence mode"))
+            lambda m: "no prices in evidence mode"),
+        sweeps=dict(sweeps))
 
 
 def reprice_staged(st: dict[str, Any], arm_usd: list[float | None], basis: str,
@@ -487,7 +521,10 @@ def card_from_dict(d: dict[str, Any]) -> Card:
                   [CeilingLine(**x) for x in d.get("ceiling_lines") or []],
                   {a: (int(k), int(n)) for a, (k, n) in (d.get("control_lost") or {}).items()},
                   {a: [str(r) for r in rows]
-                   for a, rows in (d.get("control_lost_rows") or {}).items()})
+                   for a, rows in (d.get("control_lost_rows") or {}).items()},
+                  [(str(a), str(b)) for a, b in d.get("unread_pairs") or []],
+                  str(d.get("compare_key") or ""),
+                  FamilyCost(**d["family_cost"]) if d.get("family_cost") else None)
 
 
 def inline_html(text: str) -> Markup:

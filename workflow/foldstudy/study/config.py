@@ -314,6 +314,35 @@ def aa_problems(cfg: dict[str, Any]) -> list[str]:
     return out
 
 
+def compare_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -> list[str]:
+    """A sweep's `compare` list names pairs its cards can read: two different arms the
+    sweep runs, each inside the matched comparison (spec.is_matched); a pair outside it
+    is in no card verdict, so the list would promise a contrast no card reads."""
+    out = []
+    arms = arm_table.get("arms", {})
+    for name, sw in cfg["sweeps"].items():
+        listed = sw.get("compare")
+        if not isinstance(listed, list):
+            continue
+        for i, pair in enumerate(listed):
+            where = f"config.sweeps.{name}.compare[{i}]"
+            if pair[0] == pair[1]:
+                out.append(f"{where}: [{pair[0]}, {pair[1]}] compares arm {pair[0]!r} with "
+                           "itself; a pair names two different arms")
+                continue
+            for a in pair:
+                spec = arms.get(a)
+                if a not in sw["arms"]:
+                    out.append(f"{where}: {a!r} is not an arm of sweep {name} (its arms: "
+                               f"{' '.join(sw['arms'])})")
+                elif isinstance(spec, dict) and not is_matched(spec):
+                    why = (carrier_of(spec).outside(spec) or "an own arm at its own "
+                           "capacity (match: false), in no matched contrast")
+                    out.append(f"{where}: {a!r} is {why}; it is in no card verdict, so "
+                               "name arms inside the matched comparison")
+    return out
+
+
 def native_with_problems(cfg: dict[str, Any], table: dict[str, Any],
                          resources: Path) -> list[str]:
     """A sweep's `native_with` adds `native@ARM` beside the native arm it runs, sending
@@ -576,6 +605,7 @@ def load_study(
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
     problems += aa_problems(cfg) + native_with_problems(cfg, table, resources)
+    problems += compare_problems(cfg, arm_table)
     if not problems:  # each A/A copy joins its sweep and the arm table (spec.with_aa_copies)
         # and so does each native@ARM arm (spec.with_native_prompts)
         made = {name: list(sweep_native_prompts(sw, table))
