@@ -45,6 +45,7 @@ from .spec import (
     aa_copy_id,
     arm_ids,
     arms_file_path,
+    builtin_arm_problems,
     instruction_arms,
     is_matched,
     merge_own_arms,
@@ -572,7 +573,7 @@ def load_study(
     config_files: the files the config was read from, so a credential in one is named by
     its line there as well as by its key."""
     problems = nonfinite_problems(config) + secret_problems(config, _texts(config_files))
-    problems += fixed_field_problems(config)
+    problems += fixed_field_problems(config) + builtin_arm_problems(arm_table)
     if (arms_file := arms_file_path(config)) is not None:  # the user's own arms join
         arm_table, own_arm_problems = merge_own_arms(arm_table, str(arms_file), resources,
                                                      name_pattern(schema))
