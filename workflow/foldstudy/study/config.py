@@ -344,6 +344,36 @@ def compare_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -> list[str
     return out
 
 
+def native_backend_problems(cfg: dict[str, Any], table: dict[str, Any]) -> list[str]:
+    """A sweep's arm whose carrier asks for the provider's own compaction
+    (carriers/base.py `needs_native_compaction`: the native arm) runs on models whose
+    backend has one (backends/base.py `native_compaction`, a static property of the
+    backend's kind): on any other its runs could only be `not_run` records. Evidence mode
+    runs nothing, so nothing is refused there."""
+    from ..backends.registry import backend_class, backend_classes
+
+    if cfg.get("evidence"):
+        return []
+    arms = table.get("arms", {})
+    having = [k for k, c in backend_classes().items() if c.native_compaction]
+    out = []
+    for name, sw in cfg["sweeps"].items():
+        for arm in sw["arms"]:
+            if not (isinstance(arms.get(arm), dict)
+                    and carrier_of(arms[arm]).needs_native_compaction):
+                continue
+            for i, m in enumerate(sw["models"]):
+                if m not in cfg["models"]:
+                    continue  # named where the model is checked
+                kind = cfg["models"][m]["backend"]
+                if not backend_class(kind).native_compaction:
+                    out.append(f"config.sweeps.{name}.models[{i}]: {m!r} runs on backend "
+                               f"{kind}, which has no native compaction for arm {arm!r} "
+                               f"(backends that have one: {', '.join(having)}); run "
+                               f"{arm} on such a model, or leave it out of sweep {name}")
+    return out
+
+
 def native_with_problems(cfg: dict[str, Any], table: dict[str, Any],
                          resources: Path) -> list[str]:
     """A sweep's `native_with` adds `native@ARM` beside the native arm it runs, sending
@@ -606,7 +636,7 @@ def load_study(
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
     problems += aa_problems(cfg) + native_with_problems(cfg, table, resources)
-    problems += compare_problems(cfg, arm_table)
+    problems += compare_problems(cfg, arm_table) + native_backend_problems(cfg, arm_table)
     if not problems:  # each A/A copy joins its sweep and the arm table (spec.with_aa_copies)
         # and so does each native@ARM arm (spec.with_native_prompts)
         made = {name: list(sweep_native_prompts(sw, table))
