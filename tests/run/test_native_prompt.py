@@ -44,7 +44,6 @@ from ..conftest import ROOT
 from ..support.evidence_rows import arm_rows, frames
 from .test_native_fold import fixture, native, prompts  # noqa: F401 - module fixtures
 
-
 # A model whose backend has the provider's compaction: the config check refuses a native
 # arm on any other (the default study's embedded model has none)
 CLAUDE = {"claude": {"backend": "anthropic", "model_id": "claude-x",

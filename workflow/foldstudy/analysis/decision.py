@@ -555,6 +555,9 @@ class CardInputs:
     # which pairs its cards read (power.sweep_contrasts). A sweep not here reads as one
     # whose arms are those its cell ran, `compare` unset.
     sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # folds.csv (where the evidence holds it): the stop reason and max_tokens of each
+    # failed fold, named on its arm's line (fold_failures)
+    folds: pd.DataFrame | None = None
 
     def sweep_arms(self, sweep: str, ran: Sequence[str]) -> list[str]:
         """The sweep's arms as the config names them, else the arms its cell ran."""
@@ -571,7 +574,7 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
          plan: AnalysisPlan, ci: CardInputs) -> Card:
     """One card over the valid rows of one (sweep, model), each contrast at its own level
     (the family's adjustment and the plans to decide come after, in `cards`)."""
-    failures = fold_failures(cell, ci.arms)
+    failures = fold_failures(cell, ci.arms, ci.folds)
     # said on every card, every fact lost or not: where all were lost, it says whether
     # the model could have answered at all
     ceiling = ceiling_lines(cell, checks, ci.arms, plan)
@@ -700,10 +703,20 @@ def control_lost_rows(cell: pd.DataFrame, arms: dict[str, Arm]
     return out
 
 
-def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, str]:
+# The study's finish_reason of a fold cut at the request's token cap (backends map the
+# provider's own: Anthropic's `max_tokens`, OpenAI's `max_output_tokens`), and how a
+# card names it: the request's parameter, whose value the study chose.
+LENGTH, AT_CAP = "length", "max_tokens"
+
+
+def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm],
+                  folds: pd.DataFrame | None = None) -> dict[str, str]:
     """Per arm of the cell whose carrier names its failed folds (carriers/base.py
     `fold_failure`: the native arm's "returned no compaction") and had any, "k of n folds
-    <what they were>" over the cell's valid rows (rows.csv parse_failures over folds).
+    <what they were>" over the cell's valid rows (rows.csv parse_failures over folds),
+    and, where folds.csv is read, each stop reason of those folds with its count
+    (stop_reasons): a fold stopped at max_tokens names the cap the request sent, which
+    the study chose, so that stop may be the study's own and not the provider's.
 
     Such a fold is the arm's own behaviour, so its row stays valid and in the means
     (paper §3.3: "rows invalidated by an arm's own behaviour may not [be retried], since
@@ -714,8 +727,33 @@ def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, str]:
         words = carrier_of(arms[arm]).fold_failure if arm in arms else ""
         failed = int(rows["parse_failures"].fillna(0).sum())
         if words and failed:
-            out[str(arm)] = f"{failed} of {int(rows['folds'].fillna(0).sum())} folds {words}"
+            said = f"{failed} of {int(rows['folds'].fillna(0).sum())} folds {words}"
+            if folds is not None:
+                said += stop_reasons(folds[folds["row_id"].isin(rows["row_id"])])
+            out[str(arm)] = said
     return out
+
+
+def stop_reasons(folds: pd.DataFrame) -> str:
+    """" (stop reasons: max_tokens 2, at the cap the request sent, max_tokens 600;
+    stop 1)": the failed folds (parse_ok false) of folds.csv by their finish_reason, most
+    first; "" where none is there."""
+    failed = folds[~folds["parse_ok"].astype(bool)]
+    if failed.empty:
+        return ""
+    parts = []
+    for reason, n in failed["finish_reason"].astype(str).value_counts().items():
+        if reason != LENGTH:
+            parts.append(f"{reason} {n}")
+            continue
+        caps = (sorted({int(x) for x in pd.to_numeric(
+            failed.loc[failed["finish_reason"] == LENGTH, "max_tokens"], errors="coerce")
+            .dropna()}) if "max_tokens" in failed else [])
+        cap = (f", at the cap the request sent, {AT_CAP} {'/'.join(map(str, caps))}: the "
+               "study's own fold budget, so the stop may be the study's and not the "
+               "provider's" if caps else "")
+        parts.append(f"{AT_CAP} {n}{cap}")
+    return f" (stop reasons: {'; '.join(parts)})"
 
 
 def index_lines(cell: pd.DataFrame, checks: pd.DataFrame, plan: AnalysisPlan, margin: float

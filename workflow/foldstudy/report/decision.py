@@ -7,6 +7,7 @@ paper's sentence behind each verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -288,9 +289,9 @@ def instrument_line(v: ContrastVerdict) -> str:
 
 def fold_failure_line(arm: str, said: str) -> str:
     """An arm whose carrier failed on some folds (analysis/decision.py fold_failures)."""
-    return (f"**{arm}: {said}**, the arm's own behaviour: its rows stay valid and in the "
-            "means (paper §3.3: a row invalidated by an arm's own behaviour is not "
-            "retried), so its recall includes them.")
+    return (f"**{arm}: {said}**, counted as the arm's own behaviour: its rows stay valid "
+            "and in the means (paper §3.3: a row invalidated by an arm's own behaviour is "
+            "not retried), so its recall includes them.")
 
 
 def index_line(x: IndexLine, plan: AnalysisPlan) -> str:
@@ -501,6 +502,9 @@ def decision_stage(input: Any, output: Any, params: Any) -> str:
     plan = AnalysisPlan.of_params(input.analysis, input.arms_yaml, params)
     rows, checks = decision_frames(input.rows, input.checks)
     ci = card_inputs(params, input, plan)
+    if input.get("folds"):  # each failed fold's stop reason, named on its arm's line
+        ci = dataclasses.replace(ci, folds=read_artifact(Path(input.folds),
+                                                          columns.FOLDS_REQUIRED))
     return write_decision(cards(rows, checks, plan, ci), plan, ci.margin, output.md,
                           output.json, ci.family)
 
