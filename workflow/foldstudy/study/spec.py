@@ -641,6 +641,26 @@ def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str
                               for e in errors)), bad
 
 
+def case_collisions(own: list[Any], taken: list[str], path: str, bad: set[Any]
+                    ) -> list[str]:
+    """Own arm ids that differ from another arm's id only by case (`M` beside the paper's
+    `m`): an id names files (results/runs/.../<arm>.json), and on a case-insensitive file
+    system (macOS's and Windows' defaults) the two are one file, so one arm's runs would
+    overwrite the other's. Each is refused by file and arm, and added to `bad`."""
+    seen = {a.casefold(): a for a in taken}
+    out = []
+    for arm in own:
+        key = str(arm).casefold()
+        other = seen.setdefault(key, str(arm))
+        if other != arm:
+            out.append(f"{path}: arms.{arm}: {arm!r} differs from arm {other!r} only by case; "
+                       "an id names files, which a case-insensitive file system (macOS, "
+                       "Windows) holds as one, so give yours an id no other arm has in any "
+                       "case")
+            bad.add(arm)
+    return out
+
+
 def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
                    name_rule: str = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$"
                    ) -> tuple[dict[str, Any], list[str]]:
@@ -676,6 +696,7 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
         "line and a row id")]
     if bad is None:
         return table, problems
+    problems += case_collisions(list(doc["arms"]), list(table["arms"]), path, bad)
     out = copy.deepcopy(table)
     for arm_id, a in doc["arms"].items():
         if arm_id not in bad:  # its files and capacity, once its keys are right
