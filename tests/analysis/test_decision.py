@@ -343,3 +343,35 @@ def test_a_native_arm_whose_folds_returned_no_compaction_says_so_beside_its_diff
     rows.loc[rows["arm"] == "native", "parse_failures"] = 0
     (c,) = cards(rows, checks, PLAN, ci)
     assert c.fold_failures == {} and "fold_failures" not in c.to_dict()
+
+
+def test_a_native_lines_stop_reasons_are_named_and_max_tokens_with_the_cap_sent(resources):
+    """A native fold cut at max_tokens was counted as "no compaction, the arm's own
+    behaviour", though the cap is the one the study's request sent: the line names each
+    stop reason of the failed folds (folds.csv), and for max_tokens the cap."""
+    table = load_arm_table(resources)
+    arms = {a: resolve_arm(a, table, resources, 0.25) for a in ("j", "m", "native")}
+    rows, checks = _cell({"j": [0.2, 0.1, 0.3], "m": [0.6, 0.7, 0.6],
+                          "native": [0.3, 0.4, 0.3]})
+    native = rows["arm"] == "native"
+    rows.loc[native, "parse_failures"] = [2, 1, 0]
+    cap = arms["native"].fold_budget_tokens
+    ids = list(rows.loc[native, "row_id"])
+    folds = pd.DataFrame(
+        [{"row_id": r, "fold": i, "parse_ok": i >= k, "max_tokens": cap,
+          "finish_reason": "compaction" if i >= k else ("length" if i == 0 else "stop")}
+         for r, k in zip(ids, [2, 1, 0], strict=True) for i in range(5)]
+        # a model-written arm's fold cut at its budget is no native line's
+        + [{"row_id": rows.loc[rows["arm"] == "j", "row_id"].iloc[0], "fold": 0,
+            "parse_ok": False, "max_tokens": 9, "finish_reason": "length"}])
+    ci = dataclasses.replace(CI, arms=arms, folds=folds)
+    (c,) = cards(rows, checks, PLAN, ci)
+    said = c.fold_failures["native"]
+    assert said.startswith("3 of 15 folds returned no compaction (stop reasons: ")
+    assert f"max_tokens 2, at the cap the request sent, max_tokens {cap}: the study's own " \
+        "fold budget" in said and "; stop 1)" in said and "max_tokens 9" not in said
+    line = [x for x in card_markdown(c, PLAN) if x.startswith("**native:")]
+    assert line and "stop 1)**, counted as the arm's own behaviour" in line[0]
+    # without folds.csv (a package without it) the count alone, as before
+    (c,) = cards(rows, checks, PLAN, dataclasses.replace(ci, folds=None))
+    assert c.fold_failures == {"native": "3 of 15 folds returned no compaction"}

@@ -5,6 +5,7 @@ The family-wise error by simulation is bench/decide_sim.py's."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ from foldstudy.analysis.decision import (
 )
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.sequential import nominal_levels
-from foldstudy.report.decision import contrast_line
+from foldstudy.report.decision import card_from_dict, card_markdown, contrast_line
 from foldstudy.study.spec import load_arm_table, resolve_arm
 
 from ..conftest import ROOT
@@ -147,3 +148,80 @@ def test_the_planned_family_counts_the_native_line_a_card_will_read():
                       arms={a: resolve_arm(a, table, ROOT / "resources", 0.25) for a in arms})
     (card,) = cards(rows, checks, PLAN, ci)
     assert len([v for v in card.contrasts if v.p_permutation is not None]) == 2
+
+
+def _arms(arms: list[str], blocks: int = 6) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One model, each arm at its own recall over `blocks` blocks of ten checks (the
+    later in the list, the higher), so every pair has a difference to read."""
+    rng = np.random.default_rng(3)
+    rows = [r for i, arm in enumerate(arms) for r in arm_rows(
+        "s", "a", arm, list(np.clip(0.2 + 0.05 * i + rng.choice([-0.1, 0, 0.1], blocks),
+                                    0, 1).round(1)), k=10)]
+    return frames(rows)
+
+
+def _pairs(c: Card) -> set[frozenset[str]]:
+    return {frozenset((v.a, v.b)) for v in c.contrasts}
+
+
+def test_a_sweep_of_two_to_four_matched_arms_reads_every_pair_of_them():
+    """j–m is neither a rung of the ladder (j–q, q–m) nor a compare pair of
+    resources/analysis.yaml, yet a sweep of j, m (and a ceiling outside the matched
+    comparison) reads it; with q beside them, all three pairs, in the paper's
+    orientation, one family of three."""
+    rows, checks = _arms(["j", "m", "uncompacted"])
+    (c,) = cards(rows, checks, PLAN, CardInputs(margin=0.10))
+    assert [(v.a, v.b, v.source) for v in c.contrasts] == [("j", "m", "analysis")]
+    assert c.unread_pairs == [] and c.family_cost is None
+    rows, checks = _arms(["m", "q", "j"])
+    ci = CardInputs(margin=0.10, sweeps={"s": {"arms": ["m", "q", "j"], "compare": None}})
+    (c,) = cards(rows, checks, PLAN, ci)
+    assert [(v.a, v.b) for v in c.contrasts] == [("j", "q"), ("q", "m"), ("j", "m")]
+    assert {v.family_size for v in c.contrasts} == {3}
+    assert planned_family_size(PLAN, [], {}, None, ["m", "q", "j"], 1, "model") == 3
+    assert planned_family_size(PLAN, [], {}, None, ["m", "q", "j"], 1, "model",
+                               compare="ladder") == 2
+
+
+def test_a_ladder_card_names_the_pairs_it_does_not_read_and_the_key_that_adds_them():
+    rows, checks = _arms(["j", "q", "m"])
+    ci = CardInputs(margin=0.10, sweeps={"s": {"arms": ["j", "q", "m"], "compare": "ladder"}})
+    (c,) = cards(rows, checks, PLAN, ci)
+    assert _pairs(c) == {frozenset("jq"), frozenset("qm")}
+    assert c.unread_pairs == [("j", "m")] and c.compare_key == "sweeps.s.compare"
+    text = "\n".join(card_markdown(c, PLAN))
+    assert "Pairs not read: this card reads no contrast of j–m (1 pair" in text
+    assert "`sweeps.s.compare: pairs`" in text
+    # its own list: exactly those pairs, and the rest named
+    ci = dataclasses.replace(ci, sweeps={"s": {"arms": ["j", "q", "m"],
+                                               "compare": [["m", "j"]]}})
+    (c,) = cards(rows, checks, PLAN, ci)
+    assert [(v.a, v.b) for v in c.contrasts] == [("m", "j")]
+    assert c.unread_pairs == [("j", "q"), ("q", "m")]
+    # a card from decision.json reads the same
+    assert card_from_dict(json.loads(json.dumps(c.to_dict()))) == c
+
+
+def test_a_sweep_of_many_arms_keeps_the_ladder_and_says_what_its_family_costs():
+    """Five matched arms: the paper's rungs and the compare pairs that the sweep runs
+    (j–q, q–m, j–t, j–p), not all ten pairs; the card names the six it leaves out and
+    what a family of four costs each contrast: Holm's first step at 0.05 / 4, which a
+    sign-flip test reaches only from 8 blocks (6 alone: 2 / 2^n <= alpha)."""
+    arms = ["j", "p", "q", "m", "t"]
+    rows, checks = _arms(arms)
+    (c,) = cards(rows, checks, PLAN, CardInputs(margin=0.10))
+    assert _pairs(c) == {frozenset(p) for p in ("jq", "qm", "jt", "jp")}
+    assert len(c.unread_pairs) == 10 - 4
+    f = c.family_cost
+    assert f is not None and f.size == 4 and f.level == pytest.approx(0.05 / 4)
+    assert (f.min_blocks, f.min_blocks_alone) == (8, 6)
+    assert f.repeats is not None and f.repeats_alone is not None
+    assert f.repeats > f.repeats_alone
+    text = "\n".join(card_markdown(c, PLAN))
+    assert "The family's size costs power: its 4 contrasts" in text
+    assert "`sweeps.s.compare` (`[[a, b], ...]`)" in text
+    # every pair, asked for: a family of ten, all read
+    ci = CardInputs(margin=0.10, sweeps={"s": {"arms": arms, "compare": "pairs"}})
+    (c,) = cards(rows, checks, PLAN, ci)
+    assert len(c.contrasts) == 10 and c.unread_pairs == []
+    assert c.family_cost is not None and c.family_cost.size == 10

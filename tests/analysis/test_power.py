@@ -20,7 +20,6 @@ from foldstudy.analysis.power import (
     POOLED,
     DecidePlan,
     block_diff_sd,
-    contrasts,
     mde,
     min_blocks,
     pilot_iccs,
@@ -29,6 +28,7 @@ from foldstudy.analysis.power import (
     power_rows,
     repeats_needed,
     repeats_to_decide,
+    sweep_contrasts,
     tost_power,
     within_cell_icc,
 )
@@ -120,24 +120,26 @@ def test_a_pilot_packages_within_cell_icc_is_the_one_used(tmp_path):
     c = checks.merge(rows[["row_id", "arm"]], on="row_id")
     pooled = stats.icc1(c["row_id"], c["correct"].astype(float)).value
     within = within_cell_icc(c["arm"], c["row_id"], c["correct"].astype(float))
-    iccs = pilot_iccs(str(pilot), plan, contrasts(plan, []))
+    sweeps = {"s": {"arms": ["j", "q", "m"], "models": ["a", "b"], "repeats": 4,
+                    "design": "latin"}}
+    iccs = pilot_iccs(str(pilot), plan, sweep_contrasts(plan, [], sweeps["s"]["arms"]))
     got = iccs[("j", "q")]
     assert got.value == pytest.approx(within.value) and pooled > 0.3 > 0.1 > within.value
     assert str(pilot) in got.source and "within cells of j–q (60 rows, 2 cells" in got.source
     assert ("clipped to 0" in got.source) == within.clipped
-    sweeps = {"s": {"arms": ["j", "q", "m"], "models": ["a", "b"], "repeats": 4,
-                    "design": "latin"}}
     target = {"target_difference": 0.2, "alpha": 0.05, "power": 0.8}
-    lines = power_rows(sweeps, contrasts(plan, []), {"s": 14}, iccs, target,
+    lines = power_rows(sweeps, lambda s: sweep_contrasts(plan, [], sweeps[s]["arms"]),
+                       {"s": 14}, iccs, target,
                          lambda s, m, arm: (5, 0.01))
     jq = [r for r in lines if r["contrast"] == "j–q"]
     assert {r["icc"] for r in jq} == {f"{within.value:.3f}"}
     need = repeats_needed(0.2, within.value, 14, rotation=3)
     assert need % 3 == 0  # a Latin square of three arms closes every three repeats
     per_model = [r for r in lines if r["model"] == "a"]
-    # the ladder's rungs; no compare pair of resources/analysis.yaml other than those
-    # has both its arms in this sweep
-    assert [r["contrast"] for r in per_model] == ["j–q", "q–m"]
+    # the ladder's rungs (no compare pair of resources/analysis.yaml other than those
+    # has both its arms in this sweep), then the third pair of a three-arm sweep, which
+    # its cards read too (sweep_contrasts: every pair of two to four matched arms)
+    assert [r["contrast"] for r in per_model] == ["j–q", "q–m", "j–m"]
     assert per_model[0]["repeats_needed"] == need and per_model[0]["calls"] == 10 * need
     pooled_lines = [r for r in jq if r["model"] == POOLED]
     assert pooled_lines and all(r["repeats_needed"] == repeats_needed(
@@ -155,7 +157,7 @@ def test_a_negative_pilot_icc_is_planned_at_zero_and_the_plan_says_so(tmp_path):
     got = pilot_iccs(str(tmp_path), plan, [("j", "q")])[("j", "q")]
     assert got.value == 0.0 and "clipped to 0" in got.source
     lines = power_rows({"s": {"arms": ["j", "q"], "models": ["a"], "repeats": 4,
-                                "design": "latin"}}, [("j", "q")], {"s": 14},
+                                "design": "latin"}}, lambda s: [("j", "q")], {"s": 14},
                          {("j", "q"): got}, {"target_difference": 0.2, "alpha": 0.05,
                                              "power": 0.8}, lambda s, m, arm: (5, 0.01))
     assert lines[0]["design_effect"] == "1.00" and lines[0]["repeats_needed"] >= 6

@@ -40,12 +40,14 @@ def test_a_package_without_a_manifest_gives_the_sweeps_its_rows_hold(package):
 
 def test_a_packages_manifest_config_names_its_sweeps(tmp_path, package):
     """A release's package carries the config that made it: its sweeps as written there
-    (the order design included)."""
+    (the order design included, and which pairs its cards read)."""
     made = {"anchor": {"arms": ["j", "m"], "models": ["a"], "design": "williams",
-                       "scenario": "distributed", "repeats": 2, "seed": 1}}
+                       "scenario": "distributed", "repeats": 2, "seed": 1,
+                       "compare": "ladder"}}
     write_json({"config": {"sweeps": made}, "artifacts": {}}, tmp_path / "manifest.json")
     assert package_sweeps(tmp_path) == {
-        "anchor": {"arms": ["j", "m"], "models": ["a"], "design": "williams"}}
+        "anchor": {"arms": ["j", "m"], "models": ["a"], "design": "williams",
+                   "compare": "ladder"}}
 
 
 def test_evidence_mode_decides_on_the_packages_sweeps_not_the_configs(package):
@@ -53,7 +55,9 @@ def test_evidence_mode_decides_on_the_packages_sweeps_not_the_configs(package):
               "sweeps": {"main": {"arms": ["j", "m"], "models": ["smollm2-135m"],
                                   "design": "latin"}}}
     assert set(decision_sweeps(config)) == set(held(package))
-    assert decision_sweeps({**config, "evidence": None}) == config["sweeps"]
+    # the config's own, `compare` unset where it sets none (its cards read by its size)
+    assert decision_sweeps({**config, "evidence": None}) == {
+        "main": {**config["sweeps"]["main"], "compare": None}}
 
 
 def test_a_gate_on_a_pair_the_package_never_ran_is_refused_naming_it(package):

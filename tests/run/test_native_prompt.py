@@ -44,14 +44,20 @@ from ..conftest import ROOT
 from ..support.evidence_rows import arm_rows, frames
 from .test_native_fold import fixture, native, prompts  # noqa: F401 - module fixtures
 
+# A model whose backend has the provider's compaction: the config check refuses a native
+# arm on any other (the default study's embedded model has none)
+CLAUDE = {"claude": {"backend": "anthropic", "model_id": "claude-x",
+                     "price_prompt_usd_per_mtok": 3.0, "price_completion_usd_per_mtok": 15.0}}
+
 
 def study(sweep: dict, models: dict | None = None, **top):
+    """The default study with this sweep, on these models (the sweep runs them alone)."""
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     cfg.update(top)
     cfg["sweeps"]["main"].update(sweep)
-    if models:
-        cfg["models"].update(models)
-        cfg["sweeps"]["main"]["models"] = [*cfg["sweeps"]["main"]["models"], *models]
+    models = models or CLAUDE
+    cfg["models"].update(models)
+    cfg["sweeps"]["main"]["models"] = list(models)
     schema = yaml.safe_load((ROOT / "config/schema/config.schema.yaml").read_text())
     return load_study(cfg, schema, load_arm_table(ROOT / "resources"), ROOT / "resources")
 

@@ -155,3 +155,54 @@ def test_the_paper_study_probes_qwen36_flash_schema(config_schema, resources):
     s = study(cfg, config_schema, resources)
     assert s.probe_arms("qwen3.6-flash") == ["j"]
     assert all(s.arms[a].schema is None for a in s.folded_arms("qwen3.6-flash"))
+
+
+@pytest.mark.parametrize("compare", ["pairs", "ladder", [["m", "j"]], None])
+def test_a_sweeps_compare_takes_its_words_or_its_own_pairs(base, config_schema, resources,
+                                                           compare):
+    cfg = copy.deepcopy(base)
+    cfg["sweeps"]["main"]["compare"] = compare
+    assert study(cfg, config_schema, resources).config["sweeps"]["main"]["compare"] == compare
+
+
+@pytest.mark.parametrize(("compare", "said"), [
+    ("all", "config.sweeps.main.compare: 'all' is not allowed (allowed: pairs; ladder; a "
+            "list of pairs [[a, b], ...]; null (by the sweep's size))"),
+    ([["j", "x"]], "config.sweeps.main.compare[0][1]: 'x' is not an arm (known: "),
+    ([["j", "m", "q"]], "config.sweeps.main.compare[0]: ['j', 'm', 'q'] is too long"),
+    ([["j", "q"]], "config.sweeps.main.compare[0]: 'q' is not an arm of sweep main (its "
+                   "arms: j m uncompacted)"),
+    ([["j", "j"]], "config.sweeps.main.compare[0]: [j, j] compares arm 'j' with itself"),
+    ([["j", "uncompacted"]], "config.sweeps.main.compare[0]: 'uncompacted' is "),
+])
+def test_a_wrong_compare_is_refused_naming_the_key_and_what_is_allowed(
+        base, config_schema, resources, compare, said):
+    cfg = copy.deepcopy(base)
+    cfg["sweeps"]["main"]["compare"] = compare
+    msg = problems(cfg, config_schema, resources)
+    assert said in msg and len(msg.splitlines()) == 2  # the heading and this one line
+    if compare == [["j", "uncompacted"]]:  # outside the matched comparison, said why
+        assert "in no card verdict" in msg
+
+
+def test_a_native_arm_on_a_backend_without_native_compaction_is_refused(
+        base, config_schema, resources):
+    """Its runs could only be `not_run` records: the backend's kind says statically
+    whether it has the provider's compaction (backends/base.py native_compaction)."""
+    from foldstudy.backends.registry import backend_classes
+
+    having = [k for k, c in backend_classes().items() if c.native_compaction]
+    assert "anthropic" in having and "embedded" not in having and "openrouter" not in having
+    cfg = copy.deepcopy(base)
+    cfg["sweeps"]["main"]["arms"] = ["j", "m", "native"]
+    msg = problems(cfg, config_schema, resources)
+    assert ("config.sweeps.main.models[0]: 'smollm2-135m' runs on backend embedded, which "
+            f"has no native compaction for arm 'native' (backends that have one: "
+            f"{', '.join(having)})") in msg
+    cfg["models"]["claude"] = {"backend": "anthropic", "model_id": "claude-sonnet-4-6",
+                               "api_key_env": "ANTHROPIC_API_KEY",
+                               "price_prompt_usd_per_mtok": 3.0,
+                               "price_completion_usd_per_mtok": 15.0}
+    cfg["sweeps"]["main"]["models"] = ["claude"]
+    cfg["sweeps"]["main"]["arms"] = ["j", "m", "native"]
+    assert "native" in study(cfg, config_schema, resources).config["sweeps"]["main"]["arms"]

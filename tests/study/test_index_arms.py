@@ -25,6 +25,7 @@ from foldstudy.study.spec import (
     Arm,
     Fact,
     Fixture,
+    SpecError,
     is_matched,
     load_arm_table,
     own_arm_twins,
@@ -261,3 +262,54 @@ def test_the_retained_token_table_and_figure_are_built_for_every_sweep():
     assert len(picks) == len(df.groupby(["sweep", "model"])) and picks["frontier"].all()
     figs = make_figures(rows, {}, plan)
     assert "retained-tokens" in figs
+
+
+def _refused(table: dict, config_schema, resources) -> list[str]:
+    """The config check's problems on the default sweep with this built-in arm table."""
+    from foldstudy.study.config import ConfigError, load_study
+
+    with pytest.raises(ConfigError) as e:
+        load_study(config(), config_schema, table, resources)
+    return e.value.problems
+
+
+def test_an_index_share_that_leaves_the_summary_no_budget_is_refused(config_schema,
+                                                                      resources):
+    """index_share 0.999 resolved to a fold budget and carry cap of about two tokens, and
+    the arm still read as "the base's fold with an index": a share past INDEX_SHARE_MAX
+    is refused naming the file and key; at the most allowed, the summary keeps as much
+    as the index."""
+    from foldstudy.study.spec import INDEX_SHARE_MAX
+
+    table = load_arm_table(resources)
+    table["arms"]["jx"]["index_share"] = 0.999
+    (said,) = _refused(table, config_schema, resources)
+    assert said.startswith("resources/arms.yaml: arms.jx.index_share: 0.999 is not a share")
+    assert f"at most {INDEX_SHARE_MAX:g}" in said
+    table["arms"]["jx"]["index_share"] = INDEX_SHARE_MAX
+    for scale in (1.0, 0.035, 0.01):
+        a, b = (resolve_arm(x, table, resources, scale) for x in ("jx", "j"))
+        assert a.carry_cap_tokens >= a.index_cap_tokens
+        assert a.fold_budget_tokens >= b.fold_budget_tokens // 2
+
+
+def test_an_index_arm_on_the_native_arm_is_refused(config_schema, resources):
+    """A native arm has no fold of the study's to send with an index beside it: its
+    base must be an arm inside the matched comparison, named in one line."""
+    table = load_arm_table(resources)
+    table["arms"]["jx"]["base"] = "native"
+    (said,) = _refused(table, config_schema, resources)
+    assert said.startswith("resources/arms.yaml: arms.jx.base: 'native' is ")
+    assert "an index arm's base is an arm whose fold it sends" in said and " j " in said
+    with pytest.raises(SpecError, match="arms.jx.base: 'native'"):
+        resolve_arm("jx", table, resources, 1.0)
+
+
+def test_match_false_on_a_built_in_arm_is_refused(config_schema, resources):
+    """`match: false` written into m took it out of every matched contrast without a
+    word; it belongs to a user's own arms file."""
+    table = load_arm_table(resources)
+    table["arms"]["m"]["match"] = False
+    (said,) = _refused(table, config_schema, resources)
+    assert said.startswith("resources/arms.yaml: arms.m.match: False is an own arm's key")
+    assert "remove the key" in said

@@ -39,6 +39,12 @@ CASES = [
      "arms.../../../../../../escaped: '../../../../../../escaped' cannot be an arm id"),
     ("an integer id", {5: GOOD}, "arms.5: 5 cannot be an arm id"),
     ("a paper arm's id", {"m": GOOD}, "arms.m: 'm' is one of the paper's arms"),
+    # one file on a case-insensitive file system (macOS's, Windows' default): M's runs
+    # would overwrite m's
+    ("a paper arm's id in another case", {"M": GOOD},
+     "arms.M: 'M' differs from arm 'm' only by case"),
+    ("two own ids that differ by case", {"Mine": GOOD, "mine": GOOD},
+     "arms.mine: 'mine' differs from arm 'Mine' only by case"),
     ("a string budget", {"mine": {**GOOD, "fold_budget_tokens": "2400"}},
      "arms.mine.fold_budget_tokens: '2400' is not of type 'integer'"),
     ("a boolean cap", {"mine": {**GOOD, "carry_cap_tokens": True}},

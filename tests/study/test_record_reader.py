@@ -100,7 +100,7 @@ def written(tmp_path: Path, grading: dict[str, Any]) -> dict[str, str]:
 
 # What the grader wrote for fixed_records() before records were read back typed.
 PINNED = {
-    "rows": "d30c68a1edbecc81db1471e5f3fed9f87fbf5f821b3a47c587f24d04530cab7c",
+    "rows": "62477bfe64076cd6743cb38814494ffe0561a6c0224bcce4bbf2c0dc9edd4593",
     "checks": "505fd7912edb8a9a218a61cae8b5f357f8bed6cdee912a6d853d3923cdded512",
     "folds": "4659c91f3ff2fad11ed03bb4c4e51644223656332ce943efc4f7b3d2e2898dc5",
     "trace": "54c667d4dce74ecd1526fefc4741440de2a1da0b3e387d87afa009906590371b",

@@ -210,3 +210,50 @@ def test_a_whole_token_count_is_the_graders():
         assert whole_token_count(value, text) == len(whole_token_pattern(value).findall(
             text)), value
     assert whole_token_count("47213", text) == 4
+
+
+GROUPS_VIEW = '''from django.contrib.auth.decorators import login_required
+
+from .grouping import expand_groups
+
+
+@expand_groups
+@login_required
+def group_list(request):
+    return render(request, "groups/list.html", {"groups": request.groups})
+'''
+
+
+def test_a_python_decorator_is_no_handle_wherever_its_line_opens(tmp_path):
+    """A Django web app's session: the decorator `@expand_groups` is found by grep
+    (`views.py:7:@expand_groups`, the definition on a context line `views.py-9-def`),
+    written by an Edit (the start of a JSON string, escaped line breaks), and named in
+    the assistant's prose. Every occurrence but the prose's decorates a `def` below it,
+    so the token is set aside as a code attribute session-wide; a handle stays one."""
+    grep = ("app/groups/views.py:7:@expand_groups\napp/groups/views.py-8-@login_required\n"
+            "app/groups/views.py-9-def group_list(request):")
+    session = claude_code_session(tmp_path / f"{SESSION_ID}.jsonl", [
+        ("user", "The group list misses nested groups. @dana.okafor wrote the grouping."),
+        ("tool_use", ("Bash", {"command": "grep -rn -A2 '@expand_groups' app/"})),
+        ("tool_result", grep),
+        ("tool_use", ("Edit", {"file_path": "/home/dev/app/app/groups/views.py",
+                               "old_string": "@login_required\ndef group_list(request):",
+                               "new_string": GROUPS_VIEW.split("\n\n\n")[1]})),
+        ("tool_result", "The file /home/dev/app/app/groups/views.py has been updated."),
+        ("assistant", "group_list now runs under @expand_groups; @dana.okafor reviews it."),
+    ])
+    rows = {r["token"]: r["class"] for r in candidates(read_transcript(session))}
+    assert "@expand_groups" not in rows and "@login_required" not in rows
+    assert rows["@dana.okafor"] == "handle"
+
+    def handles(text: str) -> dict[str, str]:
+        return {t.text: t.set_aside for t in classify(text) if t.cls == "handle"}
+
+    assert handles(grep)["@expand_groups"] == "code_attribute"
+    assert handles('{"new_string": "@expand_groups\\n@login_required\\nasync def f():"}'
+                   )["@expand_groups"] == "code_attribute"
+    assert handles("+@expand_groups\n+class GroupAdmin(admin.ModelAdmin):") == {
+        "@expand_groups": "code_attribute"}
+    # a name in prose at a line's end decorates nothing
+    assert handles("ask @ana\nthen @bo-ops\nthanks") == {"@ana": "", "@bo-ops": ""}
+    assert handles("thanks @ana\nclassy work") == {"@ana": ""}

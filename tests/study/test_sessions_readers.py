@@ -320,6 +320,64 @@ def test_a_rewind_to_an_unknown_message_is_refused_by_line(tmp_path):
     assert msg.startswith(f"{p}:{len(recs)}: $rewindTo names message 'no-such-message'")
 
 
+HEAD = {"sessionId": "s1", "projectHash": "h", "startTime": "t", "kind": "main"}
+
+
+def _msg(i: str, kind: str | None, text: str) -> dict:
+    """A Gemini CLI message record as chatRecordingService writes it (type left out where
+    kind is None)."""
+    return {"id": i, "timestamp": "t", **({"type": kind} if kind else {}), "content": text}
+
+
+def test_a_gemini_message_with_no_type_is_left_out_and_counted_as_untyped(tmp_path):
+    """Neither a turn nor a note: it was dropped under the kind "None"; the manifest's
+    word for a record with no kind, in every format, is `untyped`."""
+    p = write(tmp_path, "session-u.jsonl", [
+        HEAD, _msg("a", "user", "first"), _msg("b", None, "who said this?"),
+        _msg("c", "gemini", "done"), _msg("d", "info", "note")])
+    tr = read_transcript(p)
+    assert [m.text for m in tr.messages] == ["first", "done"]
+    assert dict(tr.left_out) == {"info": 1, "untyped": 1}
+
+
+def test_a_rewind_that_empties_the_thread_is_refused_naming_its_line(tmp_path):
+    recs = [HEAD, _msg("a", "user", "first"), _msg("b", "gemini", "answer"),
+            {"$rewindTo": "a"}, _msg("n", "info", "rewound")]
+    msg = refusal(write(tmp_path, "session-e.jsonl", recs))
+    p = tmp_path / "session-e.jsonl"
+    assert msg.startswith(f"{p}:4: $rewindTo 'a' rewinds to the first message, removing "
+                          "every message, and none is written after it")
+    # the user rewound to the start and went on: the thread is what came after
+    recs.append(_msg("c", "user", "again"))
+    assert [m.text for m in read_transcript(
+        write(tmp_path, "session-f.jsonl", recs)).messages] == ["again"]
+
+
+def test_a_credential_no_chunk_holds_is_said_where_it_sits_not_as_reaching_the_model(
+        tmp_path):
+    """A key in a message the user rewound away is on no chunk: the warning says so and
+    where it sits; the same key on the thread would reach the model, and is said so."""
+    from foldstudy.study.sessions import credential_entries, credential_warnings
+
+    key = "sk-or-v1-" + "0123456789abcdef" * 4
+    recs = [HEAD, _msg("a", "user", "first"), _msg("b", "gemini", "answer"),
+            _msg("c", "user", f"export OPENROUTER_API_KEY={key}"), {"$rewindTo": "c"},
+            _msg("d", "user", "never mind")]
+    p = write(tmp_path, "session-k.jsonl", recs)
+    entries = credential_entries(read_transcript(p))
+    assert entries == [{"line": 4, "kind": "OpenRouter key", "off_chunk": True}]
+    (said,) = credential_warnings("", str(p), {"credential_lines": entries})
+    assert said.startswith(f"{p}:4: a credential-shaped string (OpenRouter key; not shown); "
+                           "no chunk holds it: the line is off the main thread")
+    assert "would reach the model" not in said and key not in said
+    recs[4] = {"$set": {"summary": "s"}}  # not rewound: on the thread
+    p = write(tmp_path, "session-l.jsonl", recs)
+    entries = credential_entries(read_transcript(p))
+    assert entries == [{"line": 4, "kind": "OpenRouter key"}]
+    assert credential_warnings("", str(p), {"credential_lines": entries})[0].endswith(
+        "it would reach the model in a chunk")
+
+
 def test_gemini_subagent_sessions_are_left_out_and_counted(tmp_path):
     chats = tmp_path / "chats"
     (chats / SESSION).mkdir(parents=True)

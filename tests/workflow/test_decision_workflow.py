@@ -311,3 +311,46 @@ def test_the_embedded_default_card_says_every_arm_lost_every_fact(tiny_study, tm
     assert p.returncode == 0, p.stderr[-3000:]
     card = (tmp_path / "results/decision.md").read_text()
     assert "every arm lost every fact" in card and "better**" not in card
+
+
+def test_a_sweep_of_j_and_m_reads_their_pair_on_every_card_without_compare_pairs(tmp_path):
+    """Neither the ladder's rungs (j–q, q–m) nor resources/analysis.yaml's compare pairs
+    hold j–m, and this study names no `compare_pairs`: a sweep of two to four matched
+    arms reads every pair of them (analysis/power.py sweep_contrasts), so each model's
+    card reads j–m, the two cards' contrasts are one family of two adjusted by Holm, the
+    gate reads that line, and the page shows it."""
+    with GatewayStandin([Model(f"acme/{m}", [Endpoint(
+            m.title(), m, "fp8", supported_parameters=ALL_PARAMETERS)])
+            for m in ("dear", "thrift")], key=KEY) as gw:
+        cfg = {"study": "pairs", "scale": 0.01, "temperature": 0.2, "recall_max_tokens": 200,
+               "models": {m: gateway_model(f"acme/{m}", gw.base_url, timeout_s=10,
+                                           max_attempts=2, retry_initial_wait_s=0.05)
+                          for m in ("dear", "thrift")},
+               "sweeps": {"s": {"scenario": "distributed", "seed": 3, "arms": ["j", "m"],
+                                "models": ["dear", "thrift"], "repeats": 2}},
+               "decide": {"pair": None, "gate": GATE_HOLDS}}
+        study = GatewayStudy(tmp_path, cfg, KEY)
+        p = study.snakemake(FIXTURE)
+        assert p.returncode == 0, p.stderr[-3000:]
+        gw.state.reply = ShapedModel(fixture_facts(str(tmp_path / FIXTURE)), SHAPES, seed=5)
+        p = study.snakemake("results/decision.md", "results/decision.html")
+        assert p.returncode == 0, p.stderr[-4000:]
+        doc = json.loads((tmp_path / "results/decision.json").read_text())
+        assert sorted(c["model"] for c in doc["cards"]) == ["dear", "thrift"]
+        for c in doc["cards"]:
+            assert not c["all_lost"], c
+            jm = [v for v in c["contrasts"] if {v["a"], v["b"]} == {"j", "m"}]
+            assert [(v["a"], v["b"], v["source"]) for v in jm] == [("j", "m", "analysis")]
+            assert jm[0]["family_size"] == 2 and jm[0]["adjustment"] == "Holm"
+            assert "unread_pairs" not in c  # the card reads every pair the sweep runs
+        card = (tmp_path / "results/decision.md").read_text()
+        assert card.count("| j–m (analysis) |") == 2 and "Pairs not read" not in card
+        page = (tmp_path / "results/decision.html").read_text()
+        assert page.count("j–m (analysis)") == 2
+        p = study.snakemake("results/gate.json")
+        assert p.returncode == 0, p.stderr[-3000:]
+        gate = json.loads((tmp_path / "results/gate.json").read_text())
+        words = {c["model"]: next(v["word"] for v in c["contrasts"]
+                                  if {v["a"], v["b"]} == {"j", "m"}) for c in doc["cards"]}
+        assert {g["model"]: g["verdict"] for g in gate["models"]} == words
+        assert all("in a family of 2" in g["why"] for g in gate["models"]), gate

@@ -307,7 +307,8 @@ class Wiring:
                 "recall_max_tokens": self.config["recall_max_tokens"]}
 
     def power_sweeps(self) -> dict[str, dict[str, Any]]:
-        return {s: {k: sw[k] for k in ("arms", "models", "repeats", "design")}
+        return {s: {**{k: sw[k] for k in ("arms", "models", "repeats", "design")},
+                    "compare": sw.get("compare")}
                 for s, sw in self.config["sweeps"].items()}
 
     def power_pilot(self) -> dict[str, str]:
@@ -411,11 +412,14 @@ class Wiring:
         return [trace] if trace else []
 
     def decision_inputs(self) -> dict[str, str]:
-        """The decision cards read rows and checks, and (outside evidence mode) what
-        prices a repeat: the fixtures and turn templates, as the audit does. A staged
+        """The decision cards read rows and checks, folds.csv where there is one, and
+        (outside evidence mode) what prices a repeat: the fixtures and turn templates,
+        as the audit does. A staged
         sweep's final looks are added by common.smk (they are checkpoints)."""
         ev = self.evidence_inputs()
         out = {"rows": ev["rows"], "checks": ev["checks"]}
+        if "folds" in ev:  # each failed fold's stop reason (decision.fold_failures)
+            out["folds"] = ev["folds"]
         if not self.evidence_mode:
             out.update(self.fixtures(), **self.prompt_files)
         return out

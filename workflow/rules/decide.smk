@@ -66,6 +66,8 @@ checkpoint decide_look:
         gate_pair=W.gate_pair(),
         models=lambda w: STUDY.config["sweeps"][w.sweep]["models"],
         sweep_arms=lambda w: STUDY.config["sweeps"][w.sweep]["arms"],
+        # the pairs its cards read (sweeps.X.compare; analysis/power.py sweep_contrasts)
+        compare=lambda w: STUDY.config["sweeps"][w.sweep].get("compare"),
         rotation=lambda w: W.decide_rotation(w.sweep),
         seed=lambda w: STUDY.config["sweeps"][w.sweep]["seed"],
         alpha=STUDY.config["power"]["alpha"],

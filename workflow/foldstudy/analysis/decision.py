@@ -2,19 +2,24 @@
 decided, read from the evidence alone. Pure: frames and specs in, cards out.
 
 A card gives, for one model in one sweep:
-- each contrast that ran (the ladder's rungs and the compare pairs, power.contrasts; a
-  user's own arm against its twin; the `decide:` pair): the paired difference b - a over
-  blocks with its interval, the exact sign-flip permutation p (stats.sign_flip_test: the
-  study's own verdict test, docs/design.md §6 Small-sample inference), TOST at the margin, and
-  one word. An undecided contrast carries the repeats that would decide it at the
-  observed difference and the within-cell ICC, by the test that would (a difference
-  beyond the margin, equivalence inside it: power.repeats_to_decide), priced;
+- each contrast that ran (the sweep's pairs, power.sweep_contrasts: every pair of two to
+  four matched arms, else the ladder's rungs and the compare pairs, or the sweep's own
+  `compare`; a user's own arm against its twin; the `decide:` pair): the paired
+  difference b - a over blocks with its interval, the exact sign-flip permutation p
+  (stats.sign_flip_test: the study's own verdict test, docs/design.md §6 Small-sample
+  inference), TOST at the margin, and one word. An undecided contrast carries the
+  repeats that would decide it at the observed difference and the within-cell ICC, by
+  the test that would (a difference beyond the margin, equivalence inside it:
+  power.repeats_to_decide), priced;
 - the paper's diagnosis where the undivided arm ran (paper §4.6-4.7);
 - how the model's failing rows fail (paper §4.11);
 - whether a user's own arm holds an undivided free-text slot (paper §5);
 - the arms outside the matched comparison on lines of their own: the native arm against
   your best arm, an A/A copy against its original, a `native@ARM` arm against the native
   arm and against ARM (native_with_contrasts);
+- the pairs of matched arms the cell ran that no contrast reads, and the key that adds
+  them; where the sweep runs more than power.PAIRS_UP_TO matched arms, what the family's
+  size costs in power (family_cost);
 - or, where every arm lost every fact, that verdict and no ranking.
 Thresholds come from resources/analysis.yaml through AnalysisPlan; the failing and mode
 definitions are analysis/partition.py's, the ones partition.csv uses.
@@ -39,7 +44,19 @@ from .cells import BLOCK, cell_summary, mean, pairs, valid_rows
 from .instrument import abstention, failing_rows
 from .partition import failure_mode
 from .plan import AnalysisPlan
-from .power import PAPER_ICC, CellICC, contrasts, repeats_to_decide, within_cell_icc
+from .power import (
+    PAIRS_UP_TO,
+    PAPER_ICC,
+    CellICC,
+    contrasts,
+    every_pair,
+    matched_arms,
+    min_blocks,
+    repeats_needed,
+    repeats_to_decide,
+    sweep_contrasts,
+    within_cell_icc,
+)
 
 A_BETTER, B_BETTER = "{a} better", "{b} better"
 EQUIVALENT, UNDECIDED = "equivalent within ±{margin:g}", "undecided"
@@ -66,7 +83,7 @@ class Price:
 class ContrastVerdict:
     a: str
     b: str
-    source: str  # "analysis" (ladder, compare_pairs), "own arm", "decide", NATIVE_SOURCE
+    source: str  # "analysis" (the sweep's pairs), "own arm", "decide", NATIVE_SOURCE
     blocks: int
     a_mean: float
     b_mean: float
@@ -172,6 +189,26 @@ class CeilingLine:
 
 
 @dataclass(frozen=True)
+class FamilyCost:
+    """What a family of many contrasts costs each of them in power (Holm's first step
+    judges the smallest p at alpha / size): the level, the fewest blocks whose sign-flip
+    p can reach it against alpha's, and the repeats per model that detect a difference
+    of `difference` (the margin) at the card's power, at the family's level and alone,
+    at the family's median ICC and checks per row. repeats None: no number decides it."""
+
+    size: int
+    alpha: float
+    level: float
+    min_blocks: int
+    min_blocks_alone: int
+    difference: float
+    power: float
+    repeats: int | None
+    repeats_alone: int | None
+    key: str  # the config key that narrows the family (sweeps.X.compare)
+
+
+@dataclass(frozen=True)
 class Card:
     sweep: str
     model: str
@@ -204,11 +241,20 @@ class Card:
     # the cell's rows another model served (validity: served_by_other), each as
     # "row_id (served by model)": left out of every number on the card, and named there
     served_by_other: list[str] = field(default_factory=list)
+    # the pairs of matched arms that ran in the cell which no contrast reads (a sweep of
+    # more than PAIRS_UP_TO matched arms, or its own `compare`), and the config key that
+    # adds them (sweeps.X.compare)
+    unread_pairs: list[tuple[str, str]] = field(default_factory=list)
+    compare_key: str = ""
+    # a sweep of more than PAIRS_UP_TO matched arms: what the family's size costs in
+    # power (FamilyCost), said on the card with how to narrow it
+    family_cost: FamilyCost | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         for key in ("fold_failures", "ceiling_lines", "control_lost", "control_lost_rows",
-                    "repeat_stops", "served_by_other"):
+                    "repeat_stops", "served_by_other", "unread_pairs", "compare_key",
+                    "family_cost"):
             if not d[key]:  # a card with none reads as it always did
                 d.pop(key)
         return d
@@ -411,17 +457,22 @@ def cell_icc(checks: pd.DataFrame, cell: pd.DataFrame, arms: Sequence[str]
 
 def cell_contrasts(plan: AnalysisPlan, extra_pairs: Sequence[Sequence[str]], own: dict[str, str],
                    decide_pair: Sequence[str] | None,
-                   gate_pair: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+                   gate_pair: Sequence[str] | None = None,
+                   sweep_pairs: Sequence[tuple[str, str]] | None = None
+                   ) -> list[tuple[str, str, str]]:
     """Every contrast a card may read, each once: the decide pair, the own arms against
-    their twins (twin as a, own as b), then the analysis pairs (power.contrasts), then the
-    gate's pair (decide.gate: against as a, its arm as b) where none of those reads it."""
+    their twins (twin as a, own as b), then the sweep's pairs (sweep_pairs, from
+    power.sweep_contrasts; without them, the ladder's rungs and the compare pairs), then
+    the gate's pair (decide.gate: against as a, its arm as b) where none of those reads
+    it. A pair read once in one order is not read again in the other."""
     out: list[tuple[str, str, str]] = []
     if decide_pair:
         out.append((decide_pair[0], decide_pair[1], "decide"))
     out += [(twin, arm, "own arm") for arm, twin in own.items()]
-    seen = {(a, b) for a, b, _ in out}
-    out += [(a, b, "analysis") for a, b in contrasts(plan, [list(p) for p in extra_pairs])
-            if (a, b) not in seen]
+    seen = {frozenset((a, b)) for a, b, _ in out}
+    analysis = (list(sweep_pairs) if sweep_pairs is not None
+                else contrasts(plan, [list(p) for p in extra_pairs]))
+    out += [(a, b, "analysis") for a, b in analysis if frozenset((a, b)) not in seen]
     if gate_pair and not any({a, b} == set(gate_pair) for a, b, _ in out):
         out.append((gate_pair[0], gate_pair[1], "gate"))
     return out
@@ -508,13 +559,30 @@ class CardInputs:
     gate_pair: tuple[str, str] | None = None  # decide.gate: (against, arm)
     # model -> how its dollars are priced (audit.RunPrices.basis), said on its card
     price_basis: Callable[[str], str] = lambda m: "no prices"  # noqa: E731 - a default
+    # sweep -> its arms and `compare` (config sweeps.X; evidence/load.decision_sweeps):
+    # which pairs its cards read (power.sweep_contrasts). A sweep not here reads as one
+    # whose arms are those its cell ran, `compare` unset.
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # folds.csv (where the evidence holds it): the stop reason and max_tokens of each
+    # failed fold, named on its arm's line (fold_failures)
+    folds: pd.DataFrame | None = None
+
+    def sweep_arms(self, sweep: str, ran: Sequence[str]) -> list[str]:
+        """The sweep's arms as the config names them, else the arms its cell ran."""
+        return list((self.sweeps.get(sweep) or {}).get("arms") or ran)
+
+    def sweep_pairs(self, plan: AnalysisPlan, sweep: str, ran: Sequence[str]
+                    ) -> list[tuple[str, str]]:
+        """The matched contrasts the sweep's cards read (power.sweep_contrasts)."""
+        return sweep_contrasts(plan, self.extra_pairs, self.sweep_arms(sweep, ran),
+                               (self.sweeps.get(sweep) or {}).get("compare"))
 
 
 def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
          plan: AnalysisPlan, ci: CardInputs) -> Card:
     """One card over the valid rows of one (sweep, model), each contrast at its own level
     (the family's adjustment and the plans to decide come after, in `cards`)."""
-    failures = fold_failures(cell, ci.arms)
+    failures = fold_failures(cell, ci.arms, ci.folds)
     repeats = repeat_stops(cell)
     # said on every card, every fact lost or not: where all were lost, it says whether
     # the model could have answered at all
@@ -529,12 +597,13 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
                     control_lost_rows=flagged, repeat_stops=repeats)
     ran = set(cell["arm"])
     staged = ci.staged.get((sweep, model))
+    sweep_pairs = ci.sweep_pairs(plan, sweep, list(dict.fromkeys(cell["arm"])))
     verdicts = []
     # lines that read an arm outside the matched comparison against another, by design
     outside = [*best_arm_contrasts(cell, ci.arms, plan), *aa_contrasts(cell, plan),
                *native_with_contrasts(cell, plan)]
     for a, b, source in [*cell_contrasts(plan, ci.extra_pairs, ci.own, ci.decide_pair,
-                                         ci.gate_pair), *outside]:
+                                         ci.gate_pair, sweep_pairs), *outside]:
         if (a in plan.unmatched or b in plan.unmatched) and (a, b, source) not in outside:
             continue  # outside the matched comparison (spec.is_matched): no verdict
         pr = pairs(cell, a, b)
@@ -545,10 +614,28 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
         verdicts.append(judge(a, b, source, pr["recall_first"].to_numpy(),
                               pr["recall_second"].to_numpy(), cell_icc(checks, cell, [a, b]),
                               k, plan, ci.margin, level))
+    unread = unread_pairs(cell, plan, verdicts)
     return Card(sweep, model, len(cell), False, verdicts, diagnosis(cell, plan),
                 loudness(cell, plan), own_arm_checks(ci.own, ci.arms, ran), staged,
                 ci.price_basis(model), index_lines(cell, checks, plan, ci.margin), failures,
-                ceiling, lost_controls, flagged, repeats)
+                ceiling, lost_controls, flagged, repeat_stops=repeats, unread_pairs=unread,
+                compare_key=compare_key(sweep) if unread else "")
+
+
+def compare_key(sweep: str) -> str:
+    """The config key that says which pairs a sweep's cards read."""
+    return f"sweeps.{sweep}.compare"
+
+
+def unread_pairs(cell: pd.DataFrame, plan: AnalysisPlan, verdicts: Sequence[ContrastVerdict]
+                 ) -> list[tuple[str, str]]:
+    """The pairs of matched arms that ran in the cell with a block in common which no
+    contrast of the card reads, in either order: a card that reads fewer pairs than its
+    sweep runs says which (a sweep of more than PAIRS_UP_TO matched arms keeps the
+    paper's rungs and the compare pairs, or its own `compare` names fewer)."""
+    read = {frozenset((v.a, v.b)) for v in verdicts}
+    return [(a, b) for a, b in every_pair(plan, list(dict.fromkeys(cell["arm"])))
+            if frozenset((a, b)) not in read and not pairs(cell, a, b).empty]
 
 
 def ceiling_lines(cell: pd.DataFrame, checks: pd.DataFrame, arms: dict[str, Arm],
@@ -640,10 +727,20 @@ def repeat_stops(cell: pd.DataFrame) -> dict[str, tuple[int, int]]:
     return out
 
 
-def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, str]:
+# The study's finish_reason of a fold cut at the request's token cap (backends map the
+# provider's own: Anthropic's `max_tokens`, OpenAI's `max_output_tokens`), and how a
+# card names it: the request's parameter, whose value the study chose.
+LENGTH, AT_CAP = "length", "max_tokens"
+
+
+def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm],
+                  folds: pd.DataFrame | None = None) -> dict[str, str]:
     """Per arm of the cell whose carrier names its failed folds (carriers/base.py
     `fold_failure`: the native arm's "returned no compaction") and had any, "k of n folds
-    <what they were>" over the cell's valid rows (rows.csv parse_failures over folds).
+    <what they were>" over the cell's valid rows (rows.csv parse_failures over folds),
+    and, where folds.csv is read, each stop reason of those folds with its count
+    (stop_reasons): a fold stopped at max_tokens names the cap the request sent, which
+    the study chose, so that stop may be the study's own and not the provider's.
 
     Such a fold is the arm's own behaviour, so its row stays valid and in the means
     (paper §3.3: "rows invalidated by an arm's own behaviour may not [be retried], since
@@ -654,8 +751,33 @@ def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm]) -> dict[str, str]:
         words = carrier_of(arms[arm]).fold_failure if arm in arms else ""
         failed = int(rows["parse_failures"].fillna(0).sum())
         if words and failed:
-            out[str(arm)] = f"{failed} of {int(rows['folds'].fillna(0).sum())} folds {words}"
+            said = f"{failed} of {int(rows['folds'].fillna(0).sum())} folds {words}"
+            if folds is not None:
+                said += stop_reasons(folds[folds["row_id"].isin(rows["row_id"])])
+            out[str(arm)] = said
     return out
+
+
+def stop_reasons(folds: pd.DataFrame) -> str:
+    """" (stop reasons: max_tokens 2, at the cap the request sent, max_tokens 600;
+    stop 1)": the failed folds (parse_ok false) of folds.csv by their finish_reason, most
+    first; "" where none is there."""
+    failed = folds[~folds["parse_ok"].astype(bool)]
+    if failed.empty:
+        return ""
+    parts = []
+    for reason, n in failed["finish_reason"].astype(str).value_counts().items():
+        if reason != LENGTH:
+            parts.append(f"{reason} {n}")
+            continue
+        caps = (sorted({int(x) for x in pd.to_numeric(
+            failed.loc[failed["finish_reason"] == LENGTH, "max_tokens"], errors="coerce")
+            .dropna()}) if "max_tokens" in failed else [])
+        cap = (f", at the cap the request sent, {AT_CAP} {'/'.join(map(str, caps))}: the "
+               "study's own fold budget, so the stop may be the study's and not the "
+               "provider's" if caps else "")
+        parts.append(f"{AT_CAP} {n}{cap}")
+    return f" (stop reasons: {'; '.join(parts)})"
 
 
 def index_lines(cell: pd.DataFrame, checks: pd.DataFrame, plan: AnalysisPlan, margin: float
@@ -701,14 +823,44 @@ def cards(rows: pd.DataFrame, checks: pd.DataFrame, plan: AnalysisPlan, ci: Card
     valid = valid_rows(rows)
     raw = [card(str(s), str(m), g, checks, plan, ci)
            for (s, m), g in valid.groupby(["sweep", "model"], sort=True)]
+    ran = {str(s): list(dict.fromkeys(g["arm"])) for s, g in valid.groupby("sweep")}
     out = []
     for c in map(noise_floor, adjust_family(raw, ci.family, plan.alpha, ci.margin)):
         planned = [to_decide(x, x.k, ci.margin, _plan_level(x, plan.alpha), ci.power,
                              ci.rotation(c.sweep), _pair_price(ci, c.sweep, c.model, x.a, x.b))
                    for x in c.contrasts]
-        out.append(dataclasses.replace(c, contrasts=planned, served_by_other=served_by_other_rows(
-            rows, c.sweep, c.model)))
+        many = len(matched_arms(plan, ci.sweep_arms(c.sweep, ran[c.sweep]))) > PAIRS_UP_TO
+        out.append(dataclasses.replace(
+            c, contrasts=planned, served_by_other=served_by_other_rows(rows, c.sweep, c.model),
+            family_cost=family_cost(c, plan, ci) if many else None))
     return out
+
+
+def family_cost(c: Card, plan: AnalysisPlan, ci: CardInputs) -> FamilyCost | None:
+    """What the card's family size costs each contrast in power, for a sweep of many
+    arms: Holm's first step judges the smallest p at alpha over the family's size, which
+    needs more blocks before a sign-flip p can reach it at all (min_blocks), and more
+    repeats to detect a difference of the margin (power.repeats_needed at the contrasts'
+    median ICC and checks per row). None where no contrast of the card was adjusted by
+    Holm in a family of more than one."""
+    held = [v for v in c.contrasts if v.adjustment == HOLM and v.family_size > 1]
+    if not held:
+        return None
+    size = max(v.family_size for v in held)
+    level = plan.alpha / size
+    icc = float(np.median([v.icc for v in held]))
+    k = float(np.nanmedian([v.k for v in held]))
+
+    def need(alpha: float) -> int | None:
+        try:
+            return repeats_needed(ci.margin, icc, k, alpha=alpha, power=ci.power,
+                                  rotation=ci.rotation(c.sweep))
+        except ValueError:  # no number of repeats reaches the power (PLAN_MAX_BLOCKS)
+            return None
+
+    return FamilyCost(size, plan.alpha, level, min_blocks(level), min_blocks(plan.alpha),
+                      ci.margin, ci.power, need(level), need(plan.alpha),
+                      compare_key(c.sweep))
 
 
 def served_by_other_rows(rows: pd.DataFrame, sweep: str, model: str) -> list[str]:
@@ -835,14 +987,18 @@ def _plan_level(v: ContrastVerdict, alpha: float) -> float:
 def planned_family_size(plan: AnalysisPlan, extra_pairs: Sequence[Sequence[str]],
                         own: dict[str, str], decide_pair: Sequence[str] | None,
                         sweep_arms: Sequence[str], models: int, family: str,
-                        gate_pair: Sequence[str] | None = None) -> int:
+                        gate_pair: Sequence[str] | None = None,
+                        compare: str | Sequence[Sequence[str]] | None = None) -> int:
     """The contrasts a decide sweep's cards will read, before any row: the pairs of
-    cell_contrasts both of whose arms the sweep runs, and one line per arm read against
+    cell_contrasts both of whose arms the sweep runs (its pairs by its `compare`,
+    power.sweep_contrasts), and one line per arm read against
     your best arm where the sweep runs a matched arm (best_arm_contrasts), on every model for
     the `sweep` family, on one for `model`. What a staged look splits alpha by: a line
     the plan left out would take a share of alpha the looks had already spent."""
     ran = set(sweep_arms)
-    n = sum(1 for a, b, _ in cell_contrasts(plan, extra_pairs, own, decide_pair, gate_pair)
+    mine = sweep_contrasts(plan, extra_pairs, sweep_arms, compare)
+    n = sum(1 for a, b, _ in cell_contrasts(plan, extra_pairs, own, decide_pair, gate_pair,
+                                            mine)
             if {a, b} <= ran)
     if ran - plan.unmatched:
         n += len(ran & set(plan.against_best))

@@ -423,6 +423,64 @@ def contrasts(plan: AnalysisPlan, extra: list[list[str]]) -> list[tuple[str, str
     return [(a, b) for a, b in out if a not in plan.unmatched and b not in plan.unmatched]
 
 
+# A sweep of at most this many matched arms reads every pair of them by default
+# (sweeps.X.compare unset): with two to four arms a family of at most six contrasts, so no
+# pair the sweep ran goes unread. A sweep of more keeps the paper's rungs and the compare
+# pairs, since every pair of twelve arms is a family of 66, which Holm's first step judges
+# at alpha / 66.
+PAIRS_UP_TO = 4
+# sweeps.X.compare's words (config/schema/config.schema.yaml): every pair of the sweep's
+# matched arms, or the ladder's consecutive rungs and the compare pairs.
+COMPARE_PAIRS, COMPARE_LADDER = "pairs", "ladder"
+
+
+def compare_mode(plan: AnalysisPlan, arms: Sequence[str],
+                 compare: str | Sequence[Sequence[str]] | None = None
+                 ) -> str | list[tuple[str, str]]:
+    """How a sweep's cards choose their contrasts: its `compare` where the config sets
+    one, else COMPARE_PAIRS for two to PAIRS_UP_TO matched arms, COMPARE_LADDER for
+    more (or fewer: one arm has no pair)."""
+    if compare is None:
+        n = len(matched_arms(plan, arms))
+        return COMPARE_PAIRS if 2 <= n <= PAIRS_UP_TO else COMPARE_LADDER
+    if isinstance(compare, str):
+        return compare
+    return [(str(p[0]), str(p[1])) for p in compare]
+
+
+def matched_arms(plan: AnalysisPlan, arms: Sequence[str]) -> list[str]:
+    """The sweep's arms inside the matched comparison, each once, in the sweep's order."""
+    return [a for a in dict.fromkeys(arms) if a not in plan.unmatched]
+
+
+def every_pair(plan: AnalysisPlan, arms: Sequence[str]) -> list[tuple[str, str]]:
+    """Every pair of the sweep's matched arms, each as (a, b) with a the earlier in
+    resources/arms.yaml's order (the paper's orientation: j before m), an arm that file
+    does not hold (an own arm) after those, in the sweep's order."""
+    rank = {a: i for i, a in enumerate(plan.arm_order)}
+    mine = matched_arms(plan, arms)
+    ordered = sorted(mine, key=lambda a: (rank.get(a, len(rank)), mine.index(a)))
+    return [(a, b) for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+
+
+def sweep_contrasts(plan: AnalysisPlan, extra: Sequence[Sequence[str]], arms: Sequence[str],
+                    compare: str | Sequence[Sequence[str]] | None = None
+                    ) -> list[tuple[str, str]]:
+    """The matched contrasts one sweep's cards read (compare_mode): its own list of pairs;
+    the ladder's rungs and the compare pairs both of whose arms it runs (`contrasts`);
+    or those and then every other pair of its matched arms, each once in either order
+    (a pair the ladder or a compare pair orients keeps that orientation)."""
+    mode = compare_mode(plan, arms, compare)
+    if not isinstance(mode, str):
+        return [(a, b) for a, b in mode if a not in plan.unmatched and b not in plan.unmatched]
+    ran = set(arms)
+    out = [(a, b) for a, b in contrasts(plan, [list(p) for p in extra]) if {a, b} <= ran]
+    if mode == COMPARE_PAIRS:
+        out += [(a, b) for a, b in every_pair(plan, arms)
+                if (a, b) not in out and (b, a) not in out]
+    return out
+
+
 def plan_line(sweep: str, pair: tuple[str, str], model: str, n_models: int, icc: IccSource,
               k: int, repeats: int, rotation: int, target: dict[str, float],
               run_cost: tuple[int, float | None]) -> dict[str, Any]:
@@ -443,18 +501,18 @@ def plan_line(sweep: str, pair: tuple[str, str], model: str, n_models: int, icc:
             "cost_usd": "" if usd is None else f"{usd * need:.2f}"}
 
 
-def power_rows(sweeps: dict[str, dict[str, Any]], pairs: list[tuple[str, str]],
+def power_rows(sweeps: dict[str, dict[str, Any]],
+               pairs: Callable[[str], list[tuple[str, str]]],
                graded: dict[str, int], iccs: dict[tuple[str, str], IccSource],
                target: dict[str, float],
                cost: Any) -> list[dict[str, Any]]:
-    """One line per (sweep, contrast, model) where the sweep runs both arms, and one
-    pooled over the sweep's models. cost(sweep, model, arm) -> (calls, usd | None) of one
+    """One line per (sweep, contrast of its cards, model), and one pooled over the sweep's
+    models. pairs(sweep): the contrasts the sweep's cards read (sweep_contrasts).
+    cost(sweep, model, arm) -> (calls, usd | None) of one
     run (None: no call, or unknown price)."""
     out = []
     for sname, sw in sweeps.items():
-        for pair in pairs:
-            if not set(pair) <= set(sw["arms"]):
-                continue
+        for pair in pairs(sname):
             per = {m: [cost(sname, m, a) for a in pair] for m in sw["models"]}
             rotation = cycle_length(sw["design"], len(sw["arms"]))
             for m in sw["models"]:
@@ -506,14 +564,16 @@ def write_power(prompts: dict[str, str], fixture_paths: dict[str, str],
     graded = {s: sum(1 for f in read_json(p)["facts"] if f["graded"])
               for s, p in fixture_paths.items()}
     cost = run_prices(prompts, fixture_paths, arms, backends, probe_dir, recall_max_tokens)
-    pairs = contrasts(plan, extra_pairs)
+    per_sweep = {s: sweep_contrasts(plan, extra_pairs, sw["arms"], sw.get("compare"))
+                 for s, sw in sweeps.items()}
+    pairs = list(dict.fromkeys(p for ps in per_sweep.values() for p in ps))
     # Without a pilot, the paper's pooled 0.750: above the within-cell ICC it stands for
     # (0.477 on the paper-shaped package, tests/analysis/test_power.py), so the plan errs on more
     # repeats.
     iccs = (pilot_iccs(power_cfg["pilot"], plan, pairs) if power_cfg["pilot"]
             else dict.fromkeys(pairs, IccSource(PAPER_ICC, "paper §4 (pooled)")))
     target = {k: float(power_cfg[k]) for k in ("target_difference", "alpha", "power")}
-    rows = power_rows(sweeps, pairs, graded, iccs, target, cost)
+    rows = power_rows(sweeps, per_sweep.__getitem__, graded, iccs, target, cost)
     write_tsv(rows, POWER_COLUMNS, out_tsv)
     write_text(power_markdown(rows, target), out_md)
     log.info("%d contrasts planned (ICC: %s)", len(rows),

@@ -233,7 +233,7 @@ def look_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
     family = planned_family_size(plan, params.compare_pairs, dict(params.own_arms),
                                  params.decide["pair"], params.sweep_arms,
                                  len(params.models), params.decide["family"],
-                                 params.gate_pair)
+                                 params.gate_pair, params.compare)
     state = look_state(params.sweep, int(params.look), prev, rows_df, checks_df, run_usd,
                        params, per_repeat, spent, family)
     write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", output.state)

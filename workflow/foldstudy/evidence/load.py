@@ -610,14 +610,16 @@ DEFAULT_DESIGN = "latin"  # config.schema.yaml's default: the paper's rotating L
 
 
 def decision_sweeps(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each sweep's arms, order design and models, as the decision cards and the gate
-    read them (the rotation a repeat plan rounds to, the models a gate holds on): the
+    """Each sweep's arms, order design, models and `compare`, as the decision cards and
+    the gate read them (the rotation a repeat plan rounds to, the models a gate holds
+    on, the pairs a card reads): the
     config's, or in evidence mode (`evidence: DIR`) the package's (package_sweeps),
     whose cards decision.json holds; the config's sweeps are not the ones the package
     ran, and a gate checked on them found "no valid row" on every model."""
     if config.get("evidence"):
         return package_sweeps(config["evidence"])
-    return {s: {k: sw[k] for k in SWEEP_KEYS} for s, sw in config["sweeps"].items()}
+    return {s: {**{k: sw[k] for k in SWEEP_KEYS}, "compare": sw.get("compare")}
+            for s, sw in config["sweeps"].items()}
 
 
 def package_sweeps(directory: str | Path) -> dict[str, dict[str, Any]]:
@@ -638,7 +640,8 @@ def package_sweeps(directory: str | Path) -> dict[str, dict[str, Any]]:
             isinstance(sw, dict) and isinstance(sw.get("arms"), list)
             and isinstance(sw.get("models"), list) for sw in sweeps.values()):
         return {str(s): {"arms": list(sw["arms"]), "models": list(sw["models"]),
-                         "design": sw.get("design") or DEFAULT_DESIGN}
+                         "design": sw.get("design") or DEFAULT_DESIGN,
+                         "compare": sw.get("compare")}
                 for s, sw in sweeps.items()}
     out: dict[str, dict[str, Any]] = {}
     try:

@@ -7,6 +7,7 @@ paper's sentence behind each verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from ..analysis.decision import (
     CeilingLine,
     ContrastVerdict,
     Diagnosis,
+    FamilyCost,
     IndexLine,
     Loudness,
     OwnArmCheck,
@@ -225,6 +227,10 @@ def card_markdown(c: Card, plan: AnalysisPlan) -> list[str]:
                 "| " + " | ".join(CONTRAST_COLUMNS) + " |",
                 "|" + "---|" * len(CONTRAST_COLUMNS),
                 *[contrast_line(v, c.fold_failures) for v in c.contrasts], ""]
+    if c.unread_pairs:
+        out += [unread_line(c), ""]
+    if c.family_cost is not None:
+        out += [family_cost_line(c.family_cost), ""]
     if c.staged:
         out += [staged_line(c.staged), ""]
     if (prices := prices_line(c)) is not None:
@@ -263,6 +269,34 @@ def served_by_other_line(model: str, rows: list[str]) -> str:
             f"out of every number above (invalid: served_by_other):** {'; '.join(rows)}.")
 
 
+def unread_line(c: Card) -> str:
+    """The pairs of matched arms the cell ran that no contrast of the card reads
+    (analysis/decision.py unread_pairs), and the key that adds them."""
+    n = len(c.unread_pairs)
+    said = ", ".join(pair_label(a, b) for a, b in c.unread_pairs)
+    return (f"Pairs not read: this card reads no contrast of {said} ({n} "
+            f"pair{'s' if n != 1 else ''} of matched arms that ran here), so it says "
+            f"nothing about {'them' if n != 1 else 'it'}. `{c.compare_key}: pairs` reads "
+            "every pair of the sweep's matched arms, or a list (`[[a, b], ...]`) the pairs "
+            "you name.")
+
+
+def family_cost_line(f: FamilyCost) -> str:
+    """What the family's size costs each contrast in power (analysis/decision.py
+    family_cost), and how to narrow it."""
+    def repeats(n: int | None) -> str:
+        return "no number of repeats" if n is None else f"{n} repeats per model"
+
+    return (f"The family's size costs power: its {f.size} contrasts are adjusted by Holm, "
+            f"whose first step judges the smallest p at {f.alpha:g} / {f.size} = "
+            f"{f.level:.2g}, which a sign-flip test reaches only over {f.min_blocks} blocks "
+            f"or more ({f.min_blocks_alone} alone), and detecting a difference of "
+            f"{f.difference:g} at power {f.power:g} takes {repeats(f.repeats)} where one "
+            f"contrast alone takes {repeats(f.repeats_alone)}. To narrow it, name the pairs "
+            f"you need in `{f.key}` (`[[a, b], ...]`), or, where the sweep runs several "
+            "models, set `decide.family: model` (one model's contrasts a family).")
+
+
 def instrument_line(v: ContrastVerdict) -> str:
     """An A/A line declared different (Card.instrument_fails), said before anything else
     on the card: an arm cannot be better than an exact copy of itself."""
@@ -275,9 +309,9 @@ def instrument_line(v: ContrastVerdict) -> str:
 
 def fold_failure_line(arm: str, said: str) -> str:
     """An arm whose carrier failed on some folds (analysis/decision.py fold_failures)."""
-    return (f"**{arm}: {said}**, the arm's own behaviour: its rows stay valid and in the "
-            "means (paper §3.3: a row invalidated by an arm's own behaviour is not "
-            "retried), so its recall includes them.")
+    return (f"**{arm}: {said}**, counted as the arm's own behaviour: its rows stay valid "
+            "and in the means (paper §3.3: a row invalidated by an arm's own behaviour is "
+            "not retried), so its recall includes them.")
 
 
 def index_line(x: IndexLine, plan: AnalysisPlan) -> str:
@@ -432,7 +466,8 @@ def card_inputs(params: Any, input: Any, plan: AnalysisPlan) -> CardInputs:
         gate_pair=(gate["against"], gate["arm"]) if (gate := decide.get("gate")) else None,
         staged=staged,
         price_basis=run.basis if run is not None else (
-            lambda m: "no prices in evidence mode"))
+            lambda m: "no prices in evidence mode"),
+        sweeps=dict(sweeps))
 
 
 def reprice_staged(st: dict[str, Any], arm_usd: list[float | None], basis: str,
@@ -487,6 +522,9 @@ def decision_stage(input: Any, output: Any, params: Any) -> str:
     plan = AnalysisPlan.of_params(input.analysis, input.arms_yaml, params)
     rows, checks = decision_frames(input.rows, input.checks)
     ci = card_inputs(params, input, plan)
+    if input.get("folds"):  # each failed fold's stop reason, named on its arm's line
+        ci = dataclasses.replace(ci, folds=read_artifact(Path(input.folds),
+                                                          columns.FOLDS_REQUIRED))
     return write_decision(cards(rows, checks, plan, ci), plan, ci.margin, output.md,
                           output.json, ci.family)
 
@@ -509,7 +547,10 @@ def card_from_dict(d: dict[str, Any]) -> Card:
                   {a: [str(r) for r in rows]
                    for a, rows in (d.get("control_lost_rows") or {}).items()},
                   {a: (int(k), int(n)) for a, (k, n) in (d.get("repeat_stops") or {}).items()},
-                  [str(r) for r in d.get("served_by_other") or []])
+                  [str(r) for r in d.get("served_by_other") or []],
+                  [(str(a), str(b)) for a, b in d.get("unread_pairs") or []],
+                  str(d.get("compare_key") or ""),
+                  FamilyCost(**d["family_cost"]) if d.get("family_cost") else None)
 
 
 def inline_html(text: str) -> Markup:

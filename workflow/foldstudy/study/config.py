@@ -45,6 +45,7 @@ from .spec import (
     aa_copy_id,
     arm_ids,
     arms_file_path,
+    builtin_arm_problems,
     instruction_arms,
     is_matched,
     merge_own_arms,
@@ -314,6 +315,65 @@ def aa_problems(cfg: dict[str, Any]) -> list[str]:
     return out
 
 
+def compare_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -> list[str]:
+    """A sweep's `compare` list names pairs its cards can read: two different arms the
+    sweep runs, each inside the matched comparison (spec.is_matched); a pair outside it
+    is in no card verdict, so the list would promise a contrast no card reads."""
+    out = []
+    arms = arm_table.get("arms", {})
+    for name, sw in cfg["sweeps"].items():
+        listed = sw.get("compare")
+        if not isinstance(listed, list):
+            continue
+        for i, pair in enumerate(listed):
+            where = f"config.sweeps.{name}.compare[{i}]"
+            if pair[0] == pair[1]:
+                out.append(f"{where}: [{pair[0]}, {pair[1]}] compares arm {pair[0]!r} with "
+                           "itself; a pair names two different arms")
+                continue
+            for a in pair:
+                spec = arms.get(a)
+                if a not in sw["arms"]:
+                    out.append(f"{where}: {a!r} is not an arm of sweep {name} (its arms: "
+                               f"{' '.join(sw['arms'])})")
+                elif isinstance(spec, dict) and not is_matched(spec):
+                    why = (carrier_of(spec).outside(spec) or "an own arm at its own "
+                           "capacity (match: false), in no matched contrast")
+                    out.append(f"{where}: {a!r} is {why}; it is in no card verdict, so "
+                               "name arms inside the matched comparison")
+    return out
+
+
+def native_backend_problems(cfg: dict[str, Any], table: dict[str, Any]) -> list[str]:
+    """A sweep's arm whose carrier asks for the provider's own compaction
+    (carriers/base.py `needs_native_compaction`: the native arm) runs on models whose
+    backend has one (backends/base.py `native_compaction`, a static property of the
+    backend's kind): on any other its runs could only be `not_run` records. Evidence mode
+    runs nothing, so nothing is refused there."""
+    from ..backends.registry import backend_class, backend_classes
+
+    if cfg.get("evidence"):
+        return []
+    arms = table.get("arms", {})
+    having = [k for k, c in backend_classes().items() if c.native_compaction]
+    out = []
+    for name, sw in cfg["sweeps"].items():
+        for arm in sw["arms"]:
+            if not (isinstance(arms.get(arm), dict)
+                    and carrier_of(arms[arm]).needs_native_compaction):
+                continue
+            for i, m in enumerate(sw["models"]):
+                if m not in cfg["models"]:
+                    continue  # named where the model is checked
+                kind = cfg["models"][m]["backend"]
+                if not backend_class(kind).native_compaction:
+                    out.append(f"config.sweeps.{name}.models[{i}]: {m!r} runs on backend "
+                               f"{kind}, which has no native compaction for arm {arm!r} "
+                               f"(backends that have one: {', '.join(having)}); run "
+                               f"{arm} on such a model, or leave it out of sweep {name}")
+    return out
+
+
 def native_with_problems(cfg: dict[str, Any], table: dict[str, Any],
                          resources: Path) -> list[str]:
     """A sweep's `native_with` adds `native@ARM` beside the native arm it runs, sending
@@ -543,7 +603,7 @@ def load_study(
     config_files: the files the config was read from, so a credential in one is named by
     its line there as well as by its key."""
     problems = nonfinite_problems(config) + secret_problems(config, _texts(config_files))
-    problems += fixed_field_problems(config)
+    problems += fixed_field_problems(config) + builtin_arm_problems(arm_table)
     if (arms_file := arms_file_path(config)) is not None:  # the user's own arms join
         arm_table, own_arm_problems = merge_own_arms(arm_table, str(arms_file), resources,
                                                      name_pattern(schema))
@@ -576,6 +636,7 @@ def load_study(
     table, override_problems = apply_overrides(arm_table, cfg["arm_overrides"])
     problems += override_problems
     problems += aa_problems(cfg) + native_with_problems(cfg, table, resources)
+    problems += compare_problems(cfg, arm_table) + native_backend_problems(cfg, arm_table)
     if not problems:  # each A/A copy joins its sweep and the arm table (spec.with_aa_copies)
         # and so does each native@ARM arm (spec.with_native_prompts)
         made = {name: list(sweep_native_prompts(sw, table))

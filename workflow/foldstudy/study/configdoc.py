@@ -28,6 +28,8 @@ README = ROOT / "config" / "README.md"
 def _type(p: dict[str, Any]) -> str:
     if "enum" in p:
         return " \\| ".join("null" if v is None else f"`{v}`" for v in p["enum"])
+    if "anyOf" in p:  # each alternative by its title (sweeps.X.compare)
+        return " \\| ".join(str(a.get("title") or a.get("type")) for a in p["anyOf"])
     t = p.get("type", "")
     return " or ".join(t) if isinstance(t, list) else str(t)
 

@@ -218,13 +218,40 @@ CODE_MODULES = frozenset({"pytest", "functools", "unittest", "mock", "typing", "
 _OPEN_TAG = re.compile(r"<(?:[.:]?[A-Za-z][\w.:-]*|%=?)(?:(?!<|>).)*$")
 
 
+# A Python decorator, whatever opens its line (a grep match's `views.py:42:`, a JSON
+# string's opening quote in an Edit's input, a diff's marker): nothing after the name on
+# its line, then, past any more decorator lines, a `def`, `async def` or `class` on the
+# next. Each line may open with a Read tool's number, grep's `path:N:` or `path-N-`, a
+# diff's marker and indentation. Lines break for real or JSON-escaped.
+_LINE_BREAK = re.compile(r"\r?\n|(?:\\r)?\\n")
+_LINE_PREFIX = r"(?:\s*\d+(?:→|\t)|[^\s:]*[:-]\d+[:-])?[+\- ]?(?:\s|\\t)*"
+_DEFINES = re.compile(_LINE_PREFIX + r"(?:async\s+def|def|class)\s+\w")
+_DECORATOR_LINE = re.compile(_LINE_PREFIX + r"@[\w.]+")
+# How many lines below a decorator its definition may sit (stacked decorators between).
+DECORATOR_REACH = 6
+
+
+def _decorates(text: str, end: int) -> bool:
+    """Whether the `@name` ending at `end` decorates a definition below it."""
+    lines = _LINE_BREAK.split(text[end:end + 2000], maxsplit=DECORATOR_REACH)
+    if len(lines) < 2 or lines[0].strip():
+        return False
+    for line in lines[1:DECORATOR_REACH]:
+        if _DEFINES.match(line):
+            return True
+        if line.strip() and not _DECORATOR_LINE.match(line):
+            return False
+    return False
+
+
 def _code_attribute(text: str, m: re.Match[str]) -> bool:
     """Whether an `@name` sits where code or markup puts an attribute, not where prose
     names a person: its name is one code gives attributes (in prose too: "the module
     lacks a @moduledoc"), it opens a line of code (a line of the Read tool's numbered
     output or one inside a JSON-escaped tool input included), it sits in inline code,
-    inside a markup or template tag, right after what code writes before a value, or
-    what follows it is an attribute's value, a call or an operator."""
+    inside a markup or template tag, right after what code writes before a value, what
+    follows it is an attribute's value, a call or an operator, or it decorates a `def`
+    or `class` on a line below (_decorates)."""
     name = m.group(0)[1:]
     if name in CODE_ATTRIBUTES or name.split(".")[0] in CODE_MODULES:
         return True
@@ -238,4 +265,4 @@ def _code_attribute(text: str, m: re.Match[str]) -> bool:
         return True
     if _CODE_BEFORE.search(opening) or _OPEN_TAG.search(opening):
         return True
-    return bool(_ATTRIBUTE_TAIL.match(text, m.end()))
+    return bool(_ATTRIBUTE_TAIL.match(text, m.end())) or _decorates(text, m.end())

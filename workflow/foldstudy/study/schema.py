@@ -36,6 +36,8 @@ def _message(err: jsonschema.ValidationError, arms: tuple[str, ...]) -> str:
     v = err.validator
     if looks_like_a_key(err.instance):
         return f"{where}: {_shown(err.instance)} is not allowed here ({v})"
+    if v == "anyOf":
+        return _any_of_message(err, arms)
     if v == "enum":
         allowed = err.validator_value
         if set(allowed) == set(arms):
@@ -56,6 +58,20 @@ def _message(err: jsonschema.ValidationError, arms: tuple[str, ...]) -> str:
     return f"{where}: {err.message}"
 
 
+def _any_of_message(err: jsonschema.ValidationError, arms: tuple[str, ...]) -> str:
+    """A value none of a key's alternatives takes (sweeps.X.compare: a word, or a list):
+    a list is judged by the list alternative, whose own error names the item; anything
+    else is named with every alternative the key allows (each alternative's title)."""
+    alternatives = err.validator_value
+    if isinstance(err.instance, list):
+        listed = [i for i, alt in enumerate(alternatives) if alt.get("type") == "array"]
+        inner = [e for e in err.context if e.schema_path and e.schema_path[0] in listed]
+        if inner:
+            return _message(max(inner, key=lambda e: len(e.absolute_path)), arms)
+    allowed = "; ".join(str(alt.get("title") or alt.get("const")) for alt in alternatives)
+    return f"{_path(err.absolute_path)}: {err.instance!r} is not allowed (allowed: {allowed})"
+
+
 def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, Any]:
     """The config schema with the arm lists it checks filled in from resources/arms.yaml.
 
@@ -65,6 +81,9 @@ def with_arm_enums(schema: dict[str, Any], arms: tuple[str, ...]) -> dict[str, A
     out = copy.deepcopy(schema)
     sweep = out["properties"]["sweeps"]["additionalProperties"]["properties"]
     sweep["arms"]["items"] = {"enum": list(arms)}
+    for alt in sweep["compare"]["anyOf"]:  # a list of pairs names arms
+        if alt.get("type") == "array":
+            alt["items"]["items"] = {"enum": list(arms)}
     model = out["properties"]["models"]["additionalProperties"]["properties"]
     model["probe_arms"]["items"] = {"enum": list(arms)}
     out["properties"]["arm_overrides"]["propertyNames"] = {"enum": list(arms)}

@@ -22,7 +22,7 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
     from .sessions import (
         SessionSpec,
         build_session_fixture,
-        credential_lines,
+        credential_entries,
         credential_warnings,
         inherited_credential_lines,
     )
@@ -50,8 +50,7 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
                 meta = fx.meta
             else:  # read, so a broken transcript is named before its candidates rule
                 tr = spec.read(where)
-                meta = {"credential_lines": [{"line": n, "kind": k}
-                                             for n, k in credential_lines(tr)],
+                meta = {"credential_lines": credential_entries(tr),
                         "inherited_credential_lines": [
                             {"file": f, "line": n, "kind": k}
                             for f, n, k in inherited_credential_lines(tr, spec.max_mb)]}

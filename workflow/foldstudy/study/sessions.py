@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from ..io import load_yaml
-from ..secrets import find_secrets
+from ..secrets import SecretIndex, find_secrets, secret_texts
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
 from .session_cache import file_sha256, read_cached, secrets_cached
@@ -343,6 +343,35 @@ def credential_lines(transcript: Transcript) -> list[tuple[int, str]]:
         (h.line, h.kind) for h in find_secrets("\n".join(transcript.lines))])
 
 
+def credential_entries(transcript: Transcript) -> list[dict[str, Any]]:
+    """The manifest's `credential_lines` (credential_lines), each finding on a line no
+    chunk holds marked `off_chunk` (chunk_free_lines), so the warning says where it
+    sits rather than that it would reach the model."""
+    found = credential_lines(transcript)
+    free = chunk_free_lines(transcript, {n for n, _ in found})
+    return [{"line": n, "kind": k, **({"off_chunk": True} if n in free else {})}
+            for n, k in found]
+
+
+def chunk_free_lines(transcript: Transcript, lines: set[int]) -> set[int]:
+    """Of these file lines, those no chunk holds: no message of the main thread came
+    from the line, and none of the secret text the line holds is in the rendered thread
+    (a side branch, a subagent's thread, a message a later checkpoint, rewind or rewrite
+    replaced). A line whose secret has no text to look for (a shape too short to hold
+    one) is taken as held, so a warning is never withheld on a guess."""
+    free = lines - {m.line for m in transcript.messages}
+    if not free:
+        return set()
+    thread = "\n".join(turns(transcript))
+    out = set()
+    for n in free:
+        texts = secret_texts(transcript.lines[n - 1]) if 0 < n <= len(transcript.lines) \
+            else []
+        if texts and not SecretIndex(texts).kinds_in(thread):
+            out.add(n)
+    return out
+
+
 def inherited_credential_lines(transcript: Transcript, max_mb: float = DEFAULT_MAX_MB
                                ) -> list[tuple[str, int, str]]:
     """(file, line, kind) of every secret in the lines the main thread inherited from
@@ -360,15 +389,23 @@ def inherited_credential_lines(transcript: Transcript, max_mb: float = DEFAULT_M
 def credential_warnings(where: str, transcript: str, meta: dict[str, Any]) -> list[str]:
     """The config check's and the fixture rule's words for a fixture's secret findings,
     by file and line, never the value."""
-    said = [(transcript, c["line"], c["kind"]) for c in meta.get("credential_lines") or []]
-    said += [(c["file"], c["line"], c["kind"])
+    said = [(transcript, c["line"], c["kind"], bool(c.get("off_chunk")))
+            for c in meta.get("credential_lines") or []]
+    said += [(c["file"], c["line"], c["kind"], False)
              for c in meta.get("inherited_credential_lines") or []]
-    return [f"{where}{path}:{n}: a credential-shaped string ({kind}; not shown); it "
-            "would reach the model in a chunk" + ("" if path == transcript else
-                                                  " (a line the main thread reads from "
-                                                  "another file: a fork's parent, a "
-                                                  "trajectory's continuation)")
-            for path, n, kind in said]
+    return [f"{where}{path}:{n}: a credential-shaped string ({kind}; not shown); "
+            + (OFF_CHUNK if off else "it would reach the model in a chunk"
+               + ("" if path == transcript else (" (a line the main thread reads from another "
+                                                  "file: a fork's parent, a trajectory's "
+                                                  "continuation)")))
+            for path, n, kind, off in said]
+
+
+# Where a credential no chunk holds sits (credential_entries `off_chunk`).
+OFF_CHUNK = ("no chunk holds it: the line is off the main thread (a side branch, a "
+             "subagent's thread, or a message a later checkpoint, rewind or rewrite "
+             "replaced), so no model reads it; it stays in the transcript file, which "
+             "is never released")
 
 
 OPAQUE_NOTE = "opaque: the CLI stored its summary encrypted"
@@ -449,7 +486,7 @@ def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
         "session": {**session_meta(spec, tr, file_sha256(Path(spec.transcript).expanduser())),
                     "cut": cut},
         "own_compaction": baseline(facts, tr),
-        "credential_lines": [{"line": n, "kind": k} for n, k in credential_lines(tr)],
+        "credential_lines": credential_entries(tr),
         "inherited_credential_lines": [{"file": f, "line": n, "kind": k}
                                        for f, n, k in inherited_credential_lines(tr,
                                                                                  spec.max_mb)],

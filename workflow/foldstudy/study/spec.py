@@ -414,6 +414,59 @@ def resolve_arm(
     return arm
 
 
+# The most of its base's capacity an index may take: an index arm is its base's fold with
+# an index beside it, so the summary keeps at least as much as the index. Without a
+# floor, `index_share: 0.999` left the model a fold budget and carry cap of about two
+# tokens: no summary at all, yet the arm read as "the base's fold with an index".
+INDEX_SHARE_MAX = 0.5
+
+
+def index_problems(arm_id: str, table: dict[str, Any]) -> list[str]:
+    """What is wrong with an index arm's entry (`base`, `index_share`), each in one line
+    naming its key: the base is an arm inside the matched comparison (is_matched: a
+    model-written carry at the study's capacity, whose fold the index arm sends; the
+    native arm, a carrier that keeps the session or another index arm has no such fold),
+    and the share lies in (0, INDEX_SHARE_MAX]."""
+    a = table["arms"][arm_id]
+    where = f"arms.{arm_id}"
+    base_id, out = a["base"], []
+    base = table["arms"].get(base_id)
+    if not isinstance(base, dict) or is_index_arm(base) or not is_matched(base):
+        folds = [k for k, v in table["arms"].items() if isinstance(v, dict)
+                 and not is_index_arm(v) and is_matched(v)]
+        why = ("no arm" if not isinstance(base, dict) else
+               "an index arm" if is_index_arm(base) else
+               carrier_of(base).outside(base) or "outside the matched comparison")
+        out.append(f"{where}.base: {base_id!r} is {why}; an index arm's base is an arm "
+                   "whose fold it sends, inside the matched comparison (one of: "
+                   f"{' '.join(folds)})")
+    share = a.get("index_share")
+    if not isinstance(share, (int, float)) or isinstance(share, bool) or not (
+            0 < share <= INDEX_SHARE_MAX):
+        out.append(f"{where}.index_share: {share!r} is not a share of the base arm's capacity "
+                   f"above 0 and at most {INDEX_SHARE_MAX:g} (the summary keeps at least "
+                   "as much as the index)")
+    return out
+
+
+def builtin_arm_problems(table: dict[str, Any], where: str = "resources/arms.yaml"
+                         ) -> list[str]:
+    """What the config check refuses in the built-in arm table, each in one line naming
+    the file and the key: an index arm's `base` and `index_share` (index_problems), and
+    `match`, which belongs to a user's own arm (config.arms_file: `match: false` keeps its
+    own capacity); on a built-in arm `match: false` took it out of every matched contrast
+    without a word."""
+    arms = {k: a for k, a in table.get("arms", {}).items() if isinstance(a, dict)}
+    out = [f"{where}: arms.{k}.match: {a['match']!r} is an own arm's key (config.arms_file: "
+           "match: false keeps its own capacity); a built-in arm is matched by its carrier, "
+           "so remove the key" for k, a in arms.items() if "match" in a]
+    # an index arm is judged as its base would be without that key: one line, not two
+    clean = {**table, "arms": {k: {x: v for x, v in a.items() if x != "match"}
+                               for k, a in arms.items()}}
+    return out + [f"{where}: {x}" for k, a in arms.items() if is_index_arm(a)
+                  for x in index_problems(k, clean)]
+
+
 def index_shares(base: Arm, share: float) -> tuple[int, int, int]:
     """(model's fold budget, model's carry cap, index cap) of an index arm on `base`: the
     index takes `share` of the base's carry cap, and the model's budget and cap shrink by
@@ -431,14 +484,9 @@ def resolve_index_arm(arm_id: str, table: dict[str, Any], resources: Path, scale
     unchanged ("The model's fold prompt is the base arm's, unchanged") and the capacity
     split by index_shares."""
     a = table["arms"][arm_id]
-    where = f"arms.{arm_id}"
-    base_id = a["base"]
-    if base_id not in table["arms"] or is_index_arm(table["arms"][base_id]):
-        raise SpecError(f"{where}.base: {base_id!r} is not an arm without an index")
-    share = a.get("index_share")
-    if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share < 1:
-        raise SpecError(f"{where}.index_share: {share!r} is not a share strictly between "
-                        "0 and 1 of the base arm's capacity")
+    base_id, share = a["base"], a.get("index_share")
+    if problems := index_problems(arm_id, table):
+        raise SpecError(problems[0])
     base = resolve_arm(base_id, table, resources, scale)
     budget, cap, index_cap = index_shares(base, float(share))
     return replace(base, arm=arm_id, title=a["title"],
@@ -593,6 +641,26 @@ def own_arms_problems(doc: Any, path: str, paper_arms: list[str], name_rule: str
                               for e in errors)), bad
 
 
+def case_collisions(own: list[Any], taken: list[str], path: str, bad: set[Any]
+                    ) -> list[str]:
+    """Own arm ids that differ from another arm's id only by case (`M` beside the paper's
+    `m`): an id names files (results/runs/.../<arm>.json), and on a case-insensitive file
+    system (macOS's and Windows' defaults) the two are one file, so one arm's runs would
+    overwrite the other's. Each is refused by file and arm, and added to `bad`."""
+    seen = {a.casefold(): a for a in taken}
+    out = []
+    for arm in own:
+        key = str(arm).casefold()
+        other = seen.setdefault(key, str(arm))
+        if other != arm:
+            out.append(f"{path}: arms.{arm}: {arm!r} differs from arm {other!r} only by case; "
+                       "an id names files, which a case-insensitive file system (macOS, "
+                       "Windows) holds as one, so give yours an id no other arm has in any "
+                       "case")
+            bad.add(arm)
+    return out
+
+
 def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
                    name_rule: str = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$"
                    ) -> tuple[dict[str, Any], list[str]]:
@@ -628,6 +696,7 @@ def merge_own_arms(table: dict[str, Any], path: str, resources: Path,
         "line and a row id")]
     if bad is None:
         return table, problems
+    problems += case_collisions(list(doc["arms"]), list(table["arms"]), path, bad)
     out = copy.deepcopy(table)
     for arm_id, a in doc["arms"].items():
         if arm_id not in bad:  # its files and capacity, once its keys are right

@@ -88,6 +88,10 @@ class Carrier:
     # as the provider's compaction instructions (config sweeps.X.native_with: the
     # generated arm `<arm>@<other>`, study/spec.py with_native_prompts)
     takes_instructions: ClassVar[bool] = False
+    # Does a fold ask the model's backend for its provider's own compaction
+    # (backends/base.py `native_compaction`): the config check refuses such an arm on a
+    # model whose backend has none, whose runs could only be `not_run` records
+    needs_native_compaction: ClassVar[bool] = False
 
     def __init__(self, name: str) -> None:
         self.name = name  # the arms.yaml value, e.g. "field:summary"

@@ -72,6 +72,7 @@ class Native(Carrier):
     # the system prompt of the conversation the compaction belongs to: the recall turn's
     system_prompt = RECALL_SYSTEM_PROMPT
     takes_instructions = True
+    needs_native_compaction = True
 
     def outside(self, spec: dict[str, Any]) -> str:
         return "the provider's compaction, read on its card line against the best matched arm"

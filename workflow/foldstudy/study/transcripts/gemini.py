@@ -27,9 +27,12 @@ place.
 
 `user` and `gemini` messages are the thread; tool results sit in each gemini message's
 `toolCalls` (its functionResponse, as the model received it). `info`, `error` and
-`warning` messages are the CLI's notes: counted, not content. A subagent's own session
+`warning` messages are the CLI's notes: counted, not content; a message with no `type`
+says neither whose turn it is nor that it is a note: left out, counted as `untyped`
+(the manifest's word for it in every format). A subagent's own session
 (`chats/<parent session id>/<id>.jsonl`) is never read, counted. What a checkpoint,
-a rewrite or a rewind replaced is counted (`Transcript.left_out`).
+a rewrite or a rewind replaced is counted (`Transcript.left_out`). A `$rewindTo` that
+leaves no message, with none written after it, is refused naming its line.
 """
 
 from __future__ import annotations
@@ -98,19 +101,27 @@ class Gemini(Source):
         left: Counter[str] = Counter()
         summaries: list[str] = []
         session = None
+        emptied = ""  # the last $rewindTo that left no message, until a turn is written
         for line, r in records:
             at = f"{path}:{line}"
             if "$rewindTo" in r:
-                _rewind(thread, expect(r["$rewindTo"], (str,), at, "$rewindTo",
-                                       "the id of the message to rewind to"), at, left)
+                target = expect(r["$rewindTo"], (str,), at, "$rewindTo",
+                                "the id of the message to rewind to")
+                _rewind(thread, target, at, left)
+                emptied = "" if thread else (
+                    f"{at}: $rewindTo {target!r} rewinds to the first message, removing every "
+                    "message, and none is written after it; the session the CLI would "
+                    "resume is empty")
             elif "$set" in r:
                 update = expect(r["$set"], (dict,), at, "$set", "an object of updates")
                 if "messages" in update:
                     _checkpoint(thread, update["messages"], at, line, left, summaries)
+                    emptied = ""
             elif isinstance(r.get("id"), str):
                 if r["id"] in thread:
                     left["rewritten"] += 1  # the same message, written again
                 thread[r["id"]] = (at, line, r)
+                emptied = "" if r.get("type") in THREAD else emptied
             elif "sessionId" in r:
                 session = r.get("sessionId")
                 if isinstance(r.get("messages"), list):  # a header holding the messages
@@ -119,7 +130,8 @@ class Gemini(Source):
                 raise SessionError(f"{at}: neither a message {{id, type, content}}, a $set, "
                                    "a $rewindTo nor the session header; a Gemini CLI "
                                    "session line is one of them")
-        return _transcript(path, list(thread.values()), left, summaries, opts, session)
+        return _transcript(path, list(thread.values()), left, summaries, opts, session,
+                           emptied)
 
 
 def _rewind(thread: dict[str, tuple[str, int, Any]], target: str, at: str,
@@ -162,13 +174,18 @@ def _checkpoint(thread: dict[str, tuple[str, int, Any]], msgs: Any, at: str, lin
 
 
 def _transcript(path: Path, kept: list[tuple[str, int, Any]], left: Counter[str],
-                summaries: list[str], opts: ReadOptions, session: Any) -> Transcript:
+                summaries: list[str], opts: ReadOptions, session: Any,
+                emptied: str = "") -> Transcript:
     out: list[Message] = []
     for at, line, m in kept:
         if isinstance(m, dict) and m.get("type") not in THREAD:
-            left[str(m.get("type"))] += 1  # the CLI's info / error / warning notes
+            # the CLI's info / error / warning notes, and a message with no type
+            kind = m.get("type")
+            left[kind if isinstance(kind, str) and kind else "untyped"] += 1
             continue
         out += _message(at, line, m, opts.include_thinking)
+    if not out and emptied:  # a rewind emptied the thread: named by its line
+        raise SessionError(emptied)
     if not out:
         raise SessionError(f"{path}: no user or gemini message; a Gemini CLI chat holds the "
                            "conversation in its messages")
