@@ -58,6 +58,7 @@ from .base import (
     check_file,
     counted,
     expect,
+    json_document,
     parts_text,
     read_text,
 )
@@ -245,12 +246,7 @@ class Atif(Source):
              "trajectory.json, Harbor)")
 
     def document(self, text: str) -> dict[str, Any] | None:
-        if not text.lstrip().startswith("{"):
-            return None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError:
-            return None
+        doc = json_document(text)
         return doc if _is_atif(doc) else None
 
     def read_document(self, path: Path, doc: dict[str, Any], opts: ReadOptions

@@ -100,6 +100,17 @@ class Transcript:
         return sum(m.role == "tool" for m in self.messages)
 
 
+def json_document(text: str) -> Any | None:
+    """The file's text as one JSON object, or None where it is not one (a format written
+    as one document tries the whole text before the registry reads it line by line)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
 Record = tuple[int, dict[str, Any]]  # (file line, the line's JSON object)
 
 

@@ -54,6 +54,7 @@ from .base import (
     arguments_text,
     counted,
     expect,
+    json_document,
     parts_text,
 )
 
@@ -78,12 +79,7 @@ class Gemini(Source):
                     and record.get("type") in (*THREAD, *NOTES)))
 
     def document(self, text: str) -> dict[str, Any] | None:
-        if not text.lstrip().startswith("{"):
-            return None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError:
-            return None
+        doc = json_document(text)
         return doc if isinstance(doc, dict) and "messages" in doc and "role" not in doc \
             else None
 

@@ -49,6 +49,7 @@ from .base import (
     arguments_text,
     counted,
     expect,
+    json_document,
     render_message,
 )
 
@@ -110,12 +111,7 @@ class Kiro(Source):
                 and "type" not in record and "uuid" not in record)
 
     def document(self, text: str) -> dict[str, Any] | None:
-        if not text.lstrip().startswith("{"):
-            return None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError:
-            return None
+        doc = json_document(text)
         return doc if isinstance(doc, dict) and "session_state" in doc \
             and "session_id" in doc else None
 
