@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from foldstudy.backends.embedded import (
+    MASKED_PERIODS,
     MIN_SPAN,
     PERIODS,
     EmbeddedBackend,
@@ -52,3 +53,28 @@ def test_the_stop_is_in_the_identity_so_no_stored_reply_crosses_the_setting(tmp_
     gguf = tmp_path / "w.gguf"
     assert "stop_on_repeat" in _identity("m", gguf, "0" * 64, on)
     assert "stop_on_repeat" not in _identity("m", gguf, "0" * 64, off)
+
+
+def test_a_line_whose_number_counts_up_stops_after_masked_periods_and_not_before():
+    # the default study's m folds: "[turn 39] user: The rollout ...", "[turn 40] ..."
+    digits = frozenset(range(15, 25))
+    watch = RepeatWatch(digits)
+    assert watch([1, 2, 3], None) is False
+    written = []
+    for turn in range(39, 39 + MASKED_PERIODS):
+        line = [75, 20589, 216, 15 + turn // 10, 15 + turn % 10, 77] + list(range(100, 110))
+        written += line
+        stopped = watch([1, 2, 3] + written, None)
+        assert stopped is (turn == 38 + MASKED_PERIODS)
+    assert watch.period == 16
+    # without the digits masked the lines differ: no stop
+    assert repeat_period(written) is None
+
+
+def test_a_short_list_of_one_shape_is_no_repetition():
+    digits = frozenset(range(15, 25))
+    watch = RepeatWatch(digits)
+    assert watch([1], None) is False
+    ports = [t for p in ("48213", "51234", "60012", "39917", "45521")
+             for t in [300, 301, *(15 + int(c) for c in p), 302, 303, 304, 305]]
+    assert watch([1] + ports, None) is False  # five values listed, below MASKED_PERIODS

@@ -54,6 +54,14 @@ TEMPLATE_TOKENS_PER_MESSAGE = 8
 # differ. A line naming a sha256 digest is about 90 of SmolLM2's tokens (a tiny-study j
 # fold wrote one such line six times to its budget), hence a period of up to 200.
 MIN_SPAN, MAX_PERIOD, PERIODS = 32, 200, 3
+# A block said over and over with only its numbers changing also repeats itself: the
+# default study's m folds wrote "[turn 39] user: The rollout of billing is at 56
+# percent" with the turn number counting up, to the budget. With every digit token read
+# as one, the block must come MASKED_PERIODS times in a row, twice as often as an exact
+# repeat, so that a summary listing a few values of one shape (ports, times) still ends
+# where the model ends it.
+MASKED_PERIODS = 6
+DIGIT = -1  # what a digit token reads as when numbers are masked
 
 
 def packaged_weights() -> Path:
@@ -93,7 +101,7 @@ def _identity(name: str, path: Path, sha256: str, cfg: dict[str, Any]) -> dict[s
     # in the identity, so in every request's store key: a reply stopped at a repetition
     # is never reused for a run that asks for the whole reply, nor the other way round
     if cfg["stop_on_repeat"]:
-        out["stop_on_repeat"] = [MIN_SPAN, MAX_PERIOD, PERIODS]
+        out["stop_on_repeat"] = [MIN_SPAN, MAX_PERIOD, PERIODS, MASKED_PERIODS]
     return out
 
 
@@ -120,9 +128,10 @@ class RepeatWatch:
     the reply but its newest token); its first call sees the prompt alone. Once it has
     fired it keeps answering yes (llama-cpp-python asks again after the last token)."""
 
-    def __init__(self) -> None:
+    def __init__(self, digits: frozenset[int] = frozenset()) -> None:
         self.prompt_len: int | None = None
         self.period: int | None = None
+        self.digits = digits  # the vocabulary's digit tokens (digit_tokens)
 
     def __call__(self, input_ids: Any, logits: Any) -> bool:
         if self.period is not None:
@@ -130,8 +139,23 @@ class RepeatWatch:
         if self.prompt_len is None:
             self.prompt_len = len(input_ids)
             return False
-        self.period = repeat_period([int(t) for t in input_ids[self.prompt_len:]])
+        written = [int(t) for t in input_ids[self.prompt_len:]]
+        self.period = repeat_period(written)
+        if self.period is None and self.digits:
+            masked = [DIGIT if t in self.digits else t for t in written]
+            self.period = repeat_period(masked, periods=MASKED_PERIODS)
         return self.period is not None
+
+
+def digit_tokens(llm: Any) -> frozenset[int]:
+    """The tokens of the ten digits, where each is one token of the vocabulary (as in
+    SmolLM2's, which writes every number digit by digit)."""
+    out = set()
+    for d in "0123456789":
+        toks = llm.tokenize(d.encode(), add_bos=False, special=False)
+        if len(toks) == 1:
+            out.add(int(toks[0]))
+    return frozenset(out)
 
 
 def watched_chat_handler(llm: Any, watch: RepeatWatch) -> Any | None:
@@ -224,6 +248,7 @@ class EmbeddedBackend(Backend):
         self.tokenizer = GGUFTokenizer(self.llm)
         self.context_length = int(cfg["n_ctx"])
         self.stop_on_repeat = bool(cfg["stop_on_repeat"])
+        self.digits = digit_tokens(self.llm)
         self.identity = _identity(name, path, digest, cfg)
 
     @classmethod
@@ -273,7 +298,7 @@ class EmbeddedBackend(Backend):
             )
         t0 = time.monotonic()
         body = chat_body(request, "json_object_schema", ceilings_on_wire=False)
-        watch = RepeatWatch() if self.stop_on_repeat else None
+        watch = RepeatWatch(self.digits) if self.stop_on_repeat else None
         # the model's own handler (None) or the same one watching for a repetition
         self.llm.chat_handler = watched_chat_handler(self.llm, watch) if watch else None
         try:

@@ -259,8 +259,9 @@ def repeat_stop_line(arm: str, k: int, n: int) -> str:
     budget, sooner."""
     return (f"*{arm}: {k} of {n} folds ended when the model repeated itself (the "
             "embedded backend's `stop_on_repeat`: a block of tokens said three times in a "
-            "row); each carried what it wrote up to there, as a fold cut at its token "
-            "budget would. Its rows stay valid and in the means.*")
+            "row, or six with only its digits changing); each carried what it wrote up to "
+            "there, as a fold cut at its token budget would. Its rows stay valid and in the "
+            "means.*")
 
 
 def served_by_other_line(model: str, rows: list[str]) -> str:
