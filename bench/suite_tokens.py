@@ -6,7 +6,8 @@ Runs the README's test command (`.venv/bin/python -m pytest`, with any PYTEST AR
 DIR (default: this checkout, which must have its .venv) with bench/tokenlog/ first on
 PYTHONPATH: every process the run starts, pytest's workers, Snakemake's jobs and a
 llama-cpp server alike, then logs each call of the embedded model (Llama.create_completion)
-as it returns. Prints the calls, prompt and completion tokens, those decoded under a
+as it returns. Prints the tests that cost most tokens (a shared build counts under the test
+whose setup built it), then the calls, prompt and completion tokens, those decoded under a
 grammar (the JSON-schema arms) apart, and the run's exit code. A call answered from the
 response store never reaches the model and is not counted.
 
@@ -44,6 +45,17 @@ def count(log: Path) -> dict[str, int]:
     return out
 
 
+def by_test(log: Path, top: int = 15) -> list[tuple[str, int, int]]:
+    """The tests whose model work was largest: (test, calls, tokens), most tokens first."""
+    calls: dict[str, list[int]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        call = json.loads(line)
+        c = calls.setdefault(call.get("test") or "(no test)", [0, 0])
+        c[0] += 1
+        c[1] += call["prompt"] + call["completion"]
+    return sorted(((t, n, k) for t, (n, k) in calls.items()), key=lambda x: -x[2])[:top]
+
+
 def main(checkout: Path, pytest_args: list[str]) -> None:
     python = checkout / ".venv" / "bin" / "python"
     if not python.exists():
@@ -56,6 +68,10 @@ def main(checkout: Path, pytest_args: list[str]) -> None:
         p = subprocess.run([str(python), "-m", "pytest", *pytest_args], cwd=checkout,
                            env=env)
         c = count(log)
+        tests = by_test(log)
+    print("tokens  calls  test")
+    for test, n, k in tests:
+        print(f"{k:6,}  {n:5}  {test}")
     print(f"checkout {checkout}, pytest exit {p.returncode}")
     print(f"grammar-constrained: {c['grammar_calls']} calls, {c['grammar_prompt']:,} prompt "
           f"+ {c['grammar_completion']:,} completion tokens")

@@ -1,8 +1,9 @@
 """Loaded by every Python process that bench/suite_tokens.py starts (it puts this folder
 first on PYTHONPATH): once llama_cpp.llama is imported, Llama.create_completion appends
-one line per call to the file FOLDSTUDY_TOKEN_LOG names: prompt and completion tokens, and
-whether a grammar constrained the reply. Nothing else is imported at start-up, so a
-process that never loads the model pays only this module's own import."""
+one line per call to the file FOLDSTUDY_TOKEN_LOG names: prompt and completion tokens,
+whether a grammar constrained the reply, and the test whose work it was. Nothing else is
+imported at start-up, so a process that never loads the model pays only this module's own
+import."""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ def _patch(module) -> None:
         line = {"prompt": int(usage.get("prompt_tokens", 0)),
                 "completion": int(usage.get("completion_tokens", 0)),
                 "grammar": kwargs.get("grammar") is not None,
-                "pid": os.getpid()}
+                "pid": os.getpid(),
+                # pytest sets this in its worker and every process a test starts inherits it:
+                # the test (or the fixture's first test) the call's work belongs to
+                "test": os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]}
         with open(os.environ["FOLDSTUDY_TOKEN_LOG"], "a") as f:
             f.write(json.dumps(line) + "\n")
         return out
