@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import replace
 
@@ -22,9 +23,9 @@ from ..conftest import ROOT
 from ..support.procs import MODEL_THREADS
 
 pytestmark = pytest.mark.model
-# Half the tiny study's session and two-thirds its capacity: a fold's prompt is mostly
-# the session's chunk, and prompt evaluation is most of a row's time at one thread
-# (arm j's row: 31.6 s at 0.01 and 0.03, 23.5 s here; 2026-12-02).
+# A small session and capacity: a fold's prompt is mostly the session's chunk, and
+# prompt evaluation is most of a row's time at one thread (arm j's row: 31.6 s at 0.01
+# and 0.03, 23.5 s here; 2026-12-02).
 SCALE = 0.005
 CAPACITY = 0.02
 # The recall turn's answer, cut short: what these rows test is each arm's folds; 64 tokens
@@ -35,6 +36,9 @@ RECALL_MAX_TOKENS = 64
 # paper's five. The module alone took 73 s of CPU at two folds a row, 101 s at three
 # (2026-12-04).
 FOLDS = 2
+# The graded facts alone (setup's spec), none of the scenario's 36 decoys: a decoy is
+# haystack the grader never reads, and in these two chunks the decoys were 63% of the
+# session's tokens (927 against 348 without them; the six graded facts are the same).
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +48,10 @@ def setup(config_schema, resources, facts_spec, filler, grading, tmp_path_factor
     # a study, tests/study/test_capacity.py), so twelve rows fit the CI budget.
     table = load_arm_table(resources)
     arms = {a: resolve_arm(a, table, resources, CAPACITY) for a in arm_ids(table)}
-    full = build_fixture("distributed", 3, SCALE, facts_spec, filler,
+    spec = copy.deepcopy(facts_spec)
+    scenario = spec["scenarios"]["distributed"]
+    scenario["planted"] = scenario["graded"]  # no decoys
+    full = build_fixture("distributed", 3, SCALE, spec, filler,
                          set(grading["stock_signature"]["ports"]))
     fixture = replace(full, chunks=full.chunks[:FOLDS],
                       facts=tuple(f for f in full.facts if f.chunk < FOLDS))
@@ -143,7 +150,10 @@ def test_rerun_is_served_from_the_store_and_identical(setup):
 
 
 def test_context_overflow_fires_catch_up_and_invalidates_the_row(setup):
-    small = EmbeddedBackend("smollm2-135m", {"n_ctx": 600, "threads": MODEL_THREADS})
+    # A context of m's first prompt (the same at every repeat): that prompt and its fold
+    # budget no longer fit, whatever the session's size.
+    n_ctx = first_row(setup, "m")["folds"][0]["reply"]["prompt_tokens"]
+    small = EmbeddedBackend("smollm2-135m", {"n_ctx": n_ctx, "threads": MODEL_THREADS})
     try:
         rec = run(setup, "m", repeat=2, backend=small)
     finally:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from foldstudy.evidence import columns
 from foldstudy.study.spec import arm_ids, load_arm_table
@@ -63,6 +64,9 @@ def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, bad, expected)
 
 
 TINY = str(ROOT / ".test/config.yaml")
+# the graded facts of the tiny study's scenario (resources/facts.yaml)
+GRADED = yaml.safe_load((RESOURCES / "facts.yaml").read_text())["scenarios"][
+    yaml.safe_load(Path(TINY).read_text())["sweeps"]["tiny"]["scenario"]]["graded"]
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +97,11 @@ def test_tiny_study_end_to_end_on_the_real_model(tiny):
     for r in q:
         fill = float(r["carried_chars"]) / float(r["declared_ceiling_chars"])
         assert float(r["fill"]) == pytest.approx(fill, rel=1e-5)
-    assert len(read(ev / "checks.csv")) == 4 * 14
+    assert len(read(ev / "checks.csv")) == 4 * GRADED
     assert len(read(ev / "folds.csv")) == 4 * 5
     # the fact trace: every (run, graded fact, fold), folds 1-based, in the manifest
     trace = read(ev / "trace.csv")
-    assert len(trace) == 4 * 14 * 5 and {t["fold"] for t in trace} == {"1", "2", "3", "4", "5"}
+    assert len(trace) == 4 * GRADED * 5 and {t["fold"] for t in trace} == {"1", "2", "3", "4", "5"}
     assert "trace.csv" in json.loads((ev / "manifest.json").read_text())["artifacts"]
     table = read(tmp_path / "results/tables/recall-by-model-arm.csv")
     assert [(t["arm"], t["n_valid"]) for t in table] == [("j", "2"), ("q", "2")]
@@ -182,10 +186,10 @@ def test_the_tiny_study_compares_its_arms_and_a_replay_rebuilds_it_byte_for_byte
     page = (tiny / "results/compare/tiny/smollm2-135m/r0.html").read_text()
     assert page.index('data-column="j') < page.index('data-column="q')  # design order, r0
     paired = read(tiny / "results/tables/paired-arms.csv")
-    assert [(p["pair"], p["blocks"], p["facts"]) for p in paired] == [("j–q", "2", "28")]
+    assert [(p["pair"], p["blocks"], p["facts"]) for p in paired] == [("j–q", "2", str(2 * GRADED))]
     p0 = paired[0]
     kept = sum(int(p0[k]) for k in ("both_kept", "a_only", "b_only", "neither"))
-    assert kept == 28
+    assert kept == 2 * GRADED
     survival = read(tiny / "results/tables/fact-survival.csv")
     assert {s["arm"] for s in survival} == {"j", "q"}
     assert [s["k"] for s in survival if s["arm"] == "q"][0] == "0"
