@@ -72,8 +72,10 @@ def test_a_session_in_both_formats_folds_the_same_chunks_end_to_end(tmp_path):
     for t in trace:
         sweep = t["row_id"].split("/")[0]
         assert int(t["planted_fold"]) == planted[sweep][t["label"]] + 1
-    # the reader's pages
-    assert (res / "compare/cc/gw/r0.html").is_file() and (res / "viewer/index.html").is_file()
+    # the reader's pages, the facts by their labels in any script
+    assert (res / "viewer/index.html").is_file()
+    page = (res / "compare/cc/gw/r0.html").read_text(encoding="utf-8")
+    assert "the primary ingress port" in page and "Отдел Маршрутизации" in page
     # the summary: per arm, each of the user's facts; the tool's own compaction beside
     summary = (res / "summary.md").read_text(encoding="utf-8")
     assert "Your facts in session `atlas-cc` (sweep cc" in summary
@@ -270,11 +272,11 @@ def test_a_transcript_edited_in_place_with_its_size_and_mtime_kept_reruns_its_fi
         transcript.read_bytes()).hexdigest()
     assert "Nothing to be done" in (p := study.snakemake("-n", target)).stdout + p.stderr
 
-SAMPLES = {  # scenario: (transcript, three of its facts)
-    "atlas": (DATA / "atlas.claude-code.jsonl", [
-        {"label": "the primary ingress port", "value": "47213", "class": "port"},
-        {"label": "the release tag", "value": "v7.41.3-kestrel"},
-        {"label": "the department that owns the routes", "value": "Отдел Маршрутизации"}]),
+# scenario: (transcript, three of its facts). One session is enough for the real model:
+# the sample Claude Code session (atlas) is folded through the gateway stand-in above,
+# its comparison page read there; folding it here too was 2,889 of this study's 6,133
+# tokens of model work (bench/suite_tokens.py, 2026-12-05).
+SAMPLES = {
     "harbor": (DATA / "harbor.codex.jsonl", [
         {"label": "the upstream port of the mirror", "value": "51873", "class": "port"},
         {"label": "the release tag", "value": "v3.18.2-moraine"},
@@ -287,13 +289,11 @@ FOLDS = 2  # the real model's folds per sample session (a third fold cost a thir
 
 @pytest.fixture(scope="module")
 def folded_by_the_model(tmp_path_factory) -> Path:
-    """The real model (SmolLM2-135M, no key, no network) folding both sample sessions,
-    the Claude Code one and the Codex one, each a scenario of one study, in two folds
-    (the second reads the first's carry) under j and q (one Snakemake run for both: the
-    tests below read their scenario's results). Three facts of each (so the capacity
-    chosen for them, and each fold, stays small). j and q, whose folds stop short, at
-    one thread: m's plain text fills its fold budget on every fold, which made this the
-    suite's second-longest build."""
+    """The real model (SmolLM2-135M, no key, no network) folding the sample Codex
+    session in two folds (the second reads the first's carry) under j and q. Three of
+    its facts (so the capacity chosen for them, and each fold, stays small). j and q,
+    whose folds stop short, at one thread: m's plain text fills its fold budget on every
+    fold, which made this the suite's second-longest build."""
     tmp_path = tmp_path_factory.mktemp("own-sessions")
     scenarios, sweeps = {}, {}
     for name, (transcript, facts) in SAMPLES.items():
@@ -329,16 +329,6 @@ def check_folded(res: Path, scenario: str) -> None:
         record = json.loads((res / f"runs/{scenario}/smollm2-135m/r0/{arm}.json").read_text())
         assert record["status"] == "run" and len(record["folds"]) == FOLDS
         assert all(isinstance(f["carry"], str) for f in record["folds"])
-
-
-@pytest.mark.model
-def test_the_embedded_model_folds_a_sample_session_under_two_arms(folded_by_the_model):
-    """The sample Claude Code session, three of its six facts: the trace and the
-    comparison page come out."""
-    check_folded(folded_by_the_model, "atlas")
-    page = (folded_by_the_model / "compare/atlas/smollm2-135m/r0.html").read_text(
-        encoding="utf-8")
-    assert "the primary ingress port" in page and "Отдел Маршрутизации" in page
 
 
 @pytest.mark.model
