@@ -20,7 +20,7 @@ from foldstudy.analysis.decision import (
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.report.decision import json_safe
 from foldstudy.report.gate import GateFailed, gate_result, gate_stage, gate_verdicts_stage
-from foldstudy.study.config import gate_problems
+from foldstudy.study.decide_checks import gate_problems
 
 from ..support.evidence_rows import arm_rows, frames
 

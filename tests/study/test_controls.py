@@ -125,7 +125,7 @@ def test_controls_are_graded_apart_and_never_in_recall(grading):
 
 
 def test_the_config_check_names_the_key_and_the_allowed_count(tmp_path):
-    from foldstudy.study.config import control_problems
+    from foldstudy.study.checks import control_problems
 
     spec = {"controls": [{"id": "a"}, {"id": "b"}]}
     cfg = {"sweeps": {"main": {"scenario": "distributed", "controls": {"tail": 3}},

@@ -12,13 +12,8 @@ import pytest
 import yaml
 
 from foldstudy.analysis.sequential import ALL_LOST
-from foldstudy.study.config import (
-    DECIDE_RUN_CEILING,
-    ConfigError,
-    decide_evidence_note,
-    decide_sweeps,
-    load_study,
-)
+from foldstudy.study.config import ConfigError, load_study
+from foldstudy.study.decide_checks import DECIDE_RUN_CEILING, decide_evidence_note, decide_sweeps
 from foldstudy.study.spec import load_arm_table, package_arms
 
 from ..conftest import ROOT

@@ -18,7 +18,7 @@ from foldstudy.grade.trace import fact_trace
 from foldstudy.io import load_yaml, write_json
 from foldstudy.report.compare import build_compare
 from foldstudy.report.viewer import build_viewer
-from foldstudy.study.config import run_path
+from foldstudy.study.plan import run_path
 
 from . import records
 

@@ -26,7 +26,8 @@ from foldstudy.evidence.provenance import build_manifest
 from foldstudy.grade.rows import RunRecordError, grade_sweep
 from foldstudy.io import write_json
 from foldstudy.report.viewer import build_viewer
-from foldstudy.study.config import ConfigError, load_study, run_path
+from foldstudy.study.config import ConfigError, load_study
+from foldstudy.study.plan import run_path
 from foldstudy.study.spec import load_arm_table
 
 from ..conftest import RESOURCES, ROOT

@@ -37,16 +37,11 @@ from .io import load_yaml
 from .report.paths import block_path
 from .report.titles import figure
 from .run.audit import budget_note
-from .study.config import (
-    Run,
-    Study,
-    decide_evidence_note,
-    decide_sweeps,
-    load_study,
-    run_path,
-)
+from .study.config import load_study
+from .study.decide_checks import decide_evidence_note, decide_sweeps
 from .study.design import cycle_length, first_stage
 from .study.flags import command_line_flags, empty_flag_problems
+from .study.plan import Run, Study, run_path
 from .study.session_cache import CACHE_DIR, CACHE_ENV
 from .study.session_checks import session_content
 from .study.spec import (

@@ -659,12 +659,12 @@ def package_sweeps(directory: str | Path) -> dict[str, dict[str, Any]]:
 
 def package_gate_problem(config: dict[str, Any]) -> str | None:
     """decide.gate in evidence mode, checked as the config check checks it outside
-    (study/config.py: gate_problems), against the package's sweeps: the pair some sweep
+    (study/decide_checks.py: gate_problems), against the package's sweeps: the pair some sweep
     of the package ran, on models such a sweep ran."""
     gate = (config.get("decide") or {}).get("gate")
     if not config.get("evidence") or not gate:
         return None
-    from ..study.config import gate_problems
+    from ..study.decide_checks import gate_problems
 
     problems = gate_problems(gate, package_sweeps(config["evidence"]))
     return (f"{'; '.join(problems)} (in the evidence package {config['evidence']})"

@@ -16,8 +16,8 @@ from ..evidence import columns
 from ..evidence.load import write_table
 from ..io import load_yaml, read_json
 from ..study.carriers.registry import carrier_of, opaque_kinds
-from ..study.config import run_of_path
 from ..study.index import recall_carrier
+from ..study.plan import run_of_path
 from ..study.record import REQUIRED, Fold, RunRecord, as_record
 from ..study.spec import Fact, Fixture
 from .grader import (
@@ -279,7 +279,7 @@ def check_carry_claims(record: RunRecord, path: str) -> None:
 
 def check_record_identity(record: RunRecord, path: str, run: dict[str, Any]) -> None:
     """The record is the run its path names: row_id, sweep, model, arm and repeat agree
-    with `run` (the config's identity of the path, study/config.py run_of_path).
+    with `run` (the config's identity of the path, study/plan.py run_of_path).
 
     A record claiming `arm: m` inside q.json would give m a second row and q none, and
     a record's own fields must never choose where anything is written.

@@ -8,6 +8,10 @@ labels at least twice over, while the paper's capacity matches keep holding exac
 five fields sum to j's one, t is half of j, u's cap is 1,400/2,400 of m's: they are
 ratios in resources/arms.yaml, scaled together). Each chunk should still need
 compressing: a chunk under twice the fold budget could be carried whole.
+
+`resolve_capacity` is the config check's step for all of this (study/config.py
+load_study calls it): it reads the config and returns the scale with the problems and
+warnings it found, leaving the config as it was.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .spec import Arm, Fact
+from ..io import load_yaml
+from .spec import Arm, Fact, Fixture
 
 # Tokens of a graded fact line ("primary ingress port: 52677") are estimated at two
 # characters a token, on the safe side: identifiers tokenize badly, and SmolLM2-135M,
@@ -28,7 +34,7 @@ IDENTIFIER_CHARS_PER_TOKEN = 2.0
 # the smallest scales); the generator, the probe and the audit size it at 3.0 instead, a
 # convention that fixes the fixture bytes (fixtures.CHARS_PER_TOKEN says why both stay).
 # The check that an own session's chunk fits a folding model's context uses this one
-# (config.resolve_capacity): at 3.0 it would undercount the chunk by about a sixth.
+# (resolve_capacity): at 3.0 it would undercount the chunk by about a sixth.
 TEXT_CHARS_PER_TOKEN = 2.6
 HOLD = 2  # the facts must fit at least twice over
 # The prompt the arms of one comparison share (paper §3.2: "Prompt, input, fold protocol,
@@ -251,3 +257,187 @@ def ceiling_context_problems(arms: dict[str, Arm], session_chars: int, recall_to
             "sweep"
             for a in readers for model, ctx in contexts.items()
             if ctx is not None and need > ctx]
+
+
+# --- resolving a study's capacity (study/config.py load_study calls resolve_capacity) ---
+
+def packaged_capacity_scale(evidence: str) -> float | None:
+    """The capacity scale the study that made an evidence package chose (its manifest's
+    config), or None where it says none.
+
+    Evidence mode folds nothing, so capacity is never resolved there (resolving it needs
+    the fixtures, and a session's fixture needs its transcript, which a package leaves
+    out); a config that left capacity_scale to be chosen reads it from the package."""
+    try:
+        made = json.loads((Path(evidence) / "manifest.json").read_text(encoding="utf-8"))
+        scale = made["config"]["capacity_scale"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # the package's own checks name what is wrong with it
+    return float(scale) if isinstance(scale, int | float) and scale > 0 else None
+
+
+# A chunk target under this many characters is measured on the generated fixture.
+SMALL_CHUNK_CHARS = 4_000
+
+
+def model_context(cfg: dict[str, Any], model: str) -> int | None:
+    """A model's context in tokens as its config sets it (None: its backend knows it only
+    once probed)."""
+    from ..backends.registry import backend_class, resolve_model_config
+
+    resolved = resolve_model_config(cfg["models"][model])
+    return backend_class(resolved["backend"]).config_context_length(resolved)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What resolve_capacity decided: the scale (the config's, or the one chosen), the
+    problems that refuse the config, and the warnings said at DAG time."""
+
+    scale: float
+    problems: list[str]
+    warnings: list[str]
+
+
+class _Sweeps:
+    """What sizing a config's sweeps reads: each sweep's graded facts and its fixture, a
+    generated fixture built at most once per (scenario, seed) and only when a check needs
+    its chunks (a fixture at paper scale takes a moment)."""
+
+    def __init__(self, cfg: dict[str, Any], resources: Path,
+                 sessions: dict[str, Fixture]) -> None:
+        self.cfg, self.resources, self.sessions = cfg, resources, sessions
+        self.facts_spec = load_yaml(resources / "facts.yaml")
+        self.stock = {int(p) for p in
+                      load_yaml(resources / "grading.yaml")["stock_signature"]["ports"]}
+        self._built: dict[tuple[str, int], Fixture] = {}
+
+    def graded(self, sw: dict[str, Any]) -> list[Fact]:
+        from .fixtures import graded_facts
+
+        if (fx := self.sessions.get(sw["scenario"])) is not None:
+            return fx.graded
+        return graded_facts(sw["scenario"], sw["seed"], self.facts_spec, self.stock)
+
+    def fixture(self, sw: dict[str, Any]) -> Fixture:
+        """A session's own fixture, or the generated one (a session's chunks are the
+        transcript's: `scale` does not apply to them)."""
+        from .fixtures import build_fixture
+
+        if (fx := self.sessions.get(sw["scenario"])) is not None:
+            return fx
+        key = (sw["scenario"], int(sw["seed"]))
+        if key not in self._built:
+            self._built[key] = build_fixture(
+                sw["scenario"], sw["seed"], float(self.cfg["scale"]), self.facts_spec,
+                load_yaml(self.resources / "scenario/filler.yaml"), self.stock)
+        return self._built[key]
+
+    def chunk_sizes(self, sw: dict[str, Any], arms: dict[str, Arm]) -> list[int]:
+        """The chunk sizes a fold reads. Below a few planted turns' size the generator's
+        target is not what a chunk holds (each chunk keeps its planted turn whole, so it
+        only grows): the fixture is measured where the target would warn."""
+        from .fixtures import synthetic_chunk_chars
+
+        target = synthetic_chunk_chars(float(self.cfg["scale"]))
+        if sw["scenario"] not in self.sessions and (
+                target >= SMALL_CHUNK_CHARS or not chunk_problems(arms, [target], "")):
+            return [target]
+        return [len(c) for c in self.fixture(sw).chunks]
+
+    def session_chunks(self, sw: dict[str, Any], arms: dict[str, Arm]) -> list[int]:
+        """The sizes of every chunk, for an arm whose recall turn reads them all (none
+        when no arm of the sweep does)."""
+        from .carriers.registry import carrier_of
+
+        if not any(carrier_of(arm).reads_whole_session for arm in arms.values()):
+            return []
+        return [len(c) for c in self.fixture(sw).chunks]
+
+    def recall_tokens(self, n_labels: int) -> int:
+        """The recall turn's prompt (system prompt, template, a label a line) and answer."""
+        prompt = sum(len((self.resources / "prompts" / f).read_text(encoding="utf-8"))
+                     for f in ("recall_system.md", "recall_user.md.j2"))
+        return math.ceil((prompt + 80 * n_labels) / TEXT_CHARS_PER_TOKEN) + int(
+            self.cfg["recall_max_tokens"])
+
+
+def _refold(fx: Fixture) -> FoldTrial | None:
+    """A session's fixture can be cut again, so its advice is a `folds` tried."""
+    from .sessions import SessionFixture
+
+    if not isinstance(fx, SessionFixture):
+        return None
+    return FoldTrial(len(fx.chunks), len(fx.rendered), fx.chunk_chars_at, fx.longest_message())
+
+
+def _chosen_scale(cfg: dict[str, Any], resolve: Any, used: list[str], loads: list[FactLoad],
+                  unmoved: Any) -> tuple[float, list[str]]:
+    """The config's capacity_scale, or the one auto_capacity_scale chooses; a chosen
+    scale the arm overrides moved is a warning, since it resizes every arm, not only the
+    overridden ones. unmoved(arm, scale) resolves an arm without the overrides (None:
+    the caller has no such table)."""
+    if cfg.get("capacity_scale") is not None:
+        return float(cfg["capacity_scale"]), []
+    chosen = auto_capacity_scale(resolve, used, loads, float(cfg["scale"]))
+    if unmoved is None or not cfg["arm_overrides"]:
+        return chosen, []
+    without = auto_capacity_scale(unmoved, used, loads, float(cfg["scale"]))
+    if without == chosen:
+        return chosen, []
+    return chosen, [
+        f"capacity_scale {chosen:g} (chosen) is not the {without:g} it would be without "
+        f"config.arm_overrides ({', '.join(sorted(cfg['arm_overrides']))}): every arm's "
+        "ceiling, fold budget and carry cap moves with it; set capacity_scale to keep it"]
+
+
+def _sweep_problems(name: str, sw: dict[str, Any], arms: dict[str, Arm],
+                    paper: dict[str, Arm], load: FactLoad, sweeps: _Sweeps,
+                    scale: float) -> tuple[list[str], list[str]]:
+    """One sweep's (problems, warnings): its arms hold its fact load, its chunks need
+    compressing, the ceiling's recall turn fits each model's context, and an own
+    session's chunks fit it too."""
+    where = f"config.sweeps.{name} (capacity_scale {scale:g})"
+    contexts = {m: model_context(sweeps.cfg, m) for m in sw["models"]}
+    problems = capacity_problems(arms, {a: paper[a] for a in arms}, load, where)
+    warnings = chunk_problems(arms, sweeps.chunk_sizes(sw, arms), where)
+    problems += ceiling_context_problems(
+        arms, sum(sweeps.session_chunks(sw, arms)), sweeps.recall_tokens(load.n_facts),
+        contexts, f"config.sweeps.{name}", TEXT_CHARS_PER_TOKEN)
+    if (fx := sweeps.sessions.get(sw["scenario"])) is not None:
+        problems += context_problems(
+            arms, sweeps.chunk_sizes(sw, arms), contexts,
+            f"config.sweeps.{name} (scenario {sw['scenario']}, folds: {len(fx.chunks)})",
+            # the measured rate of this identifier-dense text, not the fixture
+            # generator's 3.0 convention, which would undercount a chunk's tokens
+            TEXT_CHARS_PER_TOKEN, _refold(fx))
+    return problems, warnings
+
+
+def resolve_capacity(cfg: dict[str, Any], table: dict[str, Any], resources: Path,
+                     paper_table: dict[str, Any] | None = None,
+                     sessions: dict[str, Fixture] | None = None) -> Resolved:
+    """The capacity scale (the config's, or chosen when unset) and whether every sweep's
+    arms hold its fact load at it; cfg is read, never changed.
+
+    paper_table: the arm table before the config's overrides, to say when they moved an
+    automatic scale. sessions: the fixtures of the config's own session scenarios, whose
+    facts and chunks are the transcript's (`scale` does not apply to them)."""
+    from .spec import resolve_arm
+
+    sweeps = _Sweeps(cfg, resources, sessions or {})
+    loads = {name: FactLoad.of(sw["scenario"], sweeps.graded(sw))
+             for name, sw in cfg["sweeps"].items()}
+    used = sorted({a for sw in cfg["sweeps"].values() for a in sw["arms"]})
+    unmoved = None if paper_table is None else (
+        lambda a, x: resolve_arm(a, paper_table, resources, x))
+    scale, warnings = _chosen_scale(cfg, lambda a, x: resolve_arm(a, table, resources, x),
+                                    used, list(loads.values()), unmoved)
+    paper = {a: resolve_arm(a, table, resources, 1.0) for a in used}
+    problems: list[str] = []
+    for name, sw in cfg["sweeps"].items():
+        arms = {a: resolve_arm(a, table, resources, scale) for a in sw["arms"]}
+        p, w = _sweep_problems(name, sw, arms, paper, loads[name], sweeps, scale)
+        problems += p
+        warnings += w
+    return Resolved(scale, problems, warnings)
