@@ -23,8 +23,8 @@ from foldstudy.run.probe import (
     OK,
     PROBE_COMPACTION_CHUNK,
     probe_model,
-    summary_row,
 )
+from foldstudy.run.probe_summary import summary_row
 
 from ..support.anthropic_standin import ON_DEMAND_BETA, THRESHOLD_BETA, AnthropicStandin
 from ..support.openai_responses_standin import OpenAIResponsesStandin

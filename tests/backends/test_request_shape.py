@@ -163,13 +163,8 @@ def test_non_reasoning_endpoint_is_probed_ok_and_mandatory_reasoning_is_refused(
 
 
 def test_pin_rule_names_the_requirement_that_failed():
-    from foldstudy.run.probe import (
-        CONTEXT_TOO_SHORT,
-        NO_STRUCTURED_OUTPUTS,
-        OK,
-        PinRule,
-        pick_endpoint,
-    )
+    from foldstudy.run.pin import PinRule, pick_endpoint
+    from foldstudy.run.verdicts import CONTEXT_TOO_SHORT, NO_STRUCTURED_OUTPUTS, OK
 
     small = listing(Endpoint("S", "s", context_length=65536, supported_parameters=FULL), "a/b")
     plain = listing(Endpoint("P", "p", supported_parameters=("max_tokens",)), "a/b")

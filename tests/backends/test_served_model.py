@@ -22,7 +22,8 @@ from foldstudy.backends.openrouter import OpenRouterBackend, endpoint_pin
 from foldstudy.backends.store import ResponseStore
 from foldstudy.grade.validity import fold_attempt, retryable, validity
 from foldstudy.io import write_json
-from foldstudy.run.probe import OK, probe_model, summary_row
+from foldstudy.run.probe import OK, probe_model
+from foldstudy.run.probe_summary import summary_row
 
 from ..support import records
 from ..support.anthropic_standin import AnthropicStandin

@@ -20,8 +20,8 @@ from foldstudy.run.probe import (
     pick_endpoint,
     probe_model,
     shapes_for,
-    summary_row,
 )
+from foldstudy.run.probe_summary import summary_row
 from foldstudy.study.config import load_study
 from foldstudy.study.spec import load_arm_table
 

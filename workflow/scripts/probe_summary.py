@@ -1,5 +1,5 @@
 from foldstudy.io import logged
-from foldstudy.run.probe import probe_stage
+from foldstudy.run.probe_summary import probe_stage
 
 sm = snakemake  # noqa: F821 - provided by Snakemake's script directive
 with logged(sm.log[0]):

@@ -49,7 +49,7 @@ from ..backends.call import cached_complete
 from ..backends.ledger import job_ledger
 from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
-from ..io import canonical_json, read_json, write_json, write_tsv
+from ..io import canonical_json, read_json, write_json
 from ..study.capacity import required_context_tokens
 from ..study.carriers.native import (  # noqa: F401 - the probe's verdicts, named here too
     NATIVE_UNSUPPORTED,
@@ -57,28 +57,27 @@ from ..study.carriers.native import (  # noqa: F401 - the probe's verdicts, name
 )
 from ..study.carriers.registry import carrier_of
 from ..study.spec import Arm
+from .pin import DEFAULT_PIN_RULE, PinRule, pick_endpoint
+from .verdicts import (
+    AUTH_FAILED,
+    CONTEXT_TOO_SHORT,
+    INSUFFICIENT_CREDITS,
+    MODEL_NOT_FOUND,
+    NATIVE_NOT_RETURNED,
+    NATIVE_REFUSED,
+    NO_ENDPOINT_FOR_PARAMETERS,
+    OK,
+    REASONING_NOT_DISABLEABLE,
+    SCHEMA_NONCONFORMING,
+    SERVED_BY_OTHER,
+    TRANSIENT_KINDS,
+    UNREACHABLE,
+)
 
 log = logging.getLogger(__name__)
 
-OK = "ok"
-NO_ENDPOINT_FOR_PARAMETERS = "probe_rejected_no_endpoint_for_parameters"
-REASONING_NOT_DISABLEABLE = "probe_rejected_reasoning_not_disableable"
-SCHEMA_NONCONFORMING = "schema_advertised_reply_nonconforming"
-CONTEXT_TOO_SHORT = "context_too_short"
-AUTH_FAILED = "auth_failed"
-UNREACHABLE = "unreachable"
-INSUFFICIENT_CREDITS = "insufficient_credits"
-ENDPOINT_NOT_LISTED = "pinned_endpoint_not_listed"
-SERVED_BY_OTHER = "served_by_other_endpoint"
-MODEL_NOT_FOUND = "model_not_found"
-NO_STRUCTURED_OUTPUTS = "no_endpoint_with_structured_outputs"
-# Faults that say nothing about the request: the same call may work later.
-TRANSIENT_KINDS = ("unreachable", "timeout", "server", "rate_limited", "malformed",
-                   "provider_error")
 PROBE_USER = ("This is a capability probe before a long run. Reply in one short line. "
               "If a JSON schema is enforced, fill every field with a short phrase.")
-NATIVE_REFUSED = "native_compaction_refused"
-NATIVE_NOT_RETURNED = "native_compaction_not_returned"
 # The probe's compaction: a system prompt, a chunk with two identifiers, and an output
 # budget a short summary fits in (what the ledger holds the call to).
 PROBE_COMPACTION_SYSTEM = "You compact an operations session; keep every identifier."
@@ -127,74 +126,6 @@ def shapes_for(arms: list[Arm], prefix: str = "") -> list[Shape]:
                          max_tokens=first.fold_budget_tokens, schema=first.schema,
                          schema_name=f"arm_{first.arm}"))
     return out
-
-
-@dataclass(frozen=True)
-class PinRule:
-    """How the probe picks an endpoint (paper §3.4; config `probe`).
-
-    The paper selected endpoints with at least 131,072 tokens of context and
-    structured-output support, then by price: `study-paper.yaml` says so. Unset, the
-    context floor is what the largest fold needs and structured outputs are preferred.
-    """
-
-    min_context_tokens: int | None = None
-    require_structured_outputs: bool = False
-
-    @classmethod
-    def from_config(cls, d: dict[str, Any] | None) -> PinRule:
-        d = d or {}
-        return cls(d.get("min_context_tokens"), bool(d.get("require_structured_outputs")))
-
-
-def pick_endpoint(endpoints: list[dict[str, Any]], provider: str | None,
-                  quantization: str | None, required_context: int, needs_schema: bool,
-                  rule: PinRule = PinRule()) -> tuple[dict[str, Any] | None, str, str]:
-    """(endpoint, verdict, reason): the configured pin checked, or the best one chosen.
-
-    A model with no endpoint meeting the rule gets a verdict naming the requirement.
-    """
-    cands = endpoints
-    if provider:
-        p = provider.lower()
-        cands = [e for e in cands if str(e.get("tag", "")).lower() in (p,)
-                 or str(e.get("tag", "")).lower().split("/")[0] == p
-                 or str(e.get("provider_name", "")).lower() == p]
-        if not cands:
-            listed = ", ".join(sorted(str(e.get("tag")) for e in endpoints)) or "none"
-            return None, ENDPOINT_NOT_LISTED, f"provider {provider!r} is not listed ({listed})"
-    if quantization:
-        q = [e for e in cands if e.get("quantization") == quantization]
-        if not q:
-            have = ", ".join(sorted({str(e.get("quantization")) for e in cands}))
-            return None, ENDPOINT_NOT_LISTED, (f"no endpoint at quantization {quantization} "
-                                               f"(listed: {have})")
-        cands = q
-    floor = max(required_context, rule.min_context_tokens or 0)
-    roomy = [e for e in cands if int(e.get("context_length") or 0) >= floor]
-    if not roomy:
-        best = max(int(e.get("context_length") or 0) for e in cands)
-        why = ("the study's pin rule requires" if floor > required_context
-               else "a fold needs")
-        return None, CONTEXT_TOO_SHORT, f"largest context {best} tokens < {floor} {why}"
-    healthy = [e for e in roomy if not e.get("status")] or roomy
-    if needs_schema:
-        structured = [e for e in healthy if "structured_outputs" in
-                      (e.get("supported_parameters") or [])]
-        if not structured and rule.require_structured_outputs:
-            return None, NO_STRUCTURED_OUTPUTS, (
-                f"no endpoint with context >= {floor} declares structured_outputs, which "
-                "the study's pin rule requires")
-        healthy = structured or healthy
-
-    def price(e: dict[str, Any]) -> float:
-        pr = e.get("pricing") or {}
-        try:
-            return float(pr.get("prompt") or 0) + float(pr.get("completion") or 0)
-        except ValueError:
-            return float("inf")
-
-    return min(healthy, key=price), OK, ""
 
 
 def _conforms(text: str, schema: dict[str, Any]) -> str:
@@ -320,7 +251,7 @@ def probe_shape(backend: Backend, store: ResponseStore, model: str, shape: Shape
 
 def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[Arm],
                 required_context: int, temperature: float, seed: int,
-                model_cfg: dict[str, Any], rule: PinRule = PinRule(),
+                model_cfg: dict[str, Any], rule: PinRule = DEFAULT_PIN_RULE,
                 probe_arms: list[Arm] | None = None) -> dict[str, Any]:
     """Probe one model's endpoint with every request shape its arms send, then the
     shapes of its probe_arms (never folded: recorded, deciding nothing).
@@ -338,45 +269,83 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
         "responsible_parameter": "", "price_prompt_usd_per_token": None,
         "price_completion_usd_per_token": None, "context_length": None,
     }
-    reasoning_mandatory = False
-    fail: tuple[str, str] | None = None
     bought: Bought = {}  # every body this probe bought, by wire text: none is bought twice
-    if backend.lists_endpoints:
-        backend, fail, reasoning_mandatory = _pin(backend, model_cfg, required_context,
-                                                  any(s.schema for s in shapes), record, rule)
-    else:
-        n_ctx = backend.context_length
-        record["context_length"] = n_ctx
-        record["price_prompt_usd_per_token"], record["price_completion_usd_per_token"] = \
-            backend.listed_prices() or (None, None)
-        if problem := backend.missing_key():
-            fail = (AUTH_FAILED, f"{problem}; no call was made")
-        elif n_ctx and int(n_ctx) < required_context:
-            fail = (CONTEXT_TOO_SHORT, f"n_ctx {n_ctx} < {required_context} tokens a fold needs")
+    backend, fail, reasoning_mandatory = _endpoint(backend, model_cfg, required_context,
+                                                   shapes, record, rule)
     record["endpoint"] = backend.identity
     if fail is None:
-        for shape in shapes:
-            res = probe_shape(backend, store, model, shape, temperature, seed,
-                              reasoning_mandatory, bought)
-            record["shapes"].append(res)
-            log.info("%s %s (arms %s): %s %s", model, shape.name, "".join(shape.arms),
-                     res["verdict"], res.get("reason", ""))
-            if res.get("global"):
-                fail = (res["verdict"], res["reason"])
-                break
-    if fail is None:
-        # After the folded shapes, so none of their replies or verdicts depends on these;
-        # a fault here (even one about the route) is this shape's verdict only.
-        for shape in extra:
-            res = probe_shape(backend, store, model, shape, temperature, seed,
-                              reasoning_mandatory, bought)
-            record["shapes"].append(res)
-            log.info("%s %s (probe_arms %s, never folded): %s %s", model, shape.name,
-                     "".join(shape.arms), res["verdict"], res.get("reason", ""))
+        fail = _probe_shapes(backend, store, model, (shapes, extra), (temperature, seed),
+                             reasoning_mandatory, bought, record)
     record["probe_arms"] = probe_arm_verdicts(extra, record["shapes"], fail)
     if backend.native_compaction:
         record["native_compaction"] = probe_compaction(backend, store, model, temperature,
                                                        fail, bought)
+    record["permissions"] = _permissions(shapes, shapeless, record, fail, model_cfg["backend"])
+    _overall_verdict(record, fail)
+    if fail is None and backend.lists_endpoints and shapes:
+        record["reasoning_parameter"] = reasoning_comparison(
+            backend, store, model, shapes, record["shapes"], temperature, seed,
+            reasoning_mandatory, bought)
+    for r in record["shapes"]:
+        r.pop("global", None)
+    record["served_by_other"] = fell_back(record)
+    return record
+
+
+def _endpoint(backend: Backend, model_cfg: dict[str, Any], required_context: int,
+              shapes: list[Shape], record: dict[str, Any], rule: PinRule
+              ) -> tuple[Backend, tuple[str, str] | None, bool]:
+    """(the backend to probe, the verdict that ends the probe before any shape or None,
+    whether reasoning is mandatory): a gateway's endpoint listed and pinned (_pin), or a
+    direct backend's context, prices and key read; both said in the record."""
+    if backend.lists_endpoints:
+        return _pin(backend, model_cfg, required_context, any(s.schema for s in shapes),
+                    record, rule)
+    n_ctx = backend.context_length
+    record["context_length"] = n_ctx
+    record["price_prompt_usd_per_token"], record["price_completion_usd_per_token"] = \
+        backend.listed_prices() or (None, None)
+    if problem := backend.missing_key():
+        return backend, (AUTH_FAILED, f"{problem}; no call was made"), False
+    if n_ctx and int(n_ctx) < required_context:
+        return backend, (CONTEXT_TOO_SHORT,
+                         f"n_ctx {n_ctx} < {required_context} tokens a fold needs"), False
+    return backend, None, False
+
+
+def _probe_shapes(backend: Backend, store: ResponseStore, model: str,
+                  shapes: tuple[list[Shape], list[Shape]], sampling: tuple[float, int],
+                  reasoning_mandatory: bool, bought: Bought, record: dict[str, Any]
+                  ) -> tuple[str, str] | None:
+    """Send each folded shape, then the probe_arms' shapes, into record["shapes"]; the
+    verdict of a shape that speaks for the whole endpoint (auth, credits, the route)
+    stops the probe and is returned."""
+    folded, extra = shapes
+    temperature, seed = sampling
+    for shape in folded:
+        res = probe_shape(backend, store, model, shape, temperature, seed,
+                          reasoning_mandatory, bought)
+        record["shapes"].append(res)
+        log.info("%s %s (arms %s): %s %s", model, shape.name, "".join(shape.arms),
+                 res["verdict"], res.get("reason", ""))
+        if res.get("global"):
+            return res["verdict"], res["reason"]
+    # After the folded shapes, so none of their replies or verdicts depends on these;
+    # a fault here (even one about the route) is this shape's verdict only.
+    for shape in extra:
+        res = probe_shape(backend, store, model, shape, temperature, seed,
+                          reasoning_mandatory, bought)
+        record["shapes"].append(res)
+        log.info("%s %s (probe_arms %s, never folded): %s %s", model, shape.name,
+                 "".join(shape.arms), res["verdict"], res.get("reason", ""))
+    return None
+
+
+def _permissions(shapes: list[Shape], shapeless: list[Arm], record: dict[str, Any],
+                 fail: tuple[str, str] | None, backend_kind: str
+                 ) -> dict[str, dict[str, Any]]:
+    """Each folded arm's permission from its shape's verdict (or the probe's failure),
+    then each shapeless arm's as its carrier gives it from the record."""
     permissions: dict[str, dict[str, Any]] = {}
     for shape in shapes:
         res = next((r for r in record["shapes"] if r["shape"] == shape.name), None)
@@ -391,28 +360,25 @@ def probe_model(model: str, backend: Backend, store: ResponseStore, arms: list[A
     if fail is not None:  # said before the shapeless arms' permissions, which read it
         record["verdict"], record["reason"] = fail
     for a in shapeless:
-        perm = carrier_of(a).permission(record, model_cfg["backend"])
+        perm = carrier_of(a).permission(record, backend_kind)
         if perm is not None:
             permissions[a.arm] = perm
-    record["permissions"] = dict(sorted(permissions.items()))
+    return dict(sorted(permissions.items()))
+
+
+def _overall_verdict(record: dict[str, Any], fail: tuple[str, str] | None) -> None:
+    """The record's own verdict: the failure that ended the probe, else the first refused
+    shape's, the plain shape's first."""
     if fail is not None:
         record["verdict"], record["reason"] = fail
-    else:
-        bad = [r for r in record["shapes"] if r["verdict"] != OK]
-        plain_bad = [r for r in bad if r["shape"] == "plain"]
-        worst = (plain_bad or bad or [None])[0]
-        if worst is not None:
-            record["verdict"] = worst["verdict"]
-            record["reason"] = worst.get("reason", "")
-            record["responsible_parameter"] = worst.get("responsible_parameter", "")
-    if fail is None and backend.lists_endpoints and shapes:
-        record["reasoning_parameter"] = reasoning_comparison(
-            backend, store, model, shapes, record["shapes"], temperature, seed,
-            reasoning_mandatory, bought)
-    for r in record["shapes"]:
-        r.pop("global", None)
-    record["served_by_other"] = fell_back(record)
-    return record
+        return
+    bad = [r for r in record["shapes"] if r["verdict"] != OK]
+    plain_bad = [r for r in bad if r["shape"] == "plain"]
+    worst = (plain_bad or bad or [None])[0]
+    if worst is not None:
+        record["verdict"] = worst["verdict"]
+        record["reason"] = worst.get("reason", "")
+        record["responsible_parameter"] = worst.get("responsible_parameter", "")
 
 
 def fell_back(record: dict[str, Any]) -> dict[str, str]:
@@ -540,68 +506,6 @@ def _pin(backend: Backend, cfg: dict[str, Any], required_context: int, needs_sch
     return backend.pinned(pin), None, mandatory
 
 
-SUMMARY_COLUMNS = ["model", "backend", "verdict", "responsible_parameter", "arms_allowed",
-                   "arms_forbidden", "pin", "quantization", "context_length",
-                   "required_context_tokens", "usd_per_mtok_prompt", "usd_per_mtok_completion",
-                   "reason", "sends_reasoning", "verdict_with_reasoning",
-                   "verdict_without_reasoning", "probe_only", "probe_arms",
-                   "native_compaction", "served_by_other"]
-
-
-def summary_row(rec: dict[str, Any]) -> dict[str, Any]:
-    perms = rec.get("permissions", {})
-    pin = rec.get("pin") or {}
-    rp = rec.get("reasoning_parameter") or {}
-
-    def per_m(v: Any) -> str:
-        return "" if v is None else f"{float(v) * 1e6:.4g}"
-
-    return {
-        "model": rec["model"], "backend": rec["backend"], "verdict": rec["verdict"],
-        "responsible_parameter": rec.get("responsible_parameter", ""),
-        "arms_allowed": "".join(a for a, p in perms.items() if p["allowed"]),
-        "arms_forbidden": "".join(a for a, p in perms.items() if not p["allowed"]),
-        "pin": pin.get("provider_name") or "", "quantization": pin.get("quantization") or "",
-        "context_length": rec.get("context_length") or "",
-        "required_context_tokens": rec.get("required_context_tokens", ""),
-        "usd_per_mtok_prompt": per_m(rec.get("price_prompt_usd_per_token")),
-        "usd_per_mtok_completion": per_m(rec.get("price_completion_usd_per_token")),
-        "reason": " ".join(str(rec.get("reason", "")).split())[:300],
-        "sends_reasoning": _flag(rp.get("study_sends_reasoning")) if rp else "",
-        "verdict_with_reasoning": (rp.get("with") or {}).get("verdict", ""),
-        "verdict_without_reasoning": (rp.get("without") or {}).get("verdict", ""),
-        "probe_only": _flag(rec.get("probe_only", False)),
-        "probe_arms": probe_arms_cell(rec.get("probe_arms") or {}),
-        "native_compaction": native_cell(rec.get("native_compaction") or {}),
-        # `plain=claude-other`: the probe's request another model served (fell_back)
-        "served_by_other": " ".join(f"{s}={m}" for s, m in
-                                    (rec.get("served_by_other") or {}).items()),
-    }
-
-
-def native_cell(native: dict[str, Any]) -> str:
-    """The summary's native_compaction cell: the verdict, mechanism and beta, and the
-    parameter responsible where one was named (`native_compaction_refused on_demand
-    compact-2026-09-04 (anthropic-beta: compact-2026-09-04)`); empty for a backend with
-    no native compaction."""
-    if not native:
-        return ""
-    cell = " ".join(v for v in (native.get("verdict"), native.get("mechanism"),
-                                native.get("beta")) if v)
-    return cell + (f" ({native['responsible_parameter']})"
-                   if native.get("responsible_parameter") else "")
-
-
-def probe_arms_cell(verdicts: dict[str, dict[str, Any]]) -> str:
-    """The summary's probe_arms cell: each arm probed and never folded, with its verdict
-    (`j=schema_advertised_reply_nonconforming`); empty when the study names none."""
-    return " ".join(f"{a}={v['verdict']}" for a, v in sorted(verdicts.items()))
-
-
-def _flag(v: Any) -> str:
-    return "true" if v else "false"
-
-
 # -- entry points (I/O at the edge; the rules' scripts call these) ------------------
 
 
@@ -612,7 +516,7 @@ def pins_path(store_dir: str | Path, model: str) -> Path:
 
 def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
               arm_dicts: list[dict[str, Any]], temperature: float, store_dir: str,
-              replay: bool, out: str, rule: PinRule = PinRule(),
+              replay: bool, out: str, rule: PinRule = DEFAULT_PIN_RULE,
               probe_only: bool = False, lock: str | None = None,
               probe_arm_dicts: list[dict[str, Any]] | None = None,
               ledger: str | None = None, budget_usd: float | None = None
@@ -681,14 +585,3 @@ def probe_model_stage(input: Any, output: Any, params: Any, threads: int,
                      rule=PinRule.from_config(params.pin_rule), probe_only=params.probe_only,
                      lock=params.lock, probe_arm_dicts=params.probe_arms,
                      ledger=params.ledger, budget_usd=budget_usd)
-
-
-def write_probe_summary(probe_paths: list[str], out: str) -> None:
-    """results/probe/summary.tsv: one line per model, the operator's page before a run."""
-    write_tsv((summary_row(read_json(p)) for p in probe_paths), SUMMARY_COLUMNS, out)
-    log.info("%s: %d models", out, len(probe_paths))
-
-
-def probe_stage(input: Any, output: Any, params: Any) -> None:
-    """Rule probe: the summary table of every model's verdict."""
-    write_probe_summary(list(input.verdicts), output.summary)
