@@ -66,17 +66,21 @@ class SessionSpec:
     folds: int = 5
     include_thinking: bool = False
     max_mb: float = DEFAULT_MAX_MB
+    # the session to read when the transcript is a database holding several (OpenCode's
+    # opencode.db, goose's sessions.db, Kiro CLI's data.sqlite3)
+    session: str | None = None
 
     @classmethod
     def of(cls, name: str, entry: dict[str, Any]) -> SessionSpec:
         return cls(name, entry["transcript"], entry.get("facts"), entry.get("format"),
                    int(entry.get("folds", 5)), bool(entry.get("include_thinking", False)),
-                   float(entry.get("max_mb") or DEFAULT_MAX_MB))
+                   float(entry.get("max_mb") or DEFAULT_MAX_MB), entry.get("session"))
 
     def read(self, where: str) -> Transcript:
         """The transcript, checked at the edge and read in its format."""
         path = check_file(self.transcript, f"{where}.transcript", self.max_mb)
-        return read_cached(path, self.format, self.include_thinking, self.max_mb)
+        return read_cached(path, self.format, self.include_thinking, self.max_mb,
+                           session=self.session)
 
 
 def _value_nodes(path: Path) -> dict[int, yaml.Node]:

@@ -13,8 +13,13 @@ learned from and what it repairs; `registry` lists them once, detects and reads:
 - `copilot`: a GitHub Copilot CLI session (`~/.copilot/session-state/<id>/events.jsonl`).
 - `qwen`: a Qwen Code chat recording (`~/.qwen/projects/<project>/chats/<id>.jsonl`).
 - `kiro`: a Kiro CLI session (`~/.kiro/sessions/cli/<id>.jsonl`).
+- `opencode`: an OpenCode session in its database (`~/.local/share/opencode/opencode.db`)
+  or its earlier JSON storage (`storage/session/<project>/<id>.json`).
 - `atif`: an ATIF trajectory (`trajectory.json`, Harbor), with its continuation files.
 - `messages`: OpenAI chat messages, one JSON object per line.
+
+`database` is the edge of a store kept in SQLite: opened read-only, never locking against
+the CLI writing it, one session picked by the config's `session:`.
 
 Every file is checked before it is read (a regular file, under `max_mb`) and every
 record's shape is checked as it is read, so a bad input is one line naming the file and

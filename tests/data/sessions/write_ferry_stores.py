@@ -1,0 +1,375 @@
+"""Writes the "ferry" session as the CLIs that keep sessions in a store write it: SQL text
+files a test loads into a SQLite database (no binary database is committed), and the JSON
+files and JSONL of their earlier versions.
+
+- opencode/opencode-1x.sql: OpenCode 1.x's opencode.db: the tables `project`, `session`,
+  `message`, `part` as its drizzle migration creates them (backquoted names, JSON in
+  `data` text columns, millisecond times, ids `ses_`/`msg_`/`prt_` and a time-ordered
+  suffix), the ferry session with its compaction (a user message holding a `compaction`
+  part, the assistant's `summary: true` answer, the synthetic "Continue" turn), a pruned
+  tool output (`state.time.compacted`), step, snapshot and patch parts; another session
+  and a subagent's child session (`parent_id`) beside it.
+- opencode/opencode-2x.sql: the same database after 2.x: the 1.x rows of an older session
+  left where they were, the ferry session in `session_v2` / `session_message` (the kind
+  in `type`, the rest in `data`: user, assistant with text, reasoning and tool items, a
+  pruned tool, compaction, synthetic, model-switched).
+- opencode/storage/: the JSON storage of earlier versions: session/<project>/<id>.json,
+  message/<session>/<msg>.json, part/<msg>/<part>.json.
+
+Every fact of ferry-facts.yaml is in a user message and a tool result, and in each CLI's
+own summary where the format has one (never the tag, said after it). Learned from each
+tool's source (the readers' docstrings name it). Run from the repository root:
+`python tests/data/sessions/write_ferry_stores.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).parent
+CWD = "/home/dev/ferry"
+PORT = "47213"  # in the user's first message
+BUCKET = "ferry-archive-w3"  # in a tool result
+TAG = "v4.2.7-ferry"  # in a user message after the compaction
+
+TASK = (f"Wire the ferry relay to the archive; it listens on port {PORT}. "
+        "Find the bucket it writes to.")
+CONFIG = f"[archive]\nbucket = \"{BUCKET}\"\nregion = \"eu-west-1\"\n\n[relay]\nport = {PORT}"
+SUMMARY = (f"## Summary\nThe ferry relay listens on port {PORT}. Its archive bucket is "
+           f"{BUCKET} (relay.toml). Next: point the relay at the bucket and restart it.")
+TAG_ASK = f"Skip the diagram. Tag the release {TAG}."
+T0 = 1764925200000  # 2025-12-05T09:00:00Z, in milliseconds as OpenCode writes times
+
+
+def sql_text(value: object) -> str:
+    """A SQL string literal of a JSON value as the CLI stores it (compact JSON text)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                           separators=(",", ":"))
+    return "'" + text.replace("'", "''") + "'"
+
+
+def insert(table: str, row: dict) -> str:
+    cols = ", ".join(f"`{k}`" for k in row)
+    vals = ", ".join("NULL" if v is None else str(v) if isinstance(v, (int, float))
+                     and not isinstance(v, bool) else sql_text(v) for v in row.values())
+    return f"INSERT INTO `{table}` ({cols}) VALUES ({vals});"
+
+
+def write(path: Path, head: str, statements: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(head.strip() + "\n\n" + "\n".join(statements) + "\n", encoding="utf-8")
+
+
+# -- OpenCode ------------------------------------------------------------------------------
+
+OPENCODE_1X = """
+-- OpenCode 1.x ~/.local/share/opencode/opencode.db, as its drizzle migrations create it
+-- (packages/opencode/migration/, packages/opencode/src/session/session.sql.ts); WAL mode.
+PRAGMA journal_mode = WAL;
+CREATE TABLE `project` (
+\t`id` text PRIMARY KEY,
+\t`worktree` text NOT NULL,
+\t`vcs` text,
+\t`name` text,
+\t`time_created` integer NOT NULL,
+\t`time_updated` integer NOT NULL
+);
+CREATE TABLE `session` (
+\t`id` text PRIMARY KEY,
+\t`project_id` text NOT NULL,
+\t`parent_id` text,
+\t`slug` text NOT NULL,
+\t`directory` text NOT NULL,
+\t`title` text NOT NULL,
+\t`version` text NOT NULL,
+\t`share_url` text,
+\t`summary_additions` integer,
+\t`summary_deletions` integer,
+\t`summary_files` integer,
+\t`summary_diffs` text,
+\t`revert` text,
+\t`permission` text,
+\t`time_created` integer NOT NULL,
+\t`time_updated` integer NOT NULL,
+\t`time_compacting` integer,
+\t`time_archived` integer,
+\t`workspace_id` text,
+\t`path` text,
+\t`agent` text,
+\t`model` text,
+\tCONSTRAINT `fk_session_project_id_project_id_fk` FOREIGN KEY (`project_id`)
+		REFERENCES `project`(`id`) ON DELETE CASCADE
+);
+CREATE TABLE `message` (
+\t`id` text PRIMARY KEY,
+\t`session_id` text NOT NULL,
+\t`time_created` integer NOT NULL,
+\t`time_updated` integer NOT NULL,
+\t`data` text NOT NULL,
+\tCONSTRAINT `fk_message_session_id_session_id_fk` FOREIGN KEY (`session_id`)
+		REFERENCES `session`(`id`) ON DELETE CASCADE
+);
+CREATE TABLE `part` (
+\t`id` text PRIMARY KEY,
+\t`message_id` text NOT NULL,
+\t`session_id` text NOT NULL,
+\t`time_created` integer NOT NULL,
+\t`time_updated` integer NOT NULL,
+\t`data` text NOT NULL,
+\tCONSTRAINT `fk_part_message_id_message_id_fk` FOREIGN KEY (`message_id`)
+		REFERENCES `message`(`id`) ON DELETE CASCADE
+);
+CREATE TABLE `todo` (
+\t`session_id` text NOT NULL,
+\t`content` text NOT NULL,
+\t`status` text NOT NULL,
+\t`priority` text NOT NULL,
+\t`position` integer NOT NULL,
+\t`time_created` integer NOT NULL,
+\t`time_updated` integer NOT NULL,
+\tCONSTRAINT `todo_pk` PRIMARY KEY(`session_id`, `position`)
+);
+CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`time_created`,`id`);
+CREATE INDEX `part_message_id_id_idx` ON `part` (`message_id`,`id`);
+CREATE INDEX `part_session_idx` ON `part` (`session_id`);
+CREATE INDEX `session_project_idx` ON `session` (`project_id`);
+CREATE INDEX `session_parent_idx` ON `session` (`parent_id`);
+"""
+
+OPENCODE_2X = """
+-- OpenCode 2.x adds, beside the 1.x tables it leaves as they were:
+CREATE TABLE `session_v2` (
+\t`id` text PRIMARY KEY,
+\t`project_id` text NOT NULL,
+\t`parent_id` text,
+\t`slug` text NOT NULL,
+\t`directory` text NOT NULL,
+\t`title` text NOT NULL,
+\t`version` text NOT NULL,
+\t`agent` text,
+\t`model` text,
+\t`time_created` integer NOT NULL,
+\t`time_updated` integer NOT NULL,
+\t`time_compacting` integer,
+\t`time_archived` integer
+);
+CREATE TABLE `session_message` (
+\t`id` text PRIMARY KEY,
+\t`session_id` text NOT NULL,
+\t`type` text NOT NULL,
+\t`time_created` integer NOT NULL,
+\t`time_updated` integer NOT NULL,
+\t`data` text NOT NULL
+);
+CREATE INDEX `session_message_session_idx` ON `session_message` (`session_id`);
+CREATE INDEX `session_message_session_type_idx` ON `session_message` (`session_id`,`type`);
+CREATE INDEX `session_message_time_created_idx` ON `session_message` (`time_created`);
+"""
+
+PROJECT = "4f1c2a7e9b3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e"  # the repository's root commit
+FERRY = "ses_1d2e3f4a5b6cQm7Rt2VxK9pLwN4s"
+OTHER = "ses_1d2e0a9b8c7dHn3Jk5Lm8Np2Qr6t"
+CHILD = "ses_1d2e4b1c2d3eTs9Uv1Wx3Yz5Ab7c"
+MODEL = {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}
+
+
+def oc_id(prefix: str, n: int) -> str:
+    """An id as OpenCode forms one: the prefix, a time-ordered hex part, a random tail."""
+    return f"{prefix}_1d2e3f{n:06x}{'Qm7Rt2VxK9pLwN'[: 14]}"
+
+
+def oc_user(t: int) -> dict:
+    return {"role": "user", "time": {"created": t}, "agent": "build", "model": MODEL}
+
+
+def oc_assistant(t: int, parent: str, **extra) -> dict:
+    return {"role": "assistant", "time": {"created": t, "completed": t + 4000},
+            "parentID": parent, "modelID": MODEL["modelID"], "providerID": "anthropic",
+            "mode": "build", "agent": "build", "path": {"cwd": CWD, "root": CWD},
+            "cost": 0.0123, "tokens": {"input": 1200, "output": 85, "reasoning": 0,
+                                       "cache": {"read": 0, "write": 0}},
+            "finish": "tool-calls", **extra}
+
+
+def oc_tool(call: str, tool: str, inp: dict, output: str, t: int, title: str,
+            compacted: int | None = None) -> dict:
+    time = {"start": t, "end": t + 900, **({"compacted": compacted} if compacted else {})}
+    return {"type": "tool", "callID": call, "tool": tool,
+            "state": {"status": "completed", "input": inp, "output": output, "title": title,
+                      "metadata": {}, "time": time}}
+
+
+def opencode_messages() -> list[tuple[str, int, dict, list[dict]]]:
+    """(message id, time, the message's data, its parts' data) of the ferry session, as
+    1.x stores it (the legacy JSON storage holds the same, ids inside)."""
+    m = [oc_id("msg", n) for n in range(1, 9)]
+    step = {"type": "step-start", "snapshot": "9a1b2c3d4e5f60718293a4b5c6d7e8f901234567"}
+    finish = {"type": "step-finish", "reason": "tool-calls",
+              "snapshot": "9a1b2c3d4e5f60718293a4b5c6d7e8f901234567", "cost": 0.0061,
+              "tokens": {"input": 600, "output": 40, "reasoning": 0,
+                         "cache": {"read": 0, "write": 0}}}
+    return [
+        (m[0], T0, oc_user(T0), [{"type": "text", "text": TASK}]),
+        (m[1], T0 + 1000, oc_assistant(T0 + 1000, m[0]), [
+            step,
+            {"type": "reasoning", "text": "The relay config should name the bucket.",
+             "time": {"start": T0 + 1100, "end": T0 + 1300}},
+            {"type": "text", "text": "Listing the spool first."},
+            oc_tool("toolu_01A", "bash", {"command": "ls /srv/ferry/spool",
+                                          "description": "List the spool"},
+                    "segment-0001.bin\nsegment-0002.bin", T0 + 1400, "List the spool",
+                    compacted=T0 + 60000),
+            finish, step,
+            {"type": "text", "text": "Now the relay config."},
+            oc_tool("toolu_01B", "read", {"filePath": f"{CWD}/relay.toml"}, CONFIG,
+                    T0 + 2500, "relay.toml"),
+            finish, step,
+            {"type": "text", "text": f"The relay writes to {BUCKET}."},
+            {"type": "patch", "hash": "9a1b2c3d", "files": [f"{CWD}/relay.toml"]},
+            {**finish, "reason": "stop"}]),
+        (m[2], T0 + 50000, oc_user(T0 + 50000), [{"type": "compaction", "auto": True}]),
+        (m[3], T0 + 50500, oc_assistant(T0 + 50500, m[2], summary=True, mode="compaction",
+                                        agent="compaction", finish="stop"), [
+            step, {"type": "text", "text": SUMMARY}, {**finish, "reason": "stop"}]),
+        (m[4], T0 + 56000, oc_user(T0 + 56000), [
+            {"type": "text", "text": "Continue if you have next steps", "synthetic": True}]),
+        (m[5], T0 + 56500, oc_assistant(T0 + 56500, m[4], finish="stop"), [
+            step, {"type": "text", "text": "The relay is wired; waiting for the tag."},
+            {**finish, "reason": "stop"}]),
+        (m[6], T0 + 90000, oc_user(T0 + 90000), [
+            {"type": "text", "text": TAG_ASK},
+            {"type": "agent", "name": "build", "source": {"value": "@build", "start": 0,
+                                                          "end": 6}}]),
+        (m[7], T0 + 91000, oc_assistant(T0 + 91000, m[6], finish="stop"), [
+            step,
+            oc_tool("toolu_01C", "bash", {"command": f"git tag {TAG}",
+                                          "description": "Tag the release"},
+                    "", T0 + 91200, "Tag the release"),
+            finish, step, {"type": "text", "text": f"Tagged {TAG}."},
+            {**finish, "reason": "stop"}]),
+    ]
+
+
+def session_row(sid: str, title: str, t: int, parent: str | None = None) -> dict:
+    return {"id": sid, "project_id": PROJECT, "parent_id": parent, "slug": title.lower()
+            .replace(" ", "-"), "directory": CWD, "title": title, "version": "1.0.12",
+            "share_url": None, "summary_additions": None, "summary_deletions": None,
+            "summary_files": None, "summary_diffs": None, "revert": None,
+            "permission": None, "time_created": t, "time_updated": t + 91000,
+            "time_compacting": None, "time_archived": None}
+
+
+def opencode_v1_rows(sid: str, msgs: list) -> list[str]:
+    out = []
+    for mid, t, info, parts in msgs:
+        out.append(insert("message", {"id": mid, "session_id": sid, "time_created": t,
+                                      "time_updated": t + 4000, "data": info}))
+        for k, p in enumerate(parts, start=1):
+            out.append(insert("part", {"id": f"prt_{mid[4:-14]}{k:02d}{mid[-12:]}",
+                                       "message_id": mid, "session_id": sid,
+                                       "time_created": t + k, "time_updated": t + k,
+                                       "data": p}))
+    return out
+
+
+def other_session() -> list:
+    m = oc_id("msg", 900)
+    return [(m, T0 - 86400000, oc_user(T0 - 86400000),
+             [{"type": "text", "text": "Explain the spool format."}])]
+
+
+def opencode_1x() -> list[str]:
+    rows = [insert("project", {"id": PROJECT, "worktree": CWD, "vcs": "git", "name": None,
+                               "time_created": T0 - 90000000, "time_updated": T0})]
+    rows += [insert("session", session_row(OTHER, "Spool format", T0 - 86400000)),
+             insert("session", session_row(FERRY, "Wire the ferry relay", T0)),
+             insert("session", session_row(CHILD, "Find the bucket (@general subagent)",
+                                           T0 + 1200, parent=FERRY))]
+    rows += opencode_v1_rows(OTHER, other_session())
+    rows += opencode_v1_rows(FERRY, opencode_messages())
+    return rows
+
+
+def v2_message(n: int, kind: str, t: int, data: dict) -> str:
+    return insert("session_message", {"id": f"msg_2e3f4a{n:06x}Yc8Df3Gh6Jk9Lm",
+                                      "session_id": FERRY_V2, "type": kind,
+                                      "time_created": t, "time_updated": t,
+                                      "data": {**data, "time": {"created": t}}})
+
+
+FERRY_V2 = "ses_2e3f4a5b6c7dRw4Ty8Ui2Op6As"
+
+
+def v2_tool(call: str, name: str, inp: dict, text: str, t: int, pruned: int | None = None
+            ) -> dict:
+    time = {"created": t, "ran": t + 10, "completed": t + 900,
+            **({"pruned": pruned} if pruned else {})}
+    return {"type": "tool", "id": call, "name": name,
+            "state": {"status": "completed", "input": inp,
+                      "content": [{"type": "text", "text": text}], "structured": {}},
+            "time": time}
+
+
+def opencode_2x() -> list[str]:
+    model = {"id": MODEL["modelID"], "providerID": "anthropic"}
+    rows = opencode_1x()
+    v2 = session_row(FERRY_V2, "Wire the ferry relay", T0 + 200000000)
+    rows.append(insert("session_v2", {k: v2[k] for k in (
+        "id", "project_id", "parent_id", "slug", "directory", "title", "time_created",
+        "time_updated", "time_compacting", "time_archived")} | {"version": "2.0.3",
+                                                                 "agent": "build",
+                                                                 "model": model}))
+    t = T0 + 200000000
+    asst = {"agent": "build", "model": model, "finish": "stop"}
+    rows += [
+        v2_message(1, "user", t, {"text": TASK, "files": [], "agents": [], "references": []}),
+        v2_message(2, "assistant", t + 1000, {**asst, "content": [
+            {"type": "reasoning", "id": "rs_1", "text": "The relay config names the bucket."},
+            {"type": "text", "text": "Listing the spool first."},
+            v2_tool("toolu_02A", "bash", {"command": "ls /srv/ferry/spool"},
+                    "segment-0001.bin\nsegment-0002.bin", t + 1200, pruned=t + 60000),
+            {"type": "text", "text": "Now the relay config."},
+            v2_tool("toolu_02B", "read", {"filePath": f"{CWD}/relay.toml"}, CONFIG,
+                    t + 2500),
+            {"type": "text", "text": f"The relay writes to {BUCKET}."}]}),
+        v2_message(3, "compaction", t + 50000, {"reason": "auto", "summary": SUMMARY}),
+        v2_message(4, "synthetic", t + 50500, {"sessionID": FERRY_V2,
+                                               "text": "Continue if you have next steps"}),
+        v2_message(5, "model-switched", t + 80000, {"model": model}),
+        v2_message(6, "user", t + 90000, {"text": TAG_ASK, "files": [], "agents": [],
+                                          "references": []}),
+        v2_message(7, "assistant", t + 91000, {**asst, "content": [
+            v2_tool("toolu_02C", "bash", {"command": f"git tag {TAG}"}, "", t + 91200),
+            {"type": "text", "text": f"Tagged {TAG}."}]}),
+    ]
+    return rows
+
+
+def opencode_storage(root: Path) -> None:
+    """The JSON storage of earlier versions: the same session, ids inside each file."""
+    info = {"id": FERRY, "version": "0.15.8", "projectID": PROJECT, "directory": CWD,
+            "title": "Wire the ferry relay", "time": {"created": T0, "updated": T0 + 91000}}
+    dump_doc(root / "session" / PROJECT / f"{FERRY}.json", info)
+    for mid, _, msg, parts in opencode_messages():
+        dump_doc(root / "message" / FERRY / f"{mid}.json", {"id": mid, "sessionID": FERRY,
+                                                            **msg})
+        for k, p in enumerate(parts, start=1):
+            pid = f"prt_{mid[4:-14]}{k:02d}{mid[-12:]}"
+            dump_doc(root / "part" / mid / f"{pid}.json",
+                     {"id": pid, "sessionID": FERRY, "messageID": mid, **p})
+
+
+def dump_doc(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    write(HERE / "opencode/opencode-1x.sql", OPENCODE_1X, opencode_1x())
+    write(HERE / "opencode/opencode-2x.sql", OPENCODE_1X + OPENCODE_2X, opencode_2x())
+    opencode_storage(HERE / "opencode/storage")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,329 @@
+"""Sessions the CLIs keep in a store: OpenCode's opencode.db (1.x and 2.x tables) and the
+JSON storage before it. Each is read with no `format:`, its facts planted from a user
+message and a tool result, its own compaction read as the baseline, a malformed store
+refused in one line naming the file and what is wrong, and every database read without
+locking against the CLI writing it (another connection holding an open write
+transaction).
+
+No binary database is committed: each test builds its database from the SQL text under
+tests/data/sessions/ (written by write_ferry_stores.py, the tool's own schema and rows
+as the tool writes them)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from foldstudy.study.sessions import SessionSpec, turns
+from foldstudy.study.transcripts import FORMATS, SessionError, read_transcript
+
+from ..conftest import ROOT
+from .test_sessions_fleet import BUCKET, FACTS, LABELS, PORT, TAG, first_with
+from .test_sessions_readers import refusal
+
+DATA = ROOT / "tests/data/sessions"
+OPENCODE = DATA / "opencode"
+FERRY = "ses_1d2e3f4a5b6cQm7Rt2VxK9pLwN4s"
+FERRY_V2 = "ses_2e3f4a5b6c7dRw4Ty8Ui2Op6As"
+OTHER = "ses_1d2e0a9b8c7dHn3Jk5Lm8Np2Qr6t"
+STORAGE = next((OPENCODE / "storage/session").rglob("*.json"))
+PRUNED = "[Old tool result content cleared]"
+
+
+def build(tmp_path: Path, sql: Path, name: str) -> Path:
+    """The database the SQL text describes, as the CLI would have left it."""
+    db = tmp_path / name
+    with sqlite3.connect(db) as conn:
+        conn.executescript(sql.read_text(encoding="utf-8"))
+    conn.close()
+    return db
+
+
+def read(path: Path, session: str | None = None, **kw):
+    return read_transcript(path, session=session, **kw)
+
+
+def fixture(path: Path, session: str | None = None):
+    from foldstudy.study.sessions import build_session_fixture
+    spec = SessionSpec("s", str(path), str(FACTS), folds=3, session=session)
+    return build_session_fixture(spec, 1, "t")
+
+
+def planted(path: Path, session: str | None = None) -> None:
+    """The port's first occurrence is a user message, the bucket's a tool result; each
+    fact planted in the chunk that holds it; the CLI's summary holds the two said before
+    it, never the tag."""
+    from foldstudy.study.boundary import has_whole_token
+    tr = read(path, session)
+    assert first_with(tr, PORT).role == "user" and first_with(tr, BUCKET).role == "tool"
+    fx = fixture(path, session)
+    assert [f.label for f in fx.facts] == list(LABELS.values())
+    for f in fx.facts:
+        assert has_whole_token(f.value, fx.chunks[f.chunk])
+    assert fx.meta["own_compaction"]["held"] == [LABELS[PORT], LABELS[BUCKET]]
+
+
+def rows(db: Path, sql: str, *args) -> list:
+    with sqlite3.connect(db) as conn:
+        out = conn.execute(sql, args).fetchall()
+    conn.close()
+    return out
+
+
+def execute(db: Path, sql: str, *args) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(sql, args)
+    conn.close()
+
+
+def writer_holding(db: Path, insert: str, *args) -> sqlite3.Connection:
+    """Another connection, as the CLI writing: an open write transaction (BEGIN
+    IMMEDIATE) with an insert it has not committed."""
+    conn = sqlite3.connect(db, isolation_level=None, timeout=0)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(insert, args)
+    return conn
+
+
+# -- OpenCode 1.x tables -----------------------------------------------------------------------
+
+
+def test_an_opencode_1x_database_is_detected_and_its_facts_planted(tmp_path):
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    tr = read(db, FERRY)
+    assert tr.format == "opencode" and "opencode" in FORMATS
+    assert tr.vocabulary == f"1.x tables (message, part), session {FERRY}"
+    planted(db, FERRY)
+
+
+def test_opencode_the_summary_message_is_the_baseline_never_a_turn(tmp_path):
+    tr = read(build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db"), FERRY)
+    text = "\n".join(turns(tr))
+    assert tr.compactions == 1 and tr.compaction_summaries[0].startswith("## Summary")
+    assert "## Summary" not in text and TAG not in tr.compaction_summaries[0]
+    # the history before the compaction stays on the thread, in order
+    assert text.index(BUCKET) < text.index("Continue if you have next steps") \
+        < text.index(TAG)
+    left = dict(tr.left_out)
+    assert left["compaction"] == 1 and left["compaction_summary"] == 1
+    assert dict(tr.read_in) == {"synthetic": 1}
+
+
+def test_opencode_parts_read_as_the_model_saw_them(tmp_path):
+    """Steps in order (text and call, its result, the next step's text); a pruned output
+    is OpenCode's placeholder; reasoning only with include_thinking; step, patch and
+    agent parts counted; a subagent's child session never read."""
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    tr = read(db, FERRY)
+    roles = [m.role for m in tr.messages]
+    assert roles[:7] == ["user", "assistant", "tool", "assistant", "tool", "assistant",
+                         "user"]
+    assert tr.messages[2].text == PRUNED and "segment-0001" not in "\n".join(turns(tr))
+    assert [c.name for c in tr.messages[1].tool_calls] == ["bash"]
+    assert json.loads(tr.messages[3].tool_calls[0].arguments) == {
+        "filePath": "/home/dev/ferry/relay.toml"}
+    left = dict(tr.left_out)
+    assert left["pruned_output"] == 1 and left["reasoning"] == 1 and left["patch"] == 1
+    assert left["step-finish"] == 6 and left["agent"] == 1
+    assert left["subagent_session"] == 1
+    assert tr.messages[1].thinking == ""
+    thought = read(db, FERRY, include_thinking=True).messages[1].thinking
+    assert thought == "The relay config should name the bucket."
+
+
+def test_opencode_each_row_read_is_a_line_of_the_scan(tmp_path):
+    """A database has no lines: each row read is one, and a message names its row."""
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    tr = read(db, FERRY)
+    assert len(tr.lines) == len(rows(db, "SELECT id FROM message WHERE session_id = ?",
+                                     FERRY)) + len(rows(
+        db, "SELECT id FROM part WHERE session_id = ?", FERRY))
+    bucket = first_with(tr, BUCKET)
+    assert tr.lines[bucket.line - 1].startswith("part prt_") and BUCKET in \
+        tr.lines[bucket.line - 1]
+    assert all("\n" not in line for line in tr.lines)
+
+
+def test_opencode_the_session_is_named_when_the_database_holds_several(tmp_path):
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    msg = refusal(db)
+    assert msg == (f"{db}: holds 2 OpenCode sessions; set `session:` beside `transcript:` "
+                   f"to the one to fold (the most recent first: {FERRY}, {OTHER})")
+    with pytest.raises(SessionError) as e:
+        read(db, "ses_nope")
+    assert str(e.value) == (f"{db}: `session: ses_nope` is not a OpenCode session with a "
+                            f"message in it (present, the most recent first: {FERRY}, "
+                            f"{OTHER})")
+    assert read(db, OTHER).messages[0].text == "Explain the spool format."
+
+
+def test_opencode_a_database_holding_one_session_needs_no_session_key(tmp_path):
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    execute(db, "DELETE FROM message WHERE session_id = ?", OTHER)
+    assert turns(read(db)) == turns(read(db, FERRY))
+
+
+def test_a_session_key_on_a_file_of_one_session_is_refused(tmp_path):
+    msg = refusal_with(STORAGE, session=FERRY)
+    assert msg.startswith(f"{STORAGE}: `session: {FERRY}` names a session inside a "
+                          "database") and msg.endswith("leave `session:` out")
+
+
+def refusal_with(path: Path, **kw) -> str:
+    with pytest.raises(SessionError) as e:
+        read_transcript(path, **kw)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+def test_opencode_is_read_while_the_cli_holds_a_write_transaction(tmp_path):
+    """WAL, as OpenCode runs it: the CLI's uncommitted insert is not read, the committed
+    rows are, and the reader waits for nothing."""
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    assert rows(db, "PRAGMA journal_mode") == [("wal",)]
+    before = turns(read(db, FERRY))
+    cli = writer_holding(db, "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                         "msg_1d2e3fffffffQm7Rt2VxK9pLwN", FERRY, 1764926000000,
+                         1764926000000, json.dumps({"role": "user", "time": {}}))
+    try:
+        assert turns(read(db, FERRY)) == before
+    finally:
+        cli.rollback()
+        cli.close()
+
+
+def test_opencode_is_read_under_a_rollback_journal_while_the_cli_writes(tmp_path):
+    sql = (OPENCODE / "opencode-1x.sql").read_text().replace("PRAGMA journal_mode = WAL;",
+                                                              "")
+    (tmp_path / "x.sql").write_text(sql)
+    db = build(tmp_path, tmp_path / "x.sql", "opencode.db")
+    assert rows(db, "PRAGMA journal_mode") == [("delete",)]
+    before = turns(read(db, FERRY))
+    cli = writer_holding(db, "INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", "prt_zz",
+                         "msg_1d2e3f000001Qm7Rt2VxK9pLwN", FERRY, 1, 1,
+                         json.dumps({"type": "text", "text": "not committed"}))
+    try:
+        assert turns(read(db, FERRY)) == before
+    finally:
+        cli.rollback()
+        cli.close()
+
+
+@pytest.mark.parametrize(("sql", "says"), [
+    ("UPDATE part SET data = '{\"type\": \"text\", \"text\": ' WHERE id = (SELECT MIN(id) "
+     "FROM part WHERE session_id = ?)", "data is not JSON"),
+    ("UPDATE message SET data = '[1, 2]' WHERE id = (SELECT MIN(id) FROM message WHERE "
+     "session_id = ?)", "data is a JSON list, not object"),
+    ("UPDATE part SET data = '{\"type\": \"tool\", \"tool\": \"read\", \"state\": \"done\"}'"
+     " WHERE id = (SELECT MIN(id) FROM part WHERE session_id = ?)",
+     "state is a JSON string, not object"),
+])
+def test_a_malformed_opencode_row_is_refused_naming_the_row(tmp_path, sql, says):
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    execute(db, sql, FERRY)
+    msg = refusal_with(db, session=FERRY)
+    assert msg.startswith(f"{db}: ") and says in msg and (" part prt_" in msg
+                                                          or " message msg_" in msg), msg
+
+
+def test_a_sqlite_database_of_no_known_store_is_refused_naming_the_stores(tmp_path):
+    db = tmp_path / "other.db"
+    execute(db, "CREATE TABLE notes (id integer, body text)")
+    msg = refusal(db)
+    assert msg.startswith(f"{db}: a SQLite database, but the format cannot be detected from "
+                          "its tables (notes): it matches none of the session stores tried")
+    assert "opencode: session, message, part" in msg
+
+
+# -- OpenCode 2.x tables -----------------------------------------------------------------------
+
+
+def test_an_opencode_2x_database_is_read_from_session_message(tmp_path):
+    db = build(tmp_path, OPENCODE / "opencode-2x.sql", "opencode.db")
+    tr = read(db, FERRY_V2)
+    assert tr.format == "opencode"
+    assert tr.vocabulary == f"2.x tables (session_message), session {FERRY_V2}"
+    planted(db, FERRY_V2)
+    assert tr.compactions == 1 and tr.compaction_summaries[0].startswith("## Summary")
+    assert [m.text for m in tr.messages if m.role == "tool"][0] == PRUNED
+    left = dict(tr.left_out)
+    assert left["model-switched"] == 1 and left["pruned_output"] == 1
+    assert dict(tr.read_in) == {"synthetic": 1}
+    # the 1.x rows stay where they were, and read as they did
+    assert turns(read(db, FERRY)) == turns(read(build(tmp_path, OPENCODE / "opencode-1x.sql",
+                                                      "v1.db"), FERRY))
+
+
+def test_a_malformed_opencode_2x_row_is_refused_naming_the_row(tmp_path):
+    db = build(tmp_path, OPENCODE / "opencode-2x.sql", "opencode.db")
+    execute(db, "UPDATE session_message SET type = 'bogus' WHERE id = (SELECT MIN(id) FROM "
+                "session_message)")
+    msg = refusal_with(db, session=FERRY_V2)
+    assert msg.startswith(f"{db}: session_message msg_") and "type is 'bogus'" in msg
+
+
+# -- OpenCode's JSON storage -------------------------------------------------------------------
+
+
+def test_opencodes_json_storage_is_read_from_the_session_file(tmp_path):
+    tr = read(STORAGE)
+    assert tr.format == "opencode" and tr.vocabulary == f"JSON storage, session {FERRY}"
+    planted(STORAGE)
+    assert turns(tr) == turns(read(build(tmp_path, OPENCODE / "opencode-1x.sql", "o.db"),
+                                   FERRY))
+    # every message and part file read is named, so it is scanned and pinned
+    messages = list((OPENCODE / "storage/message" / FERRY).glob("*.json"))
+    parts = list((OPENCODE / "storage/part").rglob("*.json"))
+    assert {f for f, _ in tr.inherited} == {str(p.resolve()) for p in messages + parts}
+
+
+def test_a_malformed_part_file_of_opencodes_storage_is_refused_by_file(tmp_path):
+    root = tmp_path / "storage"
+    shutil.copytree(OPENCODE / "storage", root)
+    part = sorted((root / "part").rglob("*.json"))[0]
+    part.write_text('{"id": "prt_x", "type": "text", "text": ', encoding="utf-8")
+    session = next((root / "session").rglob("*.json"))
+    msg = refusal(session)
+    assert msg.startswith(f"{part}: not JSON"), msg
+
+
+def test_a_storage_session_file_without_its_messages_is_refused(tmp_path):
+    p = tmp_path / "session" / "proj" / STORAGE.name
+    p.parent.mkdir(parents=True)
+    shutil.copy(STORAGE, p)
+    msg = refusal(p)
+    assert msg.startswith(f"{p}: OpenCode session {FERRY}, but its messages are not in ")
+
+
+def test_the_cache_keys_a_database_by_its_session_and_its_write_ahead_log(tmp_path):
+    """Two sessions of one database are two entries; a row the CLI committed into the WAL
+    (the database file itself unchanged until a checkpoint) is read, never served stale."""
+    from foldstudy.study.session_cache import read_cached
+    cache = tmp_path / "cache"
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    first = read_cached(db, where=cache, session=FERRY)
+    assert read_cached(db, where=cache, session=OTHER).messages[0].text == \
+        "Explain the spool format."
+    cli = sqlite3.connect(db)  # the CLI's connection, open: no checkpoint on close below
+    cli.execute("PRAGMA wal_autocheckpoint = 0")
+    size = db.stat().st_size
+    with cli:
+        cli.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                    ("msg_1d2e3fffffffQm7Rt2VxK9pLwN", FERRY, 1764926000000, 1764926000000,
+                     json.dumps({"role": "user", "time": {}})))
+        cli.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                    ("prt_1d2e3fffffff017Rt2VxK9pLwN", "msg_1d2e3fffffffQm7Rt2VxK9pLwN",
+                     FERRY, 1764926000000, 1764926000000,
+                     json.dumps({"type": "text", "text": "One more thing."})))
+    try:
+        assert db.stat().st_size == size and Path(f"{db}-wal").stat().st_size > 0
+        again = read_cached(db, where=cache, session=FERRY)
+        assert again.messages[-1].text == "One more thing." and \
+            len(again.messages) == len(first.messages) + 1
+    finally:
+        cli.close()
