@@ -1,9 +1,9 @@
 """Sessions the CLIs keep in a store: OpenCode's opencode.db (1.x and 2.x tables) and the
-JSON storage before it. Each is read with no `format:`, its facts planted from a user
-message and a tool result, its own compaction read as the baseline, a malformed store
-refused in one line naming the file and what is wrong, and every database read without
-locking against the CLI writing it (another connection holding an open write
-transaction).
+JSON storage before it; goose's sessions.db and the JSONL before it. Each is read with no
+`format:`, its facts planted from a user message and a tool result, its own compaction
+read as the baseline, a malformed store refused in one line naming the file and what is
+wrong, and every database read without locking against the CLI writing it (another
+connection holding an open write transaction).
 
 No binary database is committed: each test builds its database from the SQL text under
 tests/data/sessions/ (written by write_ferry_stores.py, the tool's own schema and rows
@@ -32,6 +32,9 @@ FERRY_V2 = "ses_2e3f4a5b6c7dRw4Ty8Ui2Op6As"
 OTHER = "ses_1d2e0a9b8c7dHn3Jk5Lm8Np2Qr6t"
 STORAGE = next((OPENCODE / "storage/session").rglob("*.json"))
 PRUNED = "[Old tool result content cleared]"
+GOOSE = DATA / "goose"
+GOOSE_JSONL = next((GOOSE / "sessions").glob("*.jsonl"))
+GOOSE_ID, GOOSE_OTHER, GOOSE_SUB = "20251205_2", "20251205_1", "20251205_3"
 
 
 def build(tmp_path: Path, sql: Path, name: str) -> Path:
@@ -327,3 +330,93 @@ def test_the_cache_keys_a_database_by_its_session_and_its_write_ahead_log(tmp_pa
             len(again.messages) == len(first.messages) + 1
     finally:
         cli.close()
+
+
+# -- goose -------------------------------------------------------------------------------------
+
+
+def test_a_goose_database_is_detected_and_its_facts_planted(tmp_path):
+    db = build(tmp_path, GOOSE / "sessions-db.sql", "sessions.db")
+    tr = read(db, GOOSE_ID)
+    assert tr.format == "goose" and "goose" in FORMATS
+    assert tr.vocabulary == f"sessions.db schema v5, session {GOOSE_ID}"
+    planted(db, GOOSE_ID)
+
+
+def test_goose_the_agent_only_summary_is_the_baseline_and_what_came_before_stays(tmp_path):
+    """goose hides what it compacted from the agent (agentVisible false) and gives the
+    agent the summary alone: the summary is the baseline, never a turn; the continuation
+    note and the UI's notice are counted; the history before stays on the thread."""
+    tr = read(build(tmp_path, GOOSE / "sessions-db.sql", "sessions.db"), GOOSE_ID)
+    text = "\n".join(turns(tr))
+    assert tr.compactions == 1 and tr.compaction_summaries[0].startswith("## Summary")
+    assert "## Summary" not in text and "Your context was compacted" not in text
+    assert text.index(BUCKET) < text.index(TAG)
+    left = dict(tr.left_out)
+    assert left["continuation"] == 1 and left["systemNotification"] == 1
+    assert left["thinking"] == 1 and tr.orphan_outputs == ()
+    # a tool response in the older list shape reads as the newer one does
+    assert [m.role for m in tr.messages[-3:]] == ["assistant", "tool", "assistant"]
+
+
+def test_goose_sessions_offered_leave_out_subagents_but_one_can_be_named(tmp_path):
+    db = build(tmp_path, GOOSE / "sessions-db.sql", "sessions.db")
+    assert refusal(db) == (f"{db}: holds 2 goose sessions; set `session:` beside "
+                           "`transcript:` to the one to fold (the most recent first: "
+                           f"{GOOSE_ID}, {GOOSE_OTHER})")
+    assert read(db, GOOSE_SUB).messages[0].text == "Find the archive bucket."
+
+
+def test_goose_is_read_while_goose_holds_a_write_transaction(tmp_path):
+    db = build(tmp_path, GOOSE / "sessions-db.sql", "sessions.db")
+    assert rows(db, "PRAGMA journal_mode") == [("wal",)]
+    before = turns(read(db, GOOSE_ID))
+    cli = writer_holding(db, "INSERT INTO messages (session_id, role, content_json, "
+                             "created_timestamp, metadata_json) VALUES (?, ?, ?, ?, ?)",
+                         GOOSE_ID, "user", json.dumps([{"type": "text", "text": "later"}]),
+                         1764925300, json.dumps({"userVisible": True, "agentVisible": True}))
+    try:
+        assert turns(read(db, GOOSE_ID)) == before
+    finally:
+        cli.rollback()
+        cli.close()
+
+
+def test_a_goose_jsonl_reads_as_the_database_does():
+    tr = read(GOOSE_JSONL)
+    assert tr.format == "goose" and tr.vocabulary == "JSONL (goose before 1.10)"
+    planted(GOOSE_JSONL)
+    assert tr.compaction_summaries[0].startswith("## Summary")
+
+
+def test_the_same_goose_session_reads_the_same_from_the_database_and_the_jsonl(tmp_path):
+    db = build(tmp_path, GOOSE / "sessions-db.sql", "sessions.db")
+    via_db, via_jsonl = read(db, GOOSE_ID), read(GOOSE_JSONL)
+    assert turns(via_db) == turns(via_jsonl)
+    assert via_db.compaction_summaries == via_jsonl.compaction_summaries
+
+
+@pytest.mark.parametrize(("sql", "says"), [
+    ("UPDATE messages SET content_json = '[{\"type\": \"text\"' WHERE id = 3",
+     "content_json is not JSON"),
+    ("UPDATE messages SET content_json = '{\"type\": \"text\"}' WHERE id = 3",
+     "content_json is a JSON object, not list"),
+    ("UPDATE messages SET content_json = '[{\"type\": \"toolResponse\", \"id\": \"x\", "
+     "\"toolResult\": \"ok\"}]' WHERE id = 3", "content[0].toolResult is a JSON string"),
+    ("UPDATE messages SET metadata_json = 'true' WHERE id = 3",
+     "metadata_json is a JSON boolean, not object"),
+])
+def test_a_malformed_goose_row_is_refused_naming_the_row(tmp_path, sql, says):
+    db = build(tmp_path, GOOSE / "sessions-db.sql", "sessions.db")
+    execute(db, sql)
+    msg = refusal_with(db, session=GOOSE_ID)
+    assert msg.startswith(f"{db}: messages row 3: ") and says in msg, msg
+
+
+def test_a_malformed_goose_jsonl_line_is_refused_by_file_and_line(tmp_path):
+    from .test_sessions import records, write
+    recs = records(GOOSE_JSONL)
+    recs[3]["content"][0]["toolResult"] = "ok"
+    p = write(tmp_path, GOOSE_JSONL.name, recs)
+    msg = refusal(p)
+    assert msg.startswith(f"{p}:4: content[0].toolResult is a JSON string"), msg

@@ -15,6 +15,12 @@ files and JSONL of their earlier versions.
   pruned tool, compaction, synthetic, model-switched).
 - opencode/storage/: the JSON storage of earlier versions: session/<project>/<id>.json,
   message/<session>/<msg>.json, part/<msg>/<part>.json.
+- goose/sessions-db.sql: goose 1.10+'s sessions.db (schema v5 as SessionStorage::create
+  writes it, WAL): the ferry session after a manual compaction (the messages before it
+  `agentVisible: false`, the summary a user message for the agent only, the agent-only
+  continuation), a tool response in the older list shape, another session and a
+  subagent's (`sub_agent`); goose/sessions/<id>.jsonl: the same session as goose before
+  1.10 wrote it, a metadata line then one message a line.
 
 Every fact of ferry-facts.yaml is in a user message and a tool result, and in each CLI's
 own summary where the format has one (never the tag, said after it). Learned from each
@@ -365,10 +371,165 @@ def dump_doc(path: Path, doc: dict) -> None:
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
+# -- goose ---------------------------------------------------------------------------------
+
+GOOSE = """
+-- goose ~/.local/share/goose/sessions/sessions.db, as SessionStorage::create writes it
+-- (crates/goose/src/session/session_manager.rs, schema v5); sqlx opens it in WAL mode.
+PRAGMA journal_mode = WAL;
+CREATE TABLE schema_version (
+                version INTEGER PRIMARY KEY,
+                applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+            );
+INSERT INTO schema_version (version) VALUES (5);
+CREATE TABLE sessions (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL DEFAULT '',
+                description TEXT NOT NULL DEFAULT '',
+                user_set_name BOOLEAN DEFAULT FALSE,
+                session_type TEXT NOT NULL DEFAULT 'user',
+                working_dir TEXT NOT NULL,
+                created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                extension_data TEXT DEFAULT '{}',
+                total_tokens INTEGER,
+                input_tokens INTEGER,
+                output_tokens INTEGER,
+                accumulated_total_tokens INTEGER,
+                accumulated_input_tokens INTEGER,
+                accumulated_output_tokens INTEGER,
+                schedule_id TEXT,
+                recipe_json TEXT,
+                user_recipe_values_json TEXT
+            );
+CREATE TABLE messages (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT NOT NULL REFERENCES sessions(id),
+                role TEXT NOT NULL,
+                content_json TEXT NOT NULL,
+                created_timestamp INTEGER NOT NULL,
+                timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                tokens INTEGER,
+                metadata_json TEXT
+            );
+CREATE INDEX idx_messages_session ON messages(session_id);
+CREATE INDEX idx_messages_timestamp ON messages(timestamp);
+CREATE INDEX idx_sessions_updated ON sessions(updated_at DESC);
+CREATE INDEX idx_sessions_type ON sessions(session_type);
+"""
+
+GOOSE_ID = "20251205_2"
+GOOSE_OTHER = "20251205_1"
+GOOSE_SUB = "20251205_3"
+G0 = 1764925200  # seconds, as goose's Message.created
+BOTH = {"userVisible": True, "agentVisible": True}
+BEFORE = {"userVisible": True, "agentVisible": False}  # compacted away from the agent
+AGENT_ONLY = {"userVisible": False, "agentVisible": True}
+CONTINUE = ("Your context was compacted at the user's request. The previous message "
+            "contains a summary of the conversation so far.\nDo not mention that you read a "
+            "summary or that conversation summarization occurred.\nJust continue the "
+            "conversation naturally based on the summarized context.")
+
+
+def g_text(text: str) -> dict:
+    return {"type": "text", "text": text}
+
+
+def g_call(call: str, name: str, args: dict) -> dict:
+    return {"type": "toolRequest", "id": call,
+            "toolCall": {"status": "success", "value": {"name": name, "arguments": args}}}
+
+
+def goose_messages() -> list[tuple[str, int, list, dict]]:
+    """(role, created, content, metadata) of the ferry session after a manual compaction
+    (/compact): what came before shown to the user only, the summary and the
+    continuation to the agent only."""
+    return [
+        ("user", G0, [g_text(TASK)], BEFORE),
+        ("assistant", G0 + 2, [
+            {"type": "thinking", "thinking": "The relay config should name the bucket.",
+             "signature": "EqQBCkYIBxgCKkA"},
+            g_text("Reading the relay config."),
+            g_call("toolu_03A", "developer__text_editor",
+                   {"command": "view", "path": f"{CWD}/relay.toml"})], BEFORE),
+        ("user", G0 + 3, [{"type": "toolResponse", "id": "toolu_03A", "toolResult": {
+            "status": "success", "value": {"content": [g_text(CONFIG)],
+                                           "isError": False}}}], BEFORE),
+        ("assistant", G0 + 5, [g_text(f"The relay writes to {BUCKET}.")], BEFORE),
+        ("user", G0 + 60, [g_text(SUMMARY)], AGENT_ONLY),
+        ("assistant", G0 + 60, [g_text(CONTINUE)], AGENT_ONLY),
+        ("user", G0 + 61, [{"type": "systemNotification", "notificationType": "inlineMessage",
+                            "msg": "Compaction complete"}],
+         {"userVisible": True, "agentVisible": False}),
+        ("user", G0 + 90, [g_text(TAG_ASK)], BOTH),
+        ("assistant", G0 + 92, [g_call("toolu_03B", "developer__shell",
+                                       {"command": f"git tag {TAG}"})], BOTH),
+        # goose before the CallToolResult shape wrote the content list as the value
+        ("user", G0 + 93, [{"type": "toolResponse", "id": "toolu_03B", "toolResult": {
+            "status": "success", "value": [g_text("")]}}], BOTH),
+        ("assistant", G0 + 95, [g_text(f"Tagged {TAG}.")], BOTH),
+    ]
+
+
+def stamp(seconds: int) -> str:
+    from datetime import UTC, datetime
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def goose_session(sid: str, name: str, t: int, kind: str = "user") -> str:
+    return insert("sessions", {"id": sid, "name": name, "description": "",
+                               "user_set_name": 0, "session_type": kind, "working_dir": CWD,
+                               "created_at": stamp(t), "updated_at": stamp(t + 95),
+                               "extension_data": "{}", "total_tokens": 5120,
+                               "input_tokens": 4800, "output_tokens": 320,
+                               "accumulated_total_tokens": 9800,
+                               "accumulated_input_tokens": 9100,
+                               "accumulated_output_tokens": 700, "schedule_id": None,
+                               "recipe_json": None, "user_recipe_values_json": None})
+
+
+def goose_row(sid: str, role: str, t: int, content: list, meta: dict | None) -> str:
+    return insert("messages", {"session_id": sid, "role": role, "content_json": content,
+                               "created_timestamp": t, "timestamp": stamp(t),
+                               "tokens": None, "metadata_json": meta})
+
+
+def goose_db() -> list[str]:
+    rows = [goose_session(GOOSE_OTHER, "Spool format", G0 - 86400),
+            goose_session(GOOSE_ID, "Wire the ferry relay", G0),
+            goose_session(GOOSE_SUB, "subagent: find the bucket", G0 + 4, "sub_agent")]
+    rows.append(goose_row(GOOSE_OTHER, "user", G0 - 86400,
+                          [g_text("Explain the spool format.")], BOTH))
+    rows += [goose_row(GOOSE_ID, role, t, content, meta)
+             for role, t, content, meta in goose_messages()]
+    rows.append(goose_row(GOOSE_SUB, "user", G0 + 4, [g_text("Find the archive bucket.")],
+                          BOTH))
+    return rows
+
+
+def goose_jsonl() -> list[dict]:
+    """The same session as goose before 1.10 wrote it: the metadata line, then one message
+    a line (`id` null: goose gave a message an id only when it was read back)."""
+    meta = {"working_dir": CWD, "description": "Wire the ferry relay", "schedule_id": None,
+            "message_count": len(goose_messages()), "total_tokens": 5120,
+            "input_tokens": 4800, "output_tokens": 320, "accumulated_total_tokens": 9800,
+            "accumulated_input_tokens": 9100, "accumulated_output_tokens": 700}
+    return [meta] + [{"id": None, "role": role, "created": t, "content": content,
+                      "metadata": m} for role, t, content, m in goose_messages()]
+
+
+def dump(path: Path, recs: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+                            for r in recs), encoding="utf-8")
+
+
 def main() -> None:
     write(HERE / "opencode/opencode-1x.sql", OPENCODE_1X, opencode_1x())
     write(HERE / "opencode/opencode-2x.sql", OPENCODE_1X + OPENCODE_2X, opencode_2x())
     opencode_storage(HERE / "opencode/storage")
+    write(HERE / "goose/sessions-db.sql", GOOSE, goose_db())
+    dump(HERE / f"goose/sessions/{GOOSE_ID}.jsonl", goose_jsonl())
 
 
 if __name__ == "__main__":

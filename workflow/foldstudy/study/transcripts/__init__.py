@@ -16,6 +16,8 @@ learned from and what it repairs; `registry` lists them once, detects and reads:
 - `opencode`: an OpenCode session in its database (`~/.local/share/opencode/opencode.db`)
   or its earlier JSON storage (`storage/session/<project>/<id>.json`).
 - `atif`: an ATIF trajectory (`trajectory.json`, Harbor), with its continuation files.
+- `goose`: a goose session in its database (`~/.local/share/goose/sessions/sessions.db`)
+  or its JSONL before 1.10 (`sessions/<id>.jsonl`).
 - `messages`: OpenAI chat messages, one JSON object per line.
 
 `database` is the edge of a store kept in SQLite: opened read-only, never locking against

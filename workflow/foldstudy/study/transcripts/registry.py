@@ -34,6 +34,7 @@ from .codex import Codex
 from .copilot import Copilot
 from .database import is_sqlite, open_database
 from .gemini import Gemini
+from .goose import Goose
 from .kiro import Kiro
 from .messages import Messages
 from .opencode import OpenCode
@@ -46,10 +47,12 @@ from .qwen import Qwen
 # is tried first: its Gemini-style `message.parts`, `systemPayload` or `tool_result`
 # type say which it is, fields a Claude Code record never has). A document format's
 # `document` is tried in this order too (a Qwen Code JSON chat before Gemini CLI's, an
-# OpenCode storage session file, `ses_` id and projectID, before either). A SQLite file is
+# OpenCode storage session file, `ses_` id and projectID, before either; a goose JSONL
+# message has `role` as a chat message does, and its integer `created` says which it is, a
+# field a chat message never has). A SQLite file is
 # read by the one format whose `database` claims its tables.
 SOURCES: tuple[Source, ...] = (Codex(), Qwen(), ClaudeCode(), Copilot(), Antigravity(),
-                               Atif(), Kiro(), OpenCode(), Gemini(), Messages())
+                               Atif(), Kiro(), OpenCode(), Goose(), Gemini(), Messages())
 BY_FORMAT = {s.format: s for s in SOURCES}
 FORMATS = tuple(sorted(BY_FORMAT))
 
