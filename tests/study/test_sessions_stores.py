@@ -420,3 +420,90 @@ def test_a_malformed_goose_jsonl_line_is_refused_by_file_and_line(tmp_path):
     p = write(tmp_path, GOOSE_JSONL.name, recs)
     msg = refusal(p)
     assert msg.startswith(f"{p}:4: content[0].toolResult is a JSON string"), msg
+
+
+# -- Kiro CLI's SQLite -------------------------------------------------------------------------
+
+KIRO = DATA / "kiro"
+KIRO_ID, KIRO_OTHER = "0b7c4e2a-91d3-4f58-a6e0-3c2d8b5f1a47", "5e1f0a9c-2b7d-4c36-8e4a-9d0f1b2c3e5a"
+
+
+def test_a_kiro_database_is_detected_and_its_facts_planted(tmp_path):
+    db = build(tmp_path, KIRO / "data-sqlite3.sql", "data.sqlite3")
+    tr = read(db, KIRO_ID)
+    assert tr.format == "kiro"
+    assert tr.vocabulary == (f"conversations_v2 (history entries), conversation {KIRO_ID} "
+                             "in /home/dev/ferry")
+    planted(db, KIRO_ID)
+    # a Json result is the JSON the model received
+    assert json.loads([m.text for m in tr.messages if m.role == "tool"][-1]) == {
+        "exit_status": "0", "stdout": "", "stderr": ""}
+
+
+def test_kiro_the_compact_summary_is_the_baseline_and_the_ui_lines_are_not_read(tmp_path):
+    """/compact drains the history it summarized: the turns after it are the thread, the
+    summary the baseline; the UI's own transcript (which still holds the drained turns)
+    and the context files sent with each message are counted, never read."""
+    tr = read(build(tmp_path, KIRO / "data-sqlite3.sql", "data.sqlite3"), KIRO_ID)
+    text = "\n".join(turns(tr))
+    assert tr.compactions == 1 and tr.compaction_summaries[0].startswith("## Summary")
+    assert "Wire the ferry relay" not in text and "## Summary" not in text
+    left = dict(tr.left_out)
+    assert left["ui_transcript"] == 6 and left["additional_context"] == 4
+
+
+def test_kiro_a_conversation_is_named_by_its_id_or_its_directory(tmp_path):
+    db = build(tmp_path, KIRO / "data-sqlite3.sql", "data.sqlite3")
+    assert refusal(db) == (f"{db}: holds 2 Kiro CLI conversations; set `session:` beside "
+                           "`transcript:` to the one to fold (the most recent first: "
+                           f"{KIRO_ID}, {KIRO_OTHER})")
+    assert turns(read(db, "/home/dev/ferry")) == turns(read(db, KIRO_ID))
+    assert read(db, "/home/dev/spool").messages[0].text == "Explain the spool format."
+
+
+def test_kiros_older_conversations_table_reads_as_the_newer_one(tmp_path):
+    """Before migration 008 (and 1.13): one conversation a directory, history pairs, the
+    summary a string."""
+    old = build(tmp_path, KIRO / "data-sqlite3-v007.sql", "old.sqlite3")
+    new = build(tmp_path, KIRO / "data-sqlite3.sql", "data.sqlite3")
+    tr = read(old)
+    assert tr.vocabulary == (f"conversations (history pairs), conversation {KIRO_ID} in "
+                             "/home/dev/ferry")
+    assert turns(tr) == turns(read(new, KIRO_ID))
+    assert tr.compaction_summaries == read(new, KIRO_ID).compaction_summaries
+    planted(old)
+
+
+def test_kiro_is_read_while_the_client_holds_a_write_transaction(tmp_path):
+    """The client's rollback journal: its open write transaction takes a reserved lock,
+    which a reader's shared lock coexists with."""
+    db = build(tmp_path, KIRO / "data-sqlite3.sql", "data.sqlite3")
+    assert rows(db, "PRAGMA journal_mode") == [("delete",)]
+    before = turns(read(db, KIRO_ID))
+    cli = writer_holding(db, "INSERT INTO conversations_v2 VALUES (?, ?, ?, ?, ?)",
+                         "/home/dev/new", "c0ffee00-0000-4000-8000-000000000000", "{}",
+                         1, 99999999999999)
+    try:
+        assert turns(read(db, KIRO_ID)) == before
+    finally:
+        cli.rollback()
+        cli.close()
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (lambda doc: doc["history"][0]["user"].update(content={"Prompt": "hi"}),
+     "history[0]: user.content.Prompt is a JSON string, not object"),
+    (lambda doc: doc["history"][1]["assistant"].update(Response=None, Other={}),
+     "history[1]: assistant is {Response, Other}, not one of Response, ToolUse"),
+    (lambda doc: doc.update(history={"0": {}}), "history is a JSON object, not list"),
+])
+def test_a_malformed_kiro_conversation_is_refused_naming_the_row(tmp_path, edit, says):
+    db = build(tmp_path, KIRO / "data-sqlite3.sql", "data.sqlite3")
+    (value,) = rows(db, "SELECT value FROM conversations_v2 WHERE conversation_id = ?",
+                    KIRO_ID)[0]
+    doc = json.loads(value)
+    edit(doc)
+    execute(db, "UPDATE conversations_v2 SET value = ? WHERE conversation_id = ?",
+            json.dumps(doc), KIRO_ID)
+    msg = refusal_with(db, session=KIRO_ID)
+    assert msg.startswith(f"{db}: conversations_v2 row 2") and says in msg, msg

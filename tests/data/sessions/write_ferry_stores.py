@@ -21,6 +21,13 @@ files and JSONL of their earlier versions.
   continuation), a tool response in the older list shape, another session and a
   subagent's (`sub_agent`); goose/sessions/<id>.jsonl: the same session as goose before
   1.10 wrote it, a metadata line then one message a line.
+- kiro/data-sqlite3.sql: the data.sqlite3 of Kiro CLI's older builds (Amazon Q Developer
+  CLI's chat client), its migrations 000-008 as the client applies them (rollback
+  journal), the ferry conversation in `conversations_v2` after /compact (the drained
+  history gone, `latest_summary` [summary, request metadata], the turns after it in
+  `history` entries) beside another directory's conversation; data-sqlite3-v007.sql:
+  before migration 008, the same conversation in `conversations` as builds before 1.13
+  wrote it (history pairs, the summary a string).
 
 Every fact of ferry-facts.yaml is in a user message and a tool result, and in each CLI's
 own summary where the format has one (never the tag, said after it). Learned from each
@@ -524,12 +531,204 @@ def dump(path: Path, recs: list[dict]) -> None:
                             for r in recs), encoding="utf-8")
 
 
+# -- Kiro CLI's SQLite (Amazon Q Developer CLI's chat client) ---------------------------------
+
+KIRO_MIGRATIONS = [
+    """CREATE TABLE IF NOT EXISTS migrations (
+    id INTEGER PRIMARY KEY,
+    version INTEGER NOT NULL,
+    migration_time INTEGER NOT NULL
+);""",
+    """CREATE TABLE IF NOT EXISTS history (
+    id INTEGER PRIMARY KEY,
+    command TEXT,
+    shell TEXT,
+    pid INTEGER,
+    session_id TEXT,
+    cwd TEXT,
+    time INTEGER,
+    in_ssh INTEGER,
+    in_docker INTEGER,
+    hostname TEXT,
+    exit_code INTEGER
+);""",
+    """ALTER TABLE history DROP COLUMN in_ssh;
+ALTER TABLE history DROP COLUMN in_docker;""",
+    """ALTER TABLE history RENAME COLUMN time TO start_time;
+ALTER TABLE history ADD COLUMN end_time INTEGER;
+ALTER TABLE history ADD COLUMN duration INTEGER;""",
+    """CREATE TABLE state (
+    key TEXT PRIMARY KEY,
+    value TEXT
+);""",
+    """CREATE TABLE auth_kv (
+    key TEXT PRIMARY KEY,
+    value TEXT
+);""",
+    """ALTER TABLE state RENAME TO state_old;
+CREATE TABLE state (
+    key TEXT PRIMARY KEY,
+    value BLOB
+);
+INSERT INTO state SELECT key, value FROM state_old;
+DROP TABLE state_old;""",
+    """CREATE TABLE conversations (
+    key TEXT PRIMARY KEY,
+    value TEXT
+);""",
+    """CREATE TABLE conversations_v2 (
+    key TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at INTEGER NOT NULL,  -- Unix timestamp in milliseconds
+    updated_at INTEGER NOT NULL,  -- Unix timestamp in milliseconds
+    PRIMARY KEY (key, conversation_id)
+);
+
+CREATE INDEX idx_conversations_v2_key_updated ON conversations_v2(key, updated_at DESC);
+CREATE INDEX idx_conversations_v2_updated_at ON conversations_v2(updated_at DESC);
+
+INSERT INTO conversations_v2 (key, conversation_id, value, created_at, updated_at)
+SELECT
+    key,
+    json_extract(value, '$.conversation_id') as conversation_id,
+    value,
+    CAST(strftime('%s', 'now') AS INTEGER) * 1000 as created_at,
+    CAST(strftime('%s', 'now') AS INTEGER) * 1000 as updated_at
+FROM conversations;""",
+]
+
+KIRO_ID = "0b7c4e2a-91d3-4f58-a6e0-3c2d8b5f1a47"
+KIRO_OTHER = "5e1f0a9c-2b7d-4c36-8e4a-9d0f1b2c3e5a"
+K0 = 1764925200
+
+
+def kiro_migrations(upto: int) -> str:
+    """The migrations as the client applies them: each one's SQL, then its row."""
+    out = ["-- Kiro CLI / Amazon Q Developer CLI data.sqlite3, as its migrations write it",
+           "-- (crates/chat-cli/src/database/sqlite_migrations/); rusqlite's default",
+           "-- rollback journal."]
+    for version, sql in enumerate(KIRO_MIGRATIONS[:upto + 1]):
+        out += [sql, f"INSERT INTO migrations (version, migration_time) VALUES ({version}, "
+                     f"{K0 - 86400 * (10 - version)});"]
+    return "\n".join(out)
+
+
+def k_user(content: dict, t: int) -> dict:
+    return {"additional_context": "--- CONTEXT ENTRY BEGIN ---\nThis section (like others) "
+                                  "contains important information ...\n--- CONTEXT ENTRY "
+                                  "END ---\n\n",
+            "env_context": {"env_state": {"operating_system": "linux",
+                                          "current_working_directory": CWD,
+                                          "environment_variables": []}},
+            "content": content, "timestamp": f"2025-12-05T09:{t:02d}:00.000000+00:00",
+            "images": None}
+
+
+def k_meta(n: int, tools: list) -> dict:
+    return {"request_id": f"9f2c7a1e-44b0-4d6c-b7e1-0a3d5c8e2f{n:02d}",
+            "message_id": f"1c4e8a20-7f3b-4e5d-9a61-2b0c7d9e4f{n:02d}",
+            "request_start_timestamp_ms": (K0 + 60 * n) * 1000,
+            "stream_end_timestamp_ms": (K0 + 60 * n + 4) * 1000,
+            "time_to_first_chunk": {"secs": 1, "nanos": 204000000},
+            "time_between_chunks": [], "user_prompt_length": 120, "response_size": 240,
+            "chat_conversation_type": "ToolUse" if tools else "NotToolUse",
+            "tool_use_ids_and_names": tools, "model_id": "claude-sonnet-4.5",
+            "message_meta_tags": []}
+
+
+def kiro_history() -> list[tuple[dict, dict, list]]:
+    """(user, assistant, tool ids and names) of the ferry conversation after /compact:
+    the history the summary covers is drained; the turns after it are the history."""
+    read_args = {"operations": [{"mode": "Line", "path": f"{CWD}/relay.toml"}]}
+    return [
+        (k_user({"Prompt": {"prompt": f"Confirm the relay still listens on port {PORT} and "
+                                      "read its archive settings again."}}, 10),
+         {"ToolUse": {"message_id": "a1", "content": "Reading relay.toml.",
+                      "tool_uses": [{"id": "tooluse_K7a", "name": "fs_read",
+                                     "orig_name": "fs_read", "args": read_args,
+                                     "orig_args": read_args}]}},
+         [["tooluse_K7a", "fs_read"]]),
+        (k_user({"ToolUseResults": {"tool_use_results": [
+            {"tool_use_id": "tooluse_K7a", "content": [{"Text": CONFIG}],
+             "status": "Success"}]}}, 11),
+         {"Response": {"message_id": "a2", "content": f"It writes to {BUCKET}."}}, []),
+        (k_user({"Prompt": {"prompt": TAG_ASK}}, 12),
+         {"ToolUse": {"message_id": "a3", "content": "",
+                      "tool_uses": [{"id": "tooluse_K7b", "name": "execute_bash",
+                                     "orig_name": "execute_bash",
+                                     "args": {"command": f"git tag {TAG}"},
+                                     "orig_args": {"command": f"git tag {TAG}"}}]}},
+         [["tooluse_K7b", "execute_bash"]]),
+        (k_user({"ToolUseResults": {"tool_use_results": [
+            {"tool_use_id": "tooluse_K7b", "content": [{"Json": {
+                "exit_status": "0", "stdout": "", "stderr": ""}}], "status": "Success"}]}},
+            13),
+         {"Response": {"message_id": "a4", "content": f"Tagged {TAG}."}}, []),
+    ]
+
+
+def kiro_conversation(entries: bool) -> dict:
+    """The conversation as the client serializes it: history entries {user, assistant,
+    request_metadata} and the summary with its metadata (1.13 on), or pairs and the
+    summary alone (before)."""
+    history = [({"user": u, "assistant": a, "request_metadata": k_meta(n, tools)}
+                if entries else [u, a]) for n, (u, a, tools) in enumerate(kiro_history())]
+    transcript = [f"> {TASK}", "Reading relay.toml.", f"The relay writes to {BUCKET}.",
+                  "> /compact", "> Confirm the relay still listens ...", f"Tagged {TAG}."]
+    doc = {"conversation_id": KIRO_ID, "next_message": None, "history": history,
+           "valid_history_range": [0, len(history)], "transcript": transcript,
+           "tools": {}, "context_manager": {"max_context_files_size": 150000,
+                                            "current_profile": "kiro_default",
+                                            "paths": ["AmazonQ.md", "README.md"],
+                                            "hooks": {}},
+           "context_message_length": 2311,
+           "latest_summary": [SUMMARY, k_meta(9, [])] if entries else SUMMARY,
+           "model": None}
+    if entries:
+        doc.update({"model_info": {"model_name": "claude-sonnet-4.5",
+                                   "model_id": "claude-sonnet-4.5",
+                                   "context_window_tokens": 200000},
+                    "file_line_tracker": {}, "checkpoint_manager": None,
+                    "mcp_enabled": True})
+        del doc["model"]
+    return doc
+
+
+def kiro_other() -> dict:
+    return {"conversation_id": KIRO_OTHER, "next_message": None, "history": [
+        {"user": k_user({"Prompt": {"prompt": "Explain the spool format."}}, 1),
+         "assistant": {"Response": {"message_id": "b1", "content": "Segments of 64 MiB."}},
+         "request_metadata": None}], "valid_history_range": [0, 1], "transcript": [],
+        "tools": {}, "context_manager": None, "context_message_length": None,
+        "latest_summary": None, "file_line_tracker": {}, "checkpoint_manager": None,
+        "mcp_enabled": True}
+
+
+def kiro_db() -> list[str]:
+    """The 1.13+ database: conversations_v2, one directory holding two conversations."""
+    return [insert("conversations_v2", {"key": "/home/dev/spool", "conversation_id": KIRO_OTHER,
+                                        "value": kiro_other(), "created_at": K0 * 1000 - 9_000_000,
+                                        "updated_at": K0 * 1000 - 8_000_000}),
+            insert("conversations_v2", {"key": CWD, "conversation_id": KIRO_ID,
+                                        "value": kiro_conversation(True),
+                                        "created_at": K0 * 1000,
+                                        "updated_at": (K0 + 800) * 1000})]
+
+
+def kiro_db_v007() -> list[str]:
+    """Before migration 008: one conversation a directory in `conversations`."""
+    return [insert("conversations", {"key": CWD, "value": kiro_conversation(False)})]
+
+
 def main() -> None:
     write(HERE / "opencode/opencode-1x.sql", OPENCODE_1X, opencode_1x())
     write(HERE / "opencode/opencode-2x.sql", OPENCODE_1X + OPENCODE_2X, opencode_2x())
     opencode_storage(HERE / "opencode/storage")
     write(HERE / "goose/sessions-db.sql", GOOSE, goose_db())
     dump(HERE / f"goose/sessions/{GOOSE_ID}.jsonl", goose_jsonl())
+    write(HERE / "kiro/data-sqlite3.sql", kiro_migrations(8), kiro_db())
+    write(HERE / "kiro/data-sqlite3-v007.sql", kiro_migrations(7), kiro_db_v007())
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ learned from and what it repairs; `registry` lists them once, detects and reads:
   <id>/.system_generated/logs/transcript_full.jsonl`).
 - `copilot`: a GitHub Copilot CLI session (`~/.copilot/session-state/<id>/events.jsonl`).
 - `qwen`: a Qwen Code chat recording (`~/.qwen/projects/<project>/chats/<id>.jsonl`).
-- `kiro`: a Kiro CLI session (`~/.kiro/sessions/cli/<id>.jsonl`).
+- `kiro`: a Kiro CLI session (`~/.kiro/sessions/cli/<id>.jsonl`); `kiro_sqlite` reads its
+  older builds' `data.sqlite3` (`conversations_v2`).
 - `opencode`: an OpenCode session in its database (`~/.local/share/opencode/opencode.db`)
   or its earlier JSON storage (`storage/session/<project>/<id>.json`).
 - `atif`: an ATIF trajectory (`trajectory.json`, Harbor), with its continuation files.
