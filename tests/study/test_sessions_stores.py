@@ -507,3 +507,53 @@ def test_a_malformed_kiro_conversation_is_refused_naming_the_row(tmp_path, edit,
             json.dumps(doc), KIRO_ID)
     msg = refusal_with(db, session=KIRO_ID)
     assert msg.startswith(f"{db}: conversations_v2 row 2") and says in msg, msg
+
+
+# -- a database session through the config --------------------------------------------------
+
+
+def _db_with_key(tmp_path: Path) -> tuple[Path, str, int]:
+    """opencode.db with a GitHub token in the tool output holding the bucket; the line
+    (row read) it is on."""
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    key = "ghp_" + "A1b2C3d4E5" * 4
+    (pid, data), = rows(db, "SELECT id, data FROM part WHERE data LIKE ? AND session_id = ?",
+                        '%"tool":"read"%', FERRY)
+    execute(db, "UPDATE part SET data = ? WHERE id = ?",
+            data.replace("region = ", f"token = {key}\\nregion = "), pid)
+    tr = read(db, FERRY)
+    n = next(i for i, line in enumerate(tr.lines, start=1) if key in line)
+    assert tr.lines[n - 1].startswith(f"part {pid} ")
+    return db, key, n
+
+
+def test_a_database_session_is_named_in_the_config_and_its_secret_warned_by_row(
+        tmp_path, config_schema, resources):
+    from .test_sessions_config import config, load
+    db, key, n = _db_with_key(tmp_path)
+    study = load(config({"transcript": str(db), "facts": str(FACTS), "session": FERRY}),
+                 config_schema, resources)
+    assert study.sessions["atlas"].meta["session"]["format"] == "opencode"
+    said = [w for w in study.warnings if "credential" in w]
+    assert len(said) == 1 and said[0].startswith(
+        f"config.scenarios.atlas.transcript: {db}:{n}: a credential-shaped string (GitHub "
+        "token; not shown)") and key not in said[0]
+
+
+def test_a_database_session_without_its_session_key_is_refused_by_the_config(
+        tmp_path, config_schema, resources):
+    from .test_sessions_config import config, problems
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    said = problems(config({"transcript": str(db), "facts": str(FACTS)}), config_schema,
+                    resources)
+    assert (f"{db}: holds 2 OpenCode sessions; set `session:` beside `transcript:` to the "
+            f"one to fold (the most recent first: {FERRY}, {OTHER})") in said
+
+
+def test_a_format_not_kept_in_a_database_is_refused_on_one(tmp_path):
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    msg = refusal_with(db, fmt="codex", session=FERRY)
+    assert msg == (f"{db}: a SQLite database, and format 'codex' is not kept in one (the "
+                   "formats kept in a database: kiro, opencode, goose); set `format:` to one "
+                   "of them, or leave it out")
+    assert read(db, FERRY, fmt="opencode").format == "opencode"

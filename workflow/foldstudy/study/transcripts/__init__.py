@@ -48,8 +48,8 @@ from .base import (
     read_text,
     render_message,
 )
-from .registry import FORMATS, SOURCES, detect_format, read_transcript
+from .registry import FORMATS, SOURCES, detect_format, read_transcript, scan_text
 
 __all__ = ["DEFAULT_MAX_MB", "FORMATS", "SOURCES", "Message", "ReadOptions", "SessionError",
            "Source", "ToolCall", "Transcript", "arguments_text", "check_file",
-           "detect_format", "read_text", "read_transcript", "render_message"]
+           "detect_format", "read_text", "read_transcript", "render_message", "scan_text"]

@@ -133,6 +133,11 @@ def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: 
     if fmt is not None and fmt not in BY_FORMAT:
         raise SessionError(f"{path}: format {fmt!r} is not known (known: "
                            f"{', '.join(FORMATS)})")
+    if fmt is not None and is_sqlite(p) and not BY_FORMAT[fmt].tables:
+        stores = ", ".join(s.format for s in SOURCES if s.tables)
+        raise SessionError(f"{path}: a SQLite database, and format {fmt!r} is not kept in "
+                           f"one (the formats kept in a database: {stores}); set `format:` "
+                           "to one of them, or leave it out")
     opts = ReadOptions(include_thinking, max_mb, session)
     if is_sqlite(p):
         return dataclasses.replace(_read_database(p, fmt, opts), path=str(path))
@@ -152,3 +157,14 @@ def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: 
         records = json_lines(p, text)
         tr = BY_FORMAT[fmt or detect_format(records, p)].read(p, records, opts)
     return dataclasses.replace(tr, path=str(path), lines=tuple(text.splitlines()))
+
+
+def scan_text(path: str | Path, max_mb: float = DEFAULT_MAX_MB, session: str | None = None
+              ) -> str:
+    """The text a transcript's secret scan reads (Transcript.lines joined): the file's text,
+    or, for a database, one line a row its session's reader reads (database.py), so a
+    finding is found again at the line the scan named it by."""
+    p = check_file(path, str(path), max_mb)
+    if is_sqlite(p):
+        return "\n".join(read_transcript(p, max_mb=max_mb, session=session).lines)
+    return read_text(p, max_mb)
