@@ -557,3 +557,26 @@ def test_a_format_not_kept_in_a_database_is_refused_on_one(tmp_path):
                    "formats kept in a database: kiro, opencode, goose); set `format:` to one "
                    "of them, or leave it out")
     assert read(db, FERRY, fmt="opencode").format == "opencode"
+
+
+def test_a_database_fixture_is_pinned_by_the_rows_it_read(tmp_path, config_schema, resources):
+    """A row OpenCode committed to its write-ahead log leaves the database file as it was:
+    the fixture's content (the fixture rule's param) says the rows read, so it changes."""
+    from foldstudy.study.session_checks import session_content
+
+    from .test_sessions_config import config, load
+    db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
+    cfg = config({"transcript": str(db), "facts": str(FACTS), "session": FERRY})
+    before = session_content(load(cfg, config_schema, resources).sessions["atlas"])
+    cli = sqlite3.connect(db)
+    cli.execute("PRAGMA wal_autocheckpoint = 0")
+    with cli:
+        cli.execute("UPDATE part SET data = json_set(data, '$.text', 'Listing it first.') "
+                    "WHERE data LIKE '%Listing the spool first.%'")
+    try:
+        after = session_content(load(cfg, config_schema, resources).sessions["atlas"])
+        assert after["transcript_sha256"] == before["transcript_sha256"]
+        assert after["rows_sha256"] != before["rows_sha256"]
+    finally:
+        cli.close()
+    assert "rows_sha256" not in fixture(STORAGE).meta["session"]

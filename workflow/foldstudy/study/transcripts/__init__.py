@@ -48,8 +48,10 @@ from .base import (
     read_text,
     render_message,
 )
+from .database import is_sqlite
 from .registry import FORMATS, SOURCES, detect_format, read_transcript, scan_text
 
 __all__ = ["DEFAULT_MAX_MB", "FORMATS", "SOURCES", "Message", "ReadOptions", "SessionError",
            "Source", "ToolCall", "Transcript", "arguments_text", "check_file",
-           "detect_format", "read_text", "read_transcript", "render_message", "scan_text"]
+           "detect_format", "is_sqlite", "read_text", "read_transcript", "render_message",
+           "scan_text"]

@@ -182,7 +182,9 @@ class _Turn:
 
 
 def _user(parts: list[tuple[dict[str, Any], int]], line: int, t: _Thread) -> None:
-    texts = []
+    """A user message, named by the line of its first text part (else its own row)."""
+    texts: list[str] = []
+    first = 0
     for p, pline in parts:
         kind = p["type"]
         if kind == "text":
@@ -192,13 +194,13 @@ def _user(parts: list[tuple[dict[str, Any], int]], line: int, t: _Thread) -> Non
             if p.get("synthetic"):
                 t.read_in["synthetic"] += 1
             texts.append(p["text"])
-            line = line or pline
+            first = first or pline
         elif kind == "file":
             texts.append(f"[file {p.get('filename') or p.get('url') or ''}]".replace(" ]", "]"))
         else:
             t.left[kind] += 1
     if texts:
-        t.out.append(Message("user", "\n".join(texts), line=line))
+        t.out.append(Message("user", "\n".join(texts), line=first or line))
 
 
 def _assistant(parts: list[tuple[dict[str, Any], int]], line: int, t: _Thread) -> None:
