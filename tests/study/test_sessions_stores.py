@@ -189,7 +189,9 @@ def test_opencode_is_read_while_the_cli_holds_a_write_transaction(tmp_path):
     rows are, and the reader waits for nothing."""
     db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
     assert rows(db, "PRAGMA journal_mode") == [("wal",)]
+    written = db.read_bytes()
     before = turns(read(db, FERRY))
+    assert db.read_bytes() == written  # the reader never writes the database
     cli = writer_holding(db, "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
                          "msg_1d2e3fffffffQm7Rt2VxK9pLwN", FERRY, 1764926000000,
                          1764926000000, json.dumps({"role": "user", "time": {}}))
@@ -580,3 +582,12 @@ def test_a_database_fixture_is_pinned_by_the_rows_it_read(tmp_path, config_schem
     finally:
         cli.close()
     assert "rows_sha256" not in fixture(STORAGE).meta["session"]
+
+
+def test_a_damaged_database_is_refused_in_one_line(tmp_path):
+    """A file with SQLite's header whose pages are gone (a copy cut short)."""
+    db = build(tmp_path, GOOSE / "sessions-db.sql", "sessions.db")
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(db.read_bytes()[:200])
+    msg = refusal(cut)
+    assert msg.startswith(f"{cut}: not a SQLite database the study can read ("), msg

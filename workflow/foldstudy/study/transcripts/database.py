@@ -7,7 +7,9 @@ Read-only: the database is opened by a `file:...?mode=ro` URI with `query_only` 
 the study never writes it, never creates a journal, and takes no lock a writer waits on:
 under a rollback journal a reader's shared lock coexists with the CLI's reserved lock (an
 open write transaction), and under WAL readers never block the writer. What is read is
-what the CLI had committed when the read began.
+what the CLI had committed when the read began. The database file is never written; a
+WAL database's `-wal` and `-shm` files, which every reader of one needs, are made beside
+it by SQLite when the CLI is not running (as the CLI makes them itself), empty.
 
 The scan for secrets reads lines; a database has none, so a reader gives each row it reads
 one line (`<table> <row id> <the row's JSON>`, `Transcript.lines`) and a message names the
