@@ -159,7 +159,7 @@ def test_opencode_the_session_is_named_when_the_database_holds_several(tmp_path)
                    f"to the one to fold (the most recent first: {FERRY}, {OTHER})")
     with pytest.raises(SessionError) as e:
         read(db, "ses_nope")
-    assert str(e.value) == (f"{db}: `session: ses_nope` is not a OpenCode session with a "
+    assert str(e.value) == (f"{db}: `session: ses_nope` names no OpenCode session with a "
                             f"message in it (present, the most recent first: {FERRY}, "
                             f"{OTHER})")
     assert read(db, OTHER).messages[0].text == "Explain the spool format."
@@ -591,3 +591,12 @@ def test_a_damaged_database_is_refused_in_one_line(tmp_path):
     cut.write_bytes(db.read_bytes()[:200])
     msg = refusal(cut)
     assert msg.startswith(f"{cut}: not a SQLite database the study can read ("), msg
+
+
+def test_the_ids_listed_are_the_most_recent_twelve_and_a_count_of_the_rest(tmp_path):
+    from foldstudy.study.transcripts.database import pick_session
+    ids = [f"ses_{n:02d}" for n in range(15)]
+    with pytest.raises(SessionError) as e:
+        pick_session(tmp_path / "opencode.db", ids, None, "OpenCode session")
+    assert str(e.value).endswith(f"(the most recent first: {', '.join(ids[:12])} and 3 more)")
+    assert pick_session(tmp_path / "x.db", ids, "ses_14", "OpenCode session") == "ses_14"

@@ -123,5 +123,5 @@ def pick_session(path: Path, present: list[str], session: str | None, what: str)
         raise SessionError(f"{path}: holds {len(present)} {what}s; set `session:` beside "
                            f"`transcript:` to the one to fold (the most recent first: "
                            f"{listed})")
-    raise SessionError(f"{path}: `session: {session}` is not a {what} with a message in it "
+    raise SessionError(f"{path}: `session: {session}` names no {what} with a message in it "
                        f"(present, the most recent first: {listed})")
