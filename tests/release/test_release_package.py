@@ -496,3 +496,22 @@ def test_a_forks_inherited_secret_is_redacted_by_value_and_a_changed_parent_refu
     with pytest.raises(SecretsUnaccounted) as e:
         session_secrets(cfg, tmp_path / "fixtures")
     assert f"transcript {parent} is not the file its fixture was built from" in str(e.value)
+
+
+def test_a_database_sessions_secret_is_found_again_in_the_rows_its_session_reads(
+        tmp_path, config_schema, resources):
+    """A database has no lines: the scan reads one line a row of the session, and the
+    release finds each finding again there, so it redacts it by value."""
+    from foldstudy.release.redact import session_secrets
+
+    from ..study.test_sessions_config import config, load
+    from ..study.test_sessions_stores import FACTS, FERRY, _db_with_key
+
+    db, key, _ = _db_with_key(tmp_path)
+    cfg = config({"transcript": str(db), "facts": str(FACTS), "session": FERRY})
+    fx = load(cfg, config_schema, resources).sessions["atlas"]
+    out = tmp_path / "fixtures/mine"
+    out.mkdir(parents=True)
+    (out / "fixture.json").write_text(json.dumps({"chunks": list(fx.chunks), "meta": fx.meta}))
+    found = session_secrets(cfg, tmp_path / "fixtures")
+    assert found.findings == {"mine": 1} and found.index.kinds_in(key) == ["GitHub token"]

@@ -22,7 +22,8 @@ from typing import Any
 from ..errors import StudyError
 from ..io import read_json, sha256_file
 from ..secrets import SecretIndex, SecretText, find_secrets, redact_secrets, secret_texts
-from ..study.transcripts.base import DEFAULT_MAX_MB, read_text
+from ..study.transcripts import scan_text
+from ..study.transcripts.base import DEFAULT_MAX_MB
 
 log = logging.getLogger(__name__)
 
@@ -66,26 +67,29 @@ def session_secrets(config: dict[str, Any], fixtures: str | Path | None) -> Sess
         # the transcript, then each file its main thread inherited (a Codex fork's parent
         # rollouts), each finding found again in the file its fixture pinned
         files = [(own["transcript"], session.get("transcript_sha256"),
-                  meta.get("credential_lines") or [])]
+                  meta.get("credential_lines") or [], own.get("session"))]
         files += [(f["path"], f.get("sha256"),
                    [c for c in meta.get("inherited_credential_lines") or []
-                    if c.get("file") == f["path"]]) for f in session.get("inherited") or []]
-        for path, sha, said in files:
+                    if c.get("file") == f["path"]], None)
+                  for f in session.get("inherited") or []]
+        for path, sha, said, named in files:
             if said:
-                texts += _found_again(path, max_mb, said, sha, sweep)
+                texts += _found_again(path, max_mb, said, sha, sweep, named)
                 findings[sweep] = findings.get(sweep, 0) + len(said)
     return SessionSecrets(SecretIndex(texts), findings)
 
 
 def _found_again(transcript: str, max_mb: float, said: list[dict[str, Any]],
-                 sha256: str | None, sweep: str) -> list[SecretText]:
+                 sha256: str | None, sweep: str, session: str | None = None
+                 ) -> list[SecretText]:
     """The texts of a session file's secrets, each finding of the fixture's scan found
     again in the file (the one its fixture was built from, by sha256), read as its
-    reader reads it (a `.zst` rollout decompressed)."""
+    reader reads it (a `.zst` rollout decompressed, a database's session one line a row
+    read)."""
     p = Path(transcript).expanduser()
     why = ("is gone" if not p.is_file() else "is not the file its fixture was built from "
            "(sha256 differs)" if sha256_file(p) != sha256 else "")
-    text = read_text(p, max_mb) if not why else ""
+    text = scan_text(p, max_mb, session) if not why else ""
     again = {(h.line, h.kind) for h in find_secrets(text)}
     lost = [c for c in said if (c.get("line"), c.get("kind")) not in again]
     if lost:

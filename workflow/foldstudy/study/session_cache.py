@@ -289,18 +289,29 @@ def _prune(where: Path, kind: str) -> None:
 
 
 def read_cached(path: str | Path, fmt: str | None = None, include_thinking: bool = False,
-                max_mb: float | None = None, where: Path | None = None) -> Transcript:
+                max_mb: float | None = None, where: Path | None = None,
+                session: str | None = None) -> Transcript:
     """read_transcript(path, ...), parsed once a file content (a refusal is never
     cached: the next command reads the file again and refuses it again; nor is a parse
-    that read another file as well, _one_file)."""
+    that read another file as well, _one_file). A database's session is part of the key,
+    and so is its write-ahead log (`<db>-wal`), where a CLI's committed rows sit until
+    they are checkpointed into the file."""
     args = (fmt, include_thinking) + (() if max_mb is None else (max_mb,))
+    named = {} if session is None else {"session": session}
     if where is None and cache_dir() is None:
-        return read_transcript(path, *args)
-    key = _key(file_sha256(path), reader_digest(), repr((fmt, include_thinking)),
-               _neighbours(path))
-    tr = memo("transcript", key, lambda: read_transcript(path, *args), Transcript, where,
-              store=_one_file)
+        return read_transcript(path, *args, **named)
+    options = (fmt, include_thinking) if session is None else (fmt, include_thinking, session)
+    key = _key(file_sha256(path), reader_digest(), repr(options), _neighbours(path),
+               *_wal(path))
+    tr = memo("transcript", key, lambda: read_transcript(path, *args, **named),
+              Transcript, where, store=_one_file)
     return tr if tr.path == str(path) else replace(tr, path=str(path))
+
+
+def _wal(path: str | Path) -> tuple[str, ...]:
+    """The sha256 of a database's write-ahead log beside it, where there is one."""
+    wal = Path(f"{Path(path).expanduser()}-wal")
+    return (file_sha256(wal),) if wal.is_file() else ()
 
 
 def _neighbours(path: str | Path) -> str:

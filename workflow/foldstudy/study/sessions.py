@@ -16,6 +16,7 @@ or key and what would be right.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from bisect import bisect_left
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from .transcripts import (
     SessionError,
     Transcript,
     check_file,
+    is_sqlite,
     read_text,
     render_message,
 )
@@ -66,17 +68,21 @@ class SessionSpec:
     folds: int = 5
     include_thinking: bool = False
     max_mb: float = DEFAULT_MAX_MB
+    # the session to read when the transcript is a database holding several (OpenCode's
+    # opencode.db, goose's sessions.db, Kiro CLI's data.sqlite3)
+    session: str | None = None
 
     @classmethod
     def of(cls, name: str, entry: dict[str, Any]) -> SessionSpec:
         return cls(name, entry["transcript"], entry.get("facts"), entry.get("format"),
                    int(entry.get("folds", 5)), bool(entry.get("include_thinking", False)),
-                   float(entry.get("max_mb") or DEFAULT_MAX_MB))
+                   float(entry.get("max_mb") or DEFAULT_MAX_MB), entry.get("session"))
 
     def read(self, where: str) -> Transcript:
         """The transcript, checked at the edge and read in its format."""
         path = check_file(self.transcript, f"{where}.transcript", self.max_mb)
-        return read_cached(path, self.format, self.include_thinking, self.max_mb)
+        return read_cached(path, self.format, self.include_thinking, self.max_mb,
+                           session=self.session)
 
 
 def _value_nodes(path: Path) -> dict[int, yaml.Node]:
@@ -458,6 +464,16 @@ def session_meta(spec: SessionSpec, tr: Transcript, sha256: str) -> dict[str, An
                           for p, n in tr.inherited]}
 
 
+def store_meta(tr: Transcript, path: Path) -> dict[str, Any]:
+    """For a session read from a database: the sha256 of the rows read (the lines the
+    scan reads). The file's own sha256 misses rows the CLI committed to its write-ahead
+    log and has not checkpointed, so the fixture is rerun by this one. Nothing for a file
+    of one session."""
+    if not is_sqlite(path):
+        return {}
+    return {"rows_sha256": hashlib.sha256("\n".join(tr.lines).encode()).hexdigest()}
+
+
 NEW_ROOT_NOTE = ("a compact_boundary whose logical parent is not in the file: the thread "
                  "starts again here and what came before it is unknown")
 
@@ -484,7 +500,7 @@ def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
         **size_meta(chunks),
         # `cut`: messages longer than a chunk's share, and their cuts by kind
         "session": {**session_meta(spec, tr, file_sha256(Path(spec.transcript).expanduser())),
-                    "cut": cut},
+                    **store_meta(tr, Path(spec.transcript).expanduser()), "cut": cut},
         "own_compaction": baseline(facts, tr),
         "credential_lines": credential_entries(tr),
         "inherited_credential_lines": [{"file": f, "line": n, "kind": k}

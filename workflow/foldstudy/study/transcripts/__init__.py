@@ -12,9 +12,17 @@ learned from and what it repairs; `registry` lists them once, detects and reads:
   <id>/.system_generated/logs/transcript_full.jsonl`).
 - `copilot`: a GitHub Copilot CLI session (`~/.copilot/session-state/<id>/events.jsonl`).
 - `qwen`: a Qwen Code chat recording (`~/.qwen/projects/<project>/chats/<id>.jsonl`).
-- `kiro`: a Kiro CLI session (`~/.kiro/sessions/cli/<id>.jsonl`).
+- `kiro`: a Kiro CLI session (`~/.kiro/sessions/cli/<id>.jsonl`); `kiro_sqlite` reads its
+  older builds' `data.sqlite3` (`conversations_v2`).
+- `opencode`: an OpenCode session in its database (`~/.local/share/opencode/opencode.db`)
+  or its earlier JSON storage (`storage/session/<project>/<id>.json`).
 - `atif`: an ATIF trajectory (`trajectory.json`, Harbor), with its continuation files.
+- `goose`: a goose session in its database (`~/.local/share/goose/sessions/sessions.db`)
+  or its JSONL before 1.10 (`sessions/<id>.jsonl`).
 - `messages`: OpenAI chat messages, one JSON object per line.
+
+`database` is the edge of a store kept in SQLite: opened read-only, never locking against
+the CLI writing it, one session picked by the config's `session:`.
 
 Every file is checked before it is read (a regular file, under `max_mb`) and every
 record's shape is checked as it is read, so a bad input is one line naming the file and
@@ -40,8 +48,10 @@ from .base import (
     read_text,
     render_message,
 )
-from .registry import FORMATS, SOURCES, detect_format, read_transcript
+from .database import is_sqlite
+from .registry import FORMATS, SOURCES, detect_format, read_transcript, scan_text
 
 __all__ = ["DEFAULT_MAX_MB", "FORMATS", "SOURCES", "Message", "ReadOptions", "SessionError",
            "Source", "ToolCall", "Transcript", "arguments_text", "check_file",
-           "detect_format", "read_text", "read_transcript", "render_message"]
+           "detect_format", "is_sqlite", "read_text", "read_transcript", "render_message",
+           "scan_text"]

@@ -120,17 +120,23 @@ class ReadOptions:
 
     include_thinking: bool = False
     max_mb: float = DEFAULT_MAX_MB
+    # the session to read from a database holding several (config `session:`)
+    session: str | None = None
 
 
 class Source:
     """One format's reader (after inspect_scout's `sources/`): a module per format defines
     one subclass and the registry lists it once. A JSONL format says which records look
     like its own (`looks`) and reads the file's records; a format written as one JSON
-    document (Gemini CLI's chat) says so in `document` and reads it in `read_document`."""
+    document (Gemini CLI's chat) says so in `document` and reads it in `read_document`; a
+    format kept in a SQLite database (OpenCode, goose) says which tables make one its own
+    in `database` and reads the session `ReadOptions.session` names in `read_database`."""
 
     format: ClassVar[str]
     title: ClassVar[str]  # what a file of it is called: "Codex CLI rollout"
     shape: ClassVar[str]  # what the file looks like, for the refusal naming the shapes tried
+    # the tables of its SQLite store, for the refusal naming the stores tried ("": no store)
+    tables: ClassVar[str] = ""
 
     def looks(self, record: dict[str, Any]) -> bool:
         """Whether one JSONL record has this format's shape."""
@@ -140,7 +146,16 @@ class Source:
         """The whole file as one document of this format, or None (JSONL formats)."""
         return None
 
+    def database(self, tables: frozenset[str]) -> bool:
+        """Whether a SQLite database holding these tables is this format's store."""
+        return False
+
     def read(self, path: Path, records: list[Record], opts: ReadOptions) -> Transcript:
+        raise SessionError(f"{path}: not a {self.title} ({self.shape})")
+
+    def read_database(self, path: Path, db: Any, opts: ReadOptions) -> Transcript:
+        """The session of an open database.Database (its rows' lines set as the
+        transcript's `lines`)."""
         raise SessionError(f"{path}: not a {self.title} ({self.shape})")
 
     def read_document(self, path: Path, doc: dict[str, Any], opts: ReadOptions

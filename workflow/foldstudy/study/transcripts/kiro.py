@@ -26,8 +26,11 @@ in this store. A line of any other kind is counted by kind (`left_out`), so a co
 session says so in the manifest, and its summary is never guessed: the baseline is
 absent. The `<session id>.json` beside the file (session id, working directory, model
 and per-turn token counts) holds no conversation and is never read; pointed at, it is
-refused naming the JSONL file to read instead. The older Kiro CLI 1.x stored sessions in
-SQLite (not this reader's).
+refused naming the JSONL file to read instead.
+
+The older builds' SQLite database (`conversations_v2`, Kiro CLI 1.x and Amazon Q
+Developer CLI) is the same format's other store: `Kiro.database` claims it and
+kiro_sqlite.py reads it, its `/compact` summary (`latest_summary`) the baseline.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from .base import (
     json_document,
     render_message,
 )
+from .kiro_sqlite import is_store, read_store
 
 THREAD = ("Prompt", "AssistantMessage", "ToolResults")
 
@@ -104,7 +108,15 @@ def _result_text(d: dict[str, Any], at: str) -> str:
 class Kiro(Source):
     format = "kiro"
     title = "Kiro CLI session"
-    shape = "JSONL lines {version, kind, data} (Kiro CLI ~/.kiro/sessions/cli/<id>.jsonl)"
+    shape = ("JSONL lines {version, kind, data} (Kiro CLI ~/.kiro/sessions/cli/<id>.jsonl), "
+             "or the older builds' data.sqlite3 (table conversations_v2)")
+    tables = "conversations_v2, or conversations with state and migrations (data.sqlite3)"
+
+    def database(self, tables: frozenset[str]) -> bool:
+        return is_store(tables)
+
+    def read_database(self, path: Path, db: Any, opts: ReadOptions) -> Transcript:
+        return read_store(path, db, opts, self.format)
 
     def looks(self, record: dict[str, Any]) -> bool:
         return (isinstance(record.get("kind"), str) and "data" in record

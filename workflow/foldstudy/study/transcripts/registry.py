@@ -1,11 +1,12 @@
 """The formats, registered once, and the one reader that detects and reads them.
 
 A file is checked at the edge first (a regular file, under `max_mb`; a `.zst` decompressed
-as it is read). A format written as one JSON document (Gemini CLI's chat, an ATIF
-trajectory) is tried on the whole text; otherwise every line is a JSON object and the one
-format whose records they all look like reads them. A file matching none, or several, is
-refused naming the shapes tried. A new format is one module with one `Source` subclass
-and one entry in SOURCES.
+as it is read). A SQLite database (OpenCode's opencode.db) is read by the one format whose
+tables it holds, read-only (database.py), the session `session` names. A format written
+as one JSON document (Gemini CLI's chat, an ATIF trajectory) is tried on the whole text;
+otherwise every line is a JSON object and the one format whose records they all look like
+reads them. A file matching none, or several, is refused naming the shapes tried. A new
+format is one module with one `Source` subclass and one entry in SOURCES.
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ from .base import (
 from .claude_code import ClaudeCode
 from .codex import Codex
 from .copilot import Copilot
+from .database import is_sqlite, open_database
 from .gemini import Gemini
+from .goose import Goose
 from .kiro import Kiro
 from .messages import Messages
+from .opencode import OpenCode
 from .qwen import Qwen
 
 # Detection tries the records against each in this order; the first that claims a record
@@ -42,9 +46,13 @@ from .qwen import Qwen
 # which it is; a Qwen Code record has a uuid and parentUuid as a Claude Code one does, and
 # is tried first: its Gemini-style `message.parts`, `systemPayload` or `tool_result`
 # type say which it is, fields a Claude Code record never has). A document format's
-# `document` is tried in this order too (a Qwen Code JSON chat before Gemini CLI's).
+# `document` is tried in this order too (a Qwen Code JSON chat before Gemini CLI's, an
+# OpenCode storage session file, `ses_` id and projectID, before either; a goose JSONL
+# message has `role` as a chat message does, and its integer `created` says which it is, a
+# field a chat message never has). A SQLite file is
+# read by the one format whose `database` claims its tables.
 SOURCES: tuple[Source, ...] = (Codex(), Qwen(), ClaudeCode(), Copilot(), Antigravity(),
-                               Atif(), Kiro(), Gemini(), Messages())
+                               Atif(), Kiro(), OpenCode(), Goose(), Gemini(), Messages())
 BY_FORMAT = {s.format: s for s in SOURCES}
 FORMATS = tuple(sorted(BY_FORMAT))
 
@@ -101,14 +109,43 @@ def _one_document(path: Path, text: str) -> None:
                           "ATIF-v1.x, steps[]))")
 
 
+def _read_database(path: Path, fmt: str | None, opts: ReadOptions) -> Transcript:
+    """A session of a SQLite database, read by the one format whose tables it holds."""
+    with open_database(path) as db:
+        tried = [BY_FORMAT[fmt]] if fmt else list(SOURCES)
+        claims = [s for s in tried if s.database(db.tables)]
+        if len(claims) != 1:
+            shapes = "; ".join(f"{s.format}: {s.tables}" for s in tried if s.tables)
+            said = ", ".join(sorted(db.tables)) or "none"
+            raise SessionError(f"{path}: a SQLite database, but the format cannot be detected "
+                               f"from its tables ({said}): it matches "
+                               f"{'none' if not claims else 'several'} of the session "
+                               f"stores tried ({shapes})")
+        tr = claims[0].read_database(path, db, opts)
+        return dataclasses.replace(tr, lines=tuple(db.lines))
+
+
 def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: bool = False,
-                    max_mb: float = DEFAULT_MAX_MB) -> Transcript:
-    """Read a transcript in its format (detected when `fmt` is None)."""
+                    max_mb: float = DEFAULT_MAX_MB, session: str | None = None) -> Transcript:
+    """Read a transcript in its format (detected when `fmt` is None); `session` names the
+    session of a database holding several."""
     p = check_file(path, str(path), max_mb)
     if fmt is not None and fmt not in BY_FORMAT:
         raise SessionError(f"{path}: format {fmt!r} is not known (known: "
                            f"{', '.join(FORMATS)})")
-    opts = ReadOptions(include_thinking, max_mb)
+    if fmt is not None and is_sqlite(p) and not BY_FORMAT[fmt].tables:
+        stores = ", ".join(s.format for s in SOURCES if s.tables)
+        raise SessionError(f"{path}: a SQLite database, and format {fmt!r} is not kept in "
+                           f"one (the formats kept in a database: {stores}); set `format:` "
+                           "to one of them, or leave it out")
+    opts = ReadOptions(include_thinking, max_mb, session)
+    if is_sqlite(p):
+        return dataclasses.replace(_read_database(p, fmt, opts), path=str(path))
+    if session is not None:
+        raise SessionError(f"{path}: `session: {session}` names a session inside a database "
+                           "(OpenCode's opencode.db, goose's sessions.db, Kiro CLI's "
+                           "data.sqlite3), and this file holds one session: leave `session:` "
+                           "out")
     text = read_text(p, max_mb)
     tried = [BY_FORMAT[fmt]] if fmt else list(SOURCES)
     doc = next(((s, d) for s in tried if (d := s.document(text)) is not None), None)
@@ -120,3 +157,14 @@ def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: 
         records = json_lines(p, text)
         tr = BY_FORMAT[fmt or detect_format(records, p)].read(p, records, opts)
     return dataclasses.replace(tr, path=str(path), lines=tuple(text.splitlines()))
+
+
+def scan_text(path: str | Path, max_mb: float = DEFAULT_MAX_MB, session: str | None = None
+              ) -> str:
+    """The text a transcript's secret scan reads (Transcript.lines joined): the file's text,
+    or, for a database, one line a row its session's reader reads (database.py), so a
+    finding is found again at the line the scan named it by."""
+    p = check_file(path, str(path), max_mb)
+    if is_sqlite(p):
+        return "\n".join(read_transcript(p, max_mb=max_mb, session=session).lines)
+    return read_text(p, max_mb)
