@@ -120,36 +120,14 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
     # the published sessions' secrets, each finding found again, before anything is written
     own = own_session_sweeps(config)
     secrets = session_secrets(config, fixtures) if own else SessionSecrets()
-    files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
-                              if (ev / n).is_file()}
-    files["stats/numbers.json"] = Path(numbers)
-    tokens = Path(numbers).parent / Path(TOKEN_CLASSES).name
-    if tokens.is_file():
-        files[TOKEN_CLASSES] = tokens
-    files[LOCK_FILE] = Path(lock)
-    if figures and Path(figures).is_dir():
-        files["figures"] = Path(figures)
-    files.update(workflow_sources(workflow_root))
-    if (arms_file := arms_file_path(config)) is not None:
-        # the user's own arms are the study's method, as its Snakefile is: carried, and
-        # the released config names them there (release/sanitize.py)
-        files.update(own_arm_files(arms_file))
+    files = _package_files(ev, numbers, lock, figures, workflow_root, config)
     dest = Path(out_dir)
     assemble(files, dest)
     write_yaml(released, dest / "config.yaml")
     redacted = redact_package(dest, secrets) if own else {}
     rewritten = sorted(redacted) + (["evidence/manifest.json"] if release_manifest(
         dest / "evidence/manifest.json", redacted) else [])
-    resources = Path((verify or {}).get("resources") or PROJECT_ROOT / "resources")
-    analysis = (verify or {}).get("analysis") or resources / "analysis.yaml"
-    rebuild_tables(dest, dest / "tables", analysis, resources, config)
-    differ = [n.name for n in sorted((dest / "tables").iterdir())
-              if (Path(tables) / n.name).is_file()
-              and (Path(tables) / n.name).read_bytes() != n.read_bytes()]
-    if differ:
-        log.warning("release %s: %d table(s) rebuilt from the package differ from %s (the "
-                    "package's are what a reviewer rebuilds): %s", name, len(differ), tables,
-                    ", ".join(differ[:10]))
+    _rebuild_package_tables(name, dest, tables, verify, config)
     (dest / "README.md").write_text(
         Path(readme_template).read_text(encoding="utf-8").replace("{{ name }}", name)
         + left_out(substituted, redacted), encoding="utf-8")
@@ -181,6 +159,43 @@ def make_release(name: str, evidence_dir: str, numbers: str, lock: str, config: 
              "endpoints, local paths: %s); %s; %s", name,
              sum(1 for p in dest.rglob("*") if p.is_file()), len(substituted),
              ", ".join(sorted(substituted)) or "none", accounted(secrets, redacted), tar_out)
+
+
+def _package_files(ev: Path, numbers: str, lock: str, figures: str | None,
+                   workflow_root: str | Path, config: dict[str, Any]) -> dict[str, Path]:
+    """What the package carries, by its path there: the evidence, the numbers, the token
+    classes, the lock, the figures, the workflow's sources and the user's own arms."""
+    files: dict[str, Path] = {f"evidence/{n}": ev / n for n in (*EVIDENCE_FILES, "manifest.json")
+                              if (ev / n).is_file()}
+    files["stats/numbers.json"] = Path(numbers)
+    tokens = Path(numbers).parent / Path(TOKEN_CLASSES).name
+    if tokens.is_file():
+        files[TOKEN_CLASSES] = tokens
+    files[LOCK_FILE] = Path(lock)
+    if figures and Path(figures).is_dir():
+        files["figures"] = Path(figures)
+    files.update(workflow_sources(workflow_root))
+    if (arms_file := arms_file_path(config)) is not None:
+        # the user's own arms are the study's method, as its Snakefile is: carried, and
+        # the released config names them there (release/sanitize.py)
+        files.update(own_arm_files(arms_file))
+    return files
+
+
+def _rebuild_package_tables(name: str, dest: Path, tables: str, verify: dict[str, Any] | None,
+                            config: dict[str, Any]) -> None:
+    """The package's tables, rebuilt from its own evidence (what a reviewer rebuilds);
+    any that differ from the study's are named in a warning."""
+    resources = Path((verify or {}).get("resources") or PROJECT_ROOT / "resources")
+    analysis = (verify or {}).get("analysis") or resources / "analysis.yaml"
+    rebuild_tables(dest, dest / "tables", analysis, resources, config)
+    differ = [n.name for n in sorted((dest / "tables").iterdir())
+              if (Path(tables) / n.name).is_file()
+              and (Path(tables) / n.name).read_bytes() != n.read_bytes()]
+    if differ:
+        log.warning("release %s: %d table(s) rebuilt from the package differ from %s (the "
+                    "package's are what a reviewer rebuilds): %s", name, len(differ), tables,
+                    ", ".join(differ[:10]))
 
 
 def left_out(substituted: dict[str, Any], redacted: dict[str, int]) -> str:
