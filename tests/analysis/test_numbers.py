@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from foldstudy.analysis import stats
-from foldstudy.analysis.numbers import compute_numbers, latex_macros, macro_name
+from foldstudy.analysis.macros import latex_macros, macro_name
+from foldstudy.analysis.numbers import compute_numbers
 from foldstudy.analysis.plan import DEFAULT_ANALYSIS, DEFAULT_ARMS, AnalysisPlan
 from foldstudy.analysis.scopes import Scopes
 from foldstudy.evidence import columns

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from foldstudy.evidence.load import decision_sweeps, package_gate_problem, package_sweeps
+from foldstudy.evidence.package import decision_sweeps, package_gate_problem, package_sweeps
 from foldstudy.io import write_json
 
 from ..support import procs

@@ -129,7 +129,7 @@ def test_written_three_ways(tmp_path):
 
 
 def test_probe_verdicts_come_from_the_probe_summary(tmp_path):
-    from foldstudy.evidence.load import load_probes
+    from foldstudy.evidence.package import load_probes
 
     (tmp_path / "summary.tsv").write_text(
         "model\tbackend\tverdict\tresponsible_parameter\tarms_allowed\n"
@@ -147,7 +147,7 @@ def test_probe_verdicts_come_from_the_probe_summary(tmp_path):
 def test_probe_arms_verdicts_appear_only_where_a_study_names_them(tmp_path):
     """Paper §4.2: an arm probed and never folded shows its verdict in the probe table,
     beside (not inside) the arms allowed; a summary naming none keeps its columns."""
-    from foldstudy.evidence.load import load_probes
+    from foldstudy.evidence.package import load_probes
 
     head = "model\tbackend\tverdict\tarms_allowed\tarms_forbidden\tprobe_arms\n"
     flash = ("flash\topenrouter\tschema_advertised_reply_nonconforming\tlm\t\t"
@@ -171,7 +171,7 @@ def test_probe_arms_verdicts_appear_only_where_a_study_names_them(tmp_path):
 
 def test_the_reasoning_parameter_table_shows_both_request_shapes(tmp_path):
     """Paper §4.2: one row per (model, request shape), marking the study's own."""
-    from foldstudy.evidence.load import load_probes
+    from foldstudy.evidence.package import load_probes
 
     (tmp_path / "summary.tsv").write_text(
         "model\tbackend\tverdict\tsends_reasoning\tverdict_with_reasoning\t"

@@ -26,12 +26,8 @@ from typing import Any
 from .backends import backend_classes
 from .backends.store import store_dir_problem
 from .errors import StudyError
-from .evidence.load import (
-    evidence_dir_problem,
-    evidence_package_problem,
-    package_gate_problem,
-    pilot_problem,
-)
+from .evidence.load import evidence_dir_problem, evidence_package_problem, pilot_problem
+from .evidence.package import package_gate_problem
 from .grade.validity import fold_attempt, fold_budget
 from .io import load_yaml
 from .report.paths import block_path

@@ -12,7 +12,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from foldstudy.errors import StudyError
-from foldstudy.evidence.load import decision_sweeps
+from foldstudy.evidence.package import decision_sweeps
 from foldstudy.io import print_if_written, read_json
 from foldstudy.report.titles import figure, table_titles
 from foldstudy.study.design import look_is_final, repeats_after, repeats_stopped

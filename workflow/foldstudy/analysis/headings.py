@@ -6,10 +6,14 @@ pure functions of the valid rows, checks.csv and the plan.
 
 from __future__ import annotations
 
+import logging
+
 import pandas as pd
 
-from .cells import arm_sort_key, cell_summary, mean
+from .cells import arm_sort_key, cell_summary, mean, valid_rows
 from .plan import AnalysisPlan
+
+log = logging.getLogger(__name__)
 
 
 def recall_by_headings(valid: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
@@ -94,3 +98,20 @@ def carrier_checks(valid: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:
 
 # carrier_crosstab's columns: each is also a carrier.* number, per arm and summed.
 CARRIER_COLUMNS = ["arm", "rows", "missed", "missed_checks", "answer_beyond_carrier", "agree"]
+
+
+def warn_answers_beyond_carrier(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
+    """Said once, in the stats job's log: valid rows whose answer was right about a fact
+    their carrier lacked. Paper §4.10 found "not a single row in which the answer was
+    right about a fact the carrier did not contain"; such a row is counted
+    (`carrier.answer_beyond_carrier`), yet a count in numbers.json is easily read past,
+    and the row is where to look (a carrier recorded wrong, or an answer from elsewhere)."""
+    beyond = carrier_checks(valid_rows(rows), checks)
+    beyond = beyond[beyond["beyond"]]
+    if beyond.empty:
+        return
+    first = beyond.iloc[0]
+    log.warning("%d valid row(s) answer a fact right that their carrier lacked (checks.csv: "
+                "correct true, in_carrier false), counted in carrier.answer_beyond_carrier "
+                "(paper §4.10 found none); the first: row %r, label %r",
+                beyond["row_id"].nunique(), first["row_id"], first["label"])

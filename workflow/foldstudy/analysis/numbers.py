@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,14 +36,14 @@ from .capacity import (
     fill_by_model,
     fill_table,
 )
-from .cells import cell_summary, pairs, valid_rows
+from .cells import cell_summary, pairs
 from .headings import (
     CARRIER_COLUMNS,
-    carrier_checks,
     carrier_crosstab,
     headings_by_arm,
     headings_within_model,
     recall_by_headings,
+    warn_answers_beyond_carrier,
 )
 from .instrument import (
     ABSTENTION_COLUMNS,
@@ -56,6 +55,7 @@ from .instrument import (
     parse_line,
     unit_lenient,
 )
+from .macros import latex_macros
 from .partition import depth, failure_modes, partition, separation
 from .plan import AnalysisPlan
 from .recall import (
@@ -566,52 +566,6 @@ def compute_with_provenance(rows: pd.DataFrame, checks: pd.DataFrame,
                         "sections": out.sources}
 
 
-# ------------------------------------------------------------------------- LaTeX
-
-_DIGITS = "Zero One Two Three Four Five Six Seven Eight Nine".split()
-
-
-def macro_name(key: str) -> str:
-    """A LaTeX command name (letters only) for a number key: icc.value -> \\fsIccValue."""
-    words = re.split(r"[^A-Za-z0-9]+", key)
-    out = []
-    for w in words:
-        w = re.sub(r"\d", lambda m: _DIGITS[int(m.group())], w)
-        if w:
-            out.append(w[0].upper() + w[1:])
-    return "fs" + "".join(out)
-
-
-def format_number(value: Number) -> str:
-    if isinstance(value, int):
-        return f"{value:,}".replace(",", "{,}")
-    if value != 0 and abs(value) < 1e-3:
-        mant, exp = f"{value:.1e}".split("e")
-        return f"{mant}\\times 10^{{{int(exp)}}}"
-    return f"{value:.3f}"
-
-
-def latex_macros(numbers: dict[str, Number]) -> str:
-    """One \\newcommand per number; keys whose letters collide get a letter suffix."""
-    lines = ["% Generated from results/stats/numbers.json by rule stats; do not edit.",
-             "% One command per key; the key is in the comment after each."]
-    used: set[str] = set()
-    for key in sorted(numbers):
-        base = name = macro_name(key)
-        n = 0
-        while name in used:
-            n, suffix = n + 1, ""
-            i = n
-            while i:
-                i, r = divmod(i - 1, 26)
-                suffix = chr(ord("A") + r) + suffix
-            name = base + "X" + suffix
-        used.add(name)
-        lines.append(f"\\newcommand{{\\{name}}}{{\\ensuremath{{{format_number(numbers[key])}}}}}"
-                     f" % {key}")
-    return "\n".join(lines) + "\n"
-
-
 def write_numbers(evidence_dir: str | Path, numbers_out: str | Path, provenance_out: str | Path,
                   macros_out: str | Path, plan: AnalysisPlan, scopes: Scopes | None = None
                   ) -> dict[str, Number]:
@@ -624,23 +578,6 @@ def write_numbers(evidence_dir: str | Path, numbers_out: str | Path, provenance_
     write_json(prov, provenance_out)
     write_text(latex_macros(nums), macros_out)
     return nums
-
-
-def warn_answers_beyond_carrier(rows: pd.DataFrame, checks: pd.DataFrame) -> None:
-    """Said once, in the stats job's log: valid rows whose answer was right about a fact
-    their carrier lacked. Paper §4.10 found "not a single row in which the answer was
-    right about a fact the carrier did not contain"; such a row is counted
-    (`carrier.answer_beyond_carrier`), yet a count in numbers.json is easily read past,
-    and the row is where to look (a carrier recorded wrong, or an answer from elsewhere)."""
-    beyond = carrier_checks(valid_rows(rows), checks)
-    beyond = beyond[beyond["beyond"]]
-    if beyond.empty:
-        return
-    first = beyond.iloc[0]
-    log.warning("%d valid row(s) answer a fact right that their carrier lacked (checks.csv: "
-                "correct true, in_carrier false), counted in carrier.answer_beyond_carrier "
-                "(paper §4.10 found none); the first: row %r, label %r",
-                beyond["row_id"].nunique(), first["row_id"], first["label"])
 
 
 def stats_stage(input: Any, output: Any, params: Any) -> dict[str, Number]:

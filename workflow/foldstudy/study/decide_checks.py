@@ -62,7 +62,7 @@ def decide_problems(cfg: dict[str, Any]) -> list[str]:
     elif "sweeps" in cfg and "max_repeats" in d:
         out += _rotation_looks(cfg, d) + _run_ceiling(cfg, d)
     # in evidence mode the gate holds on the package's sweeps, checked where the package
-    # is read (evidence/load.py: package_gate_problem)
+    # is read (evidence/package.py: package_gate_problem)
     return out + ([] if cfg.get("evidence") else gate_problems(d.get("gate"),
                                                                cfg.get("sweeps", {})))
 

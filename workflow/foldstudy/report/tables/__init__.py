@@ -23,7 +23,8 @@ from ...analysis.plan import AnalysisPlan
 from ...analysis.scopes import Scopes
 from ...analysis.view import Evidence, Numbers
 from ...evidence import columns
-from ...evidence.load import load_probes, read_artifact
+from ...evidence.load import read_artifact
+from ...evidence.package import load_probes
 from ...evidence.provenance import check_same_study
 from ...io import read_csv, read_json
 from ..table import Table, render_template
