@@ -222,6 +222,64 @@ def test_every_stage_package_and_top_module_has_a_layer():
     assert found == set(LAYERS), f"give each a place in LAYERS: {sorted(found ^ set(LAYERS))}"
 
 
+# The folders of tests/ that mirror no package: whole-workflow runs (snakemake on tiny
+# configs), the SLURM cluster's, the stand-ins and builders the tests share, and samples.
+TESTS_BEYOND_THE_PACKAGE = {"workflow": "real snakemake runs", "cluster": "a real SLURM",
+                            "support": "shared stand-ins", "data": "sample files"}
+
+
+def _tested_packages(test: Path, seen: frozenset[Path] = frozenset()) -> set[str]:
+    """The package's subpackages a test file imports, directly or through a sibling test
+    module of its folder (`from .test_x import ...`)."""
+    out = set()
+    for node in ast.walk(ast.parse(test.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        if node.level == 0 and node.module.startswith("foldstudy."):
+            out.add(node.module.split(".")[1])
+        elif node.level == 1 and (sibling := test.parent / f"{node.module}.py").is_file() \
+                and sibling not in seen:
+            out |= _tested_packages(sibling, seen | {test})
+    return out
+
+
+def mirror_problems(tests: Path, package: Path) -> list[str]:
+    """Where tests/ stops mirroring the package: a subpackage with no tests/<name>/, a
+    folder of tests/ that is neither a subpackage nor one of TESTS_BEYOND_THE_PACKAGE,
+    and a test file in tests/<name>/ that imports nothing of foldstudy.<name>."""
+    subpackages = {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    out = [f"foldstudy/{s}/ has no tests/{s}/" for s in sorted(subpackages - folders)]
+    out += [f"tests/{f}/ mirrors no package folder" for f in
+            sorted(folders - subpackages - set(TESTS_BEYOND_THE_PACKAGE))]
+    for s in sorted(subpackages & folders):
+        out += [f"tests/{s}/{t.name} tests nothing of foldstudy/{s}/ (it belongs beside "
+                "what it imports)" for t in sorted((tests / s).glob("test_*.py"))
+                if s not in _tested_packages(t)]
+    return out
+
+
+def test_tests_mirror_the_package():
+    """A contributor finds a module's tests in the folder named like the module's own:
+    tests/study/ for foldstudy/study/, and so on."""
+    assert mirror_problems(ROOT / "tests", PACKAGE) == []
+
+
+def test_the_mirror_check_sees_a_misplaced_test(tmp_path):
+    package, tests = tmp_path / "foldstudy", tmp_path / "tests"
+    for d in (package / "a", package / "b", tests / "a", tests / "stray"):
+        d.mkdir(parents=True)
+    for d in (package / "a", package / "b"):
+        (d / "__init__.py").write_text("")
+    (tests / "a" / "test_ok.py").write_text("from foldstudy.a.x import y\n")
+    (tests / "a" / "test_via.py").write_text("from .test_ok import y\n")
+    (tests / "a" / "test_wrong.py").write_text("from foldstudy.b.x import y\n")
+    assert mirror_problems(tests, package) == [
+        "foldstudy/b/ has no tests/b/", "tests/stray/ mirrors no package folder",
+        "tests/a/test_wrong.py tests nothing of foldstudy/a/ (it belongs beside what it "
+        "imports)"]
+
+
 def test_no_import_cycle_among_the_stage_packages():
     edges = {(_layer(a), _layer(b)) for a, b, _ in package_imports()
              if (a, b) not in ALLOWED_UPWARD}
