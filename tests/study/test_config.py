@@ -206,3 +206,37 @@ def test_a_native_arm_on_a_backend_without_native_compaction_is_refused(
     cfg["sweeps"]["main"]["models"] = ["claude"]
     cfg["sweeps"]["main"]["arms"] = ["j", "m", "native"]
     assert "native" in study(cfg, config_schema, resources).config["sweeps"]["main"]["arms"]
+
+
+@pytest.mark.parametrize("backend, host", [("anthropic", "api.anthropic.com"),
+                                           ("openai_responses", "api.openai.com")])
+def test_a_native_arm_off_the_providers_api_is_refused_until_native_via_says_whose(
+        base, config_schema, resources, backend, host):
+    """A gateway or proxy (LiteLLM, a self-hosted Responses server) may answer a
+    compaction request with a summary of its own, which a native row would grade as the
+    provider's: its base_url must be the provider's API unless `native_via` says whose
+    compaction it is, and saying so changes no fold's backend config."""
+    cfg = copy.deepcopy(base)
+    cfg["models"]["x"] = {"backend": backend, "model_id": "m-1",
+                          "base_url": "https://litellm.example.org/v1", "api_key_env": "K",
+                          "price_prompt_usd_per_mtok": 3.0, "price_completion_usd_per_mtok": 15.0}
+    cfg["sweeps"]["main"]["models"] = ["x"]
+    cfg["sweeps"]["main"]["arms"] = ["j", "m", "native"]
+    msg = problems(cfg, config_schema, resources)
+    assert (f"config.models.x.native_via: arm 'native' grades "
+            f"{'anthropic' if backend == 'anthropic' else 'openai'}'s own compaction, but "
+            f"base_url https://litellm.example.org/v1 is not its API ({host})") in msg
+    assert msg.count("config.models.x.native_via") == 1 and "(allowed: provider, proxy)" in msg
+    for via in ("proxy", "provider"):
+        cfg["models"]["x"]["native_via"] = via
+        s = study(cfg, config_schema, resources)
+        assert "native_via" not in s.model_config("x")
+    cfg["models"]["x"]["native_via"] = "mine"
+    assert "config.models.x.native_via" in problems(cfg, config_schema, resources)
+    del cfg["models"]["x"]["native_via"]
+    cfg["models"]["x"]["base_url"] = f"https://{host}/v1"
+    assert study(cfg, config_schema, resources).model_config("x")["base_url"] == (
+        f"https://{host}/v1")
+    cfg["sweeps"]["main"]["arms"] = ["j", "m"]  # no native arm: the address is not checked
+    cfg["models"]["x"]["base_url"] = "https://litellm.example.org/v1"
+    study(cfg, config_schema, resources)

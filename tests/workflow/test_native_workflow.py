@@ -48,9 +48,11 @@ def _config(anthropic: str, openai: str) -> dict[str, Any]:
             "models": {
                 "claude": {"backend": "anthropic", "model_id": "claude-standin",
                            "base_url": anthropic, "api_key_env": "ANTHROPIC_STANDIN_KEY",
-                           **PRICES},
+                           # the stand-ins speak for the providers (study/checks.py)
+                           "native_via": "provider", **PRICES},
                 "gpt": {"backend": "openai_responses", "model_id": "gpt-standin",
-                        "base_url": openai, "api_key_env": "OPENAI_STANDIN_KEY", **PRICES}},
+                        "base_url": openai, "api_key_env": "OPENAI_STANDIN_KEY",
+                        "native_via": "provider", **PRICES}},
             "sweeps": {"s": {"scenario": "distributed", "seed": 3,
                              "models": ["claude", "gpt"], "arms": ["native", "j", "m"],
                              "native_with": ["m"], "repeats": 3}}}

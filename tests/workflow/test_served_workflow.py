@@ -45,7 +45,8 @@ def _config(base_url: str) -> dict[str, Any]:
                                               "at_least": "equivalent"}},
             "models": {"claude": {
                 "backend": "anthropic", "model_id": "claude-standin", "base_url": base_url,
-                "api_key_env": "ANTHROPIC_STANDIN_KEY", "price_prompt_usd_per_mtok": 3.0,
+                "api_key_env": "ANTHROPIC_STANDIN_KEY", "native_via": "provider",
+                "price_prompt_usd_per_mtok": 3.0,
                 "price_completion_usd_per_mtok": 15.0, "timeout_s": 10, "max_attempts": 2,
                 "retry_initial_wait_s": 0.05}},
             "sweeps": {"s": {"scenario": "distributed", "seed": 3, "models": ["claude"],

@@ -147,6 +147,7 @@ class AnthropicBackend(DirectBackend):
     routing_keys = ("model", "messages", "system", "max_tokens")  # max_tokens is required
     native_compaction: str | None = ON_DEMAND
     compaction_beta: str | None = ON_DEMAND_BETA
+    provider_hosts = ("api.anthropic.com",)
     chunk_presented_as = "user message"
     identity_keys = ("anthropic_version",)
 

@@ -494,6 +494,10 @@ class Backend(ABC):
     #: the compaction mechanism this backend asks its provider for (None: it has none);
     #: the probe sends one minimal compaction request where it is set
     native_compaction: str | None = None
+    #: the hosts that are the provider's own API, where a `native` arm's compaction is
+    #: the provider's; on any other base_url (a gateway, LiteLLM, a self-hosted server)
+    #: the model config must say `native_via` (study/checks.py native_via_problems)
+    provider_hosts: tuple[str, ...] = ()
     #: the beta the mechanism is under, sent on every request that carries its item
     compaction_beta: str | None = None
     #: how the chunk goes on the wire in a compaction request (the docs say what each

@@ -94,6 +94,7 @@ class OpenAIResponsesBackend(DirectBackend):
     provider_name = "openai"
     routing_keys = ("model", "input", "instructions", "store")
     native_compaction: str | None = COMPACT_ENDPOINT
+    provider_hosts = ("api.openai.com",)
     compaction_beta: str | None = None
     chunk_presented_as = "assistant message"
     identity_keys = ("reasoning",)

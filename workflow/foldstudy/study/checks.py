@@ -176,7 +176,8 @@ def native_backend_problems(cfg: dict[str, Any], table: dict[str, Any]) -> list[
         return []
     arms = table.get("arms", {})
     having = [k for k, c in backend_classes().items() if c.native_compaction]
-    out = []
+    out: list[str] = []
+    via_said: set[str] = set()
     for name, sw in cfg["sweeps"].items():
         for arm in sw["arms"]:
             if not (isinstance(arms.get(arm), dict)
@@ -191,7 +192,35 @@ def native_backend_problems(cfg: dict[str, Any], table: dict[str, Any]) -> list[
                                f"{kind}, which has no native compaction for arm {arm!r} "
                                f"(backends that have one: {', '.join(having)}); run "
                                f"{arm} on such a model, or leave it out of sweep {name}")
+                elif m not in via_said and (
+                        why := native_via_problem(m, cfg["models"][m], arm)) is not None:
+                    via_said.add(m)  # once a model, however many sweeps and arms
+                    out.append(why)
     return out
+
+
+def native_via_problem(name: str, model: dict[str, Any], arm: str) -> str | None:
+    """A native arm grades the provider's own compaction, so its model's base_url must be
+    the provider's API (backends/base.py provider_hosts): a gateway, LiteLLM or a
+    self-hosted server may answer a compaction request with a summary of its own, which
+    would be graded as the provider's. The model config's `native_via` says whose it is
+    where the address cannot (`proxy`: another's; `provider`: the provider's, e.g. a
+    stand-in of its API)."""
+    from urllib.parse import urlsplit
+
+    from ..backends.registry import backend_class
+
+    cls = backend_class(model["backend"])
+    url = str(model.get("base_url") or "")
+    host = urlsplit(url).hostname or ""
+    if model.get("native_via") or not url.startswith(("http://", "https://")) or (
+            host in cls.provider_hosts):
+        return None
+    return (f"config.models.{name}.native_via: arm {arm!r} grades {cls.provider_name}'s own "
+            f"compaction, but base_url {url} is not its API ({', '.join(cls.provider_hosts)}); "
+            "a gateway or proxy may compact with a summary of its own. Say native_via: proxy "
+            "to run it there, or native_via: provider if this endpoint is the provider's "
+            "(allowed: provider, proxy)")
 
 
 def native_with_problems(cfg: dict[str, Any], table: dict[str, Any],

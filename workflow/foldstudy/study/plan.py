@@ -46,6 +46,11 @@ def run_of_path(path: str) -> dict[str, Any]:
             "arm": parts[-1].removesuffix(".json")}
 
 
+# A model config's keys that are the study's word about the model, not the backend's:
+# `probe_arms` (arms probed and never folded) and `native_via` (whose compaction a
+# native arm grades, study/checks.py). No fold request depends on them.
+STUDY_KEYS = ("probe_arms", "native_via")
+
 # A plan larger than this says its size first thing (Study.plan_size).
 PLAN_SAID_ABOVE_JOBS = 2_000
 
@@ -76,7 +81,7 @@ class Study:
                         prev = order[pos - 1] if pos else None
                         self.runs.append(Run(sname, model, r, arm, pos, prev))
         self._index = {(x.sweep, x.model, x.repeat, x.arm): x for x in self.runs}
-        self._backend_configs = {m: {k: v for k, v in c.items() if k != "probe_arms"}
+        self._backend_configs = {m: {k: v for k, v in c.items() if k not in STUDY_KEYS}
                                  for m, c in config["models"].items()}
 
     def run(self, sweep: str, model: str, repeat: int | str, arm: str) -> Run:
@@ -112,8 +117,8 @@ class Study:
     def model_config(self, model: str) -> dict[str, Any]:
         """The model's backend config: what its backend, fold and token jobs read.
 
-        `probe_arms` is the study's word about probing, not the backend's: left out, so
-        naming one changes no fold job's params."""
+        STUDY_KEYS are the study's word, not the backend's: left out, so naming one
+        changes no fold job's params."""
         return self._backend_configs[model]
 
     def folded_arms(self, model: str) -> list[str]:
