@@ -21,11 +21,11 @@ rule audit:
     params:
         **PRICING,
         # the plan against the budget, and what the ledger has spent so far (docs/design.md §6)
-        runs=W.runs_planned(),
+        runs=W.decision.runs_planned(),
         budget_usd=STUDY.config["budget_usd"],
         ledger=LEDGER,
         # a staged decision (decide:): its first stage and its maximum, both priced
-        staged=W.audit_staged(),
+        staged=W.decision.audit_staged(),
     script:
         "../scripts/audit.py"
 
@@ -39,7 +39,7 @@ rule power:
     input:
         **W.fixtures(),
         **PROMPT_FILES,
-        **W.power_pilot(),
+        **W.decision.power_pilot(),
         analysis=ANALYSIS_YAML,
         arms_yaml=ARMS_YAML,
     output:
@@ -56,7 +56,7 @@ rule power:
         ENV
     params:
         **PRICING,
-        sweeps=W.power_sweeps(),
+        sweeps=W.decision.power_sweeps(),
         power=STUDY.config["power"],
         compare_pairs=STUDY.config["compare_pairs"],
     script:

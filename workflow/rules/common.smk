@@ -1,7 +1,8 @@
 # Wiring only: the one package call that checks the config and decides what the DAG is
-# planned from (foldstudy/wiring.py load_wiring), the wildcard constraints, and the
-# input functions the rule files name, each handing its wildcards to a method of W. A
-# staged decision's looks are checkpoints, so what reads them is here too.
+# planned from (foldstudy/wiring/ load_wiring), the wildcard constraints, and the input
+# functions the rule files name, each handing its wildcards to a method of W's part that
+# decides it (W.sessions, W.runs, W.decision, W.outputs). A staged decision's looks are
+# checkpoints, so what reads them is here too.
 
 import os
 import re
@@ -83,42 +84,42 @@ GRADING_YAML = res("grading.yaml")
 ANALYSIS_YAML = W.analysis_yaml
 SCHEMA_FILES = W.schema_files
 # What prices a repeat, the same for the audit, the power plan, a look and the cards.
-PRICING = W.pricing()
+PRICING = W.decision.pricing()
 # Which arms a verdict reads how, the same for a look and the cards.
-VERDICT_ARMS = W.verdict_arms()
+VERDICT_ARMS = W.decision.verdict_arms()
 
 # --- fixtures and sessions (rules/fixtures.smk) ---
 
 
 def fixture_params(wildcards):
-    return W.fixture_params(wildcards.sweep)
+    return W.sessions.fixture_params(wildcards.sweep)
 
 
 def fixture_content(wildcards):
-    return W.fixture_content(wildcards.sweep)
+    return W.sessions.fixture_content(wildcards.sweep)
 
 
 def fixture_session_inputs(wildcards):
-    return W.fixture_session_inputs(wildcards.sweep)
+    return W.sessions.fixture_session_inputs(wildcards.sweep)
 
 
 def session_transcript(wildcards):
-    return W.session_transcript(wildcards.scenario)
+    return W.sessions.session_transcript(wildcards.scenario)
 
 
 # --- probe and folds (rules/probe.smk, rules/fold.smk) ---
 
 
 def probe_fixtures(wildcards):
-    return W.probe_fixtures(wildcards.model)
+    return W.runs.probe_fixtures(wildcards.model)
 
 
 def folded_arm_params(wildcards):
-    return W.folded_arm_params(wildcards.model)
+    return W.runs.folded_arm_params(wildcards.model)
 
 
 def probe_arm_params(wildcards):
-    return W.probe_arm_params(wildcards.model)
+    return W.runs.probe_arm_params(wildcards.model)
 
 
 def _run(wildcards):
@@ -126,22 +127,24 @@ def _run(wildcards):
 
 
 def previous_run(wildcards):
-    return W.previous_run(*_run(wildcards))
+    return W.runs.previous_run(*_run(wildcards))
 
 
 def run_params(wildcards):
-    return W.run_params(*_run(wildcards))
+    return W.runs.run_params(*_run(wildcards))
 
 
 def run_attempt(wildcards):
-    return W.run_attempt(*_run(wildcards))
+    return W.runs.run_attempt(*_run(wildcards))
 
 
 # A number where every model asks the same (a callable costs a call per job).
-model_threads = W.uniform_threads or (lambda wildcards: W.threads(wildcards.model))
+model_threads = W.runs.uniform_threads or (
+    lambda wildcards: W.runs.threads(wildcards.model)
+)
 BACKEND_SLOTS = {
     k: v if isinstance(v, int) else (lambda wildcards, f=v: f(wildcards.model))
-    for k, v in W.slot_resources.items()
+    for k, v in W.runs.slot_resources.items()
 }
 
 
@@ -153,7 +156,7 @@ BACKEND_SLOTS = {
 def repeats_at(sweep, look):
     """model -> repeats made when look `look` of a staged sweep is taken."""
     if look == 1:
-        return W.first_stage_repeats(sweep)
+        return W.decision.first_stage_repeats(sweep)
     return repeats_after(read_json(look_state(sweep, look - 1)))
 
 
@@ -188,13 +191,13 @@ def look_inputs(wildcards):
     runs = [
         r.path for r in STUDY.sweep_runs(wildcards.sweep) if r.repeat < reps[r.model]
     ]
-    return {"runs": runs, **W.look_fixed_inputs(wildcards.sweep, look)}
+    return {"runs": runs, **W.decision.look_fixed_inputs(wildcards.sweep, look)}
 
 
 def decision_inputs(wildcards):
     """The cards' inputs, and the final look of each staged sweep, which they read."""
     return {
-        **W.decision_inputs(),
+        **W.outputs.decision_inputs(),
         **{f"decide_{s}": final_look(s) for s in W.decide_sweeps},
     }
 
@@ -228,6 +231,6 @@ def staged_run_paths(wildcards):
 
 def release_lock(wildcards):
     try:
-        return W.release_lock()
+        return W.outputs.release_lock()
     except StudyError as e:
         raise WorkflowError(str(e))

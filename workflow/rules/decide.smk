@@ -62,13 +62,13 @@ checkpoint decide_look:
         look=lambda w: int(w.look),
         # without the gate, which decides nothing here beyond the family's size: a
         # changed gate reruns the cards and the gate, never the looks
-        decide=W.look_decide(),
-        gate_pair=W.gate_pair(),
+        decide=W.decision.look_decide(),
+        gate_pair=W.decision.gate_pair(),
         models=lambda w: STUDY.config["sweeps"][w.sweep]["models"],
         sweep_arms=lambda w: STUDY.config["sweeps"][w.sweep]["arms"],
         # the pairs its cards read (sweeps.X.compare; analysis/power.py sweep_contrasts)
         compare=lambda w: STUDY.config["sweeps"][w.sweep].get("compare"),
-        rotation=lambda w: W.decide_rotation(w.sweep),
+        rotation=lambda w: W.decision.decide_rotation(w.sweep),
         seed=lambda w: STUDY.config["sweeps"][w.sweep]["seed"],
         alpha=STUDY.config["power"]["alpha"],
         power=STUDY.config["power"]["power"],
@@ -107,7 +107,7 @@ rule gate:
     input:
         gate="results/gate.json",
         # the carrier a passing gate names, as files (nobody needs a separate target)
-        carriers=W.carrier_folders(),
+        carriers=W.outputs.carrier_folders(),
     log:
         "results/logs/gate.log",
     localrule: True
@@ -125,7 +125,7 @@ rule decision_page:
     input:
         decision="results/decision.json",
         # each decided card links its carrier folder, so the page builds the folders
-        carriers=W.carrier_folders(),
+        carriers=W.outputs.carrier_folders(),
         analysis=ANALYSIS_YAML,
         arms_yaml=ARMS_YAML,
         template=res("templates", "decision.html.j2"),
@@ -158,7 +158,7 @@ rule carriers:
         # a staged sweep's are known once its looks ran
         staged_runs=staged_run_paths,
         rows="results/evidence/rows.csv",
-        own=W.own_arm_files(),
+        own=W.outputs.own_arm_files(),
     output:
         carriers=directory("results/decision"),
     log:
@@ -169,7 +169,7 @@ rule carriers:
     params:
         runs=page_runs,
         arms=PRICING["arms"],
-        own_files=W.own_arm_sources(),
+        own_files=W.outputs.own_arm_sources(),
         store=STUDY.config["store"],
         temperature=STUDY.config["temperature"],
     script:

@@ -4,10 +4,10 @@
 
 rule evidence:
     input:
-        rows=W.graded_parts("rows"),
-        checks=W.graded_parts("checks"),
-        folds=W.graded_parts("folds"),
-        trace=W.graded_parts("trace"),
+        rows=W.runs.graded_parts("rows"),
+        checks=W.runs.graded_parts("checks"),
+        folds=W.runs.graded_parts("folds"),
+        trace=W.runs.graded_parts("trace"),
         probes="results/probe/summary.tsv",
     output:
         rows="results/evidence/rows.csv",

@@ -9,7 +9,7 @@ from foldstudy.report.titles import drawn_by, figure
 
 rule figures:
     input:
-        rows=W.evidence_inputs()["rows"],
+        rows=W.outputs.evidence_inputs()["rows"],
         numbers="results/stats/numbers.json",
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,

@@ -31,7 +31,7 @@ rule fixture:
 rule candidates:
     input:
         transcript=session_transcript,
-        inherited=lambda w: W.session_inherited(w.scenario),
+        inherited=lambda w: W.sessions.session_inherited(w.scenario),
     output:
         tsv="results/sessions/{scenario}/candidates.tsv",
         md="results/sessions/{scenario}/candidates.md",

@@ -20,7 +20,7 @@ rule lock:
         evidence=GEN_EVIDENCE,
         lock=LOCK,
         study=STUDY.config["study"],
-        dirs=W.private_dirs(),
+        dirs=W.outputs.private_dirs(),
         # the folder whose every file the lock pins (one digest over the tree)
         resources=lambda wildcards, input: str(Path(input.analysis).parent),
         config=STUDY.config,
@@ -45,7 +45,7 @@ rule verify:
         lock=LOCK,
         claims=CLAIMS,
         report="results/verify/report.md",
-        dirs=W.private_dirs(),
+        dirs=W.outputs.private_dirs(),
         # the folder whose every file the lock pins (one digest over the tree)
         resources=lambda wildcards, input: str(Path(input.analysis).parent),
         config=STUDY.config,

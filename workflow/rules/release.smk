@@ -13,7 +13,7 @@ rule release:
 
 rule release_package:
     input:
-        **W.generate_inputs(),
+        **W.outputs.generate_inputs(),
         lock=release_lock,
         tables="results/tables",
         analysis=ANALYSIS_YAML,
@@ -43,7 +43,7 @@ rule release_package:
             "claims_path": CLAIMS,
             "report_out": "results/verify/report.md",
             "resources": RESOURCES_REL,
-            **W.private_dirs(),
+            **W.outputs.private_dirs(),
         },
     script:
         "../scripts/release.py"

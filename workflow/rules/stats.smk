@@ -5,7 +5,7 @@
 
 rule stats:
     input:
-        **W.evidence_inputs(),
+        **W.outputs.evidence_inputs(),
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         schemas=SCHEMA_FILES,

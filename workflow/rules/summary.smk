@@ -5,11 +5,11 @@
 rule summary:
     input:
         # rows, checks and (where the evidence has one) the fact trace
-        **W.trace_inputs(),
+        **W.outputs.trace_inputs(),
         losses="results/trace/fact-losses.csv",
         decision="results/decision.md",  # the summary opens with the cards
         decision_page="results/decision.html",  # which they link, with the forest plot
-        sessions=W.session_manifests(),  # own-session sweeps: facts' fate and the baseline
+        sessions=W.sessions.session_manifests(),  # own-session sweeps: facts' fate and the baseline
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
     output:
@@ -24,7 +24,7 @@ rule summary:
     params:
         study=STUDY.config["study"],
         viewer=not EVIDENCE_MODE,
-        first_block=W.first_block_page(),
+        first_block=W.outputs.first_block_page(),
         # what the paid calls cost (docs/design.md §6): the ledger is read, not an input, so a
         # call settled later reruns no summary
         ledger=None if EVIDENCE_MODE else LEDGER,

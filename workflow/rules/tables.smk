@@ -5,13 +5,13 @@
 
 rule tables:
     input:
-        **W.evidence_inputs(),
+        **W.outputs.evidence_inputs(),
         numbers="results/stats/numbers.json",
         figures=rules.figures.output,
-        readers=W.reader_outputs(),
-        probes=W.probe_table(),
-        token_classes=W.token_class_table(),
-        trace=W.trace_table(),
+        readers=W.outputs.reader_outputs(),
+        probes=W.outputs.probe_table(),
+        token_classes=W.outputs.token_class_table(),
+        trace=W.outputs.trace_table(),
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         templates=[

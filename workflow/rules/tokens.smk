@@ -10,7 +10,9 @@ rule token_classes:
         ),
         # The verdicts first: a model the probe could not load is refused by name here,
         # before its GGUF is opened.
-        probes=expand("results/probe/{model}.json", model=list(W.folded_model_configs)),
+        probes=expand(
+            "results/probe/{model}.json", model=list(W.runs.folded_model_configs)
+        ),
     output:
         table="results/stats/chars-per-token.csv",
     log:
@@ -19,6 +21,6 @@ rule token_classes:
     conda:
         ENV
     params:
-        models=W.folded_model_configs,
+        models=W.runs.folded_model_configs,
     script:
         "../scripts/token_classes.py"

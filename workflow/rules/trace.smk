@@ -4,7 +4,7 @@
 
 rule trace:
     input:
-        **W.trace_inputs(),
+        **W.outputs.trace_inputs(),
         analysis=ANALYSIS_YAML,
         arms=ARMS_YAML,
         template=res("templates", "fact-losses.md.j2"),

@@ -4,7 +4,7 @@ A backend is written in two places, its class and the `@register_backend` over i
 (inspect_ai's `@modelapi` shape). Everything else that differs per backend follows from
 this table: the config schema's backend enum, required keys and limits
 (study/backend_schema.py), a model's defaults (resolve_model_config), the Snakemake slot
-resource of its jobs (foldstudy/wiring.py), the audit's prices and the probe's pin (methods
+resource of its jobs (foldstudy/wiring/runs.py), the audit's prices and the probe's pin (methods
 on the class).
 
 Two ways in, and no list to keep: every module of this package is imported on first

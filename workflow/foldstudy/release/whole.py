@@ -44,7 +44,7 @@ def package_section(package: Path, substituted: dict[str, Any], redacted: dict[s
 
 def is_package(evidence_dir: str | Path, lock_path: str | Path) -> bool:
     """verify where a released package lies: its lock.json beside its evidence/ (the lock
-    foldstudy/wiring.py picks for evidence=<package>/evidence)."""
+    foldstudy/wiring/core.py picks for evidence=<package>/evidence)."""
     lock = Path(lock_path).resolve()
     return lock.name == LOCK_FILE and lock.parent == Path(evidence_dir).resolve().parent
 

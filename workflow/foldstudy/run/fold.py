@@ -516,7 +516,7 @@ def fold_stage(input: Any, output: Any, params: Any, threads: int,
     Snakemake an inspection per job, a third of the paper study's dry run. budget_usd
     comes from the script's config too (checked when the workflow loaded): as a param,
     raising it would rerun every finished run. A staged decision's run carries
-    run["staged"] (wiring.Wiring.run_params), which only its sweeps' runs have."""
+    run["staged"] (wiring.runs.Runs.run_params), which only its sweeps' runs have."""
     run = params.run
     return run_fold(
         input.fixture, arm=run["arm"], model_name=run["sample"]["model"],

@@ -1,7 +1,7 @@
-"""What the workflow decides while it loads (foldstudy/wiring.py), without Snakemake:
-the one checked call common.smk makes, each refusal it can raise as one StudyError, and
-the inputs and params the rules read from it; and a staged look's state as the workflow
-reads it (study/design.py)."""
+"""What the workflow decides while it loads (foldstudy/wiring/), without Snakemake: the
+one checked call common.smk makes, each refusal it can raise as one StudyError, and the
+inputs and params the rules read from it (its parts: W.runs, W.decision, W.outputs); and
+a staged look's state as the workflow reads it (study/design.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from foldstudy.study.session_cache import CACHE_ENV
 from foldstudy.study.spec import load_arm_table
 from foldstudy.wiring import load_wiring
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 DECIDE = {"pair": ["j", "m"], "margin": 0.10, "max_repeats": 24, "looks": 3}
 
@@ -52,15 +52,15 @@ def test_the_default_study_wires_its_runs_relative_to_the_working_directory(here
         ROOT / "resources/prompts/fold_user.md.j2").resolve()
     # one fold job's params: its arm, model and sample, the seed of its sweep
     run = w.study.runs[0]
-    params = w.run_params(run.sweep, run.model, str(run.repeat), run.arm)
+    params = w.runs.run_params(run.sweep, run.model, str(run.repeat), run.arm)
     assert params["sample"] == {"sweep": run.sweep, "model": run.model, "arm": run.arm,
                                 "repeat": run.repeat, "position": run.position,
                                 "seed": w.config["sweeps"][run.sweep]["seed"]}
     assert "staged" not in params  # only a staged decision's runs carry a budget
     # the prices every pricing rule shares: exactly the arms some run uses
-    assert set(w.pricing()["arms"]) == {r.arm for r in w.study.runs}
-    assert w.decide_first == {} and not any(n.startswith("decide:") for n in w.notes)
-    assert w.reader_outputs()[-2:] == ["results/viewer", "results/compare"]
+    assert set(w.decision.pricing()["arms"]) == {r.arm for r in w.study.runs}
+    assert w.decision.decide_first == {} and not any(n.startswith("decide:") for n in w.notes)
+    assert w.outputs.reader_outputs()[-2:] == ["results/viewer", "results/compare"]
 
 
 def test_a_staged_decision_is_planned_once_and_said_in_the_notes(here, base):
@@ -69,14 +69,15 @@ def test_a_staged_decision_is_planned_once_and_said_in_the_notes(here, base):
     cfg["sweeps"][sweep]["arms"] = ["j", "m"]
     cfg["decide"] = DECIDE
     w = wire(cfg)
-    assert w.decide_sweeps == [sweep] and w.decide_first == {sweep: 8}
+    assert w.decide_sweeps == [sweep] and w.decision.decide_first == {sweep: 8}
     assert any(f"decide: sweep {sweep} runs j against m in stages: first 8 repeats per "
                "model, at most 24 over 3 looks" in n for n in w.notes)
     run = w.study.runs[0]
-    staged = w.run_params(run.sweep, run.model, str(run.repeat), run.arm)["staged"]
+    staged = w.runs.run_params(run.sweep, run.model, str(run.repeat), run.arm)["staged"]
     assert staged == {"budget_usd": None}  # no record yet: nothing stopped it
-    assert w.look_fixed_inputs(sweep, 2)["previous"] == f"results/decide/{sweep}/look1.json"
-    assert "previous" not in w.look_fixed_inputs(sweep, 1)
+    decision = w.decision
+    assert decision.look_fixed_inputs(sweep, 2)["previous"] == f"results/decide/{sweep}/look1.json"
+    assert "previous" not in decision.look_fixed_inputs(sweep, 1)
 
 
 def test_each_refusal_is_one_study_error_before_any_job(here, base, tmp_path):
@@ -101,11 +102,11 @@ def test_each_refusal_is_one_study_error_before_any_job(here, base, tmp_path):
 def test_release_without_a_lock_says_how_to_pin_one(here, base):
     w = wire(base)
     with pytest.raises(StudyError, match="pin it first with `snakemake -c1 lock`"):
-        w.release_lock()
+        w.outputs.release_lock()
     lock = here / w.lock
     lock.parent.mkdir(parents=True)
     lock.write_text(json.dumps({}))
-    assert w.release_lock() == w.lock
+    assert w.outputs.release_lock() == w.lock
 
 
 def test_a_replay_without_a_lock_warns_that_the_store_is_unverified(here, base):
