@@ -5,8 +5,10 @@ a staged look's state as the workflow reads it (study/design.py)."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
+import re
 
 import pytest
 import yaml
@@ -114,6 +116,33 @@ def test_a_replay_without_a_lock_warns_that_the_store_is_unverified(here, base):
     w = wire({**base, "replay": True, "store": "store"})
     assert any(x.startswith("replay: the response store store/ is unverified")
                for x in w.warnings)
+
+
+def test_every_name_the_rule_files_call_on_w_is_there(here, base):
+    """A rule file calls W.<core member> or W.<part>.<member>: a member moved between
+    parts would otherwise fail only when Snakemake loads the Snakefile."""
+    w = wire(base)
+    called = set()
+    for smk in [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]:
+        called |= set(re.findall(r"\bW((?:\.\w+)+)", smk.read_text(encoding="utf-8")))
+    assert ".runs.run_params" in called and ".lock" in called
+    for chain in sorted(called):
+        target = w
+        for name in chain.strip(".").split("."):
+            target = getattr(target, name)  # AttributeError names what is missing
+
+
+def test_each_part_reads_the_core_and_no_other_part():
+    """Parts reach each other only through the core (wiring/core.py), so a part is read
+    alone, and what two parts both need is found in one place."""
+    folder = ROOT / "workflow/foldstudy/wiring"
+    parts = {"sessions", "runs", "decision", "outputs"}
+    assert parts | {"__init__", "core"} == {p.stem for p in folder.glob("*.py")}
+    for part in sorted(parts):
+        tree = ast.parse((folder / f"{part}.py").read_text(encoding="utf-8"))
+        siblings = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.level == 1}
+        assert siblings == {"core"}, part
 
 
 LOOK = {"done": False, "models": {
