@@ -1,6 +1,6 @@
 """The `--config` flags as Snakemake hands them over, before the config is checked:
 an empty one refused by name, and a typed one read as the type the schema declares
-(foldstudy/wiring.py load_wiring calls both first)."""
+(foldstudy/wiring/ load_wiring calls both first)."""
 
 from __future__ import annotations
 

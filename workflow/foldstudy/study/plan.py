@@ -2,7 +2,7 @@
 of the record each run writes (run_path, and run_of_path, its inverse).
 
 study/config.py `load_study` builds the Study once every check has passed; the rules'
-wiring (wiring.py) reads it. Nothing here checks a config.
+wiring (foldstudy/wiring/) reads it. Nothing here checks a config.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ edited entry (fixture text the transcript never had, an emptied secret scan), an
 copied under another key, or a file the cache did not write is discarded and rebuilt, and
 the log says so in one line; a pickle of an earlier version is never opened, only removed.
 
-Where: the directory FOLDSTUDY_SESSION_CACHE names; foldstudy/wiring.py (load_wiring) sets it to
+Where: the directory FOLDSTUDY_SESSION_CACHE names; foldstudy/wiring/ (load_wiring) sets it to
 `.snakemake/foldstudy/sessions/` of the working directory, so the cache lives and goes
 with Snakemake's own state (`rm -rf .snakemake` clears it). Unset (a library call, a
 test), nothing is cached and every read parses the file.
