@@ -1,6 +1,6 @@
-"""A carrier that is another carrier with something added (an index arm's: carriers/
-index.py): every hook of Carrier is the wrapped carrier's, unless a subclass overrides
-it to say what it adds.
+"""A carrier that is another carrier with something added (an index arm's, index.py):
+every hook of Carrier is the wrapped carrier's, unless a subclass overrides it to say
+what it adds.
 
 The hooks are forwarded once, for every method and property Carrier declares, so a hook
 added to Carrier reaches the wrapped kind with no line here and no wrapper can forget
