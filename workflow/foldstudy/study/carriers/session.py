@@ -68,10 +68,10 @@ def no_call_fold(backend: BackendView, pending: list[int], i: int, carry: str,
     """The record of fold i where no model was called: the fields of a model fold's
     record (run/fold.py fold_step), each saying so. The carried text is the session's
     own, no label of the harness's, so model_chars is the carry's length."""
-    reply: dict[str, Any] = {"text": "", "finish_reason": NO_CALL_FINISH, "prompt_tokens": 0,
-             "completion_tokens": 0, "token_count_method": backend.token_count_method,
-             "latency_s": 0.0, "served_by": "", "cost_usd": 0.0, "raw": {},
-             "attempts": []}
+    reply: dict[str, Any] = {
+        "text": "", "finish_reason": NO_CALL_FINISH, "prompt_tokens": 0,
+        "completion_tokens": 0, "token_count_method": backend.token_count_method,
+        "latency_s": 0.0, "served_by": "", "cost_usd": 0.0, "raw": {}, "attempts": []}
     return Fold(fold=i, chunks=list(pending), request_key=None, store_hit=False, seed=None,
                 max_tokens=0, reply=reply, parse_ok=True, schema_valid=True,
                 schema_errors=[], carry=carry, carried_chars=len(carry), clipped=evicted,
@@ -104,9 +104,11 @@ class SessionCarrier(Carrier):
         """Allowed unless the probe found the endpoint unusable (its verdict before any
         shape) or refused the plain shape the recall turn sends."""
         plain = next((r for r in probe.get("shapes", []) if r.get("shape") == "plain"), None)
-        refused: ProbeRecord | ShapeVerdict | None = probe if probe.get(
-            "verdict", "ok") != "ok" else (
-            plain if plain is not None and plain.get("verdict") != "ok" else None)
+        refused: ProbeRecord | ShapeVerdict | None = None
+        if probe.get("verdict", "ok") != "ok":
+            refused = probe
+        elif plain is not None and plain.get("verdict") != "ok":
+            refused = plain
         if refused is not None:
             return {"allowed": False, "verdict": refused["verdict"],
                     "reason": refused.get("reason", ""),
