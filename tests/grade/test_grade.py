@@ -199,7 +199,7 @@ def _fold(arm, text, tmp_path, resources):
     # a store per reply: the request is the same each time, the reply is not
     caller = Caller(_Writes(text), ResponseStore(tmp_path / f"{arm.arm}-{len(text)}"),
                     Sample("s", "toy", arm.arm, 0, 0, 7))
-    return fold_step(caller, arm, prompts, records.fixture(1), "", [0], 0, 0.2)
+    return fold_step(caller, arm, prompts, records.fixture(1), "", [0], 0, 0.2).to_dict()
 
 
 def test_fill_and_clipping_measure_the_models_text_not_the_carrys_labels(

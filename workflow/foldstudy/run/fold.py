@@ -36,6 +36,7 @@ from ..grade.validity import BUDGET, attempts_dir, retryable, validity
 from ..io import read_json, write_json
 from ..study.carriers.registry import carrier_of
 from ..study.carriers.render import Rendered
+from ..study.carriers.types import FoldStep
 from ..study.record import Fold, RunRecord
 from ..study.spec import Arm, Fixture
 
@@ -181,7 +182,7 @@ class FoldChain:
     and whether a catch-up, a fault or the budget cost any of them."""
 
     carry: str = ""
-    folds: list[dict[str, Any]] = field(default_factory=list)
+    folds: list[Fold] = field(default_factory=list)
     # an index arm's identifier index so far, oldest entry first (study/index.py)
     index: list[str] = field(default_factory=list)
     catchup_fired: bool = False
@@ -201,7 +202,7 @@ class FoldChain:
 
 
 def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carry: str,
-              pending: list[int], i: int, temperature: float) -> dict[str, Any]:
+              pending: list[int], i: int, temperature: float) -> Fold:
     """Fold i: the carry so far and the pending chunks in, the record of the fold out.
 
     Raises ContextOverflow (the caller folds the chunk with the next) and BackendError.
@@ -248,7 +249,7 @@ def fold_step(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture, carr
         # and folds_clipped measure (grade/rows.py; the carry's labels are not counted).
         model_chars=rendered.model_chars(len(clipped_carry)),
         model_clipped=model_clipped,
-    ).to_dict()
+    )
 
 
 def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
@@ -261,11 +262,12 @@ def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
     pending: list[int] = []
     for i in range(n):
         pending.append(i)
+        step = FoldStep(i=i, pending=pending, temperature=temperature, arm=arm,
+                        fixture=fixture, chain=chain, caller=caller,
+                        model_fold=partial(fold_step, caller, arm, prompts, fixture,
+                                           chain.carry, pending, i, temperature))
         try:
-            fold = carrier.fold(
-                partial(fold_step, caller, arm, prompts, fixture, chain.carry, pending, i,
-                        temperature),
-                caller, arm, fixture, chain, pending, i, temperature)
+            made = carrier.fold(step)
         except ContextOverflow as e:
             # Catch-up: this chunk is folded together with the next one.
             chain.catchup_fired = True
@@ -283,10 +285,10 @@ def run_folds(caller: Caller, arm: Arm, prompts: Prompts, fixture: Fixture,
             chain.budget_stop = e  # no call was sent; the folds made so far are kept
             chain.missing += n - i
             break
-        carrier.after_fold(caller, arm, fixture, chain, pending, fold)
-        chain.folds.append(fold)
-        chain.carry = fold["carry"]
-        chain.item = fold.pop("_item", None)
+        carrier.after_fold(step, made.fold)
+        chain.folds.append(made.fold)
+        chain.carry = made.fold.carry
+        chain.item = made.item
         pending = []
     return chain
 
@@ -332,7 +334,7 @@ def run_record(caller: Caller, fixture: Fixture, arm: Arm, temperature: float,
         arm_spec=arm.to_dict(), endpoint=backend.identity,
         ceiling_delivery=backend.ceiling_delivery if arm.ceilings else "none",
         token_count_method=backend.token_count_method, temperature=temperature,
-        n_chunks=len(fixture.chunks), folds=[Fold.from_dict(f) for f in chain.folds],
+        n_chunks=len(fixture.chunks), folds=list(chain.folds),
         final_carry=chain.carry,
         recall=recall, catchup_fired=chain.catchup_fired, missing_folds=chain.missing,
         infra_error=chain.infra_error,

@@ -23,19 +23,31 @@ and never test a kind's name:
 A kind is one module in this package with one subclass under `@register_carrier`
 (registry.py); docs/design.md "Adding a carrier" says how.
 
-What a carrier is handed is typed `Any` here and named in each docstring: study/spec.py's
-Arm and Fixture, the fold job's Caller, FoldChain and Prompts (run/fold.py), and
-study/record.py's RunRecord. The spec reads this package, and the fold job sits above
-it, so neither is imported here; a fold's entry is built as study/record.py's Fold.
+What a carrier is handed is typed by what it reads (types.py): the arm, the fixture, the
+fold chain, the caller and its backend as Protocols (study/spec.py reads this package and
+the fold job sits above it, so neither is imported here), one fold's needs as a FoldStep
+and what it made as a FoldResult, around study/record.py's Fold and RunRecord.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from ..record import Fold, RunRecord
 from .render import Rendered, fields_rendered
+from .types import (
+    ArmEntry,
+    ArmView,
+    BackendView,
+    ChainView,
+    CompactionItem,
+    FoldResult,
+    FoldStep,
+    JsonObject,
+    Permission,
+    ProbeRecord,
+)
 
 
 class Carrier:
@@ -56,11 +68,12 @@ class Carrier:
     # carriers/session.py; only the recall turn is a call, as plan.tsv prices it)
     calls_model: ClassVar[bool] = True
     # Does a fold send the arm's own request (system prompt, fold message, schema), so
-    # the probe tries its shape before any fold (run/probe.py)
-    sends_fold_shape: ClassVar[bool] = True
+    # the probe tries its shape before any fold (run/probe.py). Not a ClassVar, as the
+    # next: a wrapped carrier's instance says its inner carrier's (carriers/wrapped.py)
+    sends_fold_shape: bool = True
     # May a run's carry be opaque (an item the study cannot read: only the recall
     # answer is graded, grade/trace.py); a record claiming so on another kind is forged
-    may_be_opaque: ClassVar[bool] = False
+    may_be_opaque: bool = False
     # Is the arm inside the paper's matched comparison (paper §3.2: "Prompt, input, fold
     # protocol, and output budget are held fixed within a comparison")
     matched: ClassVar[bool] = True
@@ -104,7 +117,7 @@ class Carrier:
     # -- the arm's spec ------------------------------------------------------------------
 
     def check(self, arm_id: str, sections: dict[str, list[str]], headings: list[str],
-              schema: dict[str, Any] | None) -> None:
+              schema: JsonObject | None) -> None:
         """Refuse (SpecError) an arm whose other keys this kind cannot carry."""
 
     @property
@@ -112,63 +125,61 @@ class Carrier:
         """The arm whose fold this one wraps (an index arm's `base`), or None."""
         return None
 
-    def outside(self, spec: dict[str, Any]) -> str:
+    def outside(self, spec: ArmEntry) -> str:
         """Why an arm of this kind is in no card verdict, in a refusal's words ("" : it
         is inside the matched comparison)."""
         return ""
 
-    def describe(self, arm: Any) -> str:
+    def describe(self, arm: ArmView) -> str:
         """What the arm carries, in a reader's words."""
         return self.words or self.name
 
     # -- a fold ---------------------------------------------------------------------------
 
-    def render(self, arm: Any, obj: dict[str, Any], reply_text: str) -> Rendered:
+    def render(self, arm: ArmView, obj: JsonObject, reply_text: str) -> Rendered:
         """The carry of a schema reply that parsed (`obj`): every field under its title."""
         assert arm.schema is not None
         return fields_rendered(obj, arm.schema)
 
-    def carried_fields(self, arm: Any) -> list[str]:
+    def carried_fields(self, arm: ArmView) -> list[str]:
         """The schema fields whose text reaches the next fold (every field here)."""
         return list((arm.schema or {}).get("properties", {}))
 
-    def fold(self, model_fold: Callable[[], dict[str, Any]], caller: Any, arm: Any,
-             fixture: Any, chain: Any, pending: list[int], i: int, temperature: float
-             ) -> dict[str, Any]:
-        """Fold i's record (`pending`: the chunks it folds; `chain`: the FoldChain so far):
-        here the arm's own request to the model, `model_fold` (run/fold.py fold_step).
-        Raises ContextOverflow (the chunk is folded with the next) and BackendError."""
-        return model_fold()
+    def fold(self, step: FoldStep) -> FoldResult:
+        """Fold i's record (`step.pending`: the chunks it folds; `step.chain`: the folds
+        so far): here the arm's own request to the model, `step.model_fold` (run/fold.py
+        fold_step). Raises ContextOverflow (the chunk is folded with the next) and
+        BackendError."""
+        return FoldResult(step.model_fold())
 
-    def after_fold(self, caller: Any, arm: Any, fixture: Any, chain: Any,
-                   pending: list[int], fold: dict[str, Any]) -> None:
+    def after_fold(self, step: FoldStep, fold: Fold) -> None:
         """What goes on beside the carry once fold i is made (in place); nothing here."""
 
     # -- the recall turn and the record ---------------------------------------------------
 
-    def recall_carry(self, arm: Any, chain: Any) -> str:
+    def recall_carry(self, arm: ArmView, chain: ChainView) -> str:
         """What the recall turn reads where the summary goes: the last carry."""
         return chain.carry
 
-    def recall_context(self, chain: Any) -> Any:
+    def recall_context(self, chain: ChainView) -> CompactionItem:
         """What the recall request continues from (ChatRequest.context); None here."""
         return None
 
-    def retained(self, backend: Any, chain: Any) -> int | None:
+    def retained(self, backend: BackendView, chain: ChainView) -> int | None:
         """The tokens the run keeps at its end, counted as the study counts tokens (the
         backend's count_tokens); None: unknown, never an estimate."""
         return backend.count_tokens(chain.carry)
 
-    def finish(self, record: Any, backend: Any, chain: Any) -> None:
+    def finish(self, record: RunRecord, backend: BackendView, chain: ChainView) -> None:
         """What this kind adds to a made run's record (in place); nothing here."""
         record.retained_tokens = self.retained(backend, chain)
 
-    def recall_bound(self, arm: Any, session_tokens: float) -> float:
+    def recall_bound(self, arm: ArmView, session_tokens: float) -> float:
         """The most tokens of carry the recall turn reads (run/audit.py's price): the
         last reply, at most the carry cap and the fold budget."""
         return float(min(arm.carry_cap_tokens, arm.fold_budget_tokens))
 
-    def permission(self, probe: dict[str, Any], backend: str) -> dict[str, Any] | None:
+    def permission(self, probe: ProbeRecord, backend: str) -> Permission | None:
         """The probe's permission of an arm that sends no fold shape of its own (None: its
         shape's verdict decides)."""
         return None

@@ -15,11 +15,10 @@ command line).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..turns import TOOL_ROLE, Turn, parse_turns, tool_calls, turn_line
 from .registry import register_carrier
 from .session import SessionCarrier, joined, tail_within
+from .types import ArmView, BackendView
 
 CLEAR_SOURCE = "tool output cleared against your best arm"
 
@@ -45,7 +44,8 @@ def cleared(chunks: list[str], keep_last: int) -> str:
     outputs = [(ci, t.number) for ci, ts in enumerate(parsed) for t in ts
                if t.role == TOOL_ROLE]
     clear = set(outputs[: max(0, len(outputs) - keep_last)])
-    out, called = [], []
+    out: list[str] = []
+    called: list[str] = []
     for ci, (chunk, turns) in enumerate(zip(chunks, parsed, strict=True)):
         text = chunk[: turns[0].start] if turns else chunk
         for t in turns:
@@ -75,12 +75,12 @@ class ClearToolOutput(SessionCarrier):
         """K: how many of the newest tool outputs are kept whole."""
         return int(self.name.split(":", 1)[1])
 
-    def describe(self, arm: Any) -> str:
+    def describe(self, arm: ArmView) -> str:
         return (f"the session as text, every tool output but the last {self.keep_last} "
                 f"cleared to a line naming the tool, the oldest text evicted past "
                 f"{arm.carry_cap_tokens} tokens")
 
-    def keep(self, arm: Any, chunks: list[str], backend: Any) -> tuple[str, bool]:
+    def keep(self, arm: ArmView, chunks: list[str], backend: BackendView) -> tuple[str, bool]:
         # only eviction is a clip: a cleared output is the kind's rule, not its cap
         return tail_within(cleared(chunks, self.keep_last), arm.carry_cap_tokens,
                            backend.count_tokens)

@@ -6,14 +6,10 @@ reaches the next fold is again a single free-text slot".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .base import Carrier
 from .registry import register_carrier
 from .render import Rendered
-
-if TYPE_CHECKING:
-    from ..spec import Arm
+from .types import ArmView, JsonObject
 
 
 @register_carrier
@@ -28,11 +24,11 @@ class Field(Carrier):
     def field(self) -> str:
         return self.name.split(":", 1)[1]
 
-    def describe(self, arm: Arm) -> str:
+    def describe(self, arm: ArmView) -> str:
         return f"the field `{self.field}` only"
 
-    def render(self, arm: Arm, obj: dict[str, Any], reply_text: str) -> Rendered:
+    def render(self, arm: ArmView, obj: JsonObject, reply_text: str) -> Rendered:
         return Rendered(str(obj.get(self.field, "")), True)
 
-    def carried_fields(self, arm: Arm) -> list[str]:
+    def carried_fields(self, arm: ArmView) -> list[str]:
         return [self.field] if arm.schema else []

@@ -32,12 +32,21 @@ system prompt's place (backends/openai_responses.py says why).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
 
-from ..record import Fold
+from ..record import Fold, RunRecord
 from .base import Carrier
 from .registry import register_carrier
+from .types import (
+    ArmEntry,
+    BackendView,
+    ChainView,
+    CompactionItem,
+    FoldResult,
+    FoldStep,
+    NativeVerdict,
+    Permission,
+    ProbeRecord,
+)
 
 log = logging.getLogger(__name__)
 
@@ -74,27 +83,24 @@ class Native(Carrier):
     takes_instructions = True
     needs_native_compaction = True
 
-    def outside(self, spec: dict[str, Any]) -> str:
+    def outside(self, spec: ArmEntry) -> str:
         return "the provider's compaction, read on its card line against the best matched arm"
 
-    def fold(self, model_fold: Callable[[], dict[str, Any]], caller: Any, arm: Any,
-             fixture: Any, chain: Any, pending: list[int], i: int, temperature: float
-             ) -> dict[str, Any]:
+    def fold(self, step: FoldStep) -> FoldResult:
         """A compaction request, never the arm's own (native_step)."""
-        return native_step(caller, arm, fixture, chain, pending, i, temperature)
+        return native_step(step)
 
-    def recall_context(self, chain: Any) -> Any:
+    def recall_context(self, chain: ChainView) -> CompactionItem:
         return chain.item
 
-    def finish(self, record: Any, backend: Any, chain: Any) -> None:
+    def finish(self, record: RunRecord, backend: BackendView, chain: ChainView) -> None:
         native_fields(record, backend, chain)
 
-    def permission(self, probe: dict[str, Any], backend: str) -> dict[str, Any] | None:
+    def permission(self, probe: ProbeRecord, backend: str) -> Permission | None:
         return native_permission(probe.get("native_compaction"), backend)
 
 
-def native_step(caller: Any, arm: Any, fixture: Any, chain: Any,
-                pending: list[int], i: int, temperature: float) -> dict[str, Any]:
+def native_step(step: FoldStep) -> FoldResult:
     """Fold i of a native arm: the previous compaction item and the pending
     chunks in, the provider asked to compact now, the record of the fold out.
 
@@ -109,24 +115,25 @@ def native_step(caller: Any, arm: Any, fixture: Any, chain: Any,
     without a compaction is the arm's own behaviour, recorded like a reply that does not
     parse: the previous item goes on, and the fold's chunk is lost.
     """
+    caller, arm, chain, i = step.caller, step.arm, step.chain, step.i
     backend = caller.backend
-    chunk = "\n".join(fixture.chunks[c] for c in pending)
+    chunk = "\n".join(step.fixture.chunks[c] for c in step.pending)
     turn = f"fold{i}"
     request = backend.compaction_request(chain.item, chunk, arm.system_prompt,
-                                         arm.fold_budget_tokens, temperature,
+                                         arm.fold_budget_tokens, step.temperature,
                                          instructions=arm.instructions)
     reply, hit, key = caller.call(request, turn)
     c = backend.compaction_of(reply)
     compacted = c.item is not None
     carry = (c.text or "") if compacted else chain.carry
     log.info("%s fold %d/%d (native %s): %d prompt + %d completion tokens, %s%s%s",
-             caller.sample.row_id, i + 1, len(fixture.chunks), c.mechanism,
+             caller.sample.row_id, i + 1, len(step.fixture.chunks), c.mechanism,
              reply.prompt_tokens, reply.completion_tokens, reply.finish_reason,
              "" if compacted else f" (NO COMPACTION: {c.failure})",
              " [store hit]" if hit else "")
     fold = Fold(
         fold=i,
-        chunks=list(pending),
+        chunks=list(step.pending),
         request_key=key,
         store_hit=hit,
         seed=None,
@@ -142,17 +149,16 @@ def native_step(caller: Any, arm: Any, fixture: Any, chain: Any,
         model_clipped=False,
         carry_opaque=c.opaque,
         retained_tokens=c.retained_tokens if compacted else None,
-    ).to_dict()
+    )
     # the item the next fold sends (not recorded twice: the reply's raw holds it)
-    return {**fold, "_item": c.item if compacted else chain.item}
+    return FoldResult(fold, c.item if compacted else chain.item)
 
 
-
-def native_fields(record: Any, backend: Any, chain: Any) -> None:
+def native_fields(record: RunRecord, backend: BackendView, chain: ChainView) -> None:
     """A native arm's record (in place): the provider's compaction as the probe names it,
     whether its carry is opaque, the last item, and its retained tokens (the last
     compaction's own count where the provider reports one, else None: unknown)."""
-    folds = [Fold.from_dict(f) for f in chain.folds]
+    folds = chain.folds
     done = [f for f in folds if f.parse_ok]
     record.native = {"mechanism": backend.native_compaction,
                      "beta": backend.compaction_beta or "",
@@ -163,7 +169,7 @@ def native_fields(record: Any, backend: Any, chain: Any) -> None:
     record.ceiling_delivery = "none"
 
 
-def native_permission(verdict: dict[str, Any] | None, backend: str) -> dict[str, Any]:
+def native_permission(verdict: NativeVerdict | None, backend: str) -> Permission:
     """A native arm's permission: the native_compaction verdict (a fold whose probe
     refused compaction writes a record saying why and makes no call), or, on a backend
     whose provider does not compact, a refusal saying so."""

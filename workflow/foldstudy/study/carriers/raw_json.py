@@ -3,14 +3,10 @@ shape)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .base import Carrier
 from .registry import register_carrier
 from .render import Rendered
-
-if TYPE_CHECKING:
-    from ..spec import Arm
+from .types import ArmView, JsonObject
 
 
 @register_carrier
@@ -22,5 +18,5 @@ class RawJson(Carrier):
     pattern = "raw_json"
     words = "the raw JSON envelope as returned"
 
-    def render(self, arm: Arm, obj: dict[str, Any], reply_text: str) -> Rendered:
+    def render(self, arm: ArmView, obj: JsonObject, reply_text: str) -> Rendered:
         return Rendered(reply_text.strip(), True)

@@ -14,12 +14,14 @@ An index arm (arms.yaml `base`) is its base arm's kind wrapped (carriers/index.p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ...errors import StudyError
 from ...kinds import KindTable
 from .base import Carrier
+from .types import ArmEntry, ArmView
 
 ENTRY_POINT_GROUP = "foldstudy.carriers"
 
@@ -38,7 +40,8 @@ def register_carrier(cls: C) -> C:
     `pattern` of the names arms.yaml may give it)."""
     if not cls.pattern:
         raise TypeError(f"{cls.__name__} declares no pattern")
-    return _TABLE.register(cls)
+    _TABLE.register(cls)
+    return cls
 
 
 def carrier_classes() -> dict[str, type[Carrier]]:
@@ -51,32 +54,33 @@ def known_kinds() -> str:
     return " ".join(cls.shown or cls.kind for cls in carrier_classes().values())
 
 
-def carrier_for(name: str) -> Carrier:
-    """The carrier an arms.yaml `carry` value names; CarrierError naming the known ones."""
+def carrier_for(name: object) -> Carrier:
+    """The carrier an arms.yaml `carry` value names; CarrierError naming the known ones
+    (a value that is no string, as YAML may give, names none)."""
     for cls in carrier_classes().values():
         if isinstance(name, str) and cls.names(name):
             return cls(name)
     raise CarrierError(f"{name!r} (known: {known_kinds()})")
 
 
-def carrier_of(arm: Any) -> Carrier:
+def carrier_of(arm: ArmEntry | ArmView) -> Carrier:
     """The carrier of an arm: its resolved Arm, or its arms.yaml (or arms_file) entry.
     An index arm (`base`) is its base's kind wrapped; an entry that does not say its base's
     kind (arms.yaml's index arms name only the base) wraps no kind, which is all that its
     place in the comparison needs."""
     from .index import IndexCarrier
 
-    carry = arm.get("carry") if isinstance(arm, dict) else arm.carry
+    carry = arm.get("carry") if isinstance(arm, Mapping) else arm.carry
     base = index_base(arm)
     if base is not None:
         return IndexCarrier(base, carrier_for(carry) if isinstance(carry, str) else None)
     return carrier_for(carry)
 
 
-def index_base(arm: Any) -> str | None:
+def index_base(arm: ArmEntry | ArmView) -> str | None:
     """The arm an index arm wraps (its `base`), or None: said by the entry alone, so an
     entry whose own keys are still to be checked is placed without resolving its kind."""
-    base = arm.get("base") if isinstance(arm, dict) else arm.base
+    base = arm.get("base") if isinstance(arm, Mapping) else arm.base
     return str(base) if base else None
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .types import JsonObject
+
 
 class Rendered:
     """A carry built piece by piece, each piece the model's (a field's value, a plain
@@ -69,7 +71,7 @@ def _title(name: str, prop: dict[str, Any]) -> str:
     return prop.get("title") or name.replace("_", " ").capitalize()
 
 
-def fields_rendered(obj: dict[str, Any], schema: dict[str, Any]) -> Rendered:
+def fields_rendered(obj: JsonObject, schema: JsonObject) -> Rendered:
     """render_fields, with each piece marked the model's or the harness's."""
     parts = []
     for name, prop in schema["properties"].items():
@@ -84,12 +86,12 @@ def fields_rendered(obj: dict[str, Any], schema: dict[str, Any]) -> Rendered:
     return Rendered.join(parts, "\n\n")
 
 
-def render_fields(obj: dict[str, Any], schema: dict[str, Any]) -> str:
+def render_fields(obj: JsonObject, schema: JsonObject) -> str:
     """A schema reply rendered back to headed text: one heading per field, in schema order."""
     return fields_rendered(obj, schema).text
 
 
-def headings_rendered(obj: dict[str, Any], schema: dict[str, Any],
+def headings_rendered(obj: JsonObject, schema: JsonObject,
                       sections: dict[str, list[str]]) -> Rendered:
     """render_under_headings, with each piece marked the model's or the harness's."""
     parts = []
@@ -109,7 +111,7 @@ def headings_rendered(obj: dict[str, Any], schema: dict[str, Any],
     return Rendered.join(parts, "\n\n")
 
 
-def render_under_headings(obj: dict[str, Any], schema: dict[str, Any],
+def render_under_headings(obj: JsonObject, schema: JsonObject,
                           sections: dict[str, list[str]]) -> str:
     """A reply of named fields carried under the five fixed headings.
 

@@ -26,6 +26,16 @@ from typing import Any
 
 from ..record import Fold
 from .base import Carrier
+from .types import (
+    ArmEntry,
+    ArmView,
+    BackendView,
+    FoldResult,
+    FoldStep,
+    Permission,
+    ProbeRecord,
+    ShapeVerdict,
+)
 
 # The finish_reason of a fold no model answered
 NO_CALL_FINISH = "none"
@@ -53,19 +63,19 @@ def tail_within(text: str, cap: int, count_tokens: Callable[[str], int]) -> tupl
     return text[hi:], True
 
 
-def no_call_fold(backend: Any, pending: list[int], i: int, carry: str, evicted: bool
-                 ) -> dict[str, Any]:
+def no_call_fold(backend: BackendView, pending: list[int], i: int, carry: str,
+                 evicted: bool) -> Fold:
     """The record of fold i where no model was called: the fields of a model fold's
     record (run/fold.py fold_step), each saying so. The carried text is the session's
     own, no label of the harness's, so model_chars is the carry's length."""
-    reply = {"text": "", "finish_reason": NO_CALL_FINISH, "prompt_tokens": 0,
-             "completion_tokens": 0, "token_count_method": backend.token_count_method,
-             "latency_s": 0.0, "served_by": "", "cost_usd": 0.0, "raw": {},
-             "attempts": []}
+    reply: dict[str, Any] = {
+        "text": "", "finish_reason": NO_CALL_FINISH, "prompt_tokens": 0,
+        "completion_tokens": 0, "token_count_method": backend.token_count_method,
+        "latency_s": 0.0, "served_by": "", "cost_usd": 0.0, "raw": {}, "attempts": []}
     return Fold(fold=i, chunks=list(pending), request_key=None, store_hit=False, seed=None,
                 max_tokens=0, reply=reply, parse_ok=True, schema_valid=True,
                 schema_errors=[], carry=carry, carried_chars=len(carry), clipped=evicted,
-                model_chars=len(carry), model_clipped=False).to_dict()
+                model_chars=len(carry), model_clipped=False)
 
 
 class SessionCarrier(Carrier):
@@ -76,27 +86,29 @@ class SessionCarrier(Carrier):
     own_arm = False  # its capacity is its own rule's, not a paper arm's
     matched = False
 
-    def keep(self, arm: Any, chunks: list[str], backend: Any) -> tuple[str, bool]:
+    def keep(self, arm: ArmView, chunks: list[str], backend: BackendView) -> tuple[str, bool]:
         """(the carry kept of the session's chunks read so far; whether any of their
         text was left out). Each kind's rule."""
         raise NotImplementedError
 
-    def outside(self, spec: dict[str, Any]) -> str:
+    def outside(self, spec: ArmEntry) -> str:
         return f"{self.words}, read on its card line against the best matched arm"
 
-    def fold(self, model_fold: Callable[[], dict[str, Any]], caller: Any, arm: Any,
-             fixture: Any, chain: Any, pending: list[int], i: int, temperature: float
-             ) -> dict[str, Any]:
+    def fold(self, step: FoldStep) -> FoldResult:
         """No call: the carry is the kept part of the session read so far."""
-        carry, evicted = self.keep(arm, list(fixture.chunks[: i + 1]), caller.backend)
-        return no_call_fold(caller.backend, pending, i, carry, evicted)
+        backend = step.caller.backend
+        carry, evicted = self.keep(step.arm, list(step.fixture.chunks[: step.i + 1]), backend)
+        return FoldResult(no_call_fold(backend, step.pending, step.i, carry, evicted))
 
-    def permission(self, probe: dict[str, Any], backend: str) -> dict[str, Any] | None:
+    def permission(self, probe: ProbeRecord, backend: str) -> Permission | None:
         """Allowed unless the probe found the endpoint unusable (its verdict before any
         shape) or refused the plain shape the recall turn sends."""
         plain = next((r for r in probe.get("shapes", []) if r.get("shape") == "plain"), None)
-        refused = probe if probe.get("verdict", "ok") != "ok" else (
-            plain if plain is not None and plain.get("verdict") != "ok" else None)
+        refused: ProbeRecord | ShapeVerdict | None = None
+        if probe.get("verdict", "ok") != "ok":
+            refused = probe
+        elif plain is not None and plain.get("verdict") != "ok":
+            refused = plain
         if refused is not None:
             return {"allowed": False, "verdict": refused["verdict"],
                     "reason": refused.get("reason", ""),
@@ -104,7 +116,7 @@ class SessionCarrier(Carrier):
         return {"allowed": True, "verdict": "ok", "responsible_parameter": "",
                 "reason": "no fold calls the model; the recall turn is a plain request"}
 
-    def recall_bound(self, arm: Any, session_tokens: float) -> float:
+    def recall_bound(self, arm: ArmView, session_tokens: float) -> float:
         """The most tokens of carry the recall turn reads (the audit's price): the
         session, at most the arm's carry cap."""
         return min(float(arm.carry_cap_tokens), session_tokens)

@@ -7,10 +7,9 @@ it. A fact planted inside that window is kept whole; one before it is gone.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .registry import register_carrier
 from .session import SessionCarrier, joined, tail_within
+from .types import ArmView, BackendView
 
 TRIM_SOURCE = "the session trimmed to its newest tokens against your best arm"
 
@@ -24,8 +23,8 @@ class Trim(SessionCarrier):
     words = "the newest tokens of the session, the rest dropped"
     against_best = TRIM_SOURCE
 
-    def describe(self, arm: Any) -> str:
+    def describe(self, arm: ArmView) -> str:
         return f"the newest {arm.carry_cap_tokens} tokens of the session, the rest dropped"
 
-    def keep(self, arm: Any, chunks: list[str], backend: Any) -> tuple[str, bool]:
+    def keep(self, arm: ArmView, chunks: list[str], backend: BackendView) -> tuple[str, bool]:
         return tail_within(joined(chunks), arm.carry_cap_tokens, backend.count_tokens)

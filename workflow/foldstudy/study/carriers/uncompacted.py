@@ -10,10 +10,9 @@ tokens it needs and the model's (study/capacity.py ceiling_context_problems).
 
 from __future__ import annotations
 
-from typing import Any
-
 from .registry import register_carrier
 from .session import SessionCarrier, joined
+from .types import ArmView, BackendView
 
 UNCOMPACTED_SOURCE = "the whole session (the ceiling) against your best arm"
 
@@ -29,9 +28,9 @@ class Uncompacted(SessionCarrier):
     ceiling = True
     reads_whole_session = True
 
-    def keep(self, arm: Any, chunks: list[str], backend: Any) -> tuple[str, bool]:
+    def keep(self, arm: ArmView, chunks: list[str], backend: BackendView) -> tuple[str, bool]:
         return joined(chunks), False
 
-    def recall_bound(self, arm: Any, session_tokens: float) -> float:
+    def recall_bound(self, arm: ArmView, session_tokens: float) -> float:
         """The whole session: no cap applies."""
         return session_tokens

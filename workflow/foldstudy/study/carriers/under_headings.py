@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .base import Carrier
 from .registry import register_carrier
 from .render import Rendered, headings_rendered
-
-if TYPE_CHECKING:
-    from ..spec import Arm
+from .types import ArmView, JsonObject
 
 
 @register_carrier
@@ -24,7 +20,7 @@ class UnderHeadings(Carrier):
             "`sections`)"
 
     def check(self, arm_id: str, sections: dict[str, list[str]], headings: list[str],
-              schema: dict[str, Any] | None) -> None:
+              schema: JsonObject | None) -> None:
         """Every fixed heading gets fields, and every field of the schema lands under one."""
         from ..spec import SpecError
 
@@ -38,9 +34,9 @@ class UnderHeadings(Carrier):
             raise SpecError(f"{where}: fields {sorted(fields)} must be the schema's fields, "
                             f"each once ({', '.join(declared)})")
 
-    def render(self, arm: Arm, obj: dict[str, Any], reply_text: str) -> Rendered:
+    def render(self, arm: ArmView, obj: JsonObject, reply_text: str) -> Rendered:
         assert arm.schema is not None
         return headings_rendered(obj, arm.schema, arm.sections)
 
-    def carried_fields(self, arm: Arm) -> list[str]:
+    def carried_fields(self, arm: ArmView) -> list[str]:
         return [f for fs in arm.sections.values() for f in fs] if arm.schema else []
