@@ -163,6 +163,35 @@ def test_every_pointer_into_the_design_page_names_a_section_it_has():
     assert not wrong, f"pointers to no section of docs/design.md: {wrong}"
 
 
+def _subsections(number: int) -> list[str]:
+    """The ### titles of the page's section `number`."""
+    part = re.search(rf"^## {number}\..*?(?=^## |\Z)", PAGE_TEXT, re.M | re.S)
+    return re.findall(r"^### (.+)$", part.group(0), re.M) if part else []
+
+
+# A section this long is read by its subsections: a pointer into it names one.
+NAMED_BY_SUBSECTION = (6,)
+# The files that say what a pointer looks like, with a bare one as the example.
+SAY_WHAT_A_POINTER_IS = ("docs/design.md", "tests/test_design_doc.py",
+                         "workflow/foldstudy/report/codemap.py")
+
+
+def test_a_pointer_into_a_long_section_names_its_subsection():
+    """§6 holds evidence, scopes, statistics, spend, decisions and outputs: a pointer to
+    "§6" alone sends the reader through all of them."""
+    wrong = []
+    for number in NAMED_BY_SUBSECTION:
+        titles = _subsections(number)
+        assert len(titles) > 3, titles
+        bare = re.compile(rf"docs/design\.md §{number}(?!\d)(.{{0,60}})", re.S)
+        for name, text in _texts():
+            if name in SAY_WHAT_A_POINTER_IS:
+                continue
+            wrong += [f"{name}: {m.group(0)[:50]!r}" for m in bare.finditer(text)
+                      if not any(t in re.sub(r"[\s#]+", " ", m.group(1)) for t in titles)]
+    assert not wrong, f"pointers naming no subsection: {wrong}"
+
+
 def test_the_pointer_check_sees_a_section_the_page_lacks():
     # spelled in two parts, so the check of the repository does not find them here
     page = "docs/design.md "

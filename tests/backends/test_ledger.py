@@ -1,4 +1,4 @@
-"""The spend ledger (docs/design.md §6): reserve the worst case before a paid call,
+"""The spend ledger (docs/design.md §6, Spend): reserve the worst case before a paid call,
 settle to the reported cost after, stop before the call that would pass the budget, and
 hold across processes sharing one file."""
 
@@ -268,8 +268,9 @@ def test_until_an_endpoint_settled_once_one_call_is_in_flight_on_it(tmp_path):
 
 
 def test_a_first_call_costing_more_than_it_reserved_is_named_in_the_log(tmp_path, caplog):
-    """The one exception to "billed never passes the budget" (docs/design.md §6): nothing is known
-    of an endpoint's prices before its first call, here billed at 50x its listing."""
+    """The one exception to "billed never passes the budget" (docs/design.md §6, Spend):
+    nothing is known of an endpoint's prices before its first call, here billed at 50x its
+    listing."""
     ledger = Ledger(tmp_path / "l.json", None)
     with caplog.at_level(logging.WARNING):
         _call(ledger, Paid(factor=50))

@@ -120,7 +120,7 @@ class Endpoint:
     # Reasoning that runs whatever the request says (the message carries `reasoning`).
     returns_reasoning: bool = False
     # What a call really costs against its listed price (usage.cost = listed x this):
-    # a mispriced endpoint, whose ledger must learn the ratio (docs/design.md §6).
+    # a mispriced endpoint, whose ledger must learn the ratio (docs/design.md §6, Spend).
     cost_factor: float = 1.0
     # How many times the 4-characters-a-token count it reports as prompt_tokens (and
     # bills): identifier-dense text runs well past that estimate (paper §6).

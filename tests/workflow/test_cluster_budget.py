@@ -1,8 +1,8 @@
-"""The budget under a real SLURM cluster (docs/cluster.md, docs/design.md §6): fold jobs submitted
-through profiles/slurm share one ledger. Its own module, apart from tests/workflow/test_cluster.py,
-because it needs no local run of the tiny study: it runs while that study is still being
-built on another worker (the cluster lock, tests/support/slurm_cluster.py, keeps the two
-modules' clusters one at a time)."""
+"""The budget under a real SLURM cluster (docs/cluster.md, docs/design.md §6, Spend): fold jobs
+submitted through profiles/slurm share one ledger. Its own module, apart from
+tests/workflow/test_cluster.py, because it needs no local run of the tiny study: it runs
+while that study is still being built on another worker (the cluster lock,
+tests/support/slurm_cluster.py, keeps the two modules' clusters one at a time)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ rule audit:
         ENV
     params:
         **PRICING,
-        # the plan against the budget, and what the ledger has spent so far (docs/design.md §6)
+        # the plan against the budget, and what the ledger has spent so far (docs/design.md §6, Spend)
         runs=W.decision.runs_planned(),
         budget_usd=STUDY.config["budget_usd"],
         ledger=LEDGER,

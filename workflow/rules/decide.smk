@@ -37,7 +37,7 @@ rule decision:
 
 
 # A staged decision (config decide:): after each stage of a sweep that runs the pair, a
-# look tests it on every model and says which models go on and how far (docs/design.md §6).
+# look tests it on every model and says which models go on and how far (docs/design.md §6, Decision).
 # Only a study with `decide:` asks for these files. Logic: foldstudy/analysis/staging.py.
 
 
@@ -82,7 +82,7 @@ checkpoint decide_look:
 
 # The gate (config decide.gate): results/gate.json says per model whether the cards hold
 # what the gate states, and `snakemake -c1 gate` fails with one line per failing model
-# (docs/design.md §6). Two rules, so the verdicts file is kept when the gate fails.
+# (docs/design.md §6, Decision). Two rules, so the verdicts file is kept when the gate fails.
 # Logic: foldstudy/report/gate.py.
 
 
@@ -117,7 +117,7 @@ rule gate:
         "../scripts/gate.py"
 
 
-# The decision's page (docs/design.md §6): the forest plot and the cards, which the summary and
+# The decision's page (docs/design.md §6, Decision): the forest plot and the cards, which the summary and
 # the comparison index link. Logic: foldstudy/report/decision.py, figures.py.
 
 
@@ -145,7 +145,7 @@ rule decision_page:
         "../scripts/decision_page.py"
 
 
-# The chosen carrier as files (docs/design.md §6): per decided card, its arm's prompt, schema,
+# The chosen carrier as files (docs/design.md §6, Decision): per decided card, its arm's prompt, schema,
 # capacity and the exact request a fold sent, with a README (`snakemake -c1 carriers`).
 # Reads the run records and the response store, so not in evidence mode. Logic:
 # foldstudy/report/carrier.py.

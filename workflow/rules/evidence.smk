@@ -1,4 +1,4 @@
-# Evidence (docs/design.md §6, §8): the per-sweep tables merged, with a manifest a reviewer checks.
+# Evidence (docs/design.md §6, Evidence, §8): the per-sweep tables merged, with a manifest a reviewer checks.
 # Logic: foldstudy/evidence/publish.py.
 
 

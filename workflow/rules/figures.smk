@@ -1,4 +1,4 @@
-# Figures (docs/design.md §6): matplotlib, PNG and SVG, from the evidence and numbers.json.
+# Figures (docs/design.md §6, Tables and figures): matplotlib, PNG and SVG, from the evidence and numbers.json.
 # Each figure is one entry of foldstudy/report/titles.py FIGURES (its caption file
 # workflow/report/figure-<name>.rst is generated from it) and one drawer in
 # foldstudy/report/figures.py. Logic: foldstudy/report/figures.py.

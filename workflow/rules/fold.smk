@@ -33,7 +33,7 @@ rule fold:
         # The lock whose store pins every entry read is checked against: a path, not an
         # input, so rewriting the lock reruns no fold (the job reads the pins at start).
         lock=LOCK,
-        # The spend ledger every job shares (docs/design.md §6): a path, not an output, since
+        # The spend ledger every job shares (docs/design.md §6, Spend): a path, not an output, since
         # every job writes it. The budget is not a param: raising it would rerun every
         # finished job (params are a rerun trigger); the script reads it from the config.
         ledger=LEDGER,

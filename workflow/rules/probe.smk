@@ -26,7 +26,7 @@ rule probe_model:
         store=STUDY.config["store"],
         replay=STUDY.config["replay"],
         lock=LOCK,  # a path, not an input: see rule fold
-        # The spend ledger every job shares (docs/design.md §6): a path, not an output, since
+        # The spend ledger every job shares (docs/design.md §6, Spend): a path, not an output, since
         # every job writes it. The budget is not a param: raising it would rerun every
         # finished job (params are a rerun trigger); the script reads it from the config.
         ledger=LEDGER,

@@ -1,4 +1,4 @@
-# Statistics (paper §4; docs/design.md §6, §8): every reported number from rows.csv and
+# Statistics (paper §4; docs/design.md §6, Statistics, §8): every reported number from rows.csv and
 # checks.csv alone, keyed in results/stats/numbers.json, with a LaTeX macro per number.
 # Logic: foldstudy/analysis/numbers.py.
 

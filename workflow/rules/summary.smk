@@ -25,7 +25,7 @@ rule summary:
         study=STUDY.config["study"],
         viewer=not EVIDENCE_MODE,
         first_block=W.outputs.first_block_page(),
-        # what the paid calls cost (docs/design.md §6): the ledger is read, not an input, so a
+        # what the paid calls cost (docs/design.md §6, Spend): the ledger is read, not an input, so a
         # call settled later reruns no summary
         ledger=None if EVIDENCE_MODE else LEDGER,
         budget_usd=STUDY.config["budget_usd"],

@@ -1,4 +1,4 @@
-# Tables (docs/design.md §6): every table of the paper in Markdown, LaTeX and CSV. The target
+# Tables (docs/design.md §6, Tables and figures): every table of the paper in Markdown, LaTeX and CSV. The target
 # results/tables also brings the figures, so one command rebuilds everything a reader sees.
 # Logic: foldstudy/report/tables/ (one module per section of the paper).
 

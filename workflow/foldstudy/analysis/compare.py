@@ -137,7 +137,8 @@ def block_arms(grid: pd.DataFrame) -> dict[tuple[str, str, int], list[str]]:
 
 
 def _default_groups(grid: pd.DataFrame) -> list[Group]:
-    """Each sweep on its own (docs/design.md §6: never pooled across sweeps unless asked)."""
+    """Each sweep on its own (docs/design.md §6, Scopes: never pooled across sweeps unless
+    asked)."""
     return [Group(s, (s,), None, False) for s in sorted(set(grid["sweep"]))]
 
 

@@ -1,4 +1,4 @@
-"""Every reported number, from rows.csv and checks.csv alone (docs/design.md §6, §8).
+"""Every reported number, from rows.csv and checks.csv alone (docs/design.md §6, Statistics, §8).
 
 `compute_numbers` is the one function verify, the tables and the prose rely on: pure,
 deterministic (the bootstrap is seeded from resources/analysis.yaml) and flat, key ->

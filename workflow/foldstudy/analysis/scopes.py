@@ -1,8 +1,8 @@
 """Which sweeps, and which models, each analysis reads: the study config's `scopes:`.
 
 Paper §4.7: "Each contrast is paired within a sweep. A model's j and q means come from
-the same run, never pooled across runs." docs/design.md §6: every analysis reads the sweeps, and
-where the paper restricts it the models, that the study config names for it.
+the same run, never pooled across runs." docs/design.md §6, Scopes: every analysis reads the
+sweeps, and where the paper restricts it the models, that the study config names for it.
 
 A scope is data: `sweeps` (null = every sweep of the evidence), `models` (null = every
 model of those sweeps) and `pool` (false = one result per sweep; true = the named sweeps
@@ -16,7 +16,7 @@ resolves to several, each group's keys carry the group as the first part of the 
 (`partition.n_models[partition]`, `ladder.mean[decomposition_a/j]`). A pooled group is
 named by its sweeps joined with '+' (sweep names cannot hold '+').
 
-Three more keys say the paper's own scopes (docs/design.md §6), each as data:
+Three more keys say the paper's own scopes (docs/design.md §6, Scopes), each as data:
 - `scenario`: the rows of one scenario only, taken before the grouping, so a sweep of
   another scenario is never a group. The pooled analyses
   (study/scopes.PRIMARY_SCENARIO_ANALYSES) read the primary scenario unless it is named.

@@ -23,7 +23,7 @@ def cached_complete(
     and stored only once it succeeded, so a killed run resumes without re-sending any call
     that completed, and a failed call is tried again next time.
 
-    A paid backend's call is held to the study's budget (store.ledger, docs/design.md §6):
+    A paid backend's call is held to the study's budget (store.ledger, docs/design.md §6, Spend):
     reserved before it is sent, settled after; past the budget BudgetExhausted stops
     the job before the call, so nothing partial is stored.
 

@@ -4,9 +4,9 @@ config, one POST through the one classifier, and the probe's removable parameter
 `anthropic` (Messages) and `openai_responses` (Responses) are paid, direct endpoints with
 no listing to pin and no price to read, so the price a call is held to and settled at is
 the provider's list price written in the model's config (`price_prompt_usd_per_mtok`,
-`price_completion_usd_per_mtok`; docs/design.md §6: "settles to the reported cost"). Neither API
-reports a cost, only usage, so every reply is priced from its own usage fields at those
-prices (Reply.cost_usd), and the ledger learns a ratio of 1.
+`price_completion_usd_per_mtok`; docs/design.md §6, Spend: "settles to the reported cost").
+Neither API reports a cost, only usage, so every reply is priced from its own usage fields at
+those prices (Reply.cost_usd), and the ledger learns a ratio of 1.
 
 Each provider is one small subclass that speaks its wire format (its `body`, `headers`,
 `path` and `reply_of`); this class holds everything else, once.

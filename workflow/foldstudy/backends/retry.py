@@ -62,8 +62,8 @@ def complete_with_retries(backend: Backend, request: ChatRequest, policy: RetryP
     A call that still fails raises its last BackendError with detail["attempts"] set, so
     the run record keeps what was tried even when no reply came back.
 
-    ledger (a paid backend's, docs/design.md §6): every attempt, retries included, is reserved
-    before it is sent and settled after, so a retry storm is held to the budget too; a
+    ledger (a paid backend's, docs/design.md §6, Spend): every attempt, retries included, is
+    reserved before it is sent and settled after, so a retry storm is held to the budget too; a
     reservation the budget refuses raises BudgetExhausted before anything is sent.
     """
     attempts: list[dict[str, Any]] = []

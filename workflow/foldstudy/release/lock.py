@@ -248,7 +248,8 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
                    resources: str, config: dict[str, Any], ledger: str | None = None
                    ) -> dict[str, dict[str, Any]]:
     """Digests of the private inputs; a directory that is absent here is left out.
-    ledger: the spend ledger (docs/design.md §6), pinned like the store whose calls it paid."""
+    ledger: the spend ledger (docs/design.md §6, Spend), pinned like the store whose calls it
+    paid."""
     # `evidence` only says where this build reads its rows from, and `budget_usd` how much
     # it may spend (raised to finish it): neither is the study.
     study_config = {k: v for k, v in config.items() if k not in ("evidence", "budget_usd")}

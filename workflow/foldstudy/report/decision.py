@@ -184,7 +184,7 @@ def staged_line(s: dict[str, Any]) -> str:
 
 def overrun_words(s: dict[str, Any]) -> str:
     """Why what was spent passes the worst case, where it does: the overruns the ledger
-    logged (a call billed above its reservation, the one way past it; docs/design.md §6)."""
+    logged (a call billed above its reservation, the one way past it; docs/design.md §6, Spend)."""
     o = s.get("overrun")
     if not o:
         return ""

@@ -185,8 +185,8 @@ def survival_summary(end: pd.DataFrame, first_page: str | None) -> list[str]:
 
 
 def spend_line(ledger: str | None, budget_usd: float | None) -> str | None:
-    """What the study spent on paid calls, from the ledger (docs/design.md §6); None where no paid
-    call was ever made."""
+    """What the study spent on paid calls, from the ledger (docs/design.md §6, Spend); None
+    where no paid call was ever made."""
     if not ledger or not Path(ledger).is_file():
         return None
     state = read_ledger(ledger)

@@ -9,7 +9,7 @@ fixtures' chars-per-token ratio; completion tokens are the ceiling each call may
 pinned endpoint when a probe record exists; the audit itself never calls a model, and
 runs a probe has forbidden are counted as making no call. With `budget_usd` set, a
 BUDGET line says how many runs, in the study's order, the budget covers at their worst
-case (docs/design.md §6), and the log says what the ledger has spent so far.
+case (docs/design.md §6, Spend), and the log says what the ledger has spent so far.
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def plan_rows(runs: list[PlannedRun], arms: dict[str, Arm], backends: dict[str, 
               ledger_state: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per model, then a TOTAL row; per staged sweep its DECIDE_FIRST and
     DECIDE_MAX lines; with a budget a BUDGET row: how many of the runs, in the study's
-    order, its worst case covers (docs/design.md §6)."""
+    order, its worst case covers (docs/design.md §6, Spend)."""
     acc = run_sums(runs, arms, probes, sizes, recall_max_tokens)
     rows = []
     total: dict[str, Any] = dict.fromkeys(COUNTS, 0)
@@ -389,7 +389,7 @@ def audit_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
 
 
 def budget_note(budget_usd: float | None, ledger: str, plan: str) -> str | None:
-    """The line `snakemake -n` prints under a budget (docs/design.md §6): what the ledger has
+    """The line `snakemake -n` prints under a budget (docs/design.md §6, Spend): what the ledger has
     spent, and what the last audit projected against the budget (None: no budget)."""
     if budget_usd is None:
         return None

@@ -434,9 +434,9 @@ def run_fold(
     The model's probe verdict decides first: an arm it forbids makes no call and writes
     a record saying why (docs/design.md §9: no checkpoints, so the job exists either way).
 
-    ledger, budget_usd (docs/design.md §6): every paid call is held to the study's budget; past
-    it BudgetExhausted ends the job before the call and no record is written, so a rerun
-    with a higher budget runs it again from the store. In a staged decision's sweep
+    ledger, budget_usd (docs/design.md §6, Spend): every paid call is held to the study's
+    budget; past it BudgetExhausted ends the job before the call and no record is written, so
+    a rerun with a higher budget runs it again from the store. In a staged decision's sweep
     (staged) the job ends with a not_run:budget record instead, so the look after the
     stage can still give a verdict; every record there keeps the budget in force
     (validity.fold_budget reruns a stopped one when it is raised).

@@ -524,7 +524,7 @@ def run_probe(fixture_paths: list[str], model: str, model_cfg: dict[str, Any],
     """One probe job: results/probe/{model}.json.
 
     ledger, budget_usd: the probe's calls are paid like the folds' and held to the same
-    budget (docs/design.md §6); past it the job stops before the call and writes no verdict.
+    budget (docs/design.md §6, Spend); past it the job stops before the call and writes no verdict.
 
     probe_only: the model is in no sweep (paper §4.2's re-probe): a verdict and no row.
     probe_arm_dicts: the model's probe_arms, probed and never folded; the context a fold

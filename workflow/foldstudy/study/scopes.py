@@ -52,9 +52,10 @@ ANALYSES: dict[str, str] = {
 EVERY_ARM_ANALYSES = frozenset({"compare", "retained"})
 
 # Analyses that read the primary (distributed-facts) scenario only unless the config
-# names another: the pooled, study-wide ones (docs/design.md §6 "Pooled analyses": §4 opening,
-# "all 620 valid rows of this scenario"). The filter comes before the grouping, so a
-# single-chunk sweep is never a group of these, and one group left keeps plain keys.
+# names another: the pooled, study-wide ones (docs/design.md §6, Scopes, "Pooled
+# analyses"; §4 opening, "all 620 valid rows of this scenario"). The filter comes before
+# the grouping, so a single-chunk sweep is never a group of these, and one group left
+# keeps plain keys.
 PRIMARY_SCENARIO_ANALYSES = frozenset({
     "icc", "headings", "carrier", "grader", "abstention", "finish", "parse", "envelope",
     "tokens", "fill", "fill_table"})

@@ -16,7 +16,7 @@ from typing import Any
 from ..study.decide_checks import decide_sweeps
 from ..study.plan import Study
 
-# The spend ledger every paid call of the study is held to (docs/design.md §6;
+# The spend ledger every paid call of the study is held to (docs/design.md §6, Spend;
 # backends/ledger.py), and the file the statistics write every number to.
 LEDGER = "results/spend/ledger.json"
 NUMBERS = "results/stats/numbers.json"
