@@ -194,6 +194,68 @@ def test_an_agy_transcript_and_a_copilot_session_fold_under_j_and_m_with_their_b
     assert "| the exporter's port | 1 | held |" in summary
 
 
+def _field_sessions(tmp_path: Path) -> dict[str, tuple[Path, str | None]]:
+    """The ferry session in every format the rest of the field writes, each as its tool
+    leaves it: a file, or a database (built from its SQL text) and the session in it."""
+    from ..study.test_sessions_fleet import ATIF, KIRO, QWEN
+    from ..study.test_sessions_stores import (
+        FERRY,
+        FERRY_V2,
+        GOOSE,
+        GOOSE_ID,
+        GOOSE_JSONL,
+        KIRO_ID,
+        OPENCODE,
+        STORAGE,
+        build,
+    )
+
+    return {"atif": (ATIF, None), "qwen": (QWEN, None), "kiro": (KIRO, None),
+            "kirodb": (build(tmp_path, DATA / "kiro/data-sqlite3.sql", "data.sqlite3"),
+                       KIRO_ID),
+            "oc1": (build(tmp_path, OPENCODE / "opencode-1x.sql", "oc1.db"), FERRY),
+            "oc2": (build(tmp_path, OPENCODE / "opencode-2x.sql", "oc2.db"), FERRY_V2),
+            "ocjson": (STORAGE, None),
+            "goosedb": (build(tmp_path, GOOSE / "sessions-db.sql", "sessions.db"), GOOSE_ID),
+            "goosejsonl": (GOOSE_JSONL, None)}
+
+
+def test_the_fields_sessions_fold_end_to_end_with_their_own_compaction(tmp_path):
+    """ATIF, Qwen Code, Kiro CLI (JSONL and SQLite), OpenCode (1.x and 2.x tables, the
+    JSON storage) and goose (SQLite and JSONL), each detected from its file with no
+    `format:` (a database's session named by `session:`), folded through the whole
+    workflow; each CLI's own compaction, where the file holds one, is the baseline."""
+    (stores := tmp_path / "stores").mkdir()
+    sessions = _field_sessions(stores)
+    models = [Model("acme/m", [Endpoint("A", "a", supported_parameters=ALL_PARAMETERS)])]
+    with GatewayStandin(models, key=KEY) as gw:
+        cfg = {"study": "field", "recall_max_tokens": 64,
+               "models": {"gw": gateway_model("acme/m", gw.base_url, timeout_s=10)},
+               "scenarios": {f"ferry-{s}": {"transcript": str(path), "folds": 3,
+                                            "facts": str(DATA / "ferry-facts.yaml"),
+                                            **({"session": sid} if sid else {})}
+                             for s, (path, sid) in sessions.items()},
+               "sweeps": {s: {"scenario": f"ferry-{s}", "models": ["gw"], "arms": ["m"],
+                              "repeats": 1} for s in sessions}}
+        p = GatewayStudy(tmp_path, cfg, KEY).snakemake("results/tables", cores=2)
+        assert p.returncode == 0, p.stderr[-4000:]
+
+    res = tmp_path / "results"
+    manifests = {s: json.loads((res / f"fixtures/{s}/manifest.json").read_text())
+                 for s in sessions}
+    assert {s: m["session"]["format"] for s, m in manifests.items()} == {
+        "atif": "atif", "qwen": "qwen", "kiro": "kiro", "kirodb": "kiro", "oc1": "opencode",
+        "oc2": "opencode", "ocjson": "opencode", "goosedb": "goose", "goosejsonl": "goose"}
+    held = ["the relay's port", "the archive bucket"]  # never the tag, said after it
+    for s, m in manifests.items():
+        assert m["own_compaction"]["held"] == ([] if s == "kiro" else held), s
+    rows = read_csv(res / "evidence/rows.csv")
+    assert sorted(r["sweep"] for r in rows) == sorted(sessions)
+    assert all(r["folds"] == "3" and r["n_graded"] == "3" for r in rows)
+    summary = (res / "summary.md").read_text(encoding="utf-8")
+    assert summary.count("Baseline: the session's own compaction (1 summary") == 8
+
+
 def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path):
     facts = tmp_path / "facts.yaml"
     facts.write_text("facts:\n  - {label: the signing key, value: kid-77ac1e-sorel}\n")
