@@ -139,7 +139,10 @@ def test_a_refused_compaction_writes_a_record_saying_why_and_sends_nothing(
                "responsible_parameter": f"anthropic-beta: {ON_DEMAND_BETA}"}
     perm = native_permission(refused, "anthropic")
     assert not perm["allowed"] and perm["responsible_parameter"].startswith("anthropic-beta")
-    write_json({"permissions": {"native": perm}}, tmp_path / "probe.json")
+    write_json({"model": "m", "backend": "anthropic", "verdict": "ok", "reason": "",
+                "responsible_parameter": "", "required_context_tokens": 1000, "pin": None,
+                "shapes": [], "permissions": {"native": perm}, "probe_arms": {}},
+               tmp_path / "probe.json")
     write_json(fixture.to_dict(), tmp_path / "fixture.json")
     with ANTHROPIC.start(betas=(THRESHOLD_BETA,)) as s:
         rec = run_fold(str(tmp_path / "fixture.json"), native.to_dict(), "m",

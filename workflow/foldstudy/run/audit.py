@@ -35,6 +35,7 @@ from ..backends.ledger import (
 from ..backends.registry import backend_class
 from ..io import read_json, write_tsv
 from ..study.carriers.registry import carrier_of
+from ..study.probe_record import read_probe
 from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
@@ -339,7 +340,7 @@ def probe_records(probe_dir: str, models: Iterable[str]) -> dict[str, dict[str, 
     for model in models:
         p = Path(probe_dir) / f"{model}.json"
         if p.is_file():
-            probes[model] = read_json(p)
+            probes[model] = read_probe(p)
     return probes
 
 

@@ -37,6 +37,7 @@ from ..io import read_json, write_json
 from ..study.carriers.registry import carrier_of
 from ..study.carriers.render import Rendered
 from ..study.carriers.types import FoldStep
+from ..study.probe_record import read_probe
 from ..study.record import Fold, RunRecord
 from ..study.spec import Arm, Fixture
 
@@ -444,9 +445,9 @@ def run_fold(
     fixture = Fixture.from_dict(read_json(fixture_path))
     staged_budget = budget_usd if staged else None  # what every record here keeps
     arm_spec = Arm.from_dict(arm)
-    probe = read_json(probe_path) if probe_path else {}
+    probe = read_probe(probe_path) if probe_path else None
     if probe:
-        perm = probe.get("permissions", {}).get(arm_spec.arm) or {
+        perm = probe["permissions"].get(arm_spec.arm) or {
             "allowed": False, "verdict": "not_probed", "reason": "the probe did not cover it"}
         if not perm["allowed"]:
             record = not_run_record(Sample(**sample), fixture.scenario, arm_spec,
@@ -457,7 +458,8 @@ def run_fold(
                      perm["verdict"], perm.get("reason", ""))
             return record
     t0 = time.monotonic()
-    backend = make_backend(model_name, model, pin=probe.get("pin"), replay=replay)
+    backend = make_backend(model_name, model, pin=probe["pin"] if probe else None,
+                           replay=replay)
     # Every entry read is checked against the study's lock, where one pins the store.
     store = ResponseStore.for_job(store_dir, lock, replay,
                                   job_ledger(ledger, budget_usd, replay, store_dir))

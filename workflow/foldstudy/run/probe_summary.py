@@ -8,7 +8,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..io import read_json, write_tsv
+from ..io import write_tsv
+from ..study.probe_record import read_probe
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def _flag(v: Any) -> str:
 
 def write_probe_summary(probe_paths: list[str], out: str) -> None:
     """results/probe/summary.tsv: one line per model, the operator's page before a run."""
-    write_tsv((summary_row(read_json(p)) for p in probe_paths), SUMMARY_COLUMNS, out)
+    write_tsv((summary_row(read_probe(p)) for p in probe_paths), SUMMARY_COLUMNS, out)
     log.info("%s: %d models", out, len(probe_paths))
 
 

@@ -28,6 +28,7 @@ from ..backends import backend_class, resolve_model_config
 from ..backends.base import CHARS_PER_TOKEN_ESTIMATE, Tokenizer
 from ..errors import StudyError
 from ..io import read_json, write_csv
+from ..study.probe_record import read_probe
 from ..study.spec import Fixture
 
 log = logging.getLogger(__name__)
@@ -123,5 +124,5 @@ def token_classes(fixture_paths: list[str], models: dict[str, dict[str, Any]], o
 
 def token_classes_stage(input: Any, output: Any, params: Any) -> list[dict[str, Any]]:
     """Rule token_classes: characters per token by text class (paper §6)."""
-    probes = {Path(p).stem: read_json(p) for p in input.probes}
+    probes = {Path(p).stem: read_probe(p) for p in input.probes}
     return token_classes(list(input.fixtures), params.models, output.table, probes)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from ..probe_record import Permission, ProbeRecord
 from ..record import Fold, RunRecord
 from .render import Rendered, fields_rendered
 from .types import (
@@ -45,8 +46,6 @@ from .types import (
     FoldResult,
     FoldStep,
     JsonObject,
-    Permission,
-    ProbeRecord,
 )
 
 

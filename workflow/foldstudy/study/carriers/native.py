@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 
+from ..probe_record import NativeVerdict, Permission, ProbeRecord
 from ..record import Fold, RunRecord
 from .base import Carrier
 from .registry import register_carrier
@@ -43,9 +44,6 @@ from .types import (
     CompactionItem,
     FoldResult,
     FoldStep,
-    NativeVerdict,
-    Permission,
-    ProbeRecord,
 )
 
 log = logging.getLogger(__name__)

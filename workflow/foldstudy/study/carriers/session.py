@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..probe_record import Permission, ProbeRecord, ShapeVerdict
 from ..record import Fold
 from .base import Carrier
 from .types import (
@@ -32,9 +33,6 @@ from .types import (
     BackendView,
     FoldResult,
     FoldStep,
-    Permission,
-    ProbeRecord,
-    ShapeVerdict,
 )
 
 # The finish_reason of a fold no model answered

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NotRequired, Protocol, TypedDict
+from typing import Any, Protocol
 
 from ..record import Fold
 
@@ -204,41 +204,3 @@ class FoldResult:
 
     fold: Fold
     item: CompactionItem = None
-
-
-class ShapeVerdict(TypedDict, total=False):
-    """The probe's verdict on one request shape (run/probe.py)."""
-
-    shape: str
-    verdict: str
-    reason: str
-    responsible_parameter: str
-
-
-class NativeVerdict(TypedDict):
-    """The probe's verdict on the provider's own compaction (run/probe.py)."""
-
-    allowed: bool
-    verdict: str
-    reason: NotRequired[str]
-    responsible_parameter: NotRequired[str]
-
-
-class ProbeRecord(TypedDict, total=False):
-    """A model's probe record (run/probe.py), as a carrier that sends no fold shape of
-    its own reads it to give its arm a permission."""
-
-    verdict: str
-    reason: str
-    responsible_parameter: str
-    shapes: list[ShapeVerdict]
-    native_compaction: NativeVerdict | None
-
-
-class Permission(TypedDict):
-    """Whether the probe lets an arm run, and why (a probe record's `permissions`)."""
-
-    allowed: bool
-    verdict: str
-    reason: str
-    responsible_parameter: str
