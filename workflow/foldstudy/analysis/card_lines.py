@@ -1,9 +1,10 @@
-"""The lines of a decision card beyond its contrasts (docs/design.md §6, Decision), each
-read from one (sweep, model)'s valid rows: the paper's diagnosis (§4.6-4.7), how the
-failing rows fail (§4.11), the own arm's slot (§5), the index arms against their bases,
-the ceiling's split of each arm's lost facts, the control facts lost, the folds that
-stopped at a repetition or failed, and the rows another model served. Pure: frames in,
-line records (analysis/card.py) out.
+"""The lines of a decision card beyond its contrasts (docs/design.md §6, Decision).
+
+Each is read from one (sweep, model)'s valid rows: the paper's diagnosis (§4.6-4.7), how
+the failing rows fail (§4.11), the own arm's slot (§5), the index arms against their
+bases, the ceiling's split of each arm's lost facts, the control facts lost, the folds
+that stopped at a repetition or failed, and the rows another model served. Pure: frames
+in, line records (analysis/card.py) out.
 """
 
 from __future__ import annotations

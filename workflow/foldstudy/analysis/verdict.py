@@ -1,5 +1,7 @@
 """One contrast of a decision card and the family it is judged in (docs/design.md §6,
-Decision): its verdict over blocks (the paired difference b - a with its interval, the
+Decision).
+
+A contrast's verdict over blocks (the paired difference b - a with its interval, the
 exact sign-flip permutation p, TOST at the margin, one word), the repeats that would
 decide an undecided one, priced, and the error control over the family (Holm, or a
 staged look's alpha split) with the A/A noise floor. Pure: values in, verdicts out.
