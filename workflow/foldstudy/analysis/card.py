@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import types
 from dataclasses import MISSING, Field, dataclass, field, fields
-from functools import cache
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from ..io import MalformedFile
@@ -49,9 +48,14 @@ def omitted_when_empty(default: Any = MISSING, default_factory: Any = MISSING) -
                  metadata={OMIT_WHEN_EMPTY: True})
 
 
-@cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return get_type_hints(cls)
+    """A record class's field types, its annotations resolved once."""
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _plain(v: Any) -> Any:
@@ -137,7 +141,7 @@ class CardRecord:
         at = f"{where}." if where else ""
         if not isinstance(d, dict):
             raise _wrong(where or "the card", d, "an object")
-        own = fields(cls)  # type: ignore[arg-type]
+        own = fields(cls)
         names = {f.name for f in own}
         if unknown := sorted(set(d) - names):
             raise CardShapeError(f"{at}{unknown[0]}: not a field of {cls.__name__}")

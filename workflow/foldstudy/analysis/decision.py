@@ -206,7 +206,7 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
     lost_rows = control_lost_rows(cell, ci.arms)
     # said on every card, every fact lost or not: where all were lost, the ceiling's
     # lines say whether the model could have answered at all
-    every_card = dict(
+    every_card: dict[str, Any] = dict(
         sweep=sweep, model=model, valid_rows=len(cell), loudness=loudness(cell, plan),
         staged=ci.staged.get((sweep, model)), price_basis=ci.price_basis(model),
         fold_failures=fold_failures(cell, ci.arms, ci.folds),
