@@ -140,7 +140,7 @@ class CardRecord:
         anything else is refused naming the field (where: the path to d)."""
         at = f"{where}." if where else ""
         if not isinstance(d, dict):
-            raise _wrong(where or "the card", d, "an object")
+            raise _wrong(where or cls.__name__, d, "an object")
         own = fields(cls)
         names = {f.name for f in own}
         if unknown := sorted(set(d) - names):
