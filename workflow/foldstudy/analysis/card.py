@@ -19,6 +19,7 @@ its absence as that empty default.
 
 from __future__ import annotations
 
+import json
 import math
 import types
 from dataclasses import MISSING, Field, dataclass, field, fields
@@ -74,8 +75,6 @@ _JSON_WORDS = {bool: "true or false", int: "an integer", float: "a number", str:
 
 
 def _wrong(where: str, v: Any, what: str) -> CardShapeError:
-    import json
-
     shown = json.dumps(v, default=str)
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
     return CardShapeError(f"{where}: {shown} is not {what}")
