@@ -14,7 +14,7 @@ as from an endpoint that samples and does not honour the seed: the null holds (a
 copy are one distribution) and what differs is noise. Each sweep's card reads the A/A
 line at the family's level (alone in its family here: the sweep has no other contrast).
 
-Simulated: the same test (analysis/decision.judge, the card's exact sign-flip test and
+Simulated: the same test (analysis/verdict.judge, the card's exact sign-flip test and
 TOST) on blocks drawn with replacement from the measured rows' recalls, both arms from
 the one pooled distribution, --simulations times: the flip rate the test gives on rows
 like these, with its Monte Carlo standard error.
@@ -44,8 +44,9 @@ import numpy as np
 from common import KEY, ROOT, cli, snakemake, standin_gateway
 
 sys.path.insert(0, str(ROOT))
-from foldstudy.analysis.decision import AA_SOURCE, judge  # noqa: E402
+from foldstudy.analysis.card import AA_SOURCE  # noqa: E402
 from foldstudy.analysis.plan import AnalysisPlan  # noqa: E402
+from foldstudy.analysis.verdict import judge  # noqa: E402
 from tests.support.reply_shapes import ONE_FIELD, OTHER, PLAIN, ShapedModel  # noqa: E402
 
 SHAPES = {ONE_FIELD: 0.5, PLAIN: 0.2, OTHER: 0.2}

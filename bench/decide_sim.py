@@ -48,7 +48,6 @@ import numpy as np
 from common import cli
 
 from foldstudy.analysis import stats
-from foldstudy.analysis.decision import holm
 from foldstudy.analysis.power import mde
 from foldstudy.analysis.sequential import (
     DIFFERENCE,
@@ -61,6 +60,7 @@ from foldstudy.analysis.sequential import (
     round_up,
     staged_study,
 )
+from foldstudy.analysis.verdict import holm
 
 K, ICC, MAX, LOOKS, MARGIN, ALPHA, POWER, ROTATION = 14, 0.75, 24, 3, 0.10, 0.05, 0.8, 1
 FRACTIONS = [(i + 1) / LOOKS for i in range(LOOKS)]

@@ -13,11 +13,14 @@ import numpy as np
 import pytest
 import yaml
 
-from foldstudy.analysis.decision import AA_SOURCE, UNDECIDED, CardInputs, cards
+from foldstudy.analysis.card import AA_SOURCE
+from foldstudy.analysis.decision import CardInputs, cards
 from foldstudy.analysis.plan import AnalysisPlan
+from foldstudy.analysis.verdict import UNDECIDED
 from foldstudy.backends.store import cache_key
+from foldstudy.report.card_words import card_markdown
 from foldstudy.report.carrier import chosen
-from foldstudy.report.decision import card_markdown, json_safe
+from foldstudy.report.decision import Decision, decision_json
 from foldstudy.report.gate import failing_lines, gate_result
 from foldstudy.run.fold import Sample, fold_request
 from foldstudy.study.config import ConfigError, load_study
@@ -101,12 +104,13 @@ def test_a_copy_declared_better_is_the_instrument_failing_said_first_and_the_gat
     lines = card_markdown(card, plan)
     assert lines[2].startswith("**The instrument fails its A/A control: m against its exact "
                                "copy m~aa reads m~aa better")
-    doc = json.loads(json.dumps(json_safe({"family": "sweep",
-                                           "cards": [c.to_dict() for c in [card]]})))
+    doc = json.loads(decision_json(Decision(margin=0.10, family="sweep", alpha=plan.alpha,
+                                            cards=[card])))
     # the copy is never the card's chosen carrier
     assert chosen(doc["cards"][0]) is None or chosen(doc["cards"][0])[0] != "m~aa"
     gate = {"arm": "m", "against": "j", "at_least": "better", "models": None}
-    result = gate_result(gate, {"s": {"arms": ["j", "m", "m~aa"], "models": ["x"]}}, doc)
+    result = gate_result(gate, {"s": {"arms": ["j", "m", "m~aa"], "models": ["x"]}},
+                         Decision.from_dict(doc))
     assert not result["passed"] and result["instrument"][0]["copy"] == "m~aa"
     (line,) = [x for x in failing_lines(result) if "A/A" in x]
     assert line == ("gate fails on x in sweep s: the instrument fails its A/A control, m "
@@ -139,10 +143,12 @@ def test_a_difference_inside_the_aa_noise_floor_is_never_worded_as_a_finding():
 
 def _verdict(a: str, b: str, source: str, d: float, lo: float, hi: float, word: str,
              aa_floor: float | None = None) -> dict:
-    from foldstudy.analysis.decision import ContrastVerdict
+    from foldstudy.analysis.card import ContrastVerdict
 
-    v = ContrastVerdict(a, b, source, 4, 0.5, 0.5 + d, d, lo, hi, 0.5, 0.5, False, word,
-                        0.1, "cell", aa_floor=aa_floor)
+    v = ContrastVerdict(a=a, b=b, source=source, blocks=4, a_mean=0.5, b_mean=0.5 + d,
+                        difference=d, ci_low=lo, ci_high=hi, p_permutation=0.5, tost_p=0.5,
+                        equivalent=False, word=word, icc=0.1, icc_source="cell",
+                        aa_floor=aa_floor)
     return dataclasses.asdict(v)
 
 
@@ -152,7 +158,7 @@ def test_the_forest_draws_the_aa_floor_and_the_ceiling():
     diamond labelled with the ceiling's own recall."""
     from matplotlib.collections import PolyCollection
 
-    from foldstudy.analysis.decision import AA_SOURCE
+    from foldstudy.analysis.card import AA_SOURCE
     from foldstudy.report.figures import decision_forest, forest_rows
     from foldstudy.study.carriers.uncompacted import UNCOMPACTED_SOURCE
 

@@ -9,33 +9,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foldstudy.analysis.cells import valid_rows
-from foldstudy.analysis.decision import (
+from foldstudy.analysis.card import Card, ContrastVerdict
+from foldstudy.analysis.card_lines import (
     BETWEEN,
-    NATIVE_SOURCE,
     SECTION5_RULE,
-    Card,
-    CardInputs,
-    ContrastVerdict,
-    Price,
-    cards,
-    contrast_level,
     diagnosis,
     loudness,
     own_arm_checks,
     undivided_slot,
-    word,
 )
+from foldstudy.analysis.cells import valid_rows
+from foldstudy.analysis.decision import NATIVE_SOURCE, CardInputs, cards
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.power import DIFFERENCE, EQUIVALENCE, repeats_needed, repeats_to_decide
-from foldstudy.report.decision import (
-    card_from_dict,
-    card_markdown,
-    contrast_line,
-    loudness_line,
-    own_line,
-    write_decision,
-)
+from foldstudy.analysis.verdict import Price, contrast_level, word
+from foldstudy.report.card_words import card_markdown, contrast_line, loudness_line, own_line
+from foldstudy.report.decision import write_decision
 from foldstudy.study.spec import load_arm_table, resolve_arm
 
 from ..support.evidence_rows import arm_rows, frames
@@ -96,7 +85,7 @@ def test_equal_arms_are_equivalent_and_a_close_call_is_undecided_and_priced():
     assert v.word == "equivalent within ±0.1" and v.repeats_to_decide is None
     rows, checks = _cell({"j": [0.5, 0.7, 0.3, 0.6], "m": [0.7, 0.6, 0.6, 0.8]})
     ci = dataclasses.replace(CI, decide_pair=("j", "m"),
-                             price=lambda s, m, a: Price(6, 0.05), rotation=lambda s: 5)
+                             price=lambda s, m, a: Price(calls=6, usd=0.05), rotation=lambda s: 5)
     v = _contrast(cards(rows, checks, PLAN, ci)[0], "j", "m")
     assert v.word == "undecided"
     assert v.repeats_to_decide % 5 == 0 and v.repeats_to_decide > 4
@@ -113,7 +102,8 @@ def test_an_undecided_contrast_is_planned_by_the_test_that_would_decide_it():
     simulated power, never fewer repeats than the t formula; inside it (b - a = 0) only
     equivalence can, planned as TOST at the margin. Both through power.repeats_to_decide,
     the plan a staged study's next stage uses too."""
-    ci = dataclasses.replace(CI, decide_pair=("j", "m"), price=lambda s, m, a: Price(6, 0.05),
+    ci = dataclasses.replace(CI, decide_pair=("j", "m"),
+                             price=lambda s, m, a: Price(calls=6, usd=0.05),
                              rotation=lambda s: 5)
     for m_recalls, test in (([0.7, 0.6, 0.6, 0.8], DIFFERENCE),
                             ([0.6, 0.6, 0.4, 0.5], EQUIVALENCE)):
@@ -334,7 +324,7 @@ def test_a_native_arm_whose_folds_returned_no_compaction_says_so_beside_its_diff
         v, c.fold_failures)
     text = "\n".join(card_markdown(c, PLAN))
     assert text.count("22 of 30 folds returned no compaction") == 2
-    assert card_from_dict(c.to_dict()).fold_failures == c.fold_failures
+    assert Card.from_dict(c.to_dict()).fold_failures == c.fold_failures
     # every arm lost every fact: the card still counts them
     lost = rows.assign(n_correct=0, recall=0.0)
     (c,) = cards(lost, checks.assign(correct=False), PLAN, ci)

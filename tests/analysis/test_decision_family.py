@@ -11,19 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foldstudy.analysis.decision import (
-    HOLM,
-    SPLIT,
-    Card,
-    CardInputs,
-    ContrastVerdict,
-    cards,
-    holm,
-    planned_family_size,
-)
+from foldstudy.analysis.card import Card, ContrastVerdict
+from foldstudy.analysis.decision import CardInputs, cards, planned_family_size
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.sequential import nominal_levels
-from foldstudy.report.decision import card_from_dict, card_markdown, contrast_line
+from foldstudy.analysis.verdict import HOLM, SPLIT, holm
+from foldstudy.report.card_words import card_markdown, contrast_line
 from foldstudy.study.spec import load_arm_table, resolve_arm
 
 from ..conftest import ROOT
@@ -199,7 +192,7 @@ def test_a_ladder_card_names_the_pairs_it_does_not_read_and_the_key_that_adds_th
     assert [(v.a, v.b) for v in c.contrasts] == [("m", "j")]
     assert c.unread_pairs == [("j", "q"), ("q", "m")]
     # a card from decision.json reads the same
-    assert card_from_dict(json.loads(json.dumps(c.to_dict()))) == c
+    assert Card.from_dict(json.loads(json.dumps(c.to_dict()))) == c
 
 
 def test_a_sweep_of_many_arms_keeps_the_ladder_and_says_what_its_family_costs():

@@ -12,8 +12,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from foldstudy.analysis.decision import CardInputs, Price, cards
+from foldstudy.analysis.decision import CardInputs, cards
 from foldstudy.analysis.plan import AnalysisPlan
+from foldstudy.analysis.verdict import Price
 from foldstudy.report.decision import decision_page_stage, json_safe
 
 from ..conftest import ROOT
@@ -48,10 +49,10 @@ def _doc() -> dict:
             for r in arm_rows("s", model, arm, recalls, k=10)]
     rows_df, checks = frames(rows)
     ci = CardInputs(margin=0.10, decide_pair=("j", "m"),
-                      price=lambda s, m, a: Price(6, 0.25),
+                      price=lambda s, m, a: Price(calls=6, usd=0.25),
                       price_basis=lambda m: f"listed prices of {m}{SCRIPT}")
     made = cards(rows_df, checks, PLAN, ci)
-    return json.loads(json.dumps(json_safe({"margin": 0.10, "family": "sweep",
+    return json.loads(json.dumps(json_safe({"margin": 0.10, "family": "sweep", "alpha": PLAN.alpha,
                                             "cards": [c.to_dict() for c in made]})))
 
 

@@ -10,15 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from foldstudy.analysis.decision import (
-    CardInputs,
-    Price,
-    cards,
-    cell_contrasts,
-    planned_family_size,
-)
+from foldstudy.analysis.decision import CardInputs, cards, cell_contrasts, planned_family_size
 from foldstudy.analysis.plan import AnalysisPlan
-from foldstudy.report.decision import json_safe
+from foldstudy.analysis.verdict import Price
+from foldstudy.report.decision import Decision, decision_json, json_safe
 from foldstudy.report.gate import GateFailed, gate_result, gate_stage, gate_verdicts_stage
 from foldstudy.study.decide_checks import gate_problems
 
@@ -29,8 +24,8 @@ SWEEPS = {"s": {"arms": ["m", "mine"], "models": ["wins", "same", "loses", "clos
                 "design": "latin"}}
 
 
-def _doc(gate: dict) -> dict:
-    """decision.json of a sweep where `mine` beats m on one model, equals it on one,
+def _doc(gate: dict) -> Decision:
+    """decision.json, read back, of a sweep where `mine` beats m on one model, equals it on one,
     loses on one and is close on the last (ten blocks of ten checks each)."""
     cells = {"wins": ([0.2] * 10, [0.9] * 10), "same": ([0.5] * 10, [0.5] * 10),
              "loses": ([0.9] * 10, [0.1] * 10),
@@ -40,10 +35,11 @@ def _doc(gate: dict) -> dict:
             for r in arm_rows("s", model, arm, recalls, k=10)]
     rows_df, checks = frames(rows)
     ci = CardInputs(margin=0.10, gate_pair=(gate["against"], gate["arm"]),
-                      price=lambda s, m, a: Price(6, 0.25), rotation=lambda s: 2)
+                      price=lambda s, m, a: Price(calls=6, usd=0.25), rotation=lambda s: 2)
     made = cards(rows_df, checks, PLAN, ci)
-    return json.loads(json.dumps(json_safe({"family": "sweep",
-                                            "cards": [c.to_dict() for c in made]})))
+    return Decision.from_dict(json.loads(json.dumps(json_safe(
+        {"margin": 0.10, "family": "sweep", "alpha": PLAN.alpha,
+         "cards": [c.to_dict() for c in made]}))))
 
 
 GATE = {"arm": "mine", "against": "m", "at_least": "equivalent", "models": None}
@@ -93,7 +89,7 @@ def test_a_gate_on_listed_models_only_and_one_no_sweep_runs():
 def test_a_passing_gate_writes_its_file_and_raises_nothing(tmp_path):
     gate = {**GATE, "models": ["wins"]}
     decision = tmp_path / "decision.json"
-    decision.write_text(json.dumps(_doc(gate)))
+    decision.write_text(decision_json(_doc(gate)))
     out = tmp_path / "gate.json"
     gate_verdicts_stage(SimpleNamespace(decision=str(decision)),
                           SimpleNamespace(gate=str(out)), SimpleNamespace(gate=gate,

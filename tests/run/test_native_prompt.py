@@ -25,8 +25,9 @@ from foldstudy.analysis.decision import (
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.backends import make_backend
 from foldstudy.backends.store import ResponseStore, cache_key
+from foldstudy.report.card_words import card_markdown, contrast_line
 from foldstudy.report.carrier import chosen
-from foldstudy.report.decision import card_markdown, contrast_line, json_safe
+from foldstudy.report.decision import json_safe
 from foldstudy.run.fold import Sample, run_row
 from foldstudy.run.probe import NATIVE_UNSUPPORTED
 from foldstudy.study.carriers.registry import carrier_of

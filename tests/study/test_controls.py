@@ -181,9 +181,11 @@ def test_a_row_missing_a_control_fact_the_ceiling_recalled_is_control_lost():
     """A control fact sits where every working carrier keeps it: a row that misses one
     the ceiling (uncompacted) recalled in the same block is "control lost", and the card
     counts such rows per arm and says the arm's losses there are not the carrier's alone."""
+    from foldstudy.analysis.card import Card
     from foldstudy.analysis.decision import CardInputs, cards
     from foldstudy.analysis.plan import AnalysisPlan
-    from foldstudy.report import decision as RD
+    from foldstudy.report.card_words import card_markdown
+    from foldstudy.report.decision import json_safe
     from foldstudy.study.spec import load_arm_table, resolve_arm
 
     from ..support.evidence_rows import arm_rows, frames
@@ -205,12 +207,12 @@ def test_a_row_missing_a_control_fact_the_ceiling_recalled_is_control_lost():
     assert card.control_lost == {"j": (1, 2), "m": (0, 2)}
     j_rows = [r["row_id"] for r in rows if r["arm"] == "j"]
     assert card.control_lost_rows == {"j": [j_rows[0]]}  # the row flagged, by its id
-    text = "\n".join(RD.card_markdown(card, plan))
+    text = "\n".join(card_markdown(card, plan))
     assert "**Control lost: j missed a control fact the ceiling recalled on 1 of 2 rows**" in text
     assert f"(flagged: `{j_rows[0]}`)" in text and j_rows[1] not in text
     assert "Control facts: m kept every control fact the ceiling recalled (2 rows read)" in text
     # through decision.json and back
-    again = RD.card_from_dict(json.loads(json.dumps(RD.json_safe(card.to_dict()))))
+    again = Card.from_dict(json.loads(json.dumps(json_safe(card.to_dict()))))
     assert again.control_lost == card.control_lost
     assert again.control_lost_rows == card.control_lost_rows
 
@@ -221,7 +223,7 @@ def test_where_the_ceiling_recalled_no_control_fact_the_card_reads_none():
     control facts cannot be read rather than that the arm's recall turn works."""
     from foldstudy.analysis.decision import CardInputs, cards
     from foldstudy.analysis.plan import AnalysisPlan
-    from foldstudy.report import decision as RD
+    from foldstudy.report.card_words import card_markdown
     from foldstudy.study.spec import load_arm_table, resolve_arm
 
     from ..support.evidence_rows import arm_rows, frames
@@ -238,7 +240,7 @@ def test_where_the_ceiling_recalled_no_control_fact_the_card_reads_none():
     plan = AnalysisPlan.load()
     (card,) = cards(df, checks, plan, CardInputs(margin=0.10, arms=arms))
     assert card.control_lost == {"j": (0, 0)} and not card.control_lost_rows
-    text = "\n".join(RD.card_markdown(card, plan))
+    text = "\n".join(card_markdown(card, plan))
     assert ("Control facts: the ceiling recalled none of them in any block j ran beside it, "
             "so they cannot tell its recall turn from its carrier") in text
     assert "kept every control fact" not in text

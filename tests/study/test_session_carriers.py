@@ -169,8 +169,9 @@ def _card(resources, recalls: dict[str, list[float]]):
 def test_each_card_splits_an_arms_lost_facts_into_the_carriers_and_the_recall_turns(
         resources):
     """The ceiling recalls 8 of 10 facts in every block, j 2 (the first two), m none."""
+    from foldstudy.analysis.card import Card
     from foldstudy.analysis.plan import AnalysisPlan
-    from foldstudy.report.decision import card_from_dict, card_markdown
+    from foldstudy.report.card_words import card_markdown
 
     card = _card(resources, {"j": [0.2] * 4, "m": [0.0] * 4, "uncompacted": [0.8] * 4})
     lines = {x.arm: x for x in card.ceiling_lines}
@@ -182,7 +183,7 @@ def test_each_card_splits_an_arms_lost_facts_into_the_carriers_and_the_recall_tu
     # no verdict of the family reads the ceiling; its against-your-best line does
     sources = {v.source for v in card.contrasts if "uncompacted" in (v.a, v.b)}
     assert sources == {carrier_of({"carry": "uncompacted"}).against_best}
-    md = "\n".join(card_markdown(card_from_dict(card.to_dict()), AnalysisPlan.load()))
+    md = "\n".join(card_markdown(Card.from_dict(card.to_dict()), AnalysisPlan.load()))
     assert ("of the 32 facts j lost, **24 the carrier's loss** (the ceiling recalled them "
             "in the same block) and **8 the recall turn's**") in md
     assert "Against the ceiling `uncompacted`" in md

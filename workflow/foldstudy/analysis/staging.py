@@ -33,10 +33,11 @@ from ..grade.validity import BUDGET
 from ..io import read_json, write_text
 from ..study.record import RunRecord, as_record
 from .cells import pairs, valid_rows
-from .decision import cell_icc, planned_family_size
+from .decision import planned_family_size
 from .plan import AnalysisPlan
 from .power import PAPER_ICC
 from .sequential import ALL_LOST, CONTINUE, UNDECIDED, look, next_stage
+from .verdict import cell_icc
 
 log = logging.getLogger(__name__)
 

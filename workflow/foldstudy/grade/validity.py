@@ -11,7 +11,7 @@ retrying it would select for the arm succeeding. So does a native fold whose pro
 answered without compacting (content null, no block, a stop reason other than compaction
 such as max_tokens): the provider's compaction is the arm, so its failure is the arm's. The
 row's parse_failures count those folds, and the card says "k of n folds returned no
-compaction" beside every recall difference of the arm (analysis/decision.py
+compaction" beside every recall difference of the arm (analysis/card_lines.py
 fold_failures).
 
 A run a staged decision's budget stopped part-way (not_run:budget) is invalid and is not

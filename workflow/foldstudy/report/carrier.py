@@ -29,7 +29,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..analysis.decision import AA_SOURCE
+from ..analysis.card import AA_SOURCE
 from ..backends.store import ResponseStore
 from ..grade.rows import read_record
 from ..io import read_json, write_text
@@ -113,7 +113,7 @@ def write_carrier(out: Path, card: dict[str, Any], arm: Arm, v: dict[str, Any],
                   request: dict[str, Any] | None, own_files: dict[str, str],
                   temperature: float, slot: tuple[bool, str]) -> list[Path]:
     """One card's carrier folder."""
-    from ..analysis.decision import SECTION5_RULE
+    from ..analysis.card_lines import SECTION5_RULE
 
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "prompt.md", out / "capacity.json", out / "request.json"]
@@ -156,7 +156,7 @@ def build_carriers(doc: dict[str, Any], runs: list[dict[str, Any]],
                    arms: dict[str, dict[str, Any]], own_files: dict[str, dict[str, str]],
                    store_root: str, out_dir: str | Path, temperature: float) -> list[Path]:
     """Every decided card's carrier folder under out_dir (results/decision/)."""
-    from ..analysis.decision import undivided_slot
+    from ..analysis.card_lines import undivided_slot
 
     out, written = Path(out_dir), []
     out.mkdir(parents=True, exist_ok=True)

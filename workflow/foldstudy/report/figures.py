@@ -23,8 +23,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ..analysis.card import AA_SOURCE
 from ..analysis.cells import valid_rows
-from ..analysis.decision import AA_SOURCE
 from ..analysis.headings import recall_by_headings
 from ..analysis.partition import partition
 from ..analysis.plan import AnalysisPlan
@@ -449,7 +449,7 @@ def decision_forest(doc: dict[str, Any]) -> plt.Figure:
     over blocks with its bootstrap interval, the TOST margin band, and the card's word
     (results/decision.json; report/decision.py writes it). Where the cell ran an A/A
     control, each contrast's row carries the A/A noise floor as a band (a difference
-    inside it is never a finding: analysis/decision.py noise_floor); the ceiling's line
+    inside it is never a finding: analysis/verdict.py noise_floor); the ceiling's line
     (the whole session against the best arm) is drawn as a diamond, its own recall in
     its label. A model where every arm lost every fact is a row saying so, with no
     point: no contrast is read there."""

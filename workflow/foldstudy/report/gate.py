@@ -16,10 +16,10 @@ import json
 import logging
 from typing import Any
 
-from ..analysis.decision import AA_SOURCE
+from ..analysis.card import Card, ContrastVerdict
 from ..errors import StudyError
 from ..io import read_json, write_text
-from .decision import json_safe
+from .decision import Decision, json_safe, read_decision
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +46,13 @@ def gate_models(gate: dict[str, Any], sweeps: dict[str, dict[str, Any]]
     return out
 
 
-def _contrast(card: dict[str, Any], gate: dict[str, Any]) -> dict[str, Any] | None:
+def _contrast(card: Card, gate: dict[str, Any]) -> ContrastVerdict | None:
     pair = {gate["arm"], gate["against"]}
-    return next((v for v in card["contrasts"] if {v["a"], v["b"]} == pair), None)
+    return next((v for v in card.contrasts if {v.a, v.b} == pair), None)
 
 
 def verdict(gate: dict[str, Any], sweep: str | None, model: str,
-            card: dict[str, Any] | None) -> dict[str, Any]:
+            card: Card | None) -> dict[str, Any]:
     """One model's pass or fail, its card's word and why."""
     arm, against, need = gate["arm"], gate["against"], gate["at_least"]
     out: dict[str, Any] = {"sweep": sweep, "model": model, "arm": arm, "against": against,
@@ -63,17 +63,17 @@ def verdict(gate: dict[str, Any], sweep: str | None, model: str,
                 "why": f"no sweep runs both {arm} and {against} on this model"}
     if card is None:
         return {**out, "pass": False, "why": "no valid row on this model: nothing was read"}
-    if card["all_lost"]:
+    if card.all_lost:
         return {**out, "pass": False, "verdict": "every arm lost every fact",
                 "why": "every arm lost every fact: no contrast is read"}
     v = _contrast(card, gate)
     if v is None:
         return {**out, "pass": False, "why": f"no block holds both {arm} and {against}"}
-    word = v["word"]
+    word = v.word
     out["verdict"] = word
-    p = f"adjusted p {v['p_adjusted']:.4f}" if v.get("p_adjusted") is not None else "no p"
-    at = (f"{word} ({v['blocks']} blocks, {arm} − {against} "
-          f"{_signed(v, arm):+.3f}, {p} in a family of {v.get('family_size', 1)})")
+    p = f"adjusted p {v.p_adjusted:.4f}" if v.p_adjusted is not None else "no p"
+    at = (f"{word} ({v.blocks} blocks, {arm} − {against} "
+          f"{_signed(v, arm):+.3f}, {p} in a family of {v.family_size})")
     if word == f"{arm} better":
         return {**out, "pass": True, "why": at}
     if word.startswith("equivalent"):
@@ -82,21 +82,21 @@ def verdict(gate: dict[str, Any], sweep: str | None, model: str,
                 "why": at if ok else f"{at}, where the gate needs {arm} better"}
     if word == f"{against} better":
         return {**out, "pass": False, "why": f"{arm} loses: {at}"}
-    out.update(more_repeats=v.get("more_repeats"), more_usd=v.get("more_usd"))
+    out.update(more_repeats=v.more_repeats, more_usd=v.more_usd)
     return {**out, "pass": False, "why": f"undecided: {at}; {_to_decide(v, card)}"}
 
 
-def _signed(v: dict[str, Any], arm: str) -> float:
+def _signed(v: ContrastVerdict, arm: str) -> float:
     """The difference arm − against from a contrast stored as b − a."""
-    d = float(v["difference"])
-    return d if v["b"] == arm else -d
+    d = float(v.difference)
+    return d if v.b == arm else -d
 
 
-def _to_decide(v: dict[str, Any], card: dict[str, Any]) -> str:
+def _to_decide(v: ContrastVerdict, card: Card) -> str:
     """What would decide an undecided model: the card's plan, else the staged study's
     repeats left to max_repeats."""
-    more, usd = v.get("more_repeats"), v.get("more_usd")
-    staged = card.get("staged") or {}
+    more, usd = v.more_repeats, v.more_usd
+    staged = card.staged or {}
     if more is None and staged.get("remaining_repeats"):
         more, usd = staged["remaining_repeats"], staged.get("remaining_usd")
     if more is None:
@@ -106,26 +106,24 @@ def _to_decide(v: dict[str, Any], card: dict[str, Any]) -> str:
 
 
 def gate_result(gate: dict[str, Any], sweeps: dict[str, dict[str, Any]],
-                doc: dict[str, Any]) -> dict[str, Any]:
+                doc: Decision) -> dict[str, Any]:
     """results/gate.json: the gate, every model's verdict, and whether all pass."""
-    cards = {(c["sweep"], c["model"]): c for c in doc["cards"]}
+    cards = {(c.sweep, c.model): c for c in doc.cards}
     models = [verdict(gate, s, m, cards.get((s, m)) if s else None)
               for s, m in gate_models(gate, sweeps)]
     instrument = instrument_failures(doc)
     return {"gate": gate, "passed": bool(models) and all(m["pass"] for m in models)
-            and not instrument, "family": doc.get("family"), "models": models,
+            and not instrument, "family": doc.family, "models": models,
             "instrument": instrument}
 
 
-def instrument_failures(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every card's A/A line declared different (analysis/decision.py AA_SOURCE): an arm
-    "better" than its exact copy is the instrument failing, and fails the gate whatever
-    the gate's own pair reads, on any model."""
-    return [{"sweep": c["sweep"], "model": c["model"], "arm": v["a"], "copy": v["b"],
-             "verdict": v["word"], "difference": v["difference"],
-             "p_adjusted": v.get("p_adjusted")}
-            for c in doc["cards"] for v in c["contrasts"]
-            if v.get("source") == AA_SOURCE and str(v["word"]).endswith(" better")]
+def instrument_failures(doc: Decision) -> list[dict[str, Any]]:
+    """Every card's A/A line declared different (Card.instrument_fails, analysis/card.py
+    AA_SOURCE): an arm "better" than its exact copy is the instrument failing, and fails
+    the gate whatever the gate's own pair reads, on any model."""
+    return [{"sweep": c.sweep, "model": c.model, "arm": v.a, "copy": v.b,
+             "verdict": v.word, "difference": v.difference, "p_adjusted": v.p_adjusted}
+            for c in doc.cards for v in c.instrument_fails]
 
 
 def failing_lines(result: dict[str, Any]) -> list[str]:
@@ -148,7 +146,7 @@ def gate_verdicts_stage(input: Any, output: Any, params: Any) -> dict[str, Any]:
         raise GateFailed("config.decide.gate: not set, so there is nothing to check; set "
                          "it, e.g. --config \"decide={pair: null, gate: {arm: m, against: "
                          "j, at_least: better}}\"")
-    result = gate_result(dict(params.gate), dict(params.sweeps), read_json(input.decision))
+    result = gate_result(dict(params.gate), dict(params.sweeps), read_decision(input.decision))
     write_text(json.dumps(json_safe(result), indent=1, sort_keys=True) + "\n", output.gate)
     return result
 

@@ -80,7 +80,7 @@ class Carrier:
     # arm that ran ("" : no such line); its words name the carrier on the card
     against_best: ClassVar[str] = ""
     # Is the arm read on each card as the recall ceiling (every other arm's lost facts
-    # split into the carrier's loss and the recall turn's: analysis/decision.py
+    # split into the carrier's loss and the recall turn's: analysis/card_lines.py
     # ceiling_lines)
     ceiling: ClassVar[bool] = False
     # Does the recall turn read the whole session (the config check then asks the

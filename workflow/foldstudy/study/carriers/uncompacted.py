@@ -3,7 +3,7 @@ whole session where a summary would go; no fold calls the model.
 
 It answers what no arm can: whether a fact an arm lost was the carrier's loss (the
 ceiling, reading everything, recalled it) or the recall turn's (the ceiling missed it
-too). Each card reads it so, per arm (analysis/decision.py ceiling_lines). The session
+too). Each card reads it so, per arm (analysis/card_lines.py ceiling_lines). The session
 must fit the model's context: the config check refuses one that does not, naming the
 tokens it needs and the model's (study/capacity.py ceiling_context_problems).
 """
