@@ -72,3 +72,37 @@ def test_a_card_of_the_wrong_shape_is_refused_naming_the_field(edit, said):
         Card.from_dict(d)
     assert str(e.value) == said
     assert isinstance(e.value, MalformedFile)  # the package's own error: one line, no trace
+
+
+def _own_cell():
+    import pandas as pd
+
+    rows = pd.DataFrame({"row_id": ["a", "b", "c", "d"], "arm": ["j", "m", "j", "m"],
+                         "recall": [0.2, 0.6, 0.4, 0.4], "carried_chars": [300, 500, 310, 700]})
+    checks = pd.DataFrame({"row_id": ["b", "b", "d", "d"], "label": ["x", "y", "x", "y"],
+                           "in_carrier": [True, True, True, False]})
+    return rows, checks
+
+
+def test_the_clis_own_compaction_is_read_against_the_best_arm():
+    """A session whose file holds the CLI's compaction: its summaries' held facts beside
+    the best matched arm's (highest mean recall) final carry and answers."""
+    from foldstudy.analysis.card_lines import own_compaction_line
+    from foldstudy.analysis.plan import AnalysisPlan
+    from foldstudy.study.spec import load_arm_table, resolve_arm
+
+    from ..conftest import ROOT
+
+    table = load_arm_table(ROOT / "resources")
+    arms = {a: resolve_arm(a, table, ROOT / "resources", 1.0) for a in ("j", "m")}
+    plan = AnalysisPlan.load()
+    rows, checks = _own_cell()
+    own = {"summaries": 1, "summary_chars": 420, "held": ["x"], "facts": 2}
+    line = own_compaction_line(rows, checks, arms, plan, own)
+    assert (line.arm, line.rows, line.held, line.facts) == ("m", 2, 1, 2)
+    assert (line.carried, line.recall, line.carry_chars) == (0.75, 0.5, 600.0)
+    # no line where the file holds none, only an opaque one, or no matched arm ran
+    assert own_compaction_line(rows, checks, arms, plan, None) is None
+    assert own_compaction_line(rows, checks, arms, plan, {**own, "summaries": 0}) is None
+    assert own_compaction_line(rows, checks, arms, plan, {**own, "opaque": "encrypted"}) is None
+    assert own_compaction_line(rows, checks, arms, plan.with_unmatched(["j", "m"]), own) is None

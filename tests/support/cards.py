@@ -12,6 +12,7 @@ from foldstudy.analysis.card import (
     IndexLine,
     Loudness,
     OwnArmCheck,
+    OwnCompactionLine,
 )
 
 
@@ -46,6 +47,9 @@ def full_card() -> Card:
                                    carrier_lost=6, recall_lost=4, ceiling_recall=0.9)],
         control_lost={"j": (1, 8)}, control_lost_rows={"j": ["r1"]},
         repeat_stops={"m": (2, 24)}, served_by_other=["r9 (served by y)"],
+        own_compaction=OwnCompactionLine(summaries=2, summary_chars=1840, held=5, facts=7,
+                                         arm="m", rows=4, carried=0.75, recall=0.5,
+                                         carry_chars=912.5),
         unread_pairs=[("j", "q")], compare_key="sweeps.s.compare",
         family_cost=FamilyCost(size=6, alpha=0.05, level=0.05 / 6, min_blocks=8,
                                min_blocks_alone=6, difference=0.1, power=0.8, repeats=20,

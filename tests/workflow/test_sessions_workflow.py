@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -254,6 +255,13 @@ def test_the_fields_sessions_fold_end_to_end_with_their_own_compaction(tmp_path)
     assert all(r["folds"] == "3" and r["n_graded"] == "3" for r in rows)
     summary = (res / "summary.md").read_text(encoding="utf-8")
     assert summary.count("Baseline: the session's own compaction (1 summary") == 8
+    # each card of a session with a readable compaction reads it against the best arm
+    # (the one arm, m, here), outside the matched comparison
+    cards = (res / "decision.md").read_text(encoding="utf-8")
+    said = re.findall(r"The CLI's own compaction against your best arm \(.*?\): its 1 "
+                      r"summary \([\d,]+ characters\) held \*\*2 of 3\*\* graded facts; "
+                      r"`m` held ([\d.]+) of them in its final carry", cards)
+    assert len(said) == 8 and all(0 <= float(x) <= 1 for x in said)
 
 
 def test_a_bad_session_is_refused_before_any_job_and_nothing_is_written(tmp_path):

@@ -269,6 +269,25 @@ class CeilingLine(CardRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
+class OwnCompactionLine(CardRecord):
+    """A sweep on the user's own session whose file holds the CLI's own compaction
+    (study/sessions.py baseline): that compaction against your best arm, outside the
+    matched comparison. held of facts: the graded facts its summaries hold (the presence
+    grader's rule); carried and recall: the best arm's mean share of them in its final
+    carry and in its answers over its valid rows; the sizes in characters."""
+
+    summaries: int
+    summary_chars: int
+    held: int
+    facts: int
+    arm: str
+    rows: int
+    carried: float
+    recall: float
+    carry_chars: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class FamilyCost(CardRecord):
     """What a family of many contrasts costs each of them in power (Holm's first step
     judges the smallest p at alpha / size): the level, the fewest blocks whose sign-flip
@@ -325,6 +344,8 @@ class Card(CardRecord):
     # the cell's rows another model served (validity: served_by_other), each as
     # "row_id (served by model)": left out of every number on the card, and named there
     served_by_other: list[str] = omitted_when_empty(default_factory=list)
+    # the CLI's own compaction against your best arm (a session whose file holds one)
+    own_compaction: OwnCompactionLine | None = omitted_when_empty(default=None)
     # the pairs of matched arms that ran in the cell which no contrast reads (a sweep of
     # more than PAIRS_UP_TO matched arms, or its own `compare`), and the config key that
     # adds them (sweeps.X.compare)

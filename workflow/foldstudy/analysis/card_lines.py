@@ -9,13 +9,22 @@ in, line records (analysis/card.py) out.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from ..grade.validity import SERVED_BY_OTHER
 from ..study.carriers.registry import carrier_of
-from ..study.spec import Arm
-from .card import CeilingLine, Diagnosis, IndexLine, Loudness, OwnArmCheck
+from ..study.spec import Arm, is_matched
+from .card import (
+    CeilingLine,
+    Diagnosis,
+    IndexLine,
+    Loudness,
+    OwnArmCheck,
+    OwnCompactionLine,
+)
 from .cells import BLOCK, cell_summary, mean, pairs
 from .instrument import abstention, failing_rows
 from .partition import failure_mode
@@ -303,3 +312,39 @@ def served_by_other_rows(rows: pd.DataFrame, sweep: str, model: str) -> list[str
             for _, r in cell.sort_values("row_id").iterrows()]
 
 
+def best_arm(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisPlan) -> str | None:
+    """Your best arm in the cell: the matched arm (spec.is_matched, not in
+    `plan.unmatched`) with the highest mean recall over the cell's valid rows, ties to the
+    earlier in resources/arms.yaml; None where no matched arm ran. It is chosen after the
+    fact, so a line read against it says how far something is from the best of what ran,
+    not which arm to pick."""
+    ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
+    matched = [a for a in ran if is_matched(arms[a]) and a not in plan.unmatched]
+    if not matched:
+        return None
+    rank = {a: i for i, a in enumerate(plan.arm_order)}
+    means = cell.groupby("arm")["recall"].mean()
+    return min(matched, key=lambda a: (-float(means[a]), rank.get(a, len(rank)), a))
+
+
+def own_compaction_line(cell: pd.DataFrame, checks: pd.DataFrame, arms: dict[str, Arm],
+                        plan: AnalysisPlan, own: dict[str, Any] | None
+                        ) -> OwnCompactionLine | None:
+    """The CLI's own compaction against your best arm, for a sweep on the user's own
+    session whose file holds a readable one (own: the fixture manifest's
+    `own_compaction`, with `facts`, the graded facts' count). None where the file holds
+    none, or only an opaque one (it grades no fact), or no matched arm ran. Outside the
+    matched comparison: the CLI compacted at its own moments and to its own size."""
+    if not own or not own.get("summaries") or own.get("opaque") or not own.get("facts"):
+        return None
+    arm = best_arm(cell, arms, plan)
+    if arm is None:
+        return None
+    mine = cell[cell["arm"] == arm]
+    facts = checks[checks["row_id"].isin(mine["row_id"])]
+    return OwnCompactionLine(
+        summaries=int(own["summaries"]), summary_chars=int(own.get("summary_chars", 0)),
+        held=len(own.get("held", [])), facts=int(own["facts"]), arm=arm, rows=len(mine),
+        carried=float(facts["in_carrier"].astype(bool).mean()) if len(facts) else 0.0,
+        recall=float(mine["recall"].mean()),
+        carry_chars=float(pd.to_numeric(mine["carried_chars"], errors="coerce").mean()))

@@ -42,9 +42,10 @@ import pandas as pd
 
 from ..study.carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers name it
 from ..study.carriers.registry import carrier_of
-from ..study.spec import Arm, is_matched, native_with_title
+from ..study.spec import Arm, native_with_title
 from .card import AA_SOURCE, Card, ContrastVerdict, FamilyCost
 from .card_lines import (
+    best_arm,
     ceiling_lines,
     control_lost_rows,
     diagnosis,
@@ -52,6 +53,7 @@ from .card_lines import (
     index_lines,
     loudness,
     own_arm_checks,
+    own_compaction_line,
     repeat_stops,
     served_by_other_rows,
 )
@@ -121,12 +123,10 @@ def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisP
     # against its native arm and ARM (native_with_contrasts)
     read = [a for a in ran if carrier_of(arms[a]).against_best and not arms[a].copy_of
             and not arms[a].instructions_from]
-    matched = [a for a in ran if is_matched(arms[a]) and a not in plan.unmatched]
-    if not read or not matched:
+    best = best_arm(cell, arms, plan)
+    if not read or best is None:
         return []
     rank = {a: i for i, a in enumerate(plan.arm_order)}
-    means = cell.groupby("arm")["recall"].mean()
-    best = min(matched, key=lambda a: (-float(means[a]), rank.get(a, len(rank)), a))
     return [(best, a, carrier_of(arms[a]).against_best)
             for a in sorted(read, key=lambda a: rank.get(a, 0))]
 
@@ -187,6 +187,9 @@ class CardInputs:
     # folds.csv (where the evidence holds it): the stop reason and max_tokens of each
     # failed fold, named on its arm's line (fold_failures)
     folds: pd.DataFrame | None = None
+    # sweep -> the CLI's own compaction of its session (the fixture manifest's
+    # `own_compaction` and `facts`, the graded facts' count): own_compaction_line
+    own_compactions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def sweep_arms(self, sweep: str, ran: Sequence[str]) -> list[str]:
         """The sweep's arms as the config names them, else the arms its cell ran."""
@@ -213,7 +216,9 @@ def card(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFrame,
         ceiling_lines=ceiling_lines(cell, checks, ci.arms, plan),
         control_lost={arm: (len(flagged), n) for arm, (flagged, n) in lost_rows.items()},
         control_lost_rows={arm: flagged for arm, (flagged, _) in lost_rows.items() if flagged},
-        repeat_stops=repeat_stops(cell))
+        repeat_stops=repeat_stops(cell),
+        own_compaction=own_compaction_line(cell, checks, ci.arms, plan,
+                                           ci.own_compactions.get(sweep)))
     if int(cell["n_correct"].sum()) == 0:
         return Card(all_lost=True, **every_card)
     verdicts = cell_verdicts(sweep, model, cell, checks, plan, ci)

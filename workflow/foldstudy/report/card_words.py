@@ -23,6 +23,7 @@ from ..analysis.card import (
     IndexLine,
     Loudness,
     OwnArmCheck,
+    OwnCompactionLine,
 )
 from ..analysis.card_lines import BETWEEN, SECTION5_RULE
 from ..analysis.compare import pair_label
@@ -320,6 +321,19 @@ def ceiling_line(x: CeilingLine) -> str:
                    f"**{x.recall_lost} the recall turn's** (the ceiling missed them too).")
 
 
+def own_compaction_words(x: OwnCompactionLine) -> str:
+    """The CLI's own compaction against your best arm (analysis/card_lines.py
+    own_compaction_line): what its summaries held beside what the best arm's final carry
+    held and its answers recalled, and the sizes of both."""
+    return (f"The CLI's own compaction against your best arm (read from the session's file; "
+            f"outside the matched comparison, no verdict of the family): its "
+            f"{x.summaries} summar{'y' if x.summaries == 1 else 'ies'} "
+            f"({x.summary_chars:,} characters) held **{x.held} of {x.facts}** graded facts; "
+            f"`{x.arm}` held {x.carried:.3f} of them in its final carry "
+            f"({x.carry_chars:,.0f} characters on average) and its answers recalled "
+            f"{x.recall:.3f}, over {x.rows} valid row{'s' if x.rows != 1 else ''}.")
+
+
 # ------------------------------------------------------------------ the card's lines
 
 # A renderer: a card's lines of one field, as Markdown lines, each paragraph followed by
@@ -427,6 +441,11 @@ def _index_lines(c: Card, plan: AnalysisPlan) -> list[str]:
 @card_line("ceiling_lines")
 def _ceiling_lines(c: Card, plan: AnalysisPlan) -> list[str]:
     return paragraphs(ceiling_line(x) for x in c.ceiling_lines)
+
+
+@card_line("own_compaction")
+def _own_compaction(c: Card, plan: AnalysisPlan) -> list[str]:
+    return paragraphs([own_compaction_words(c.own_compaction)] if c.own_compaction else [])
 
 
 @card_line("control_lost")

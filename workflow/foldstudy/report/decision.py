@@ -26,7 +26,7 @@ from ..analysis.plan import AnalysisPlan
 from ..analysis.verdict import Price
 from ..evidence import columns
 from ..evidence.load import read_artifact
-from ..io import MalformedFile, write_text
+from ..io import MalformedFile, read_json, write_text
 from .card_words import CONTRAST_COLUMNS, card_markdown, contrast_cells
 
 
@@ -133,9 +133,12 @@ def card_inputs(params: Any, input: Any, plan: AnalysisPlan) -> CardInputs:
     decide = params.decide or {}
     price = run = None
     sweeps = params.sweeps
+    own_compactions: dict[str, dict[str, Any]] = {}
     staged = staged_summaries([input[k] for k in input.keys() if k.startswith("decide_")])
     if params.priced:
         prompts, fixtures = plan_inputs(input)
+        own_compactions = session_compactions(
+            {k[len("manifest_"):]: v for k, v in input.items() if k.startswith("manifest_")})
         # priced as the ledger reserves now, as the looks priced each next stage
         run = run_prices(prompts, fixtures, params.arms, params.backends, params.probe_dir,
                          params.recall_max_tokens, params.ledger)
@@ -162,7 +165,20 @@ def card_inputs(params: Any, input: Any, plan: AnalysisPlan) -> CardInputs:
         staged=staged,
         price_basis=run.basis if run is not None else (
             lambda m: "no prices in evidence mode"),
-        sweeps=dict(sweeps))
+        sweeps=dict(sweeps), own_compactions=own_compactions)
+
+
+def session_compactions(manifests: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """sweep -> the CLI's own compaction of its session, as the fixture job wrote it in
+    the fixture's manifest (`own_compaction`, with `facts`: the graded facts' count);
+    only the sweeps on the user's own sessions have one."""
+    out = {}
+    for sweep, path in manifests.items():
+        made = read_json(path)
+        if isinstance(made.get("own_compaction"), dict):
+            facts = [f for f in made.get("facts") or [] if f.get("graded")]
+            out[sweep] = {**made["own_compaction"], "facts": len(facts)}
+    return out
 
 
 def reprice_staged(st: dict[str, Any], arm_usd: list[float | None], basis: str,

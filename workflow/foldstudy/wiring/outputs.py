@@ -56,7 +56,7 @@ class Outputs:
     def decision_inputs(self) -> dict[str, str]:
         """The decision cards read rows and checks, folds.csv where there is one, and
         (outside evidence mode) what prices a repeat: the fixtures and turn templates,
-        as the audit does. A staged
+        as the audit does, and the fixtures' manifests (a session's own compaction). A staged
         sweep's final looks are added by common.smk (they are checkpoints)."""
         ev = self.evidence_inputs()
         out = {"rows": ev["rows"], "checks": ev["checks"]}
@@ -64,6 +64,9 @@ class Outputs:
             out["folds"] = ev["folds"]
         if not self.core.evidence_mode:
             out.update(self.core.fixtures(), **self.core.prompt_files)
+            # each fixture's manifest: a session's own compaction, read on its cards
+            out.update({f"manifest_{s}": f"results/fixtures/{s}/manifest.json"
+                        for s in self.core.config["sweeps"]})
         return out
 
     def token_class_table(self) -> list[str]:
