@@ -263,6 +263,44 @@ def test_an_agy_brain_folders_other_files_are_left_alone(tmp_path):
     assert turns(tr) == turns(read_transcript(AGY))
 
 
+def test_an_agy_upload_written_only_in_additional_metadata_is_read(tmp_path):
+    """Uploaded files and slash-command expansions sit only in the user step's
+    `<ADDITIONAL_METADATA>`: the model sees them, so a fact planted there is on the thread;
+    the block's clock line stays out."""
+    recs = records(AGY)
+    user = next(r for r in recs if r["type"] == "USER_INPUT")
+    user["content"] = user["content"].replace(
+        "</ADDITIONAL_METADATA>", f"Uploaded file notes.md:\nthe salt is {TAG}-upload\n"
+        "</ADDITIONAL_METADATA>")
+    tr = read_transcript(write(tmp_path, "transcript_full.jsonl", recs))
+    first = tr.messages[0].text
+    assert first.startswith(f"Wire the ledger exporter; it listens on port {PORT}.")
+    assert f"the salt is {TAG}-upload" in first and "current local time" not in first
+    assert "ADDITIONAL_METADATA" not in "\n".join(turns(tr))
+
+
+def test_an_agy_empty_conversation_history_step_is_skipped(tmp_path):
+    """The CLI writes CONVERSATION_HISTORY steps empty: skipped, never taken for a tool
+    result that would steal a pending call's pairing."""
+    recs = records(AGY)
+    at = next(i for i, r in enumerate(recs) if r["step_index"] == 5)
+    recs.insert(at, {"step_index": 4, "source": "MODEL", "type": "CONVERSATION_HISTORY",
+                     "status": "DONE", "content": ""})
+    tr = read_transcript(write(tmp_path, "transcript_full.jsonl", recs))
+    assert turns(tr) == turns(read_transcript(AGY))
+    assert dict(tr.left_out)["empty_conversation_history"] == 1
+
+
+def test_an_agy_checkpoint_written_late_applies_at_its_own_step(tmp_path):
+    recs = records(AGY)
+    cp = next(r for r in recs if r["content"].startswith("{{ CHECKPOINT 1"))
+    recs.remove(cp)
+    recs.insert(recs.index(next(r for r in recs if r["step_index"] == 9)), cp)
+    tr = read_transcript(write(tmp_path, "transcript_full.jsonl", recs))
+    assert turns(tr) == turns(read_transcript(AGY))
+    assert tr.compaction_summaries == read_transcript(AGY).compaction_summaries
+
+
 def test_an_agy_step_of_the_wrong_shape_is_refused_by_line(tmp_path):
     recs = records(AGY)
     recs[4]["tool_calls"] = {"name": "run_command"}

@@ -6,7 +6,10 @@ Shapes learned from the public parser inspect_scout reads these files with
 (meridianlabs-ai/inspect_scout, `sources/_antigravity_cli`): one step a line,
 `{step_index, source, type, status, created_at, content, thinking, tool_calls}`.
 - `USER_INPUT` (source `USER`): the user's turn, its text inside `<USER_REQUEST>`; the
-  `<ADDITIONAL_METADATA>` and `<USER_SETTINGS_CHANGE>` around it are the CLI's own notes.
+  `<ADDITIONAL_METADATA>` block after it is read too (uploaded files and slash-command
+  expansions are written only there and the model sees them), all but its clock line;
+  `<USER_SETTINGS_CHANGE>` is the CLI's own note.
+- `CONVERSATION_HISTORY`: written empty; counted and skipped.
 - `PLANNER_RESPONSE` (source `MODEL`): the agent's text, its `thinking` (read only with
   include_thinking) and `tool_calls` `[{name, args}]`, with no call ids.
 - every other `MODEL` step (`GENERIC`, `RUN_COMMAND`, `VIEW_FILE`, `CODE_ACTION`, ...)
@@ -20,7 +23,8 @@ Shapes learned from the public parser inspect_scout reads these files with
   CLI's generic error note: counted, not read.
 
 The CLI appends a step when it completes, so a fast result can be written before its
-planner step: steps are read in `step_index` order. A compaction can fall inside a tool
+planner step, and a checkpoint lands a few lines late: steps are read in `step_index`
+order, so a checkpoint applies at its own step. A compaction can fall inside a tool
 run (between a call and its result): the result still pairs with its call. A result
 with no pending call is kept where the agent saw it, its line noted
 (`Transcript.orphan_outputs`); a call whose result never came is counted
@@ -50,6 +54,8 @@ from .base import (
 )
 
 _REQUEST = re.compile(r"<USER_REQUEST>\n?(.*?)\n?</USER_REQUEST>", re.S)
+_METADATA = re.compile(r"<ADDITIONAL_METADATA>\n?(.*?)\n?</ADDITIONAL_METADATA>", re.S)
+_CLOCK = "The current local time is"
 _CHECKPOINT = re.compile(r"\{\{ CHECKPOINT (\d+) \}\}")
 NOTES = ("ERROR_MESSAGE",)
 
@@ -66,6 +72,19 @@ def _check(path: Path, line: int, r: dict[str, Any]) -> None:
     for i, c in enumerate(calls or []):
         expect(c, (dict,), at, f"tool_calls[{i}]", "a call {name, args}")
         expect(c.get("name", ""), (str,), at, f"tool_calls[{i}].name", "the tool's name")
+
+
+def _user_text(text: str) -> str:
+    """The user's request, then what the `<ADDITIONAL_METADATA>` block adds: uploaded
+    files and slash-command expansions are written only there and the model reads them,
+    so a fact planted there is on the thread; the block's clock line is the CLI's own
+    note and is left out."""
+    m = _REQUEST.search(text)
+    request = m.group(1) if m else text
+    extra = [ln for b in _METADATA.findall(text) for ln in b.splitlines()
+             if not ln.startswith(_CLOCK)]
+    extra_text = "\n".join(extra).strip()
+    return f"{request}\n\n{extra_text}" if m and extra_text else request
 
 
 class Antigravity(Source):
@@ -99,8 +118,9 @@ class Antigravity(Source):
                 else:  # the conversation's preamble, or a step with no marker to read
                     left["checkpoint_0" if m else "checkpoint_unmarked"] += 1
             elif kind == "USER_INPUT":
-                m = _REQUEST.search(text)
-                out.append(Message("user", m.group(1) if m else text, line=line))
+                out.append(Message("user", _user_text(text), line=line))
+            elif kind == "CONVERSATION_HISTORY" and not text:
+                left["empty_conversation_history"] += 1  # the CLI writes these empty
             elif kind == "PLANNER_RESPONSE":
                 left["call_without_result"] += len(pending)  # never answered
                 pending.clear()
