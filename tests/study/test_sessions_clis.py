@@ -325,6 +325,19 @@ def test_a_copilot_session_compacted_twice_reads_both_summaries_as_the_baseline(
     assert fx.meta["session"]["left_out"]["tool.execution_start"] == 3
 
 
+def test_a_copilot_user_turn_is_read_from_what_the_model_saw(tmp_path):
+    """`transformedContent` is the text the model was sent: a fact the CLI put only there
+    is on the thread; a message without it falls back to `content`."""
+    recs = records(COPILOT)
+    users = [r for r in recs if r["type"] == "user.message"]
+    users[0]["data"]["transformedContent"] = (
+        f"{users[0]['data']['content']}\n<reminder>the salt is {TAG}-seen</reminder>")
+    tr = read_transcript(write(tmp_path, COPILOT.name, recs))
+    said = [m.text for m in tr.messages if m.role == "user"]
+    assert said[0].startswith("Wire the ledger exporter") and f"{TAG}-seen" in said[0]
+    assert said[1] == "Which bucket does it write to?"
+
+
 def test_a_copilot_session_of_an_unknown_version_is_read_and_named(tmp_path):
     recs = records(COPILOT)
     recs[0]["data"].update(version=3, copilotVersion="2.0.1")

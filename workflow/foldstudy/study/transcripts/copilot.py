@@ -7,8 +7,9 @@ line, `{type, data, id, timestamp, parentId}`, in the order the session ran.
 - `session.start` `{sessionId, version, producer, copilotVersion, context}`: the file's
   event schema version and the CLI's; a version this reader does not know is read as the
   one it knows and named (`Transcript.vocabulary`).
-- `user.message` `{content, transformedContent, attachments}`: the user's turn (`content`,
-  as typed; `transformedContent` adds the CLI's reminders around it).
+- `user.message` `{content, transformedContent, attachments}`: the user's turn, read from
+  `transformedContent` when present (what the model saw: the typed `content` with the
+  CLI's reminders around it), else `content`.
 - `assistant.message` `{messageId, content, toolRequests: [{toolCallId, name,
   arguments}], reasoningText}`; `assistant.reasoning` `{content}` (read only with
   include_thinking).
@@ -82,7 +83,12 @@ def _start(s: _Session, d: dict[str, Any], at: str) -> None:
 
 
 def _user(s: _Session, d: dict[str, Any], at: str, line: int) -> None:
-    s.out.append(Message("user", _text(d.get("content"), at, "data.content"), line=line))
+    """`transformedContent` is what the model was sent (the typed text with the CLI's
+    reminders and expansions around it), so it is read when present."""
+    content = _text(d.get("content"), at, "data.content")
+    if d.get("transformedContent") is not None:
+        content = _text(d.get("transformedContent"), at, "data.transformedContent") or content
+    s.out.append(Message("user", content, line=line))
 
 
 def _assistant(s: _Session, d: dict[str, Any], at: str, line: int, opts: ReadOptions
