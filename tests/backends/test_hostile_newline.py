@@ -118,7 +118,7 @@ def test_no_header_is_sent_with_a_control_character(monkeypatch):
 def test_an_own_arms_carry_with_a_final_line_break_is_refused_by_key():
     """The own-arm schema's carry pattern comes from the carrier registry: it ends at the
     true end too, so `carry: "text\\n"` is refused naming the arm and key."""
-    from foldstudy.study.spec import own_arms_problems
+    from foldstudy.study.own_arms import own_arms_problems
 
     doc = {"arms": {"mine": {"title": "mine", "twin": "m", "system_prompt": "p.md",
                              "fold_budget_tokens": 2400, "carry_cap_tokens": 2400,

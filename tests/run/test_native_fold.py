@@ -22,7 +22,8 @@ from foldstudy.io import write_json
 from foldstudy.run.fold import NATIVE_RECALL_CARRY, Prompts, Sample, run_fold, run_row
 from foldstudy.run.probe import NATIVE_REFUSED, NATIVE_UNSUPPORTED, native_permission
 from foldstudy.study.fixtures import build_fixture
-from foldstudy.study.spec import is_matched, load_arm_table, merge_own_arms, resolve_arm
+from foldstudy.study.own_arms import merge_own_arms
+from foldstudy.study.spec import is_matched, load_arm_table, resolve_arm
 
 from ..backends.test_backend_providers import ANTHROPIC, OPENAI, PROVIDERS, Provider
 from ..support.anthropic_standin import ON_DEMAND_BETA, THRESHOLD_BETA
@@ -181,7 +182,7 @@ def test_a_native_arm_is_no_twin_of_an_own_arm(resources, tmp_path):
         "title": "mine", "twin": "native", "system_prompt": "p.md", "fold_budget_tokens": 2400,
         "carry_cap_tokens": 2400, "carry": "text"}}}), encoding="utf-8")
     _, problems = merge_own_arms(table, str(tmp_path / "arms.yaml"), resources)
-    # the twins the schema allows are the matched arms only (spec.own_arm_twins)
+    # the twins the schema allows are the matched arms only (own_arms.own_arm_twins)
     assert any("twin: 'native' is not one of the paper's arms" in p for p in problems), \
         problems
 

@@ -16,14 +16,8 @@ from foldstudy.grade.rows import RunRecordError, read_record
 from foldstudy.study.carriers import registry
 from foldstudy.study.carriers.base import Carrier
 from foldstudy.study.carriers.registry import carrier_for, carrier_of, register_carrier
-from foldstudy.study.spec import (
-    SpecError,
-    is_index_arm,
-    is_matched,
-    load_arm_table,
-    own_arms_schema,
-    resolve_arm,
-)
+from foldstudy.study.own_arms import own_arms_schema
+from foldstudy.study.spec import SpecError, is_index_arm, is_matched, load_arm_table, resolve_arm
 
 from ..conftest import ROOT
 

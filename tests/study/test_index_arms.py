@@ -21,6 +21,7 @@ from foldstudy.analysis.view import Evidence
 from foldstudy.grade.trace import carried_in, fact_trace
 from foldstudy.study.identifiers import classify
 from foldstudy.study.index import chunk_identifiers, recall_carrier, update_index
+from foldstudy.study.own_arms import own_arm_twins
 from foldstudy.study.spec import (
     Arm,
     Fact,
@@ -28,7 +29,6 @@ from foldstudy.study.spec import (
     SpecError,
     is_matched,
     load_arm_table,
-    own_arm_twins,
     resolve_arm,
 )
 

@@ -138,7 +138,8 @@ class AnalysisPlan:
         """The plan from these files (a rule names the ones it read; tests use the
         checkout's own). config: the study config, whose own arms with `match: false`
         (its arms_file) join the arms outside the matched comparison."""
-        from ..study.spec import aa_copies, arms_file_path, native_prompts, unmatched_own_arms
+        from ..study.own_arms import arms_file_path, unmatched_own_arms
+        from ..study.spec import aa_copies, native_prompts
 
         arms_path = Path(arms or DEFAULT_ARMS)
         table = load_yaml(arms_path)

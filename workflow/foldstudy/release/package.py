@@ -20,7 +20,7 @@ from ..errors import StudyError
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study, study_digest
 from ..io import load_yaml, read_json, sha256_file, write_json, write_yaml
-from ..study.spec import arms_file_path, own_arm_files
+from ..study.own_arms import arms_file_path, own_arm_files
 from .crate import is_snakemake_mark, run_facts, workflow_sources, write_crate
 from .lock import EVIDENCE_FILES
 from .redact import (

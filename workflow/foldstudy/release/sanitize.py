@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 from ..io import canonical_sha256
 from ..secrets import PLACEHOLDER
-from ..study.spec import packaged_arms_file
+from ..study.own_arms import packaged_arms_file
 from .scan import ABSOLUTE_PATH, URL, private_host
 
 

@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 from ..credentials import SECRET_ENV
 from ..errors import StudyError
 from ..secrets import SecretIndex, find_secrets
-from ..study.spec import PACKAGED_ARMS
+from ..study.own_arms import PACKAGED_ARMS
 
 # A bracketed IPv6 host ("http://[::1]:8000/v1") is part of the URL, brackets and all.
 URL = re.compile(r"\bhttps?://(?:\[[0-9A-Za-z:.%]*\]?)?[^\s\"'<>)\]]*")

@@ -37,6 +37,7 @@ from .checks import (
     unused_override_warnings,
 )
 from .decide_checks import staged_maximum, unmatched_verdict_problems
+from .own_arms import arms_file_path, merge_own_arms
 from .plan import Study
 from .schema import (
     apply_overrides,
@@ -55,9 +56,7 @@ from .spec import (
     SpecError,
     aa_copy_id,
     arm_ids,
-    arms_file_path,
     builtin_arm_problems,
-    merge_own_arms,
     sweep_native_prompts,
     with_aa_copies,
     with_native_prompts,

@@ -14,13 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..study.design import cycle_length, first_stage
-from ..study.spec import (
-    aa_copies,
-    arms_file_path,
-    native_prompts,
-    own_arm_twins,
-    unmatched_own_arms,
-)
+from ..study.own_arms import arms_file_path, own_arm_twins, unmatched_own_arms
+from ..study.spec import aa_copies, native_prompts
 from .core import Core
 
 
