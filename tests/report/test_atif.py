@@ -298,3 +298,16 @@ def test_a_record_that_is_not_its_run_is_refused_before_any_file_is_written(tmp_
         build_atif(runs, {"s": str(tmp_path / "fixture.json")}, None, None,
                    tmp_path / "atif")
     assert not (tmp_path / "atif").exists()
+
+
+def test_a_fold_naming_a_chunk_the_fixture_lacks_is_refused_in_one_line():
+    rec = RunRecord.from_dict(folded())
+    with pytest.raises(RunRecordError, match="fold 4 took in chunk 3, and the fixture of "
+                                             "sweep s has chunks 0 to 2"):
+        trajectory_files(rec, Fixture("distributed", 7, 0.01, CHUNKS[:3], FACTS))
+
+
+def test_without_the_evidence_the_recall_turn_carries_no_grade():
+    docs = trajectory_files(RunRecord.from_dict(folded()), session())
+    answer = docs[CONTINUATION.format(k=3)]["steps"][-1]
+    assert answer["message"] == ANSWER and "grade" not in answer["extra"]["foldstudy"]

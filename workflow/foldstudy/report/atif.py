@@ -64,7 +64,7 @@ from typing import Any
 
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
-from ..grade.rows import check_record_identity, read_record
+from ..grade.rows import RunRecordError, check_record_identity, read_record
 from ..grade.trace import fold_number
 from ..io import read_json, write_json
 from ..study.record import Fold, RunRecord
@@ -174,12 +174,15 @@ def recall_steps(file: _File, record: RunRecord, fixture: Fixture,
     reply = recall.get("reply") or {}
     metrics = {k: reply[k] for k in ("prompt_tokens", "completion_tokens", "cost_usd")
                if reply.get(k) is not None}
-    grade = {"row": {k: v for k, v in (row or {}).items() if k not in ("answer", "row_id")},
-             "checks": [{k: v for k, v in c.items() if k != "row_id"} for c in checks]}
     turn = {k: recall.get(k) for k in ("request_key", "store_hit", "seed")}
     turn["finish_reason"] = reply.get("finish_reason")
+    own: dict[str, Any] = {"recall": turn}
+    if row is not None:  # graded: the evidence's row (its answer is the message) and checks
+        own["grade"] = {
+            "row": {k: v for k, v in row.items() if k not in ("answer", "row_id")},
+            "checks": [{k: v for k, v in c.items() if k != "row_id"} for c in checks]}
     file.add("agent", record.answer, model_name=record.model, metrics=metrics or None,
-             extra={"foldstudy": {"recall": turn, "grade": grade}})
+             extra={"foldstudy": own})
 
 
 def _document(record: RunRecord, part: int, parts: int, steps: list[dict[str, Any]]
@@ -210,6 +213,12 @@ def trajectory_files(record: RunRecord, fixture: Fixture, row: dict[str, Any] | 
     for f in record.folds:
         here = files[-1]
         for c in f.chunks:
+            if not 0 <= c < len(fixture.chunks):
+                raise RunRecordError(
+                    f"{record.row_id}: fold {fold_number(f)} took in chunk {c}, and the "
+                    f"fixture of sweep {record.sweep} has chunks 0 to "
+                    f"{len(fixture.chunks) - 1}; the record was made from another "
+                    "fixture: rerun its fold job")
             role = add_chunk(here, fixture.chunks[c], c, role)
         here.add("system", f"Fold {fold_number(f)}: the running summary it wrote replaces "
                            "the context.",
