@@ -92,7 +92,7 @@ def test_a_packages_aa_copies_are_read_from_its_rows(tmp_path):
     and the evidence check takes the copy of a known arm and refuses one of an unknown."""
     from foldstudy.analysis.plan import AnalysisPlan
     from foldstudy.evidence.load import EvidenceError, load_evidence
-    from foldstudy.study.spec import aa_copies, aa_original
+    from foldstudy.study.derived import aa_copies, aa_original
 
     pkg = aa_package_dir(tmp_path / "pkg")
     assert aa_copies({"evidence": str(pkg), "sweeps": {}}) == {"m~aa": "m"}

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..grade.validity import SERVED_BY_OTHER
+from ..study.arm import Arm, is_matched
 from ..study.carriers.registry import carrier_of
-from ..study.spec import Arm, is_matched
 from .card import (
     CeilingLine,
     Diagnosis,

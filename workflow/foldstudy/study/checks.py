@@ -13,12 +13,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .arm import is_matched
 from .capacity import TEXT_CHARS_PER_TOKEN, comparison_arms, matched_keys, model_context
 from .carriers.registry import carrier_of
 from .decide_checks import decide_problems
+from .derived import instruction_arms, native_arms
 from .own_arms import unmatched_own_arms
 from .plan import sweeps_of
-from .spec import SpecError, instruction_arms, is_matched, native_arms, resolve_arm
+from .spec import SpecError, resolve_arm
 
 
 def per_field_problems(table: dict[str, Any], overrides: dict[str, Any],

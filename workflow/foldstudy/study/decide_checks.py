@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .arm import is_matched
 from .carriers.registry import carrier_of
 from .design import cycle_length
-from .spec import is_matched
 
 
 def decide_sweeps(cfg: dict[str, Any]) -> list[str]:

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..io import load_yaml
+from .arm import is_matched
 from .carriers.registry import (
     own_arm_pattern,
 )
-from .spec import SpecError, is_matched, resolve_arm
+from .spec import SpecError, resolve_arm
 
 # The JSON schema a user's own arms file is checked by (filled in by own_arms_schema).
 ARMS_SCHEMA = Path(__file__).resolve().parents[3] / "config/schema/arms.schema.yaml"
