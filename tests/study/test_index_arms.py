@@ -2,7 +2,7 @@
 (study/index.py) keeps the one classifier's tokens, first appearance first, none twice,
 and evicts the oldest past its share; an index arm's shares are exact at every scale; the
 frontier of the retained-token table is right on a synthetic table; and an arm outside
-the matched comparison (spec.is_matched: index arms, own arms with `match: false`) never
+the matched comparison (arm.is_matched: index arms, own arms with `match: false`) never
 reaches a matched contrast or a paper table."""
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ class OwnFact:
     label: str
     value: str
     fact_class: str = "own"
-    # `control: true`: a control fact (spec.Fact.control), asked and graded apart, never
+    # `control: true`: a control fact (fixture_types.Fact.control), asked and graded apart, never
     # in recall; the user puts it where every working carrier must keep it
     control: bool = False
 
