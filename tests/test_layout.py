@@ -1,5 +1,6 @@
 """The tree's conventions, checked: formatting, the generated config reference, one home
-for arm identity and for every backend capability, and stages that import only downward."""
+for arm identity, for derived arms' ids and for every backend capability, and stages that
+import only downward."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from string import Formatter
 
 import pytest
 import yaml
@@ -15,6 +17,7 @@ import yaml
 from foldstudy.backends.base import Backend
 from foldstudy.study import configdoc
 from foldstudy.study.config import ConfigError, load_study
+from foldstudy.study.derived import DERIVATIONS
 from foldstudy.study.spec import arm_ids, load_arm_table
 
 from .conftest import ROOT
@@ -59,6 +62,108 @@ def test_no_arm_id_is_written_outside_arms_yaml():
         assert not listing.search(text) and not literal.search(text), path
         assert "".join(ids) not in text, path
         assert " ".join(sorted(ids)) not in text, path  # a message's "known: f g j ..."
+
+
+# A derived arm's id (study/derived.py: `ARM~aa`, `native@ARM`) is split and built there
+# only. The marks come from its id rules: those between two fields (`@`), those ending a
+# rule (`~aa`) or opening one; a separator is a mark or the start of one (`~`).
+_STR_OPS = {"partition", "rpartition", "split", "rsplit", "startswith", "endswith",
+            "removeprefix", "removesuffix", "find", "rfind", "index", "rindex", "count",
+            "replace"}
+
+
+def _rule_marks() -> tuple[set[str], set[str], set[str]]:
+    """(marks between two fields, marks ending a rule, marks opening one) of every
+    derivation's id rule."""
+    infix, suffix, prefix = set(), set(), set()
+    for d in DERIVATIONS:
+        parsed = list(Formatter().parse(d.id_rule))  # (text before a field, field), ...
+        prefix |= {parsed[0][0]} - {""}
+        for text, name, _, _ in parsed[1:]:
+            (infix if name is not None else suffix).update({text} - {""})
+    return infix, suffix, prefix
+
+
+def _is_str(node: ast.AST, test) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and test(node.value)
+
+
+def arm_id_splits(path: Path) -> list[str]:
+    """Where a module splits or builds a derived arm's id by hand, one line each: a string
+    method on a separator (`.partition("@")`, `.endswith("~aa")`), `SEP.join`, `SEP in x`,
+    an f-string or `+` that writes an id rule (`f"{a}~aa"`, `f"{n}@{a}"`, `a + "~aa"`,
+    `n + "@" + a`), or a name given a separator (`MARK = "@"`). Other uses of the
+    characters (`"@id" in entity`, `f"{user}@"`, a regex) are no id's."""
+    infix, suffix, prefix = _rule_marks()
+    seps = infix | suffix | prefix | {m[:i] for m in infix | suffix | prefix
+                                      for i in range(1, len(m))}
+    is_sep = lambda v: v in seps or v.endswith(tuple(suffix))  # noqa: E731
+    out = []
+    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        what = ""
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr in _STR_OPS and any(_is_str(a, is_sep) for a in n.args):
+                what = f".{n.func.attr}() on a separator"
+            elif n.func.attr == "join" and _is_str(n.func.value, lambda v: v in seps):
+                what = "a separator's join()"
+        elif isinstance(n, ast.Compare) and _is_str(n.left, lambda v: v in seps):
+            what = "a separator tested with in"
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None and _is_str(
+                n.value, lambda v: v in seps):
+            what = "a separator named"  # a mark of its own (`AA_MARK = "~aa"`)
+        elif isinstance(n, ast.JoinedStr):
+            v = n.values
+            field = [isinstance(x, ast.FormattedValue) for x in v]
+            if any(field[i] and field[i + 2] and _is_str(v[i + 1], lambda t: t in infix)
+                   for i in range(len(v) - 2)) or any(
+                    field[i] and _is_str(v[i + 1], lambda t: t.startswith(tuple(suffix)))
+                    for i in range(len(v) - 1)) or any(
+                    field[i + 1] and _is_str(v[i], lambda t: t.endswith(tuple(prefix)))
+                    for i in range(len(v) - 1)):
+                what = "an f-string writing an id rule"
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+            if _is_str(n.right, lambda t: t.startswith(tuple(suffix))) or (
+                    _is_str(n.left, lambda t: t.endswith(tuple(prefix)))) or (
+                    isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Add)
+                    and _is_str(n.left.right, lambda t: t in infix)
+                    and not isinstance(n.right, ast.Constant)):
+                what = "+ writing an id rule"
+        if what:
+            out.append((n.lineno, f"{path.name}:{n.lineno}: {what}"))
+    return [line for _, line in sorted(out)]
+
+
+def test_no_module_but_derived_splits_or_builds_a_derived_arm_id():
+    """A derived arm's id rule is declared once (study/derived.py parse and make): a
+    module that partitions an id on `@` or appends `~aa` itself reads a rule the table
+    may change."""
+    found = [x for p in sorted(PACKAGE.rglob("*.py")) if p != PACKAGE / "study/derived.py"
+             for x in arm_id_splits(p)]
+    assert not found, "split or build derived arm ids with study/derived.py:\n" + "\n".join(
+        found)
+
+
+def test_the_derived_id_check_sees_a_module_splitting_an_id(tmp_path):
+    """The check itself: each way of splitting or building an id by hand is named by its
+    line, and the package's other uses of `@` (JSON-LD keys, user@ markers, a regex
+    after a prefix) are not."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(a, n, x):\n"
+                   "    native, _, arm = a.partition('@')\n"
+                   "    copy = a.endswith('~aa')\n"
+                   "    made = f'{n}@{a}'\n"
+                   "    aa = f'{a}~aa'\n"
+                   "    aa2 = a + '~aa'\n"
+                   "    made2 = n + '@' + a\n"
+                   "    return '@' in x, '@'.join([n, a]), a.split('~')\n"
+                   "MARK = '~aa'\n")
+    assert [line.split(": ")[0] for line in arm_id_splits(bad)] == [
+        f"bad.py:{n}" for n in (2, 3, 4, 5, 6, 7, 8, 8, 8, 9)]
+    ok = tmp_path / "ok.py"
+    ok.write_text("def g(e, user, p, prefix):\n"
+                  "    return ('@id' in e, f'{user}@', '@' + p, prefix + r'@[\\w.]+',\n"
+                  "            p.startswith(('/', '~', '@')), f'{p} (A/A copy)')\n")
+    assert arm_id_splits(ok) == []
 
 
 def test_the_config_check_follows_the_arm_table(config_schema, resources):

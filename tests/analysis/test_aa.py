@@ -23,8 +23,10 @@ from foldstudy.report.carrier import chosen
 from foldstudy.report.decision import Decision, decision_json
 from foldstudy.report.gate import failing_lines, gate_result
 from foldstudy.run.fold import Sample, fold_request
+from foldstudy.study.arm import is_matched
 from foldstudy.study.config import ConfigError, load_study
-from foldstudy.study.spec import aa_copies, is_matched, load_arm_table
+from foldstudy.study.derived import aa_copies
+from foldstudy.study.spec import load_arm_table
 
 from ..conftest import ROOT
 from ..support.evidence_rows import arm_rows, frames

@@ -87,12 +87,12 @@ def test_snakemake_gate_in_evidence_mode_reads_the_packages_cards(tmp_path, pack
 
 
 def test_a_packages_aa_copies_are_read_from_its_rows(tmp_path):
-    """A copy is known by its id (spec.aa_original): in evidence mode the package's rows
+    """A copy is known by its id (derived.aa_original): in evidence mode the package's rows
     say which arm it copies, so the cards read the A/A line the study that made it read,
     and the evidence check takes the copy of a known arm and refuses one of an unknown."""
     from foldstudy.analysis.plan import AnalysisPlan
     from foldstudy.evidence.load import EvidenceError, load_evidence
-    from foldstudy.study.spec import aa_copies, aa_original
+    from foldstudy.study.derived import aa_copies, aa_original
 
     pkg = aa_package_dir(tmp_path / "pkg")
     assert aa_copies({"evidence": str(pkg), "sweeps": {}}) == {"m~aa": "m"}

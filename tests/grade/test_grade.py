@@ -15,7 +15,7 @@ from foldstudy.grade.grader import (
     has_whole_token,
     headings_carried,
 )
-from foldstudy.study.spec import Fact
+from foldstudy.study.fixture_types import Fact
 
 PORT = Fact("ingress_port", "port", "52677", True, label="primary ingress port")
 EXPORTER = Fact("exporter_port", "port", "44855", True, label="metrics exporter port")

@@ -15,8 +15,8 @@ import pytest
 from foldstudy.grade.rows import RunRecordError
 from foldstudy.io import write_json
 from foldstudy.report.atif import CONTINUATION, MAIN, build_atif, run_dir, trajectory_files
+from foldstudy.study.fixture_types import Fixture
 from foldstudy.study.record import RunRecord
-from foldstudy.study.spec import Fixture
 from foldstudy.study.transcripts import read_transcript
 
 from ..support.records import FACTS, fold, graded_frames, not_run, record

@@ -21,9 +21,10 @@ from foldstudy.grade.trace import fact_trace
 from foldstudy.io import write_json
 from foldstudy.run.fold import NATIVE_RECALL_CARRY, Prompts, Sample, run_fold, run_row
 from foldstudy.run.probe import NATIVE_REFUSED, NATIVE_UNSUPPORTED, native_permission
+from foldstudy.study.arm import is_matched
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.own_arms import merge_own_arms
-from foldstudy.study.spec import is_matched, load_arm_table, resolve_arm
+from foldstudy.study.spec import load_arm_table, resolve_arm
 
 from ..backends.test_backend_providers import ANTHROPIC, OPENAI, PROVIDERS, Provider
 from ..support.anthropic_standin import ON_DEMAND_BETA, THRESHOLD_BETA

@@ -30,15 +30,11 @@ from foldstudy.report.carrier import chosen
 from foldstudy.report.decision import json_safe
 from foldstudy.run.fold import Sample, run_row
 from foldstudy.run.probe import NATIVE_UNSUPPORTED
+from foldstudy.study.arm import is_matched
 from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.config import ConfigError, load_study
-from foldstudy.study.spec import (
-    SpecError,
-    is_matched,
-    load_arm_table,
-    native_with_of,
-    resolve_arm,
-)
+from foldstudy.study.derived import native_with_of
+from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm
 
 from ..backends.test_backend_providers import ANTHROPIC, PRICES, PROVIDERS, Provider
 from ..conftest import ROOT
@@ -289,7 +285,7 @@ def test_a_package_holding_native_at_m_is_read_as_the_study_read_it(tmp_path):
     A/A copy is, when both parts are arms of the study; the plan titles it and orders it
     beside native; an id whose parts are not arms is refused as before."""
     from foldstudy.evidence.load import EvidenceError, check_consistency
-    from foldstudy.study.spec import native_prompts
+    from foldstudy.study.derived import native_prompts
 
     arms = AnalysisPlan.load().arm_order
     rows = [r for arm in ("m", "native", "native@m")

@@ -18,7 +18,7 @@ import pytest
 from foldstudy.backends.embedded import GGUFTokenizer, packaged_weights
 from foldstudy.report.tables.probe import t_chars_per_token
 from foldstudy.run.tokens import PROSE, class_texts, measure, token_classes
-from foldstudy.study.spec import Fact, Fixture
+from foldstudy.study.fixture_types import Fact, Fixture
 
 from ..study.test_fixtures import make
 

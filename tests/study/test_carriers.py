@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from foldstudy.grade.rows import RunRecordError, read_record
+from foldstudy.study.arm import is_index_arm, is_matched
 from foldstudy.study.carriers import registry
 from foldstudy.study.carriers.base import Carrier
 from foldstudy.study.carriers.registry import carrier_for, carrier_of, register_carrier
 from foldstudy.study.own_arms import own_arms_schema
-from foldstudy.study.spec import SpecError, is_index_arm, is_matched, load_arm_table, resolve_arm
+from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm
 
 from ..conftest import ROOT
 

@@ -13,8 +13,9 @@ import pytest
 from foldstudy.backends.base import Backend
 from foldstudy.grade.rows import grade_record
 from foldstudy.study.fixture_files import manifest
+from foldstudy.study.fixture_types import Fact, Fixture
 from foldstudy.study.fixtures import build_fixture, plant_controls
-from foldstudy.study.spec import Fact, Fixture, SpecError
+from foldstudy.study.spec import SpecError
 
 from ..conftest import ROOT
 from ..support.records import fixture, record

@@ -14,7 +14,8 @@ import yaml
 from foldstudy.analysis.sequential import ALL_LOST
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.decide_checks import DECIDE_RUN_CEILING, decide_evidence_note, decide_sweeps
-from foldstudy.study.spec import load_arm_table, package_arms
+from foldstudy.study.derived import package_arms
+from foldstudy.study.spec import load_arm_table
 
 from ..conftest import ROOT
 

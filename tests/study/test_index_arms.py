@@ -2,7 +2,7 @@
 (study/index.py) keeps the one classifier's tokens, first appearance first, none twice,
 and evicts the oldest past its share; an index arm's shares are exact at every scale; the
 frontier of the retained-token table is right on a synthetic table; and an arm outside
-the matched comparison (spec.is_matched: index arms, own arms with `match: false`) never
+the matched comparison (arm.is_matched: index arms, own arms with `match: false`) never
 reaches a matched contrast or a paper table."""
 
 from __future__ import annotations
@@ -19,18 +19,12 @@ from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.retained import frontier, picks, recall_band, retained_points
 from foldstudy.analysis.view import Evidence
 from foldstudy.grade.trace import carried_in, fact_trace
+from foldstudy.study.arm import Arm, is_matched
+from foldstudy.study.fixture_types import Fact, Fixture
 from foldstudy.study.identifiers import classify
 from foldstudy.study.index import chunk_identifiers, recall_carrier, update_index
 from foldstudy.study.own_arms import own_arm_twins
-from foldstudy.study.spec import (
-    Arm,
-    Fact,
-    Fixture,
-    SpecError,
-    is_matched,
-    load_arm_table,
-    resolve_arm,
-)
+from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm
 
 from ..support.evidence_rows import frames, row
 from .test_sessions_config import config, load

@@ -17,7 +17,7 @@ from foldstudy.evidence.load import write_table
 from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record, measured_on_the_carry
 from foldstudy.grade.trace import fact_trace
-from foldstudy.study.spec import Fact
+from foldstudy.study.fixture_types import Fact
 
 from ..support.records import fixture, fold, not_run, record
 

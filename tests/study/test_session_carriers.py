@@ -18,9 +18,10 @@ from foldstudy.grade.rows import grade_record
 from foldstudy.grade.validity import validity
 from foldstudy.run.audit import Sizes, run_tokens
 from foldstudy.run.fold import Sample, run_row
+from foldstudy.study.arm import is_matched
 from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.fixtures import build_fixture
-from foldstudy.study.spec import is_matched, load_arm_table, resolve_arm
+from foldstudy.study.spec import load_arm_table, resolve_arm
 
 
 class Echo(Backend):

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from foldstudy.study.spec import Fact, Fixture, arm_ids, load_arm_table, resolve_arm
+from foldstudy.study.fixture_types import Fact, Fixture
+from foldstudy.study.spec import arm_ids, load_arm_table, resolve_arm
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 

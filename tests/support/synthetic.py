@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from foldstudy.evidence import columns
-from foldstudy.study.spec import arm_ids, is_matched, load_arm_table, resolve_arm
+from foldstudy.study.arm import is_matched
+from foldstudy.study.spec import arm_ids, load_arm_table, resolve_arm
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 _TABLE = load_arm_table(RESOURCES)
@@ -260,7 +261,7 @@ def aa_package_dir(d: Path, blocks: int = 8) -> Path:
     none: an A/A declared different, as an endpoint that drifts between two
     byte-identical requests would leave it. rows.csv and checks.csv, no manifest."""
     from foldstudy.evidence.load import write_table
-    from foldstudy.study.spec import aa_copy_id
+    from foldstudy.study.derived import aa_copy_id
 
     rows, checks = synthetic_package(400, seed=3)
     models = sorted(set(rows["model"]))[:2]

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from foldstudy.report.atif import MAIN
+from foldstudy.study.fixture_types import Fixture
 from foldstudy.study.record import RunRecord
-from foldstudy.study.spec import Fixture
 from foldstudy.study.transcripts import read_transcript
 from foldstudy.study.turns import parse_turns
 

@@ -15,9 +15,10 @@ from foldstudy.backends.store import ResponseStore
 from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
 from foldstudy.run.fold import Prompts, Sample, run_row
+from foldstudy.study.arm import is_matched
 from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.fixtures import build_fixture
-from foldstudy.study.spec import arm_ids, is_matched, load_arm_table, resolve_arm
+from foldstudy.study.spec import arm_ids, load_arm_table, resolve_arm
 
 from ..conftest import ROOT
 from ..support.procs import MODEL_THREADS

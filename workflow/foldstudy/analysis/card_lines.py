@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..grade.validity import SERVED_BY_OTHER
+from ..study.arm import Arm, is_matched
 from ..study.carriers.registry import carrier_of
-from ..study.spec import Arm, is_matched
 from .card import (
     CeilingLine,
     Diagnosis,
@@ -313,7 +313,7 @@ def served_by_other_rows(rows: pd.DataFrame, sweep: str, model: str) -> list[str
 
 
 def best_arm(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisPlan) -> str | None:
-    """Your best arm in the cell: the matched arm (spec.is_matched, not in
+    """Your best arm in the cell: the matched arm (arm.is_matched, not in
     `plan.unmatched`) with the highest mean recall over the cell's valid rows, ties to the
     earlier in resources/arms.yaml; None where no matched arm ran. It is chosen after the
     fact, so a line read against it says how far something is from the best of what ran,

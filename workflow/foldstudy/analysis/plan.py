@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ..io import load_yaml
+from ..study.arm import is_index_arm, is_matched
 from ..study.carriers.registry import carrier_of
-from ..study.spec import is_index_arm, is_matched, load_schema, native_with_title
+from ..study.derived import AA, NATIVE_WITH, Derivation
+from ..study.spec import load_schema
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
 DEFAULT_ANALYSIS = RESOURCES / "analysis.yaml"
@@ -62,7 +64,7 @@ class AnalysisPlan:
     arm_titles: dict[str, str]
     # The pairs of arms compared fact by fact within a block, as (a, b).
     compare_pairs: tuple[tuple[str, str], ...] = ()
-    # The arms outside the matched comparison (spec.is_matched: index arms,
+    # The arms outside the matched comparison (arm.is_matched: index arms,
     # own arms with `match: false`), which no paper table, matched contrast or card
     # verdict reads, and each index arm's base arm (its card line's contrast).
     unmatched: frozenset[str] = frozenset()
@@ -75,10 +77,10 @@ class AnalysisPlan:
     # refuses an opaque trace on any other (evidence/load.py)
     opaque_arms: frozenset[str] = frozenset()
     # The config's A/A copies (config sweeps.X.controls.aa): copy -> the arm it copies
-    # (spec.aa_copies); each card reads a copy against its original on its A/A line
+    # (derived.aa_copies); each card reads a copy against its original on its A/A line
     aa: dict[str, str] = field(default_factory=dict)
     # The config's native arms with another arm's prompt (config sweeps.X.native_with):
-    # `native@ARM` -> (the native arm, ARM) (spec.native_prompts); each card reads one
+    # `native@ARM` -> (the native arm, ARM) (derived.native_prompts); each card reads one
     # against the native arm and against ARM (decision.native_with_contrasts)
     native_with: dict[str, tuple[str, str]] = field(default_factory=dict)
 
@@ -138,8 +140,8 @@ class AnalysisPlan:
         """The plan from these files (a rule names the ones it read; tests use the
         checkout's own). config: the study config, whose own arms with `match: false`
         (its arms_file) join the arms outside the matched comparison."""
+        from ..study.derived import aa_copies, native_prompts
         from ..study.own_arms import arms_file_path, unmatched_own_arms
-        from ..study.spec import aa_copies, native_prompts
 
         arms_path = Path(arms or DEFAULT_ARMS)
         table = load_yaml(arms_path)
@@ -165,34 +167,40 @@ class AnalysisPlan:
             dict(getattr(params, "aa", {}) or {})).with_native_prompts(made)
 
     def with_copies(self, copies: dict[str, str]) -> AnalysisPlan:
-        """This plan with the config's A/A copies (copy -> the arm it copies; spec.aa_copies):
+        """This plan with the config's A/A copies (copy -> the arm it copies; derived.aa_copies):
         outside the matched comparison, titled as copies of their originals."""
         if not copies:
             return self
-        titles = {c: f"{self.arm_titles.get(a) or a} (A/A copy)" for c, a in copies.items()}
-        return replace(self._with_derived(copies, titles), aa={**self.aa, **copies})
+        titles = {c: AA.title(arm=a, arm_title=self.arm_titles.get(a) or a)
+                  for c, a in copies.items()}
+        return replace(self._with_derived(AA, copies, titles), aa={**self.aa, **copies})
 
     def with_native_prompts(self, made: dict[str, tuple[str, str]]) -> AnalysisPlan:
         """This plan with the config's `native@ARM` arms (id -> (the native arm, ARM);
-        spec.native_prompts): outside the matched comparison, titled for the prompt they
+        derived.native_prompts): outside the matched comparison, titled for the prompt they
         send, opaque where their native arm may be."""
         if not made:
             return self
-        titles = {a: native_with_title(arm) for a, (_, arm) in made.items()}
-        derived = self._with_derived({a: native for a, (native, _) in made.items()}, titles)
+        titles = {a: NATIVE_WITH.title(arm=arm) for a, (_, arm) in made.items()}
+        derived = self._with_derived(NATIVE_WITH, {a: native for a, (native, _) in made.items()},
+                                     titles)
         return replace(derived, native_with={**self.native_with, **made})
 
-    def _with_derived(self, sources: dict[str, str], titles: dict[str, str]) -> AnalysisPlan:
-        """This plan with arms the config derives from others (id -> the arm it derives
-        from: an A/A copy, a native@ARM arm): outside the matched comparison, titled,
-        ordered right after their source so tables and pages show them beside it, and
-        opaque where their source may be."""
+    def _with_derived(self, derivation: Derivation, sources: dict[str, str],
+                      titles: dict[str, str]) -> AnalysisPlan:
+        """This plan with arms the config derives from others, of one kind (study/derived.py;
+        id -> the arm it runs as: an A/A copy's original, a native@ARM arm's native arm):
+        outside the matched comparison unless the kind is matched, titled, ordered right
+        after their source so tables and pages show them beside it, and opaque where the
+        kind follows its source's opacity and their source may be opaque."""
         order = [x for a in self.arm_order if a not in sources
                  for x in (a, *(d for d, src in sources.items() if src == a))]
-        return replace(self.with_unmatched(sources), arm_titles={**self.arm_titles, **titles},
+        opaque = ({d for d, src in sources.items() if src in self.opaque_arms}
+                  if derivation.opaque_like_source else set())
+        unmatched = [] if derivation.matched else list(sources)
+        return replace(self.with_unmatched(unmatched), arm_titles={**self.arm_titles, **titles},
                        arm_order=tuple(dict.fromkeys([*order, *sources])),
-                       opaque_arms=self.opaque_arms | {d for d, src in sources.items()
-                                                       if src in self.opaque_arms})
+                       opaque_arms=self.opaque_arms | opaque)
 
     def arm_title(self, arm: str) -> str:
         return self.arm_titles.get(arm, "")

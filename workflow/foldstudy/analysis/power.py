@@ -416,7 +416,7 @@ def _pilot_icc(c: pd.DataFrame, pilot: str, over: str) -> IccSource | None:
 def contrasts(plan: AnalysisPlan, extra: list[list[str]]) -> list[tuple[str, str]]:
     """Every matched contrast the study tests: the ladder's consecutive rungs, then the
     compare pairs (resources/analysis.yaml, then the study config's), each once; a pair
-    with an arm outside the matched comparison (spec.is_matched) is no such contrast (the
+    with an arm outside the matched comparison (arm.is_matched) is no such contrast (the
     paired-arms table still shows it)."""
     out = [(a, b) for a, b in zip(plan.ladder, plan.ladder[1:], strict=False)]
     out += [p for p in compare_pairs(plan, extra) if p not in out]

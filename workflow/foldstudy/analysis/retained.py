@@ -3,7 +3,7 @@ with an interval against the tokens its runs kept at their end, and the frontier
 
 A carrier is read the way agent builders read one: how much it recalls for the tokens it
 keeps. Every arm is a point here, the paper's arms, index arms and own arms alike (those
-outside the matched comparison included: spec.is_matched). Retained tokens are the
+outside the matched comparison included: arm.is_matched). Retained tokens are the
 row's `retained_tokens` (the final carry's and the index's, counted as the study counts
 tokens); a row whose record predates it is not a point.
 

@@ -54,7 +54,7 @@ class Evidence:
         """This view for a reader that declared these analyses, and may read no other.
 
         A reader of a matched analysis (any but study/scopes.EVERY_ARM_ANALYSES) sees no
-        row of an arm outside the matched comparison (spec.is_matched): a carrier beyond
+        row of an arm outside the matched comparison (arm.is_matched): a carrier beyond
         the paper's never enters a paper table or a matched number."""
         view = replace(self, declared=frozenset(analyses))
         if set(analyses) & EVERY_ARM_ANALYSES:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..errors import StudyError
 from ..io import read_csv, read_json_object, write_csv
-from ..study.spec import aa_copy_id, native_with_of
+from ..study.derived import derived_from
 from . import columns
 
 
@@ -422,11 +422,9 @@ def check_consistency(rows: pd.DataFrame, checks: pd.DataFrame, arms: Collection
         first = int(rows.index[rows["row_id"] == r["row_id"]][0]) + 2
         raise EvidenceError(f"rows.csv: column row_id is malformed: {r['row_id']!r} on line "
                             f"{line} repeats line {first}; one line per run")
-    # an A/A copy of a known arm (config controls.aa) is known by its id (spec.aa_original),
-    # and so is a native arm sending a known arm's prompt (native_with: spec.native_with_of)
-    known = set(arms) | {aa_copy_id(a) for a in arms} | {
-        a for a in set(rows["arm"].astype(str))
-        if (made := native_with_of(a)) and set(made) <= set(arms)}
+    # an arm the config derives from known arms (an A/A copy, config controls.aa; a native
+    # arm sending a known arm's prompt, native_with) is known by its id (derived.py)
+    known = set(arms) | {a for a in set(rows["arm"].astype(str)) if derived_from(a, arms)}
     if (hit := _first(rows, ~rows["arm"].astype(str).isin(known))) is not None:
         r, line = hit
         raise EvidenceError(f"rows.csv: column arm is malformed: {r['arm']!r} on line {line} "

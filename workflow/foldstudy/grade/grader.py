@@ -16,7 +16,7 @@ from typing import Any
 # The boundary rule is the study's, written once (study/boundary.py): a user's session
 # plants its facts with the same rule that grades them.
 from ..study.boundary import has_whole_token, whole_token_pattern  # noqa: F401
-from ..study.spec import Fact
+from ..study.fixture_types import Fact
 
 # Typographic apostrophes and primes a model writes for ' ("I don’t know").
 APOSTROPHES = str.maketrans({c: "'" for c in "\u2018\u2019\u02bc\u2032\uff07`"})

@@ -16,10 +16,10 @@ from ..evidence import columns
 from ..evidence.load import write_table
 from ..io import load_yaml, read_json
 from ..study.carriers.registry import carrier_of, opaque_kinds
+from ..study.fixture_types import Fact, Fixture
 from ..study.index import recall_carrier
 from ..study.plan import run_of_path
 from ..study.record import REQUIRED, Fold, RunRecord, as_record
-from ..study.spec import Fact, Fixture
 from .grader import (
     StockSignature,
     answer_abstains,

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..study.fixture_types import Fact, Fixture
 from ..study.record import Fold, RunRecord, as_record
-from ..study.spec import Fact, Fixture
 from .grader import has_whole_token
 
 # What the trace's readers say of a fact in an opaque carry: neither kept nor lost.

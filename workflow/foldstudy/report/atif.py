@@ -67,8 +67,8 @@ from ..evidence.provenance import check_same_study
 from ..grade.rows import RunRecordError, check_record_identity, read_record
 from ..grade.trace import fold_number
 from ..io import read_json, write_json
+from ..study.fixture_types import Fixture
 from ..study.record import Fold, RunRecord
-from ..study.spec import Fixture
 from ..study.turns import parse_turns
 from .viewer import records_by
 

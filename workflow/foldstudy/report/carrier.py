@@ -33,9 +33,10 @@ from ..analysis.card import AA_SOURCE
 from ..backends.store import ResponseStore
 from ..grade.rows import read_record
 from ..io import read_json, write_text
+from ..study.arm import Arm
 from ..study.carriers.registry import against_best_sources, carrier_of
+from ..study.derived import native_with_of
 from ..study.record import RunRecord
-from ..study.spec import Arm, native_with_of
 
 log = logging.getLogger(__name__)
 

@@ -127,8 +127,8 @@ def decision_frames(rows_csv: str, checks_csv: str) -> tuple[pd.DataFrame, pd.Da
 def card_inputs(params: Any, input: Any, plan: AnalysisPlan) -> CardInputs:
     """What the cards read beside the evidence, from the rule's params and inputs."""
     from ..run.audit import plan_inputs, run_prices
+    from ..study.arm import Arm
     from ..study.design import cycle_length
-    from ..study.spec import Arm
 
     decide = params.decide or {}
     price = run = None

@@ -34,9 +34,9 @@ from ..backends.ledger import (
 )
 from ..backends.registry import backend_class
 from ..io import read_json, write_tsv
+from ..study.arm import Arm
 from ..study.carriers.registry import carrier_of
 from ..study.probe_record import read_probe
-from ..study.spec import Arm
 
 log = logging.getLogger(__name__)
 

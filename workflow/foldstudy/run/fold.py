@@ -34,12 +34,13 @@ from ..backends.ledger import BudgetExhausted, job_ledger
 from ..backends.store import ResponseStore
 from ..grade.validity import BUDGET, attempts_dir, retryable, validity
 from ..io import read_json, write_json
+from ..study.arm import Arm
 from ..study.carriers.registry import carrier_of
 from ..study.carriers.render import Rendered
 from ..study.carriers.types import FoldStep
+from ..study.fixture_types import Fixture
 from ..study.probe_record import read_probe
 from ..study.record import Fold, RunRecord
-from ..study.spec import Arm, Fixture
 
 log = logging.getLogger(__name__)
 

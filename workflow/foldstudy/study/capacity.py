@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..io import load_yaml
-from .spec import Arm, Fact, Fixture
+from .arm import Arm
+from .fixture_types import Fact, Fixture
 
 # Tokens of a graded fact line ("primary ingress port: 52677") are estimated at two
 # characters a token, on the safe side: identifiers tokenize badly, and SmolLM2-135M,

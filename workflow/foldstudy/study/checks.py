@@ -13,12 +13,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .arm import is_matched
 from .capacity import TEXT_CHARS_PER_TOKEN, comparison_arms, matched_keys, model_context
 from .carriers.registry import carrier_of
 from .decide_checks import decide_problems
+from .derived import instruction_arms, native_arms
 from .own_arms import unmatched_own_arms
 from .plan import sweeps_of
-from .spec import SpecError, instruction_arms, is_matched, native_arms, resolve_arm
+from .spec import SpecError, resolve_arm
 
 
 def per_field_problems(table: dict[str, Any], overrides: dict[str, Any],
@@ -119,7 +121,7 @@ def control_problems(cfg: dict[str, Any], facts_spec: dict[str, Any]) -> list[st
 
 def aa_problems(cfg: dict[str, Any]) -> list[str]:
     """A sweep's `controls.aa` names one of the arms it runs: the copy runs beside it in
-    every block (spec.with_aa_copies), so an arm the sweep does not run has no original."""
+    every block (derived.with_aa_copies), so an arm the sweep does not run has no original."""
     out = []
     for name, sw in cfg["sweeps"].items():
         arm = (sw.get("controls") or {}).get("aa")
@@ -131,7 +133,7 @@ def aa_problems(cfg: dict[str, Any]) -> list[str]:
 
 def compare_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -> list[str]:
     """A sweep's `compare` list names pairs its cards can read: two different arms the
-    sweep runs, each inside the matched comparison (spec.is_matched); a pair outside it
+    sweep runs, each inside the matched comparison (arm.is_matched); a pair outside it
     is in no card verdict, so the list would promise a contrast no card reads."""
     out = []
     arms = arm_table.get("arms", {})
@@ -221,7 +223,7 @@ def native_with_problems(cfg: dict[str, Any], table: dict[str, Any],
                          resources: Path) -> list[str]:
     """A sweep's `native_with` adds `native@ARM` beside the native arm it runs, sending
     ARM's system prompt as the provider's compaction instructions
-    (spec.with_native_prompts): so the sweep must run a native arm, each ARM must be an
+    (derived.with_native_prompts): so the sweep must run a native arm, each ARM must be an
     arm of the table whose folds send its prompt, and no prompt may pass a model's
     configured context_length. Neither provider documents a longest instructions text
     (docs/models.md), so the one bound the study knows is the model's context, and the
@@ -287,7 +289,7 @@ def probe_arm_problems(cfg: dict[str, Any]) -> list[str]:
 
 def unmatched_arm_warnings(arms_file: Path | None, cfg: dict[str, Any]) -> list[str]:
     """The config check's one line per own arm with `match: false` that a sweep runs:
-    it keeps its own capacity, so it stays outside every matched contrast (spec.is_matched)."""
+    it keeps its own capacity, so it stays outside every matched contrast (arm.is_matched)."""
     run = {a for sw in cfg["sweeps"].values() for a in sw["arms"]}
     return [f"arm {a} (config.arms_file): match: false keeps its own capacity; it appears "
             "on the retained-token axis and in the paired-arms and survival tables, never "

@@ -37,6 +37,7 @@ from .checks import (
     unused_override_warnings,
 )
 from .decide_checks import staged_maximum, unmatched_verdict_problems
+from .derived import aa_copy_id, sweep_native_prompts, with_aa_copies, with_native_prompts
 from .own_arms import arms_file_path, merge_own_arms
 from .plan import Study
 from .schema import (
@@ -52,15 +53,7 @@ from .schema import (
 from .scopes import ANALYSES
 from .scopes import config_problems as scope_problems
 from .session_checks import session_fixtures
-from .spec import (
-    SpecError,
-    aa_copy_id,
-    arm_ids,
-    builtin_arm_problems,
-    sweep_native_prompts,
-    with_aa_copies,
-    with_native_prompts,
-)
+from .spec import SpecError, arm_ids, builtin_arm_problems
 
 
 class ConfigError(StudyError, ValueError):

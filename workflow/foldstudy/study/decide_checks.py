@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .arm import is_matched
 from .carriers.registry import carrier_of
 from .design import cycle_length
-from .spec import is_matched
 
 
 def decide_sweeps(cfg: dict[str, Any]) -> list[str]:
@@ -69,7 +69,7 @@ def decide_problems(cfg: dict[str, Any]) -> list[str]:
 
 def unmatched_verdict_problems(cfg: dict[str, Any], arm_table: dict[str, Any]) -> list[str]:
     """decide.pair and decide.gate name arms inside the matched comparison
-    (spec.is_matched): an arm outside it is in no card verdict, so a staged
+    (arm.is_matched): an arm outside it is in no card verdict, so a staged
     decision on it would stop on nothing and a gate on it would fail every model. Each
     arm is named by its key, with what reads it instead."""
     d = cfg.get("decide")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..io import write_json
-from .spec import Fixture
+from .fixture_types import Fixture
 
 # Characters a token is taken to be wherever fixture text is sized before any tokenizer
 # is loaded: the generator (a chunk of the paper's 30,000 tokens is 30,000 x scale x 3.0

@@ -2,8 +2,8 @@
 schema filled in from the arm table (own_arms_schema), each arm resolved against its twin
 or at its own capacity, and merged into the table the study runs (merge_own_arms); the
 files an arm names (prompts, schemas) found inside the arms file's own folder, scanned
-for secrets, and carried into a release (own_arm_files). study/spec.py holds the Arm
-these become.
+for secrets, and carried into a release (own_arm_files). study/arm.py holds the Arm
+these become, and study/spec.py resolves it.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..io import load_yaml
+from .arm import is_matched
 from .carriers.registry import (
     own_arm_pattern,
 )
-from .spec import SpecError, is_matched, resolve_arm
+from .spec import SpecError, resolve_arm
 
 # The JSON schema a user's own arms file is checked by (filled in by own_arms_schema).
 ARMS_SCHEMA = Path(__file__).resolve().parents[3] / "config/schema/arms.schema.yaml"

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .arm import Arm
 from .design import block_order
-from .spec import Arm, Fixture, arm_ids, resolve_arm
+from .fixture_types import Fixture
+from .spec import arm_ids, resolve_arm
 
 
 @dataclass(frozen=True)

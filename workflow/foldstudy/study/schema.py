@@ -331,7 +331,7 @@ def apply_overrides(table: dict[str, Any], overrides: dict[str, Any]) -> tuple[d
     for arm_id, ov in overrides.items():
         a = t["arms"][arm_id]
         where = f"config.arm_overrides.{arm_id}"
-        if a.get("base"):  # an index arm (spec.is_index_arm) is sized from its base
+        if a.get("base"):  # an index arm (arm.is_index_arm) is sized from its base
             problems.append(f"{where}: arm {arm_id} takes its capacity from its base arm "
                             f"{a['base']} (less its index share); override {a['base']} "
                             "instead")

@@ -47,7 +47,7 @@ ANALYSES: dict[str, str] = {
                 "the paper: every arm, index and own arms included)",
 }
 # Analyses that read every arm, those outside the matched comparison included
-# (spec.is_matched: index arms, own arms with `match: false`); every other analysis is
+# (arm.is_matched: index arms, own arms with `match: false`); every other analysis is
 # a matched one and never sees them (analysis/view.Evidence.reading).
 EVERY_ARM_ANALYSES = frozenset({"compare", "retained"})
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .fixture_types import Fixture
 from .schema import builtin_scenarios
-from .spec import Fixture
 
 
 def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]

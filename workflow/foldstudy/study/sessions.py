@@ -30,9 +30,9 @@ from ..io import load_yaml
 from ..secrets import SecretIndex, find_secrets, secret_texts
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
+from .fixture_types import Fact, Fixture
 from .own_arms import secret_lines
 from .session_cache import file_sha256, read_cached, secrets_cached
-from .spec import Fact, Fixture
 from .transcripts import (
     DEFAULT_MAX_MB,
     SessionError,
@@ -53,7 +53,7 @@ class OwnFact:
     label: str
     value: str
     fact_class: str = "own"
-    # `control: true`: a control fact (spec.Fact.control), asked and graded apart, never
+    # `control: true`: a control fact (fixture_types.Fact.control), asked and graded apart, never
     # in recall; the user puts it where every working carrier must keep it
     control: bool = False
 

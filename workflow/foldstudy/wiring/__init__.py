@@ -40,10 +40,10 @@ from ..io import load_yaml
 from ..run.audit import budget_note
 from ..study.config import load_study
 from ..study.decide_checks import decide_evidence_note
+from ..study.derived import package_arms
 from ..study.flags import command_line_flags, empty_flag_problems
 from ..study.plan import Run
 from ..study.session_cache import CACHE_DIR, CACHE_ENV
-from ..study.spec import package_arms
 from .core import LEDGER, NUMBERS, PLAN_TSV, Core
 from .decision import Decision
 from .outputs import Outputs

@@ -13,9 +13,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..study.derived import aa_copies, native_prompts
 from ..study.design import cycle_length, first_stage
 from ..study.own_arms import arms_file_path, own_arm_twins, unmatched_own_arms
-from ..study.spec import aa_copies, native_prompts
 from .core import Core
 
 
