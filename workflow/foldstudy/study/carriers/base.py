@@ -24,7 +24,7 @@ A kind is one module in this package with one subclass under `@register_carrier`
 (registry.py); docs/design.md "Adding a carrier" says how.
 
 What a carrier is handed is typed by what it reads (types.py): the arm, the fixture, the
-fold chain, the caller and its backend as Protocols (study/spec.py reads this package and
+fold chain, the caller and its backend as Protocols (study/arm.py reads this package and
 the fold job sits above it, so neither is imported here), one fold's needs as a FoldStep
 and what it made as a FoldResult, around study/record.py's Fold and RunRecord.
 """
@@ -98,7 +98,7 @@ class Carrier:
     system_prompt: ClassVar[str] = ""
     # May a sweep add, beside an arm of this kind, a copy sending another arm's prompt
     # as the provider's compaction instructions (config sweeps.X.native_with: the
-    # generated arm `<arm>@<other>`, study/spec.py with_native_prompts)
+    # generated arm `<arm>@<other>`, study/derived.py with_native_prompts)
     takes_instructions: ClassVar[bool] = False
     # Does a fold ask the model's backend for its provider's own compaction
     # (backends/base.py `native_compaction`): the config check refuses such an arm on a

@@ -21,7 +21,7 @@ system_prompt_sha256 is the prompt that was sent, and the audit prices it, with 
 second path to the recall prompt inside the fold.
 
 With another arm's prompt (config sweeps.X.native_with: the generated arm
-`native@ARM`, study/spec.py with_native_prompts): the same compaction, sending ARM's
+`native@ARM`, study/derived.py with_native_prompts): the same compaction, sending ARM's
 system prompt as the provider's compaction instructions (Arm.instructions). Anthropic
 takes them beside the summarize request (`compaction.instructions`, which replaces the
 provider's default summarization prompt) and the system prompt stays the recall turn's;

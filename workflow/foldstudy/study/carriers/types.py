@@ -2,9 +2,9 @@
 fold chain, the caller and its backend as a carrier reads them, what one fold needs
 (FoldStep) and what it made (FoldResult), and the probe's record and permission.
 
-The things a carrier reads come from above it (study/spec.py's Arm and Fixture read this
-package; run/fold.py's Caller and FoldChain sit above it; the backends are the fold
-job's), so each is a Protocol naming only what a carrier reads of it, and nothing here
+The things a carrier reads come from above it (study/arm.py's Arm and
+study/fixture_types.py's Fixture read this package; run/fold.py's Caller and FoldChain
+sit above it; the backends are the fold job's), so each is a Protocol naming only what a carrier reads of it, and nothing here
 imports them: any object of that shape will do, a test's stand-in too. The run record
 and a fold's entry are study/record.py's own dataclasses, below this package.
 """
@@ -30,7 +30,7 @@ CompactionItem = object
 
 
 class ArmView(Protocol):
-    """A resolved arm (study/spec.py Arm), as a carrier reads it."""
+    """A resolved arm (study/arm.py Arm), as a carrier reads it."""
 
     @property
     def carry(self) -> str: ...
@@ -64,7 +64,7 @@ class ArmView(Protocol):
 
 
 class FixtureView(Protocol):
-    """A session cut into chunks (study/spec.py Fixture): chunk i is fold i's."""
+    """A session cut into chunks (study/fixture_types.py Fixture): chunk i is fold i's."""
 
     @property
     def chunks(self) -> Sequence[str]: ...
