@@ -4,9 +4,10 @@ fold chain, the caller and its backend as a carrier reads them, what one fold ne
 
 The things a carrier reads come from above it (study/arm.py's Arm and
 study/fixture_types.py's Fixture read this package; run/fold.py's Caller and FoldChain
-sit above it; the backends are the fold job's), so each is a Protocol naming only what a carrier reads of it, and nothing here
-imports them: any object of that shape will do, a test's stand-in too. The run record
-and a fold's entry are study/record.py's own dataclasses, below this package.
+sit above it; the backends are the fold job's), so each is a Protocol naming only what a
+carrier reads of it, and nothing here imports them: any object of that shape will do, a
+test's stand-in too. The run record and a fold's entry are study/record.py's own
+dataclasses, below this package.
 """
 
 from __future__ import annotations
