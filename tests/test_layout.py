@@ -216,7 +216,8 @@ def test_the_fast_yaml_loader_reads_every_project_file_as_the_safe_loader_does(t
 # backends' model defaults; `evidence` is the contract (columns, loading) that `grade`
 # writes to; `run` asks `grade`'s one validity rule whether a row may be retried, while
 # `grade` reads run records as data, never run's code.
-LAYERS = ("errors", "kinds", "io", "credentials", "secret_plugins", "secrets", "backends", "study",
+LAYERS = ("errors", "kinds", "io", "credentials", "secret_plugins", "secrets", "backends",
+          "records", "transcripts", "carriers", "study",
           "evidence", "grade", "run", "analysis", "report", "release", "wiring")
 # Where a layer may reach a lower one only through named modules: run asks grade's
 # validity rule, and nothing else of grade; what the grader counts in a carry (headings,

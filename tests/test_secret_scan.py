@@ -26,7 +26,7 @@ from foldstudy.secrets import (
     redact_secrets,
 )
 from foldstudy.study.sessions import credential_lines
-from foldstudy.study.transcripts import read_transcript
+from foldstudy.transcripts import read_transcript
 
 DATA = Path(__file__).parent / "data" / "sessions"
 SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"

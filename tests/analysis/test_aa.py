@@ -161,8 +161,8 @@ def test_the_forest_draws_the_aa_floor_and_the_ceiling():
     from matplotlib.collections import PolyCollection
 
     from foldstudy.analysis.card import AA_SOURCE
+    from foldstudy.carriers.uncompacted import UNCOMPACTED_SOURCE
     from foldstudy.report.figures import decision_forest, forest_rows
-    from foldstudy.study.carriers.uncompacted import UNCOMPACTED_SOURCE
 
     card = {"sweep": "s", "model": "x", "all_lost": False, "contrasts": [
         _verdict("j", "m", "analysis", 0.05, -0.02, 0.12, "undecided", aa_floor=0.08),

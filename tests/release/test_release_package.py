@@ -505,7 +505,7 @@ def test_a_database_sessions_secret_is_found_again_in_the_rows_its_session_reads
     from foldstudy.release.redact import session_secrets
 
     from ..study.test_sessions_config import config, load
-    from ..study.test_sessions_stores import FACTS, FERRY, _db_with_key
+    from ..transcripts.test_sessions_stores import FACTS, FERRY, _db_with_key
 
     db, key, _ = _db_with_key(tmp_path)
     cfg = config({"transcript": str(db), "facts": str(FACTS), "session": FERRY})

@@ -1,6 +1,6 @@
 """Runs exported as ATIF trajectories (report/atif.py), on records built by hand: each
 field rule of ATIF v1.7 the writer relies on, stated and checked, then every export read
-back through the project's own ATIF reader (study/transcripts/atif.py, detected, no
+back through the project's own ATIF reader (transcripts/atif.py, detected, no
 format named): the turns it reads are the chunks the folds read, and it sees each fold's
 compaction with the carry as what came after it."""
 
@@ -14,14 +14,14 @@ import pytest
 
 from foldstudy.grade.rows import RunRecordError
 from foldstudy.io import write_json
+from foldstudy.records.run_record import RunRecord
 from foldstudy.report.atif import CONTINUATION, MAIN, build_atif, run_dir, trajectory_files
 from foldstudy.study.fixture_types import Fixture
-from foldstudy.study.record import RunRecord
-from foldstudy.study.transcripts import read_transcript
+from foldstudy.transcripts import read_transcript
 
 from ..support.records import FACTS, fold, graded_frames, not_run, record
 
-# A session in the study's turn shape (study/turns.py): a tool call below its message,
+# A session in the study's turn shape (transcripts/turns.py): a tool call below its message,
 # two tool results after it, a tool result first in a chunk, an assistant turn cut at a
 # chunk's boundary and continued in the next, a system turn, and the graded values of
 # tests/support/records.py planted in user and tool turns.

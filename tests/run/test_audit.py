@@ -7,8 +7,8 @@ import csv
 import pytest
 import yaml
 
+from foldstudy.carriers.registry import carrier_of
 from foldstudy.run.audit import PlannedRun, Sizes, plan_rows, run_tokens
-from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.spec import load_arm_table
 
 from ..conftest import RESOURCES, ROOT

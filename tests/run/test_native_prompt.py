@@ -25,13 +25,13 @@ from foldstudy.analysis.decision import (
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.backends import make_backend
 from foldstudy.backends.store import ResponseStore, cache_key
+from foldstudy.carriers.registry import carrier_of
 from foldstudy.report.card_words import card_markdown, contrast_line
 from foldstudy.report.carrier import chosen
 from foldstudy.report.decision import json_safe
 from foldstudy.run.fold import Sample, run_row
 from foldstudy.run.probe import NATIVE_UNSUPPORTED
 from foldstudy.study.arm import is_matched
-from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.config import ConfigError, load_study
 from foldstudy.study.derived import native_with_of
 from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm

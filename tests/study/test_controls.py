@@ -147,7 +147,7 @@ def test_an_own_sessions_facts_file_marks_its_control_facts(tmp_path):
     planted like the others, asked after them and graded apart."""
 
     from foldstudy.study.sessions import SessionSpec, build_session_fixture
-    from foldstudy.study.transcripts import SessionError
+    from foldstudy.transcripts import SessionError
 
     data = ROOT / "tests/data/sessions"
     facts = (data / "atlas-facts.yaml").read_text(encoding="utf-8").splitlines()

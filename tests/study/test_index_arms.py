@@ -1,6 +1,7 @@
 """Index arms and recall at retained tokens, unit by unit: the identifier index
-(study/index.py) keeps the one classifier's tokens, first appearance first, none twice,
-and evicts the oldest past its share; an index arm's shares are exact at every scale; the
+(carriers/identifier_index.py) keeps the one classifier's tokens, first appearance first,
+none twice, and evicts the oldest past its share;
+an index arm's shares are exact at every scale; the
 frontier of the retained-token table is right on a synthetic table; and an arm outside
 the matched comparison (arm.is_matched: index arms, own arms with `match: false`) never
 reaches a matched contrast or a paper table."""
@@ -18,13 +19,13 @@ from foldstudy.analysis.decision import CardInputs, cards
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.retained import frontier, picks, recall_band, retained_points
 from foldstudy.analysis.view import Evidence
+from foldstudy.carriers.identifier_index import chunk_identifiers, recall_carrier, update_index
 from foldstudy.grade.trace import carried_in, fact_trace
 from foldstudy.study.arm import Arm, is_matched
 from foldstudy.study.fixture_types import Fact, Fixture
-from foldstudy.study.identifiers import classify
-from foldstudy.study.index import chunk_identifiers, recall_carrier, update_index
 from foldstudy.study.own_arms import own_arm_twins
 from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm
+from foldstudy.transcripts.identifiers import classify
 
 from ..support.evidence_rows import frames, row
 from .test_sessions_config import config, load

@@ -1,4 +1,4 @@
-"""Run records read back typed (study/record.py): the evidence a fixed set of records
+"""Run records read back typed (records/run_record.py): the evidence a fixed set of records
 grades to is pinned byte for byte, and a record older than its newest keys reads with
 each key's documented default."""
 
@@ -128,8 +128,8 @@ def test_every_fixed_record_grades(n, grading):
 def test_an_old_record_reads_with_each_keys_documented_default():
     """A record written before the newer keys (no retained_tokens, native, final_index,
     attempt, endpoint, ceiling_delivery, control fields; folds without model_chars and
-    model_clipped) reads with the default written beside each field in study/record.py."""
-    from foldstudy.study.record import RECORD_VERSION, RunRecord
+    model_clipped) reads with the default written beside each field in records/run_record.py."""
+    from foldstudy.records.run_record import RECORD_VERSION, RunRecord
 
     raw = _old(record(["port 52677", "x"], answer=ANSWER))
     for k in ("record_version", "previous_attempts", "budget_usd", "not_run_reason"):
@@ -159,7 +159,7 @@ def test_a_record_written_and_read_back_is_the_same_record():
     """to_dict then from_dict is the record again, and writes what it read: a native
     fold keeps its retained_tokens None (unknown), an index fold its index, and no
     optional key that is None is written elsewhere."""
-    from foldstudy.study.record import RunRecord
+    from foldstudy.records.run_record import RunRecord
 
     for n, raw in enumerate(fixed_records()):
         if n == 2:  # the old record: it gains its defaults

@@ -15,7 +15,7 @@ import pytest
 
 from foldstudy.study import session_cache
 from foldstudy.study.session_cache import read_cached, secrets_cached
-from foldstudy.study.transcripts import SessionError, Transcript, read_transcript
+from foldstudy.transcripts import SessionError, Transcript, read_transcript
 
 from ..conftest import ROOT
 

@@ -1,4 +1,4 @@
-"""The carriers that keep the session itself (study/carriers/session.py): no fold calls
+"""The carriers that keep the session itself (carriers/session.py): no fold calls
 the model, every fold still leaves a record every reader reads, the probe allows the arm
 wherever the recall turn's plain request may go, plan.tsv prices the recall turn alone,
 and `uncompacted` gives the recall turn the whole session (paper §3.1's fold protocol
@@ -13,13 +13,13 @@ import pytest
 
 from foldstudy.backends.base import Backend, Reply
 from foldstudy.backends.store import ResponseStore
+from foldstudy.carriers.registry import carrier_of
 from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
 from foldstudy.grade.validity import validity
 from foldstudy.run.audit import Sizes, run_tokens
 from foldstudy.run.fold import Sample, run_row
 from foldstudy.study.arm import is_matched
-from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import load_arm_table, resolve_arm
 
@@ -205,9 +205,9 @@ def test_where_every_arm_lost_every_fact_the_card_says_the_ceiling_missed_them_t
 
 
 def test_clearing_replaces_all_but_the_last_k_tool_outputs_with_a_line_naming_the_tool():
-    from foldstudy.study.carriers.clear_tool_output import cleared
-    from foldstudy.study.transcripts.base import Message, ToolCall, render_message
-    from foldstudy.study.turns import parse_turns, turn_line
+    from foldstudy.carriers.clear_tool_output import cleared
+    from foldstudy.transcripts.base import Message, ToolCall, render_message
+    from foldstudy.transcripts.turns import parse_turns, turn_line
 
     # a synthetic chunk (the tool turn's first word is its command) and a real session's
     # messages (the call is on the assistant's line), in the one turn format

@@ -22,8 +22,8 @@ from foldstudy.study.candidates import (
     candidates_stage,
     set_aside_rows,
 )
-from foldstudy.study.identifiers import SET_ASIDE, classify
-from foldstudy.study.transcripts import read_transcript
+from foldstudy.transcripts import read_transcript
+from foldstudy.transcripts.identifiers import SET_ASIDE, classify
 
 SESSION_ID = "6f1c2a9e-4b7d-4e15-9c3a-0d82b5e7f164"
 
@@ -178,7 +178,7 @@ def test_the_candidates_rule_writes_the_counts_beside_the_unchanged_columns(tmp_
 
 
 def test_a_handle_in_prose_stays_one_and_an_attribute_in_a_template_is_set_aside():
-    """One text at a time: the classifier's own interface (study/identifiers.py)."""
+    """One text at a time: the classifier's own interface (transcripts/identifiers.py)."""
     def handles(text: str) -> dict[str, str]:
         return {t.text: t.set_aside for t in classify(text) if t.cls == "handle"}
 

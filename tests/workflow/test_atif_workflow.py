@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from foldstudy.records.run_record import RunRecord
 from foldstudy.report.atif import MAIN
 from foldstudy.study.fixture_types import Fixture
-from foldstudy.study.record import RunRecord
-from foldstudy.study.transcripts import read_transcript
-from foldstudy.study.turns import parse_turns
+from foldstudy.transcripts import read_transcript
+from foldstudy.transcripts.turns import parse_turns
 
 from ..conftest import ROOT
 from ..support.procs import snakemake

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.workflow
 KEY = "sk-or-v1-controls-test"
 FIXTURE = "results/fixtures/s/fixture.json"
 # j's recall request is the only one whose SUMMARY slot opens with its one field's heading
-# (study/carriers/render.py fields_rendered): m carries plain text, the ceiling the session
+# (carriers/render.py fields_rendered): m carries plain text, the ceiling the session
 J_RECALL = "SUMMARY:\nSummary\n"
 
 

@@ -1,7 +1,7 @@
 """Index arms through the real workflow, on the gateway stand-in made to drop
 identifiers by reply shape (tests/support/reply_shapes.py): a one-field reply loses 90% of
 the planted values, plain text 10%. j and m run beside their index arms jx and mx, whose
-identifier index (study/index.py) keeps every planted value the one classifier finds,
+identifier index (carriers/identifier_index.py) keeps every planted value the one classifier finds,
 whatever the model dropped. One study is built for the module; each test reads it.
 
 Required: "An index arm on the gateway stand-in keeps planted identifiers the base arm
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from foldstudy.study.index import chunk_identifiers
+from foldstudy.carriers.identifier_index import chunk_identifiers
 
 from ..support.gateway_standin import ALL_PARAMETERS, Endpoint, GatewayStandin, Model
 from ..support.gateway_study import GatewayStudy, gateway_model

@@ -12,11 +12,11 @@ import yaml
 from foldstudy.backends.base import REPETITION, ChatRequest
 from foldstudy.backends.embedded import EmbeddedBackend
 from foldstudy.backends.store import ResponseStore
+from foldstudy.carriers.registry import carrier_of
 from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
 from foldstudy.run.fold import Prompts, Sample, run_row
 from foldstudy.study.arm import is_matched
-from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import arm_ids, load_arm_table, resolve_arm
 

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from foldstudy.analysis.decision import NATIVE_SOURCE, native_with_sources
+from foldstudy.carriers.registry import carrier_of
 from foldstudy.grade.trace import OPAQUE
 from foldstudy.study.arm import is_index_arm, is_matched
-from foldstudy.study.carriers.registry import carrier_of
 from foldstudy.study.fixture_types import Fixture
 from foldstudy.study.spec import load_arm_table
 

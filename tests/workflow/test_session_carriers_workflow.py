@@ -1,4 +1,4 @@
-"""The carriers that keep the session (study/carriers/session.py) through the real
+"""The carriers that keep the session (carriers/session.py) through the real
 workflow, on the gateway stand-in made to drop identifiers by reply shape
 (tests/support/reply_shapes.py): a one-field reply loses 90% of the planted values, so j
 loses most; the model reads a kept session as well as a model could at best
@@ -132,7 +132,7 @@ def test_no_fold_calls_the_model_and_plan_tsv_prices_the_recall_turn_alone(study
 
 
 def test_each_is_outside_the_matched_comparison_and_read_against_your_best_arm(study):
-    from foldstudy.study.carriers.registry import carrier_for
+    from foldstudy.carriers.registry import carrier_for
 
     (card,) = json.loads((study / "results/decision.json").read_text())["cards"]
     best = {v["b"]: v["source"] for v in card["contrasts"] if v["a"] == "j"}

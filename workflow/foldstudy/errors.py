@@ -12,3 +12,9 @@ from __future__ import annotations
 
 class StudyError(Exception):
     """An error the package raises on purpose: its message is the whole story."""
+
+
+class SpecError(StudyError, ValueError):
+    """A resource or config value that would break the study's design. Here, below every
+    room, because an arm's carrier kind checks its own entry (carriers/) and the study's
+    resolution of the arm table (study/spec.py) raises it too."""

@@ -1,7 +1,7 @@
 """One table of kinds: each class registers itself under its `kind`, once.
 
 The shape the backends (backends/registry.py) and the carrier kinds
-(study/carriers/registry.py) share, after inspect_ai's `@modelapi`: a kind is written in
+(carriers/registry.py) share, after inspect_ai's `@modelapi`: a kind is written in
 two places, its class and the decorator over it. Two ways in, and no list to keep: every
 module of the table's package is imported on first use, so a module added there
 registers itself; a kind outside the package is a distribution declaring its module

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..carriers.registry import carrier_of
 from ..grade.validity import SERVED_BY_OTHER
 from ..study.arm import Arm, is_matched
-from ..study.carriers.registry import carrier_of
 from .card import (
     CeilingLine,
     Diagnosis,

@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers name it
+from ..carriers.registry import carrier_of
 from ..study.arm import Arm
-from ..study.carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers name it
-from ..study.carriers.registry import carrier_of
 from ..study.derived import native_with_title
 from .card import AA_SOURCE, Card, ContrastVerdict, FamilyCost
 from .card_lines import (

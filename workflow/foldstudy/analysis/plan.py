@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..carriers.registry import carrier_of
 from ..io import load_yaml
 from ..study.arm import is_index_arm, is_matched
-from ..study.carriers.registry import carrier_of
 from ..study.derived import AA, NATIVE_WITH, Derivation
 from ..study.spec import load_schema
 

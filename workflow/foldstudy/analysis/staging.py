@@ -31,7 +31,7 @@ from ..evidence import columns
 from ..grade.rows import frame, grade_runs, read_record
 from ..grade.validity import BUDGET
 from ..io import read_json, write_text
-from ..study.record import RunRecord, as_record
+from ..records.run_record import RunRecord, as_record
 from .cells import pairs, valid_rows
 from .decision import planned_family_size
 from .plan import AnalysisPlan

@@ -65,7 +65,7 @@ The chunk goes as a user message: the endpoint summarizes every message it is se
 A plain request that continues from a compaction (a native arm's recall turn,
 ChatRequest.context) sends the block first in the same way, under the beta header.
 
-The system prompt of a compaction request is the recall turn's (study/carriers/
+The system prompt of a compaction request is the recall turn's (carriers/
 native.py): the on-demand page asks for "the same system prompt and tools as the rest of
 the conversation". A native@ARM arm (config sweeps.X.native_with) sends ARM's prompt as
 `"compaction": {"type": "summarize", "instructions": PROMPT}`, beside that same system

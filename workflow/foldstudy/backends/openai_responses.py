@@ -34,7 +34,7 @@ request sends first, unchanged, before its new items. The threshold form
 is not sent: the explicit endpoint exists.
 
 The compact request's `instructions` is the recall turn's system prompt, as on
-Anthropic (study/carriers/native.py: the same system prompt as the rest of the
+Anthropic (carriers/native.py: the same system prompt as the rest of the
 conversation). A native@ARM arm (config sweeps.X.native_with) sends ARM's prompt there
 instead: the endpoint takes `model`, `input` and `instructions` ("A system (or
 developer) message inserted into the model's context") and no separate summarization

@@ -11,15 +11,15 @@ from typing import Any
 import pandas as pd
 
 from ..backends.base import REPETITION
+from ..carriers.identifier_index import recall_carrier
+from ..carriers.registry import carrier_of, opaque_kinds
 from ..errors import StudyError
 from ..evidence import columns
 from ..evidence.load import write_table
 from ..io import load_yaml, read_json
-from ..study.carriers.registry import carrier_of, opaque_kinds
+from ..records.run_record import REQUIRED, Fold, RunRecord, as_record
 from ..study.fixture_types import Fact, Fixture
-from ..study.index import recall_carrier
 from ..study.plan import run_of_path
-from ..study.record import REQUIRED, Fold, RunRecord, as_record
 from .grader import (
     StockSignature,
     answer_abstains,
@@ -172,7 +172,7 @@ def fold_columns(folds: list[Fold]) -> dict[str, Any]:
 def run_columns(r: RunRecord) -> dict[str, Any]:
     """How the run was made: its arm's prompt, its endpoint and sampling, how tokens were
     counted and the ceiling delivered, its attempt and what it retained. A key an older
-    record lacks reads as its documented default (study/record.py), written as the row
+    record lacks reads as its documented default (records/run_record.py), written as the row
     always wrote it ("" for a missing text)."""
     return {
         "catchup_fired": bool(r.catchup_fired),
@@ -234,7 +234,7 @@ class RunRecordError(StudyError, ValueError):
 
 
 def read_record(path: str) -> RunRecord:
-    """A run record as its fold job wrote it, read typed (study/record.py), or an error
+    """A run record as its fold job wrote it, read typed (records/run_record.py), or an error
     naming the file (a record cut short by a full disk or edited by hand must not end as
     a traceback)."""
     try:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..records.run_record import Fold, RunRecord, as_record
 from ..study.fixture_types import Fact, Fixture
-from ..study.record import Fold, RunRecord, as_record
 from .grader import has_whole_token
 
 # What the trace's readers say of a fact in an opaque carry: neither kept nor lost.
@@ -80,7 +80,7 @@ def fact_trace(record: RunRecord | dict[str, Any], fixture: Fixture) -> list[dic
 
 def carried_in(value: str, carry: str, index: str) -> str:
     """Where a fold kept a value: "carry", "index" (an index arm's identifier index,
-    study/index.py), "both", or "" (neither: the fact is lost at this fold)."""
+    carriers/identifier_index.py), "both", or "" (neither: the fact is lost at this fold)."""
     in_carry = has_whole_token(value, carry)
     in_index = bool(index) and has_whole_token(value, index)
     return {(True, True): "both", (True, False): "carry", (False, True): "index"}.get(

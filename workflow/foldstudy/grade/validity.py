@@ -26,7 +26,7 @@ from typing import Any
 
 from ..backends.base import served_by_other, served_elsewhere
 from ..io import read_json
-from ..study.record import RunRecord, as_record
+from ..records.run_record import RunRecord, as_record
 
 RETRYABLE_PREFIXES = ("infrastructure:", "endpoint_mismatch", "missing_folds")
 # a row a call of which another model served (a provider's fallback, a gateway's

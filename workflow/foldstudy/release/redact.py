@@ -22,8 +22,8 @@ from typing import Any
 from ..errors import StudyError
 from ..io import read_json, sha256_file
 from ..secrets import SecretIndex, SecretText, find_secrets, redact_secrets, secret_texts
-from ..study.transcripts import scan_text
-from ..study.transcripts.base import DEFAULT_MAX_MB
+from ..transcripts import scan_text
+from ..transcripts.base import DEFAULT_MAX_MB
 
 log = logging.getLogger(__name__)
 

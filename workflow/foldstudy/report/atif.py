@@ -2,7 +2,7 @@
 
 ATIF (Agent Trajectory Interchange Format, written here as ATIF-v1.7) is the Harbor
 project's `trajectory.json`. Its rules were learned from the same public sources
-study/transcripts/atif.py reads it by: Harbor's specification
+transcripts/atif.py reads it by: Harbor's specification
 (harbor-framework/harbor `rfcs/0001-trajectory-format.md`, v1.7: the context_management
 convention for a system step that replaces the agent's context, the normative
 `is_copied_context`) and its pydantic models (`src/harbor/models/trajectories/`: every
@@ -20,7 +20,7 @@ Harbor's terminus-2 agent writes a run that summarised its context):
   then the chunks the next fold read and that fold; the last file ends with the recall
   turn. Paper §3.1: "Each fold receives the previous running summary and one chunk,
   and returns a replacement": after a fold the agent has the carry and nothing else.
-- A chunk's turns (`[turn N] role: text`, study/turns.py) are steps: a user turn a
+- A chunk's turns (`[turn N] role: text`, transcripts/turns.py) are steps: a user turn a
   `user` step, an assistant turn an `agent` step, a tool turn a result in the
   observation of the agent step before it in the chunk (or of an agent step with an
   empty message where none is), a system turn a `system` step, another role a `user`
@@ -67,15 +67,15 @@ from ..evidence.provenance import check_same_study
 from ..grade.rows import RunRecordError, check_record_identity, read_record
 from ..grade.trace import fold_number
 from ..io import read_json, write_json
+from ..records.run_record import Fold, RunRecord
 from ..study.fixture_types import Fixture
-from ..study.record import Fold, RunRecord
-from ..study.turns import parse_turns
+from ..transcripts.turns import parse_turns
 from .viewer import records_by
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "ATIF-v1.7"
-# the harness that made the run; its version is the run record's (study/record.py)
+# the harness that made the run; its version is the run record's (records/run_record.py)
 AGENT_NAME = "foldstudy"
 MAIN = "trajectory.json"
 # what fold k's carry goes on in, named as Harbor's terminus-2 names its continuations

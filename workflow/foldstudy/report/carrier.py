@@ -31,12 +31,12 @@ from typing import Any
 
 from ..analysis.card import AA_SOURCE
 from ..backends.store import ResponseStore
+from ..carriers.registry import against_best_sources, carrier_of
 from ..grade.rows import read_record
 from ..io import read_json, write_text
+from ..records.run_record import RunRecord
 from ..study.arm import Arm
-from ..study.carriers.registry import against_best_sources, carrier_of
 from ..study.derived import native_with_of
-from ..study.record import RunRecord
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ from ..evidence.load import read_artifact
 from ..evidence.provenance import check_same_study
 from ..grade.rows import read_record
 from ..io import load_yaml, read_json
+from ..records.run_record import RunRecord
 from ..study.fixture_types import Fixture
-from ..study.record import RunRecord
 from .paths import arm_path, block_path
 from .viewer import environment, page_path, records_by, run_page, segments
 

@@ -31,11 +31,11 @@ from ..analysis.plan import AnalysisPlan
 from ..analysis.recall import recall_cells
 from ..analysis.retained import NO_RETAINED, retained_points
 from ..analysis.scopes import Scopes
+from ..carriers.uncompacted import UNCOMPACTED_SOURCE
 from ..evidence import columns
 from ..evidence.load import read_artifact
 from ..evidence.provenance import check_same_study
 from ..io import read_json
-from ..study.carriers.uncompacted import UNCOMPACTED_SOURCE
 from .plotting import pyplot
 from .titles import FigureEntry, bind, drawn_by
 

@@ -27,8 +27,8 @@ from ..grade.grader import headings_carried, whole_token_pattern
 from ..grade.rows import check_record_identity, fold_carried_chars, fold_clipped, read_record
 from ..grade.trace import OPAQUE, carry_is_opaque, fact_trace, fold_number
 from ..io import load_yaml, read_json
+from ..records.run_record import RunRecord, as_record
 from ..study.fixture_types import Fact, Fixture
-from ..study.record import RunRecord, as_record
 from .paths import block_path
 
 log = logging.getLogger(__name__)

@@ -33,10 +33,10 @@ from ..backends.ledger import (
     spent_line,
 )
 from ..backends.registry import backend_class
+from ..carriers.registry import carrier_of
 from ..io import read_json, write_tsv
+from ..records.probe_record import read_probe
 from ..study.arm import Arm
-from ..study.carriers.registry import carrier_of
-from ..study.probe_record import read_probe
 
 log = logging.getLogger(__name__)
 

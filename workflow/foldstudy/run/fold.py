@@ -32,15 +32,15 @@ from ..backends.base import (
 from ..backends.call import cached_complete
 from ..backends.ledger import BudgetExhausted, job_ledger
 from ..backends.store import ResponseStore
+from ..carriers.registry import carrier_of
+from ..carriers.render import Rendered
+from ..carriers.types import FoldStep
 from ..grade.validity import BUDGET, attempts_dir, retryable, validity
 from ..io import read_json, write_json
+from ..records.probe_record import read_probe
+from ..records.run_record import Fold, RunRecord
 from ..study.arm import Arm
-from ..study.carriers.registry import carrier_of
-from ..study.carriers.render import Rendered
-from ..study.carriers.types import FoldStep
 from ..study.fixture_types import Fixture
-from ..study.probe_record import read_probe
-from ..study.record import Fold, RunRecord
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ class FoldChain:
 
     carry: str = ""
     folds: list[Fold] = field(default_factory=list)
-    # an index arm's identifier index so far, oldest entry first (study/index.py)
+    # an index arm's identifier index so far, oldest entry first (carriers/identifier_index.py)
     index: list[str] = field(default_factory=list)
     catchup_fired: bool = False
     missing: int = 0

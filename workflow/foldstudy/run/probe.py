@@ -49,14 +49,14 @@ from ..backends.call import cached_complete
 from ..backends.ledger import job_ledger
 from ..backends.retry import read_with_retries
 from ..backends.store import ResponseStore
-from ..io import canonical_json, read_json, write_json
-from ..study.arm import Arm
-from ..study.capacity import required_context_tokens
-from ..study.carriers.native import (  # noqa: F401 - the probe's verdicts, named here too
+from ..carriers.native import (  # noqa: F401 - the probe's verdicts, named here too
     NATIVE_UNSUPPORTED,
     native_permission,
 )
-from ..study.carriers.registry import carrier_of
+from ..carriers.registry import carrier_of
+from ..io import canonical_json, read_json, write_json
+from ..study.arm import Arm
+from ..study.capacity import required_context_tokens
 from .pin import DEFAULT_PIN_RULE, PinRule, pick_endpoint
 from .verdicts import (
     AUTH_FAILED,

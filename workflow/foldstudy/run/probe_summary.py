@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 from ..io import write_tsv
-from ..study.probe_record import read_probe
+from ..records.probe_record import read_probe
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from ..backends import backend_class, resolve_model_config
 from ..backends.base import CHARS_PER_TOKEN_ESTIMATE, Tokenizer
 from ..errors import StudyError
 from ..io import read_json, write_csv
+from ..records.probe_record import read_probe
 from ..study.fixture_types import Fixture
-from ..study.probe_record import read_probe
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .carriers.registry import carrier_of, index_base
+from ..carriers.registry import carrier_of, index_base
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Arm:
     # carry "under_headings": fixed heading -> the schema fields rendered under it
     sections: dict[str, list[str]] = field(default_factory=dict)
     # An index arm (resources/arms.yaml `base`, `index_share`): the base arm's fold, with
-    # an identifier index beside the carry (study/index.py). The index may hold
+    # an identifier index beside the carry (carriers/identifier_index.py). The index may hold
     # index_cap_tokens; the model's budget and carry cap are the base's less that share,
     # so the total the arm retains stays the base's. None/0 on every other arm.
     base: str | None = None

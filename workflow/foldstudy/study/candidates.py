@@ -1,7 +1,7 @@
 """Candidate facts of a user's session: the identifier-shaped tokens a facts file may name.
 
 Help writing a facts file (docs/own-sessions.md), with no model: the main thread's tokens
-of an identifier's shape (the one classifier, study/identifiers.py), each with its
+of an identifier's shape (the one classifier, transcripts/identifiers.py), each with its
 proposed class, first turn, count and context, and what was set aside and why. Rule
 candidates writes them as results/sessions/<scenario>/candidates.tsv and .md.
 """
@@ -13,10 +13,10 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from ..transcripts import Transcript
+from ..transcripts.identifiers import SET_ASIDE, classify
 from .boundary import whole_token_count
-from .identifiers import SET_ASIDE, classify
 from .sessions import NEW_ROOT_NOTE, SessionSpec, turns
-from .transcripts import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ SET_ASIDE_COLUMNS = ("reason", "tokens", "examples", "says")
 
 def candidates(transcript: Transcript, context_chars: int = 60) -> list[dict[str, Any]]:
     """The identifier-shaped tokens of the main thread a user would pick (the one
-    classifier, study/identifiers.py): for each its proposed class, the turn it first
+    classifier, transcripts/identifiers.py): for each its proposed class, the turn it first
     occurs in, how often it occurs, and a snippet around its first occurrence; in order
     of first occurrence."""
     return candidates_and_set_aside(transcript, context_chars)[0]

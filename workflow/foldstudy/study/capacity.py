@@ -244,7 +244,7 @@ def ceiling_context_problems(arms: dict[str, Arm], session_chars: int, recall_to
     `reads_whole_session`: `uncompacted`) against each model whose configured context
     cannot hold it: the session, the recall turn's prompt and its answer budget
     (recall_tokens), one line naming the tokens it needs and the model's context."""
-    from .carriers.registry import carrier_of
+    from ..carriers.registry import carrier_of
 
     readers = [a for a, arm in arms.items() if carrier_of(arm).reads_whole_session]
     if not readers:
@@ -349,7 +349,7 @@ class _Sweeps:
     def session_chunks(self, sw: dict[str, Any], arms: dict[str, Arm]) -> list[int]:
         """The sizes of every chunk, for an arm whose recall turn reads them all (none
         when no arm of the sweep does)."""
-        from .carriers.registry import carrier_of
+        from ..carriers.registry import carrier_of
 
         if not any(carrier_of(arm).reads_whole_session for arm in arms.values()):
             return []

@@ -13,9 +13,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..carriers.registry import carrier_of
 from .arm import is_matched
 from .capacity import TEXT_CHARS_PER_TOKEN, comparison_arms, matched_keys, model_context
-from .carriers.registry import carrier_of
 from .decide_checks import decide_problems
 from .derived import instruction_arms, native_arms
 from .own_arms import unmatched_own_arms

@@ -63,7 +63,7 @@ def model_defaults() -> dict[str, str]:
     return {k: "; ".join(v) for k, v in keys.items()}
 
 
-# The two transcript formats a session scenario reads (study/transcripts/), each with a
+# The two transcript formats a session scenario reads (transcripts/), each with a
 # ten-line example cut from the sample sessions of tests/data/sessions/: prose kept beside
 # the schema, rendered into the page under `scenarios.<name>`.
 SESSION_FORMATS = SCHEMA.parent / "session-formats.md"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..carriers.registry import carrier_of
 from .arm import is_matched
-from .carriers.registry import carrier_of
 from .design import cycle_length
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from string import Formatter
 from typing import Any
 
+from ..carriers.registry import carrier_of
 from .arm import is_index_arm
-from .carriers.registry import carrier_of
 
 # What an arm id may hold (config.schema.yaml's name rule, own arms' too): a derivation's
 # marks hold a character outside it, so a derived id never collides with an arm's.

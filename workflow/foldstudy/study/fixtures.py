@@ -15,11 +15,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..io import load_yaml
+from ..transcripts.turns import last_turn_number, turn_line
 from .fixture_files import CHARS_PER_TOKEN, size_meta, write_fixture
 from .fixture_types import Fact, Fixture
 from .sessions import make_session_fixture
 from .spec import SpecError
-from .turns import last_turn_number, turn_line
 
 log = logging.getLogger(__name__)
 

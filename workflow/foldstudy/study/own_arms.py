@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..io import load_yaml
-from .arm import is_matched
-from .carriers.registry import (
+from ..carriers.registry import (
     own_arm_pattern,
 )
+from ..io import load_yaml
+from .arm import is_matched
 from .spec import SpecError, resolve_arm
 
 # The JSON schema a user's own arms file is checked by (filled in by own_arms_schema).

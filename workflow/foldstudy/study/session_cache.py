@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import StudyError
-from .transcripts import Transcript, read_transcript
+from ..transcripts import Transcript, read_transcript
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def _sources_digest(files: list[Path], *extra: str) -> str:
 @cache
 def reader_digest() -> str:
     """A digest of the code a parsed transcript depends on: every reader module of
-    study/ (transcript*.py, or the study/transcripts/ package) and this module."""
+    study/ (transcript*.py, or the transcripts/ package) and this module."""
     here = Path(__file__).parent
     return _sources_digest([*here.glob("transcript*.py"), *here.glob("transcripts/**/*.py"),
                             Path(__file__)])

@@ -19,6 +19,7 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
     transcript is a warning by file and line, never its value. In evidence mode
     (config `evidence`) no transcript is read: nothing is folded.
     """
+    from ..transcripts import SessionError
     from .sessions import (
         SessionSpec,
         build_session_fixture,
@@ -26,7 +27,6 @@ def session_fixtures(cfg: dict[str, Any], schema: dict[str, Any]
         credential_warnings,
         inherited_credential_lines,
     )
-    from .transcripts import SessionError
 
     builtin = builtin_scenarios(schema)
     used = {sw["scenario"]: sw["seed"] for sw in cfg["sweeps"].values()}

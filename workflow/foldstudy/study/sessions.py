@@ -28,12 +28,7 @@ import yaml
 
 from ..io import load_yaml
 from ..secrets import SecretIndex, find_secrets, secret_texts
-from .boundary import has_whole_token, whole_token_pattern
-from .fixture_files import size_meta, write_fixture
-from .fixture_types import Fact, Fixture
-from .own_arms import secret_lines
-from .session_cache import file_sha256, read_cached, secrets_cached
-from .transcripts import (
+from ..transcripts import (
     DEFAULT_MAX_MB,
     SessionError,
     Transcript,
@@ -42,6 +37,11 @@ from .transcripts import (
     read_text,
     render_message,
 )
+from .boundary import has_whole_token, whole_token_pattern
+from .fixture_files import size_meta, write_fixture
+from .fixture_types import Fact, Fixture
+from .own_arms import secret_lines
+from .session_cache import file_sha256, read_cached, secrets_cached
 
 log = logging.getLogger(__name__)
 

@@ -15,18 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import StudyError
-from ..io import load_yaml, sha256_text
-from .arm import Arm, is_index_arm, is_matched
-from .carriers.registry import (
+from ..carriers.registry import (
     CarrierError,
     carrier_for,
     carrier_of,
 )
-
-
-class SpecError(StudyError, ValueError):
-    """A resource or config value that would break the study's design."""
+from ..errors import SpecError
+from ..io import load_yaml, sha256_text
+from .arm import Arm, is_index_arm, is_matched
 
 
 def scaled(value: float, scale: float) -> int:

@@ -17,7 +17,7 @@ import pytest
 
 from foldstudy.study.boundary import has_whole_token
 from foldstudy.study.sessions import turns
-from foldstudy.study.transcripts import FORMATS, read_transcript
+from foldstudy.transcripts import FORMATS, read_transcript
 
 from ..conftest import ROOT
 from .test_sessions import records, write
@@ -101,7 +101,7 @@ def test_atif_the_continuation_file_is_named_so_it_is_scanned_and_pinned():
 def test_atif_a_secret_in_the_continuation_is_warned_by_its_file_and_line(
         config_schema, resources, tmp_path):
     """The continuation's steps reach the model in a chunk as the first file's do."""
-    from .test_sessions_config import config, load
+    from ..study.test_sessions_config import config, load
     shutil.copy(ATIF, tmp_path / ATIF.name)
     key = "ghp_" + "A1b2C3d4E5" * 4
     lines = CONT.read_text().splitlines()

@@ -3,7 +3,7 @@ mechanical carrier of exact identifiers beside the model's carry.
 
 After each fold the index is the previous index plus the identifier-shaped tokens of the
 chunk just folded, in order of first appearance, found by the project's one identifier
-classifier (study/identifiers.py `classify`, the own-session candidates rule: every token
+classifier (transcripts/identifiers.py `classify`, the own-session candidates rule: every token
 it does not set aside). A token already in the index is not repeated. When the index
 passes its share of the capacity (counted in tokens as the study counts them, the
 backend's count_tokens), its oldest entries go first. It is plain text, one token a
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .identifiers import classify
+from ..transcripts.identifiers import classify
 
 
 def chunk_identifiers(text: str) -> list[str]:

@@ -4,7 +4,7 @@ A run record (results/runs/<sweep>/<model>/r<rep>/<arm>.json) is written by the 
 job (run/fold.py) and read by the grader (grade/), a staged decision's look
 (analysis/staging.py) and the pages (report/). It lives in `study`, not beside the
 fold job, for the layer order (docs/design.md): `grade` sits below `run` and reads it,
-and the carriers (study/carriers/) build its fold entries. Its Fold is built where a
+and the carriers (carriers/) build its fold entries. Its Fold is built where a
 fold is made (run/fold.py fold_step, carriers/native.py native_step,
 carriers/session.py no_call_fold) and written with `to_dict`; `from_dict` reads every
 key once.
@@ -150,7 +150,8 @@ class RunRecord:
     # whether its item is opaque, how the chunk was presented) and the last item, which
     # the recall turn continued from
     native: dict[str, Any] | None = None
-    # an index arm's run only: the identifier index the recall turn read (study/index.py)
+    # an index arm's run only: the identifier index the recall turn read
+    # (carriers/identifier_index.py)
     final_index: str | None = None
     # run only: the tokens the run retained at its end, the final carry's and the
     # index's, counted as the study counts tokens (the backend's count_tokens, whose

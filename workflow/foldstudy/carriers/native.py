@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import logging
 
-from ..probe_record import NativeVerdict, Permission, ProbeRecord
-from ..record import Fold, RunRecord
+from ..records.probe_record import NativeVerdict, Permission, ProbeRecord
+from ..records.run_record import Fold, RunRecord
 from .base import Carrier
 from .registry import register_carrier
 from .types import (

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from foldstudy.study.sessions import SessionSpec, turns
-from foldstudy.study.transcripts import FORMATS, SessionError, read_transcript
+from foldstudy.transcripts import FORMATS, SessionError, read_transcript
 
 from ..conftest import ROOT
 from .test_sessions_fleet import BUCKET, FACTS, LABELS, PORT, TAG, first_with
@@ -531,7 +531,7 @@ def _db_with_key(tmp_path: Path) -> tuple[Path, str, int]:
 
 def test_a_database_session_is_named_in_the_config_and_its_secret_warned_by_row(
         tmp_path, config_schema, resources):
-    from .test_sessions_config import config, load
+    from ..study.test_sessions_config import config, load
     db, key, n = _db_with_key(tmp_path)
     study = load(config({"transcript": str(db), "facts": str(FACTS), "session": FERRY}),
                  config_schema, resources)
@@ -544,7 +544,7 @@ def test_a_database_session_is_named_in_the_config_and_its_secret_warned_by_row(
 
 def test_a_database_session_without_its_session_key_is_refused_by_the_config(
         tmp_path, config_schema, resources):
-    from .test_sessions_config import config, problems
+    from ..study.test_sessions_config import config, problems
     db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
     said = problems(config({"transcript": str(db), "facts": str(FACTS)}), config_schema,
                     resources)
@@ -566,7 +566,7 @@ def test_a_database_fixture_is_pinned_by_the_rows_it_read(tmp_path, config_schem
     the fixture's content (the fixture rule's param) says the rows read, so it changes."""
     from foldstudy.study.session_checks import session_content
 
-    from .test_sessions_config import config, load
+    from ..study.test_sessions_config import config, load
     db = build(tmp_path, OPENCODE / "opencode-1x.sql", "opencode.db")
     cfg = config({"transcript": str(db), "facts": str(FACTS), "session": FERRY})
     before = session_content(load(cfg, config_schema, resources).sessions["atlas"])
@@ -594,7 +594,7 @@ def test_a_damaged_database_is_refused_in_one_line(tmp_path):
 
 
 def test_the_ids_listed_are_the_most_recent_twelve_and_a_count_of_the_rest(tmp_path):
-    from foldstudy.study.transcripts.database import pick_session
+    from foldstudy.transcripts.database import pick_session
     ids = [f"ses_{n:02d}" for n in range(15)]
     with pytest.raises(SessionError) as e:
         pick_session(tmp_path / "opencode.db", ids, None, "OpenCode session")

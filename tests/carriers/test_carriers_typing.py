@@ -1,4 +1,4 @@
-"""The carriers' hooks, typed (workflow/foldstudy/study/carriers/): mypy passes in strict
+"""The carriers' hooks, typed (workflow/foldstudy/carriers/): mypy passes in strict
 mode on the package ([tool.mypy] in pyproject.toml), no hook of the interface takes or
 gives `Any`, and a wrapped carrier (an index arm's) is its inner carrier in every hook it
 does not override, with no hook forwarded by hand."""
@@ -11,21 +11,21 @@ import sys
 
 import pytest
 
-from foldstudy.study.carriers.base import Carrier
-from foldstudy.study.carriers.index import IndexCarrier
-from foldstudy.study.carriers.registry import carrier_for
-from foldstudy.study.carriers.wrapped import WrappedCarrier, hook_names
+from foldstudy.carriers.base import Carrier
+from foldstudy.carriers.index import IndexCarrier
+from foldstudy.carriers.registry import carrier_for
+from foldstudy.carriers.wrapped import WrappedCarrier, hook_names
 
 from ..conftest import ROOT
 
-BASE = ROOT / "workflow/foldstudy/study/carriers/base.py"
+BASE = ROOT / "workflow/foldstudy/carriers/base.py"
 
 
 def test_the_carriers_pass_mypy_strict(tmp_path):
     p = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "pyproject.toml",
                         "--cache-dir", str(tmp_path), "--strict",
-                        "workflow/foldstudy/study/carriers",
-                        "workflow/foldstudy/study/probe_record.py",
+                        "workflow/foldstudy/carriers",
+                        "workflow/foldstudy/records/probe_record.py",
                         "workflow/foldstudy/analysis/card.py"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -26,7 +26,7 @@ A kind is one module in this package with one subclass under `@register_carrier`
 What a carrier is handed is typed by what it reads (types.py): the arm, the fixture, the
 fold chain, the caller and its backend as Protocols (study/arm.py reads this package and
 the fold job sits above it, so neither is imported here), one fold's needs as a FoldStep
-and what it made as a FoldResult, around study/record.py's Fold and RunRecord.
+and what it made as a FoldResult, around records/run_record.py's Fold and RunRecord.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ..probe_record import Permission, ProbeRecord
-from ..record import Fold, RunRecord
+from ..records.probe_record import Permission, ProbeRecord
+from ..records.run_record import Fold, RunRecord
 from .render import Rendered, fields_rendered
 from .types import (
     ArmEntry,

@@ -20,7 +20,7 @@ from foldstudy.study.sessions import (
     session_chunks,
     turns,
 )
-from foldstudy.study.transcripts import SessionError, read_transcript, render_message
+from foldstudy.transcripts import SessionError, read_transcript, render_message
 
 from ..conftest import ROOT
 

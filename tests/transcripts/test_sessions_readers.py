@@ -19,7 +19,7 @@ import pytest
 from foldstudy.study.boundary import has_whole_token
 from foldstudy.study.candidates import read_note
 from foldstudy.study.sessions import OPAQUE_NOTE, SessionSpec, build_session_fixture, turns
-from foldstudy.study.transcripts import SessionError, Transcript, read_transcript
+from foldstudy.transcripts import SessionError, Transcript, read_transcript
 
 from ..conftest import ROOT
 from .test_sessions import records, write

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from foldstudy.study.sessions import read_facts
-from foldstudy.study.transcripts import SessionError, read_transcript
+from foldstudy.transcripts import SessionError, read_transcript
 
 from ..conftest import ROOT
 from .test_sessions import records

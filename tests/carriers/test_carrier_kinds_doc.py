@@ -1,11 +1,11 @@
 """docs/own-sessions.md's table of carrier kinds names every kind the registry holds: a
-kind added to study/carriers/ fails here until an engineer choosing an arm can read it."""
+kind added to carriers/ fails here until an engineer choosing an arm can read it."""
 
 from __future__ import annotations
 
 import re
 
-from foldstudy.study.carriers.registry import carrier_classes
+from foldstudy.carriers.registry import carrier_classes
 
 from ..conftest import ROOT
 

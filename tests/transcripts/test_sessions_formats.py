@@ -15,7 +15,7 @@ import pytest
 from foldstudy.study.boundary import has_whole_token
 from foldstudy.study.candidates import candidates, candidates_markdown, read_note
 from foldstudy.study.sessions import SessionSpec, build_session_fixture, session_chunks, turns
-from foldstudy.study.transcripts import FORMATS, SessionError, read_transcript
+from foldstudy.transcripts import FORMATS, SessionError, read_transcript
 
 from ..conftest import ROOT
 from .test_sessions import records, write

@@ -6,7 +6,7 @@ The things a carrier reads come from above it (study/arm.py's Arm and
 study/fixture_types.py's Fixture read this package; run/fold.py's Caller and FoldChain
 sit above it; the backends are the fold job's), so each is a Protocol naming only what a
 carrier reads of it, and nothing here imports them: any object of that shape will do, a
-test's stand-in too. The run record and a fold's entry are study/record.py's own
+test's stand-in too. The run record and a fold's entry are records/run_record.py's own
 dataclasses, below this package.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..record import Fold
+from ..records.run_record import Fold
 
 # A parsed JSON object (a schema reply, a JSON Schema): its values are whatever the JSON
 # held, read by key where the schema says what is there.

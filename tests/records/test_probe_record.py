@@ -1,4 +1,4 @@
-"""The probe record read once at the edge (study/probe_record.py): a record the probe
+"""The probe record read once at the edge (records/probe_record.py): a record the probe
 wrote reads back as it is, and an edited or truncated one is refused in one line naming
 the file and the key, before any job acts on it."""
 
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from foldstudy.io import MalformedFile, write_json
-from foldstudy.study.probe_record import REQUIRED, probe_problems, read_probe
+from foldstudy.records.probe_record import REQUIRED, probe_problems, read_probe
 
 RECORD = {"model": "m", "backend": "openrouter", "verdict": "ok", "reason": "",
           "responsible_parameter": "", "required_context_tokens": 2827,

@@ -2,8 +2,8 @@
 and its parser.
 
 Two writers use it: the synthetic fixture generator (study/fixtures.py) and the reader
-of a real session (study/transcripts/base.py render_message). The carriers that keep
-the session itself, not a model's summary of it (study/carriers/session.py), read the
+of a real session (transcripts/base.py render_message). The carriers that keep
+the session itself, not a model's summary of it (carriers/session.py), read the
 turns back with `parse_turns`, so a tool output is recognised by the same definition
 that wrote it, never by a second pattern kept in step with the first by hand.
 

@@ -1,5 +1,5 @@
 """The index arm (resources/arms.yaml `base`, `index_share`): its base arm's kind,
-wrapped, with an identifier index carried beside the model's carry (study/index.py).
+wrapped, with an identifier index carried beside the model's carry (carriers/identifier_index.py).
 
 It is not a kind an arm's `carry` names: the base's prompt, schema, ceilings and carry
 rule stay unchanged ("The model's fold prompt is the base arm's, unchanged"), and this
@@ -11,9 +11,9 @@ comparison: it is read on its card line against its base arm only.
 
 from __future__ import annotations
 
-from ..index import index_text, recall_carrier, update_index
-from ..record import Fold, RunRecord
+from ..records.run_record import Fold, RunRecord
 from .base import Carrier
+from .identifier_index import index_text, recall_carrier, update_index
 from .types import ArmEntry, ArmView, BackendView, ChainView, FoldStep
 from .wrapped import WrappedCarrier
 

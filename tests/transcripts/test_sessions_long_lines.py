@@ -20,9 +20,9 @@ from foldstudy.study.sessions import (
     session_chunks,
     session_units,
 )
-from foldstudy.study.transcripts import SessionError, read_transcript
+from foldstudy.transcripts import SessionError, read_transcript
 
-from .test_sessions_config import config, load, problems
+from ..study.test_sessions_config import config, load, problems
 
 ADVICE = re.compile(r"folds: (\d+) fits")
 

@@ -1,4 +1,4 @@
-"""The carrier kinds, registered once (workflow/foldstudy/study/carriers/): every kind arms.yaml
+"""The carrier kinds, registered once (workflow/foldstudy/carriers/): every kind arms.yaml
 names resolves to its one class, an unknown one is refused naming the kinds known, a kind
 added under `@register_carrier` is taken by resolve_arm and the own-arm schema with no
 other change, no module outside the package tests a kind's name, and a run record whose
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from foldstudy.carriers import registry
+from foldstudy.carriers.base import Carrier
+from foldstudy.carriers.registry import carrier_for, carrier_of, register_carrier
 from foldstudy.grade.rows import RunRecordError, read_record
 from foldstudy.study.arm import is_index_arm, is_matched
-from foldstudy.study.carriers import registry
-from foldstudy.study.carriers.base import Carrier
-from foldstudy.study.carriers.registry import carrier_for, carrier_of, register_carrier
 from foldstudy.study.own_arms import own_arms_schema
 from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm
 
@@ -100,7 +100,7 @@ def test_no_module_outside_the_carriers_package_tests_a_kinds_name():
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith("study/carriers/"):
+        if rel.startswith("carriers/"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             consts: list[ast.expr] = []

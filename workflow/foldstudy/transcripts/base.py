@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 import zstandard
 
-from ...errors import StudyError
-from ..turns import tool_call_line, turn_line
+from ..errors import StudyError
+from .turns import tool_call_line, turn_line
 
 DEFAULT_MAX_MB = 50
 NULL = type(None)  # a JSON null, for `expect`
@@ -181,7 +181,7 @@ def arguments_text(value: Any) -> str:
 
 def render_message(m: Message, turn: int | None = None) -> str:
     """One message as a turn of the fixture, in the synthetic sessions' shape
-    (study/turns.py `turn_line`), tool calls with their arguments on lines below."""
+    (transcripts/turns.py `turn_line`), tool calls with their arguments on lines below."""
     lines = [turn_line(turn, m.role, m.text).rstrip()]
     if m.thinking:
         lines.append(f"  (thinking) {m.thinking}")

@@ -18,7 +18,7 @@ import pytest
 from foldstudy.study.boundary import has_whole_token
 from foldstudy.study.candidates import candidates, read_note
 from foldstudy.study.sessions import ABSENT_NOTE, turns
-from foldstudy.study.transcripts import FORMATS, read_transcript
+from foldstudy.transcripts import FORMATS, read_transcript
 
 from ..conftest import ROOT
 from .test_sessions import records, write

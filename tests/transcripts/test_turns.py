@@ -1,11 +1,11 @@
-"""The one turn format (study/turns.py): what the fixture generator and the session
+"""The one turn format (transcripts/turns.py): what the fixture generator and the session
 reader write is what the session carriers read back, with the same definition."""
 
 from __future__ import annotations
 
 from foldstudy.study.fixtures import build_fixture
-from foldstudy.study.transcripts.base import Message, ToolCall, render_message
-from foldstudy.study.turns import last_turn_number, parse_turns, turn_line
+from foldstudy.transcripts.base import Message, ToolCall, render_message
+from foldstudy.transcripts.turns import last_turn_number, parse_turns, turn_line
 
 STOCK: set[int] = set()
 

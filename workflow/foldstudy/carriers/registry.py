@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from ...errors import StudyError
-from ...kinds import KindTable
+from ..errors import StudyError
+from ..kinds import KindTable
 from .base import Carrier
 from .types import ArmEntry, ArmView
 

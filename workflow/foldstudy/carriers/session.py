@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..probe_record import Permission, ProbeRecord, ShapeVerdict
-from ..record import Fold
+from ..records.probe_record import Permission, ProbeRecord, ShapeVerdict
+from ..records.run_record import Fold
 from .base import Carrier
 from .types import (
     ArmEntry,

@@ -7,7 +7,7 @@ It is what agent harnesses do before (or instead of) summarising: Claude Code cl
 old tool results, Anthropic's Messages API offers it as the context edit
 `clear_tool_uses_20250919` (https://docs.anthropic.com/en/docs/build-with-claude/context-editing),
 inspect_ai ships `CompactionEdit`. Turns are read with the study's one turn format
-(study/turns.py), the definition that wrote them, so a tool output is a turn whose role
+(transcripts/turns.py), the definition that wrote them, so a tool output is a turn whose role
 is `tool`, and the tool it names is the call the turns before it made (a real session's
 `-> tool call NAME` line), else the first word of its own text (the synthetic session's
 command line).
@@ -15,7 +15,7 @@ command line).
 
 from __future__ import annotations
 
-from ..turns import TOOL_ROLE, Turn, parse_turns, tool_calls, turn_line
+from ..transcripts.turns import TOOL_ROLE, Turn, parse_turns, tool_calls, turn_line
 from .registry import register_carrier
 from .session import SessionCarrier, joined, tail_within
 from .types import ArmView, BackendView

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..errors import SpecError
 from .base import Carrier
 from .registry import register_carrier
 from .render import Rendered, headings_rendered
@@ -22,8 +23,6 @@ class UnderHeadings(Carrier):
     def check(self, arm_id: str, sections: dict[str, list[str]], headings: list[str],
               schema: JsonObject | None) -> None:
         """Every fixed heading gets fields, and every field of the schema lands under one."""
-        from ..spec import SpecError
-
         where = f"arms.{arm_id}.sections"
         if list(sections) != list(headings):
             raise SpecError(f"{where}: {list(sections)} must be the fixed headings in order "
