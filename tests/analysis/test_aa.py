@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from foldstudy.analysis.card import AA_SOURCE
+from foldstudy.analysis.card import AA_SOURCE, Card, CeilingLine, ContrastVerdict
 from foldstudy.analysis.decision import CardInputs, cards
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.verdict import UNDECIDED
@@ -109,7 +109,7 @@ def test_a_copy_declared_better_is_the_instrument_failing_said_first_and_the_gat
     doc = json.loads(decision_json(Decision(margin=0.10, family="sweep", alpha=plan.alpha,
                                             cards=[card])))
     # the copy is never the card's chosen carrier
-    assert chosen(doc["cards"][0]) is None or chosen(doc["cards"][0])[0] != "m~aa"
+    assert chosen(card) is None or chosen(card)[0] != "m~aa"
     gate = {"arm": "m", "against": "j", "at_least": "better", "models": None}
     result = gate_result(gate, {"s": {"arms": ["j", "m", "m~aa"], "models": ["x"]}},
                          Decision.from_dict(doc))
@@ -144,14 +144,11 @@ def test_a_difference_inside_the_aa_noise_floor_is_never_worded_as_a_finding():
 
 
 def _verdict(a: str, b: str, source: str, d: float, lo: float, hi: float, word: str,
-             aa_floor: float | None = None) -> dict:
-    from foldstudy.analysis.card import ContrastVerdict
-
-    v = ContrastVerdict(a=a, b=b, source=source, blocks=4, a_mean=0.5, b_mean=0.5 + d,
-                        difference=d, ci_low=lo, ci_high=hi, p_permutation=0.5, tost_p=0.5,
-                        equivalent=False, word=word, icc=0.1, icc_source="cell",
-                        aa_floor=aa_floor)
-    return dataclasses.asdict(v)
+             aa_floor: float | None = None) -> ContrastVerdict:
+    return ContrastVerdict(a=a, b=b, source=source, blocks=4, a_mean=0.5, b_mean=0.5 + d,
+                           difference=d, ci_low=lo, ci_high=hi, p_permutation=0.5,
+                           tost_p=0.5, equivalent=False, word=word, icc=0.1,
+                           icc_source="cell", aa_floor=aa_floor)
 
 
 def test_the_forest_draws_the_aa_floor_and_the_ceiling():
@@ -160,18 +157,17 @@ def test_the_forest_draws_the_aa_floor_and_the_ceiling():
     diamond labelled with the ceiling's own recall."""
     from matplotlib.collections import PolyCollection
 
-    from foldstudy.analysis.card import AA_SOURCE
     from foldstudy.carriers.uncompacted import UNCOMPACTED_SOURCE
     from foldstudy.report.figures import decision_forest, forest_rows
 
-    card = {"sweep": "s", "model": "x", "all_lost": False, "contrasts": [
+    card = Card(sweep="s", model="x", valid_rows=12, all_lost=False, contrasts=[
         _verdict("j", "m", "analysis", 0.05, -0.02, 0.12, "undecided", aa_floor=0.08),
         _verdict("m", "m~aa", AA_SOURCE, 0.01, -0.08, 0.06, "undecided"),
         _verdict("m", "uncompacted", UNCOMPACTED_SOURCE, 0.3, 0.2, 0.4, "uncompacted better",
                  aa_floor=0.08)],
-        "ceiling_lines": [{"arm": "m", "ceiling": "uncompacted", "blocks": 4, "lost": 8,
-                           "carrier_lost": 6, "recall_lost": 2, "ceiling_recall": 0.83}]}
-    doc = {"margin": 0.1, "family": "sweep", "cards": [card]}
+        ceiling_lines=[CeilingLine(arm="m", ceiling="uncompacted", blocks=4, lost=8,
+                                   carrier_lost=6, recall_lost=2, ceiling_recall=0.83)])
+    doc = Decision(margin=0.1, family="sweep", alpha=0.05, cards=[card])
     labels = [label for label, _ in forest_rows(doc)]
     assert labels == ["x (s)  m − j", "x (s)  m~aa − m",
                       "x (s)  uncompacted − m [ceiling, recall 0.83]"]
@@ -189,8 +185,8 @@ def test_the_forest_draws_the_aa_floor_and_the_ceiling():
                if not isinstance(c, PolyCollection)]
     assert len({str(m) for m in markers}) == 2  # circles and the ceiling's diamond
     # a card without either draws neither
-    plain = {"margin": 0.1, "family": "sweep", "cards": [dict(card, contrasts=[
-        _verdict("j", "m", "analysis", 0.05, -0.02, 0.12, "undecided")], ceiling_lines=[])]}
+    plain = dataclasses.replace(doc, cards=[dataclasses.replace(card, contrasts=[
+        _verdict("j", "m", "analysis", 0.05, -0.02, 0.12, "undecided")], ceiling_lines=[])])
     ax = decision_forest(plain).axes[0]
     assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert "A/A noise floor (the card's A/A interval)" not in [

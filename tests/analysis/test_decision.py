@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foldstudy.analysis.card import Card, ContrastVerdict
+from foldstudy.analysis.card import Card, ContrastVerdict, StagedSummary
 from foldstudy.analysis.card_lines import (
     BETWEEN,
     SECTION5_RULE,
@@ -68,7 +68,8 @@ def test_a_staged_decide_pair_is_judged_at_its_looks_level_not_at_alpha():
     0.0078: a difference at alpha 0.05, not at a look's nominal 0.0007."""
     rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.0, 0.1, 0.2, 0.1],
                           "m": [0.9, 1.0, 0.8, 1.0, 0.9, 1.0, 0.9, 1.0]})
-    staged = {"stop": "undecided", "nominal": 0.0007, "p": 2 / 256, "repeats": 8, "looks": 1}
+    staged = StagedSummary(stop="undecided", nominal=0.0007, p=2 / 256, repeats=8, looks=1,
+                           max_repeats=12)
     ci = dataclasses.replace(CI, decide_pair=("j", "m"), staged={("s", "mod"): staged})
     v = _contrast(cards(rows, checks, PLAN, ci)[0], "j", "m")
     assert v.source == "decide" and v.word == "undecided"

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foldstudy.analysis.card import Card, ContrastVerdict
+from foldstudy.analysis.card import Card, ContrastVerdict, StagedSummary
 from foldstudy.analysis.decision import CardInputs, cards, planned_family_size
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.sequential import nominal_levels
@@ -82,8 +82,8 @@ def test_a_staged_pair_is_read_at_its_split_level_and_shown_adjusted():
     rows, checks = _sweep({"mod": ([0.2, 0.1, 0.3, 0.2, 0.0, 0.1, 0.2, 0.1],
                                    [0.9, 1.0, 0.8, 1.0, 0.9, 1.0, 0.9, 1.0])})
     nominal = nominal_levels([0.5, 1.0], 0.05 / 4)[-1]
-    staged = {"stop": "difference", "nominal": nominal, "p": 2 / 256, "repeats": 8,
-              "looks": 2, "family_size": 4}
+    staged = StagedSummary(stop="difference", nominal=nominal, p=2 / 256, repeats=8,
+                           looks=2, family_size=4, max_repeats=12)
     c = cards(rows, checks, PLAN, dataclasses.replace(CI, staged={("s", "mod"): staged}))[0]
     v = _decide(c)
     assert v.adjustment == SPLIT and v.family_size == 4

@@ -5,11 +5,15 @@ undecided card gets none."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
+from foldstudy.analysis.card import Card, ContrastVerdict, Decision
 from foldstudy.report.carrier import build_carriers, chosen
 from foldstudy.study.spec import load_arm_table, resolve_arm
+
+from ..support.cards import verdict
 
 REQUEST = {"messages": [{"role": "system", "content": "SYSTEM"},
                         {"role": "user", "content": "PREVIOUS SUMMARY:\n(none yet)\n\n"
@@ -17,12 +21,17 @@ REQUEST = {"messages": [{"role": "system", "content": "SYSTEM"},
            "max_tokens": 600, "temperature": 0.2, "seed": 7, "schema": None}
 
 
-def _contrast(word: str, a: str = "j", b: str = "m") -> dict:
-    return {"a": a, "b": b, "word": word, "blocks": 8, "difference": 0.4,
-            "p_adjusted": 0.01, "source": "decide"}
+def _contrast(word: str, a: str = "j", b: str = "m") -> ContrastVerdict:
+    return verdict(a, b, word=word, difference=0.4, p_adjusted=0.01, source="decide")
 
 
-def _setup(tmp_path: Path, resources: Path, arm: str = "m") -> tuple[dict, list, dict, Path]:
+def _card(model: str, *contrasts: ContrastVerdict) -> Card:
+    return Card(sweep="s", model=model, valid_rows=16, all_lost=False,
+                contrasts=list(contrasts))
+
+
+def _setup(tmp_path: Path, resources: Path, arm: str = "m"
+           ) -> tuple[Decision, list, dict, Path]:
     table = load_arm_table(resources)
     arms = {a: resolve_arm(a, table, resources, 0.25).to_dict() for a in ("j", "m")}
     store = tmp_path / "store"
@@ -39,9 +48,9 @@ def _setup(tmp_path: Path, resources: Path, arm: str = "m") -> tuple[dict, list,
                                     "folds": [{"fold": 0, "request_key": key}]}))
         runs.append({"sweep": "s", "model": "dear", "arm": a, "repeat": 0,
                      "path": str(path)})
-    doc = {"cards": [{"sweep": "s", "model": "dear", "contrasts": [_contrast("m better")]},
-                     {"sweep": "s", "model": "open", "contrasts": [_contrast("undecided")]},
-                     {"sweep": "s", "model": "lost", "contrasts": []}]}
+    doc = Decision(margin=0.1, family="sweep", alpha=0.05, cards=[
+        _card("dear", _contrast("m better")), _card("open", _contrast("undecided")),
+        _card("lost")])
     return doc, runs, arms, store
 
 
@@ -67,9 +76,9 @@ def test_a_decided_card_gets_its_carriers_files_and_request(tmp_path, resources)
 def test_equivalence_picks_the_second_arm_and_a_schema_arm_brings_its_schema(tmp_path,
                                                                               resources):
     doc, runs, arms, store = _setup(tmp_path, resources)
-    doc["cards"] = [{"sweep": "s", "model": "dear",
-                     "contrasts": [_contrast("equivalent within ±0.1", "m", "j")]}]
-    assert chosen(doc["cards"][0])[0] == "j"
+    doc = dataclasses.replace(doc, cards=[
+        _card("dear", _contrast("equivalent within ±0.1", "m", "j"))])
+    assert chosen(doc.cards[0])[0] == "j"
     own = tmp_path / "mine.md"
     own.write_text("my prompt, as I wrote it\n")
     out = tmp_path / "results/decision"

@@ -28,7 +28,6 @@ from foldstudy.backends.store import ResponseStore, cache_key
 from foldstudy.carriers.registry import carrier_of
 from foldstudy.report.card_words import card_markdown, contrast_line
 from foldstudy.report.carrier import chosen
-from foldstudy.report.decision import json_safe
 from foldstudy.run.fold import Sample, run_row
 from foldstudy.run.probe import NATIVE_UNSUPPORTED
 from foldstudy.study.arm import is_matched
@@ -263,8 +262,7 @@ def test_the_card_reads_native_at_m_against_native_and_against_m(with_m):
     text = "\n".join(card_markdown(card, plan))
     assert f"native–native@m ({default})" in text and f"m–native@m ({fold})" in text
     # the provider's compaction is never the card's chosen carrier (no prompt folder)
-    doc = json_safe({"cards": [card.to_dict()]})
-    picked = chosen(doc["cards"][0])
+    picked = chosen(card)
     assert picked is None or picked[0] != "native@m"
     # the lines the staged plan counts in the family
     assert planned_family_size(plan, [], {}, None, ["j", "m", "native", "native@m"], 1,

@@ -11,8 +11,10 @@ from foldstudy.analysis.card import (
     FamilyCost,
     IndexLine,
     Loudness,
+    Overrun,
     OwnArmCheck,
     OwnCompactionLine,
+    StagedSummary,
 )
 
 
@@ -37,8 +39,8 @@ def full_card() -> Card:
                           caught_by_abstention_log=1 / 3, stock_fabricated=1,
                           stock_abstained=0),
         own_arms=[OwnArmCheck(arm="mine", twin="m", undivided_slot=True, why="one field")],
-        staged={"stop": "decided", "repeats": 4, "looks": 2, "max_repeats": 12,
-                "overrun": None},
+        staged=StagedSummary(stop="decided", repeats=4, looks=2, max_repeats=12,
+                             overrun=Overrun(count=1, first_call=1, excess_usd=0.002)),
         price_basis="listed prices",
         index_lines=[IndexLine(arm="m+index", base="m", verdict=verdict("m", "m+index"),
                                base_failing=True, rescued=False)],

@@ -23,6 +23,7 @@ import json
 import math
 import types
 from dataclasses import MISSING, Field, dataclass, field, fields
+from pathlib import Path
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from ..io import MalformedFile
@@ -288,6 +289,44 @@ class OwnCompactionLine(CardRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Overrun(CardRecord):
+    """Calls the ledger logged on a model's endpoint billed above their reservation (the
+    one way what was spent passes a staged decision's worst case): how many, how many
+    were the endpoint's first call, and the dollars past what they reserved."""
+
+    count: int
+    first_call: int
+    excess_usd: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class StagedSummary(CardRecord):
+    """What a model's staged decision (`decide:`) took, from its sweep's final look
+    (report/decision.py staged_summaries), its dollars priced as the ledger reserves now
+    (reprice_staged): the outcome and why it stopped, repeats and looks, the spend, one
+    repeat's price and the worst cases of the repeats taken and of the fixed design at
+    max_repeats, what is left to it, the last look's p against its nominal level, the
+    family its looks split alpha over, and whether the budget stopped it mid-stage."""
+
+    stop: str
+    repeats: int
+    looks: int
+    max_repeats: int
+    usd: float | None = None
+    price_per_repeat_usd: float | None = None
+    fixed_usd: float | None = None
+    staged_worst_usd: float | None = None
+    remaining_repeats: int | None = None
+    remaining_usd: float | None = None
+    p: float | None = None
+    nominal: float | None = None
+    family_size: int = 1
+    mid_stage: bool = False
+    price_basis: str | None = None
+    overrun: Overrun | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class FamilyCost(CardRecord):
     """What a family of many contrasts costs each of them in power (Holm's first step
     judges the smallest p at alpha / size): the level, the fewest blocks whose sign-flip
@@ -320,9 +359,8 @@ class Card(CardRecord):
     diagnosis: Diagnosis | None = None
     loudness: Loudness | None = None
     own_arms: list[OwnArmCheck] = field(default_factory=list)
-    # decide: the repeats this model took and what they cost (filled by the staged run;
-    # report/decision.py staged_summaries)
-    staged: dict[str, Any] | None = None
+    # decide: the repeats this model took and what they cost
+    staged: StagedSummary | None = None
     price_basis: str | None = None  # how the card's dollars are priced
     # A line per index arm that ran in the cell, against its base arm; outside
     # the verdicts' family (an index arm is outside the matched comparison)
@@ -366,3 +404,31 @@ class Card(CardRecord):
         instrument failing (the endpoint's drift, or noise the test does not hold), so no
         other word on the card can be read as the carriers'."""
         return [v for v in self.aa_lines if v.word.endswith(" better")]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision(CardRecord):
+    """results/decision.json: the cards, and the margin, family and alpha they were read
+    at (the page's forest plot reads the margin, the gate the family)."""
+
+    margin: float
+    family: str
+    alpha: float
+    cards: list[Card]
+
+
+def read_decision(path: str | Path) -> Decision:
+    """decision.json as the typed cards, checked once: a file that lacks a field, holds
+    one of the wrong type or one no card names is refused in one line naming the file
+    and the field (the words and the gate would otherwise fail on it as a KeyError)."""
+    p = Path(path)
+    rebuild = "rebuild it: snakemake --forcerun decision"
+    try:
+        obj = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise MalformedFile(f"{p}: not readable as a decision file (JSON: {e}); "
+                            f"{rebuild}") from None
+    try:
+        return Decision.from_dict(obj)
+    except CardShapeError as e:
+        raise MalformedFile(f"{p}: not a decision file ({e}); {rebuild}") from None

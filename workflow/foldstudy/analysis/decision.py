@@ -44,7 +44,7 @@ from ..carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers n
 from ..carriers.registry import carrier_of
 from ..study.arm import Arm
 from ..study.derived import native_with_title
-from .card import AA_SOURCE, Card, ContrastVerdict, FamilyCost
+from .card import AA_SOURCE, Card, ContrastVerdict, FamilyCost, StagedSummary
 from .card_lines import (
     best_arm,
     ceiling_lines,
@@ -175,8 +175,8 @@ class CardInputs:
     decide_pair: tuple[str, str] | None = None
     rotation: Callable[[str], int] = lambda sweep: 1  # noqa: E731 - a default
     price: Callable[[str, str, str], Price | None] = lambda s, m, a: None  # noqa: E731
-    # decide: (sweep, model) -> what its staged run took (report/decision.staged_summary)
-    staged: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # decide: (sweep, model) -> what its staged run took (report/decision.staged_summaries)
+    staged: dict[tuple[str, str], StagedSummary] = field(default_factory=dict)
     family: str = "sweep"  # decide.family: the contrasts one error rate covers
     gate_pair: tuple[str, str] | None = None  # decide.gate: (against, arm)
     # model -> how its dollars are priced (audit.RunPrices.basis), said on its card

@@ -12,13 +12,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import stats
-from .card import AA_SOURCE, Card, ContrastVerdict
+from .card import AA_SOURCE, Card, ContrastVerdict, StagedSummary
 from .plan import AnalysisPlan
 from .power import PAPER_ICC, CellICC, repeats_to_decide, within_cell_icc
 
@@ -116,12 +115,12 @@ def cell_icc(checks: pd.DataFrame, cell: pd.DataFrame, arms: Sequence[str]
     return within_cell_icc(label, c["row_id"], c["correct"].astype(float))
 
 
-def contrast_level(source: str, staged: dict[str, Any] | None, alpha: float) -> float:
+def contrast_level(source: str, staged: StagedSummary | None, alpha: float) -> float:
     """The level a contrast is judged at: alpha, except the decide pair of a staged study,
     judged at the nominal level of the look that ended it (Lan–DeMets spending), so the
     card's word is the staged decision's and never a difference the looks did not grant."""
-    if source == "decide" and staged and staged.get("nominal"):
-        return float(staged["nominal"])
+    if source == "decide" and staged is not None and staged.nominal:
+        return float(staged.nominal)
     return alpha
 
 
@@ -220,9 +219,9 @@ def adjust_family(cs: Sequence[Card], family: str, alpha: float, margin: float
 
 def _split_size(c: Card, v: ContrastVerdict) -> int | None:
     """The family size a staged contrast's looks split alpha by (None: not staged)."""
-    if v.source != "decide" or not c.staged or not c.staged.get("nominal"):
+    if v.source != "decide" or c.staged is None or not c.staged.nominal:
         return None
-    return int(c.staged.get("family_size") or 1)
+    return int(c.staged.family_size or 1)
 
 
 def plan_level(v: ContrastVerdict, alpha: float) -> float:

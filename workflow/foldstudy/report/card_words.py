@@ -22,8 +22,10 @@ from ..analysis.card import (
     FamilyCost,
     IndexLine,
     Loudness,
+    Overrun,
     OwnArmCheck,
     OwnCompactionLine,
+    StagedSummary,
 )
 from ..analysis.card_lines import BETWEEN, SECTION5_RULE
 from ..analysis.compare import pair_label
@@ -158,36 +160,35 @@ def own_line(o: OwnArmCheck) -> str:
     return f"Your arm `{o.arm}` (twin {o.twin}): no undivided free-text slot ({o.why})."
 
 
-def staged_line(s: dict[str, Any]) -> str:
+def staged_line(s: StagedSummary) -> str:
     """What a model's staged decision took, against the fixed design at the maximum."""
-    p = (f" (permutation p {_p(s['p'])} against the look's nominal level "
-         f"{_p(s['nominal'])})" if s.get("p") is not None and s.get("nominal") else "")
-    fixed = (f"; its {s['repeats']} repeats' worst case {_usd(s.get('staged_worst_usd'))}, "
-             f"where the fixed design's {s['max_repeats']} repeats' worst case is "
-             f"{_usd(s.get('fixed_usd'))}")
-    left = (f"; {s['remaining_repeats']} repeats remain to max_repeats, at "
-            f"{_usd(s.get('remaining_usd'))}" if s.get("remaining_repeats") else "")
-    return (f"Staged decision (`decide:`): **{s['stop']}** after {s['repeats']} repeats in "
-            f"{s['looks']} look{'s' if s['looks'] != 1 else ''}{p}; spent "
-            f"{_usd(s.get('usd'))}{fixed}{left}." + overrun_words(s)
-            + (MID_STAGE if s.get("mid_stage") else ""))
+    p = (f" (permutation p {_p(s.p)} against the look's nominal level "
+         f"{_p(s.nominal)})" if s.p is not None and s.nominal else "")
+    fixed = (f"; its {s.repeats} repeats' worst case {_usd(s.staged_worst_usd)}, "
+             f"where the fixed design's {s.max_repeats} repeats' worst case is "
+             f"{_usd(s.fixed_usd)}")
+    left = (f"; {s.remaining_repeats} repeats remain to max_repeats, at "
+            f"{_usd(s.remaining_usd)}" if s.remaining_repeats else "")
+    return (f"Staged decision (`decide:`): **{s.stop}** after {s.repeats} repeats in "
+            f"{s.looks} look{'s' if s.looks != 1 else ''}{p}; spent "
+            f"{_usd(s.usd)}{fixed}{left}." + overrun_words(s.overrun)
+            + (MID_STAGE if s.mid_stage else ""))
 
 
-def overrun_words(s: dict[str, Any]) -> str:
+def overrun_words(o: Overrun | None) -> str:
     """Why what was spent passes the worst case, where it does: the overruns the ledger
     logged (a call billed above its reservation, the one way past it; docs/design.md §6, Spend)."""
-    o = s.get("overrun")
-    if not o:
+    if o is None:
         return ""
-    if not o["count"]:
+    if not o.count:
         return (" What was spent passes that worst case, and the ledger logged no call "
                 "above its reservation on this model's endpoint: the spend includes calls "
                 "the ledger did not hold (a rerun of paid calls?); see results/spend/.")
-    first = (f", {o['first_call']} of them the endpoint's first call, before the ledger "
-             "had learned what it bills" if o["first_call"] else "")
-    return (f" What was spent passes that worst case: the ledger logged {o['count']} "
-            f"call{'s' if o['count'] != 1 else ''} on this model's endpoint costing "
-            f"${o['excess_usd']:.4f} more than {'they' if o['count'] != 1 else 'it'} "
+    first = (f", {o.first_call} of them the endpoint's first call, before the ledger "
+             "had learned what it bills" if o.first_call else "")
+    return (f" What was spent passes that worst case: the ledger logged {o.count} "
+            f"call{'s' if o.count != 1 else ''} on this model's endpoint costing "
+            f"${o.excess_usd:.4f} more than {'they' if o.count != 1 else 'it'} "
             f"reserved{first} (results/spend/ledger.json, `overruns`).")
 
 

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import shutil
 from pathlib import Path
 from typing import Any
 
-from ..analysis.card import AA_SOURCE
+from ..analysis.card import AA_SOURCE, Card, ContrastVerdict, Decision, read_decision
 from ..backends.store import ResponseStore
 from ..carriers.registry import against_best_sources, carrier_of
 from ..grade.rows import read_record
-from ..io import read_json, write_text
+from ..io import write_text
 from ..records.run_record import RunRecord
 from ..study.arm import Arm
 from ..study.derived import native_with_of
@@ -72,20 +73,20 @@ Carry the reply forward as the next request's previous summary: {carry_words}, c
 Paper §5: "{rule}". {slot_words}
 """
 
-def chosen(card: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def chosen(card: Card) -> tuple[str, ContrastVerdict] | None:
     """(arm, contrast) the card's verdict names, or None (undecided, all lost)."""
-    for v in card["contrasts"]:
-        if v.get("source") in against_best_sources():  # no prompt of the study's: no folder
+    for v in card.contrasts:
+        if v.source in against_best_sources():  # no prompt of the study's: no folder
             continue
-        if v.get("source") == AA_SOURCE:  # a control: it names no carrier
+        if v.source == AA_SOURCE:  # a control: it names no carrier
             continue
-        if native_with_of(str(v["b"])):  # a native@ARM line: the provider's, no folder
+        if native_with_of(v.b):  # a native@ARM line: the provider's, no folder
             continue
-        word = v["word"]
+        word = v.word
         if word.endswith(" better"):
             return word[: -len(" better")], v
         if word.startswith("equivalent"):
-            return v["b"], v
+            return v.b, v
     return None
 
 
@@ -110,7 +111,7 @@ def capacity_json(arm: Arm) -> dict[str, Any]:
             "sections": arm.sections, "system_prompt_sha256": arm.system_prompt_sha256}
 
 
-def write_carrier(out: Path, card: dict[str, Any], arm: Arm, v: dict[str, Any],
+def write_carrier(out: Path, card: Card, arm: Arm, v: ContrastVerdict,
                   request: dict[str, Any] | None, own_files: dict[str, str],
                   temperature: float, slot: tuple[bool, str]) -> list[Path]:
     """One card's carrier folder."""
@@ -129,11 +130,11 @@ def write_carrier(out: Path, card: dict[str, Any], arm: Arm, v: dict[str, Any],
         dest.parent.mkdir(exist_ok=True)
         shutil.copyfile(src, dest)
         written.append(dest)
-    p = v.get("p_adjusted")
+    p = v.p_adjusted
     text = README.format(
-        arm=arm.arm, model=card["model"], sweep=card["sweep"], word=v["word"],
-        contrast=f"{v['a']}–{v['b']}", blocks=v["blocks"], difference=v["difference"],
-        p="—" if p is None else f"{p:.4f}",
+        arm=arm.arm, model=card.model, sweep=card.sweep, word=v.word,
+        contrast=f"{v.a}–{v.b}", blocks=v.blocks, difference=v.difference,
+        p="—" if p is None or math.isnan(p) else f"{p:.4f}",
         schema_line=("`schema.json`: the response schema, each field's declared ceiling as "
                      "its maxLength, sent as a json_schema response_format"
                      if arm.schema else "no schema: the arm replies in plain text"),
@@ -153,7 +154,7 @@ def write_carrier(out: Path, card: dict[str, Any], arm: Arm, v: dict[str, Any],
     return written
 
 
-def build_carriers(doc: dict[str, Any], runs: list[dict[str, Any]],
+def build_carriers(doc: Decision, runs: list[dict[str, Any]],
                    arms: dict[str, dict[str, Any]], own_files: dict[str, dict[str, str]],
                    store_root: str, out_dir: str | Path, temperature: float) -> list[Path]:
     """Every decided card's carrier folder under out_dir (results/decision/)."""
@@ -162,16 +163,16 @@ def build_carriers(doc: dict[str, Any], runs: list[dict[str, Any]],
     out, written = Path(out_dir), []
     out.mkdir(parents=True, exist_ok=True)
     store = ResponseStore(store_root)
-    for card in doc["cards"]:
+    for card in doc.cards:
         pick = chosen(card)
         if pick is None or pick[0] not in arms:
             continue
         name, v = pick
         arm = Arm.from_dict(arms[name])
         paths = [r["path"] for r in runs if (r["sweep"], r["model"], r["arm"]) ==
-                 (card["sweep"], card["model"], name) and Path(r["path"]).is_file()]
+                 (card.sweep, card.model, name) and Path(r["path"]).is_file()]
         request = first_request([read_record(p) for p in paths], store)
-        written += write_carrier(out / card["sweep"] / card["model"] / "carrier", card, arm,
+        written += write_carrier(out / card.sweep / card.model / "carrier", card, arm,
                                  v, request, own_files.get(name, {}), temperature,
                                  undivided_slot(arm))
     log.info("carriers: %d files under %s", len(written), out)
@@ -180,6 +181,6 @@ def build_carriers(doc: dict[str, Any], runs: list[dict[str, Any]],
 
 def carriers_stage(input: Any, output: Any, params: Any) -> list[Path]:
     """Rule carriers: results/decision/<sweep>/<model>/carrier/ per decided card."""
-    return build_carriers(read_json(input.decision), list(params.runs), dict(params.arms),
+    return build_carriers(read_decision(input.decision), list(params.runs), dict(params.arms),
                           dict(params.own_files), params.store, output.carriers,
                           float(params.temperature))

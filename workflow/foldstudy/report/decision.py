@@ -13,49 +13,20 @@ import dataclasses
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from markupsafe import Markup
 
-from ..analysis.card import Card, CardRecord, CardShapeError
+from ..analysis.card import Card, Decision, Overrun, StagedSummary, read_decision
 from ..analysis.decision import CardInputs, cards
 from ..analysis.plan import AnalysisPlan
 from ..analysis.verdict import Price
 from ..evidence import columns
 from ..evidence.load import read_artifact
-from ..io import MalformedFile, read_json, write_text
+from ..io import read_json, write_text
 from .card_words import CONTRAST_COLUMNS, card_markdown, contrast_cells
-
-
-@dataclass(frozen=True, kw_only=True)
-class Decision(CardRecord):
-    """results/decision.json: the cards, and the margin, family and alpha they were read
-    at (the page's forest plot reads the margin, the gate the family)."""
-
-    margin: float
-    family: str
-    alpha: float
-    cards: list[Card]
-
-
-def read_decision(path: str | Path) -> Decision:
-    """decision.json as the typed cards, checked once: a file that lacks a field, holds
-    one of the wrong type or one no card names is refused in one line naming the file
-    and the field (the words and the gate would otherwise fail on it as a KeyError)."""
-    p = Path(path)
-    rebuild = "rebuild it: snakemake --forcerun decision"
-    try:
-        obj = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise MalformedFile(f"{p}: not readable as a decision file (JSON: {e}); "
-                            f"{rebuild}") from None
-    try:
-        return Decision.from_dict(obj)
-    except CardShapeError as e:
-        raise MalformedFile(f"{p}: not a decision file ({e}); {rebuild}") from None
 
 
 def decision_json(decision: Decision) -> str:
@@ -147,9 +118,9 @@ def card_inputs(params: Any, input: Any, plan: AnalysisPlan) -> CardInputs:
             calls, usd = run(sweep, model, arm)
             return Price(calls=calls, usd=usd)
 
-        for (s, m), st in staged.items():
-            reprice_staged(st, [run(s, m, a)[1] for a in sweeps[s]["arms"]],
-                           run.basis(m), run.overruns(m))
+        staged = {(s, m): reprice_staged(st, [run(s, m, a)[1] for a in sweeps[s]["arms"]],
+                                         run.basis(m), run.overruns(m))
+                  for (s, m), st in staged.items()}
     return CardInputs(
         margin=float(decide.get("margin", plan.equivalence_margin)),
         power=float(params.power["power"]),
@@ -181,50 +152,47 @@ def session_compactions(manifests: dict[str, str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def reprice_staged(st: dict[str, Any], arm_usd: list[float | None], basis: str,
-                   overruns: list[dict[str, Any]]) -> None:
-    """A staged summary's dollar figures (in place) at the prices the ledger reserves at
-    now, which may have learned more since the look: one repeat (every arm of the block),
-    the repeats it took, the fixed design's maximum and what is left to it; and, where
-    what was spent passes the repeats' worst case, the overruns the ledger logged on the
+def reprice_staged(st: StagedSummary, arm_usd: list[float | None], basis: str,
+                   overruns: list[dict[str, Any]]) -> StagedSummary:
+    """A staged summary's dollar figures at the prices the ledger reserves at now, which
+    may have learned more since the look: one repeat (every arm of the block), the
+    repeats it took, the fixed design's maximum and what is left to it; and, where what
+    was spent passes the repeats' worst case, the overruns the ledger logged on the
     model's endpoint (the one way past a reservation)."""
     per = None if None in arm_usd else float(sum(u or 0.0 for u in arm_usd))
-    st.update(price_per_repeat_usd=per, price_basis=basis,
-              fixed_usd=None if per is None else per * st["max_repeats"],
-              staged_worst_usd=None if per is None else per * st["repeats"])
-    if st.get("remaining_repeats") and per is not None:
-        st["remaining_usd"] = per * st["remaining_repeats"]
-    worst, spent = st["staged_worst_usd"], st.get("usd")
-    st["overrun"] = None
-    if worst is not None and spent is not None and spent > worst + 1e-12:
-        st["overrun"] = {"count": len(overruns), "first_call": sum(
-            bool(o.get("first_call")) for o in overruns),
-            "excess_usd": sum(float(o["cost_usd"]) - float(o["reserved_usd"])
-                              for o in overruns)}
+    worst = None if per is None else per * st.repeats
+    overrun = None
+    if worst is not None and st.usd is not None and st.usd > worst + 1e-12:
+        overrun = Overrun(count=len(overruns),
+                          first_call=sum(bool(o.get("first_call")) for o in overruns),
+                          excess_usd=sum(float(o["cost_usd"]) - float(o["reserved_usd"])
+                                         for o in overruns))
+    return dataclasses.replace(
+        st, price_per_repeat_usd=per, price_basis=basis,
+        fixed_usd=None if per is None else per * st.max_repeats, staged_worst_usd=worst,
+        remaining_usd=(per * st.remaining_repeats if st.remaining_repeats and per is not None
+                       else st.remaining_usd), overrun=overrun)
 
 
-def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], dict[str, Any]]:
+def staged_summaries(look_files: Sequence[str]) -> dict[tuple[str, str], StagedSummary]:
     """(sweep, model) -> what its staged decision took, from each decide sweep's final
     look: repeats, looks, the outcome, the spend, and the fixed design's worst case."""
-    from ..io import read_json
-
     out = {}
     for path in look_files:
         state = read_json(path)
         for model, s in state["models"].items():
             price, mx = s.get("price_per_repeat_usd"), state["max_repeats"]
-            out[(state["sweep"], model)] = {
-                "stop": s["status"] + (" (budget_usd reached)" if s.get("stop") == "budget"
-                                       else ""),
-                "repeats": s["repeats"], "looks": s["looks"], "usd": s.get("spent_usd"),
-                "price_per_repeat_usd": price, "max_repeats": mx,
-                "fixed_usd": None if price is None else price * mx,
-                "staged_worst_usd": None if price is None else price * s["repeats"],
-                "remaining_repeats": s.get("remaining_repeats"),
-                "remaining_usd": s.get("remaining_usd"), "p": s.get("p"),
-                "nominal": s.get("nominal"),
-                "family_size": int(state.get("family_size", 1)),
-                "mid_stage": bool(s.get("stopped_mid_stage"))}
+            out[(state["sweep"], model)] = StagedSummary(
+                stop=s["status"] + (" (budget_usd reached)" if s.get("stop") == "budget"
+                                    else ""),
+                repeats=s["repeats"], looks=s["looks"], usd=s.get("spent_usd"),
+                price_per_repeat_usd=price, max_repeats=mx,
+                fixed_usd=None if price is None else price * mx,
+                staged_worst_usd=None if price is None else price * s["repeats"],
+                remaining_repeats=s.get("remaining_repeats"),
+                remaining_usd=s.get("remaining_usd"), p=s.get("p"),
+                nominal=s.get("nominal"), family_size=int(state.get("family_size", 1)),
+                mid_stage=bool(s.get("stopped_mid_stage")))
     return out
 
 
@@ -259,11 +227,10 @@ def inline_html(text: str) -> Markup:
 def carrier_link(card: Card) -> str | None:
     """Where a decided card's carrier folder's README sits, relative to results/ (the
     page's folder): rule carriers writes results/decision/<sweep>/<model>/carrier/ for
-    each card whose verdict names an arm (report/carrier.chosen, which reads the card as
-    decision.json holds it); None for the rest."""
+    each card whose verdict names an arm (report/carrier.chosen); None for the rest."""
     from .carrier import chosen
 
-    if chosen(json_safe(card.to_dict())) is None:
+    if chosen(card) is None:
         return None
     return f"decision/{card.sweep}/{card.model}/carrier/README.md"
 
@@ -311,7 +278,6 @@ def decision_page_stage(input: Any, output: Any, params: Any) -> str:
     doc = read_decision(input.decision)
     plan = AnalysisPlan.load(input.analysis, input.arms_yaml)
     Path(output.png).parent.mkdir(parents=True, exist_ok=True)
-    # the forest reads the cards as decision.json holds them
-    write_forest(json_safe(doc.to_dict()), output.png, output.svg)
+    write_forest(doc, output.png, output.svg)
     return write_decision_page(doc, plan, output.html, Path(input.template).parent,
                                bool(getattr(params, "links", False)))

@@ -13,6 +13,7 @@ number of models so a 60-model study stays legible.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ..analysis.card import AA_SOURCE
+from ..analysis.card import AA_SOURCE, ContrastVerdict, Decision
 from ..analysis.cells import valid_rows
 from ..analysis.headings import recall_by_headings
 from ..analysis.partition import partition
@@ -416,24 +417,24 @@ def verdict_kind(word: str) -> str:
     return "equivalent" if word.startswith("equivalent") else "undecided"
 
 
-def forest_rows(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+def forest_rows(doc: Decision) -> list[tuple[str, ContrastVerdict | None]]:
     """The forest's rows, top to bottom: per card a row saying why it has no point (every
     arm lost every fact, or no contrast), then a row per contrast, labelled b − a with
     each arm's failed folds (said beside each of its differences: report/decision.py)
     and, on the ceiling's line, the ceiling's own mean recall."""
-    lines: list[tuple[str, dict[str, Any] | None]] = []
-    for c in doc["cards"]:
-        head = f"{c['model']} ({c['sweep']})"
-        if c["all_lost"] or not c["contrasts"]:
-            lines.append((f"{head}: every arm lost every fact" if c["all_lost"] else
+    lines: list[tuple[str, ContrastVerdict | None]] = []
+    for c in doc.cards:
+        head = f"{c.model} ({c.sweep})"
+        if c.all_lost or not c.contrasts:
+            lines.append((f"{head}: every arm lost every fact" if c.all_lost else
                           f"{head}: no contrast", None))
-        failed = c.get("fold_failures") or {}
-        ceiling = {x["ceiling"]: x["ceiling_recall"] for x in c.get("ceiling_lines") or []}
-        for v in c["contrasts"]:
-            label = f"{head}  {v['b']} − {v['a']}" + "".join(
-                f" ({a}: {failed[a]})" for a in (v["a"], v["b"]) if a in failed)
-            if v["source"] == UNCOMPACTED_SOURCE:
-                top = v["b"] if v["b"] in ceiling else v["a"]
+        failed = c.fold_failures
+        ceiling = {x.ceiling: x.ceiling_recall for x in c.ceiling_lines}
+        for v in c.contrasts:
+            label = f"{head}  {v.b} − {v.a}" + "".join(
+                f" ({a}: {failed[a]})" for a in (v.a, v.b) if a in failed)
+            if v.source == UNCOMPACTED_SOURCE:
+                top = v.b if v.b in ceiling else v.a
                 label += (f" [ceiling, recall {ceiling[top]:.2f}]" if top in ceiling
                           else " [ceiling]")
             lines.append((label, v))
@@ -444,7 +445,13 @@ AA_BAND = "#f4c7a1"
 LEGEND_INCHES = 0.6
 
 
-def decision_forest(doc: dict[str, Any]) -> plt.Figure:
+def _number(x: float | None) -> float | None:
+    """A contrast's number, or None where there is none (null in decision.json, NaN as
+    computed)."""
+    return None if x is None or math.isnan(x) else x
+
+
+def decision_forest(doc: Decision) -> plt.Figure:
     """results/figures/decision.*: per (sweep, model) each contrast's difference b − a
     over blocks with its bootstrap interval, the TOST margin band, and the card's word
     (results/decision.json; report/decision.py writes it). Where the cell ran an A/A
@@ -453,7 +460,7 @@ def decision_forest(doc: dict[str, Any]) -> plt.Figure:
     (the whole session against the best arm) is drawn as a diamond, its own recall in
     its label. A model where every arm lost every fact is a row saying so, with no
     point: no contrast is read there."""
-    margin = float(doc["margin"])
+    margin = float(doc.margin)
     lines = forest_rows(doc)
     fig, ax = plt.subplots(figsize=(7.6, 1.5 + LEGEND_INCHES + 0.3 * max(len(lines), 3)))
     if not lines:
@@ -465,21 +472,22 @@ def decision_forest(doc: dict[str, Any]) -> plt.Figure:
     ax.axvline(0, color="black", lw=0.8)
     floors = ceilings = False
     for yi, (_, v) in zip(y, lines, strict=True):
-        if v is None or v["difference"] is None:
+        if v is None or (difference := _number(v.difference)) is None:
             continue
-        if v.get("aa_floor") is not None:
+        if (floor := _number(v.aa_floor)) is not None:
             floors = True
-            ax.fill_between([-v["aa_floor"], v["aa_floor"]], yi - 0.32, yi + 0.32,
+            ax.fill_between([-floor, floor], yi - 0.32, yi + 0.32,
                             color=AA_BAND, zorder=1, lw=0)
-        colour = VERDICT_COLOURS[verdict_kind(v["word"])]
-        if v["ci_low"] is not None and v["ci_high"] is not None:
-            ax.plot([v["ci_low"], v["ci_high"]], [yi, yi], color=colour, lw=1.6,
-                    ls=":" if v["source"] == AA_SOURCE else "-")
-        ceiling = v["source"] == UNCOMPACTED_SOURCE
+        colour = VERDICT_COLOURS[verdict_kind(v.word)]
+        low, high = _number(v.ci_low), _number(v.ci_high)
+        if low is not None and high is not None:
+            ax.plot([low, high], [yi, yi], color=colour, lw=1.6,
+                    ls=":" if v.source == AA_SOURCE else "-")
+        ceiling = v.source == UNCOMPACTED_SOURCE
         ceilings |= ceiling
-        ax.scatter([v["difference"]], [yi], color=colour, s=34 if ceiling else 22,
+        ax.scatter([difference], [yi], color=colour, s=34 if ceiling else 22,
                    marker="D" if ceiling else "o", zorder=3)
-        ax.annotate(v["word"], (1.0, yi), xycoords=("axes fraction", "data"),
+        ax.annotate(v.word, (1.0, yi), xycoords=("axes fraction", "data"),
                     xytext=(4, 0), textcoords="offset points", va="center", fontsize=7.5,
                     color=colour, annotation_clip=False)
     ax.set_yticks(y, [label for label, _ in lines], fontsize=7 if len(lines) > 30 else 8)
@@ -499,12 +507,12 @@ def decision_forest(doc: dict[str, Any]) -> plt.Figure:
     ax.legend(handles=handles, fontsize=7.5, loc="lower center", frameon=False, ncol=3,
               bbox_to_anchor=(0.5, 0.0), bbox_transform=fig.transFigure)
     ax.set_title("Decision: each contrast's difference and verdict (adjusted within "
-                 f"its family: {doc.get('family') or 'sweep'})")
+                 f"its family: {doc.family or 'sweep'})")
     fig.tight_layout(rect=(0, LEGEND_INCHES / fig.get_figheight(), 1, 1))
     return fig
 
 
-def write_forest(doc: dict[str, Any], png: str | Path, svg: str | Path) -> None:
+def write_forest(doc: Decision, png: str | Path, svg: str | Path) -> None:
     """The forest as PNG (200 dpi) and SVG, as write_figures writes the others."""
     fig = decision_forest(doc)
     fig.savefig(png, dpi=200)

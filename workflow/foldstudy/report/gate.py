@@ -16,10 +16,10 @@ import json
 import logging
 from typing import Any
 
-from ..analysis.card import Card, ContrastVerdict
+from ..analysis.card import Card, ContrastVerdict, Decision, read_decision
 from ..errors import StudyError
 from ..io import read_json, write_text
-from .decision import Decision, json_safe, read_decision
+from .decision import json_safe
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +96,9 @@ def _to_decide(v: ContrastVerdict, card: Card) -> str:
     """What would decide an undecided model: the card's plan, else the staged study's
     repeats left to max_repeats."""
     more, usd = v.more_repeats, v.more_usd
-    staged = card.staged or {}
-    if more is None and staged.get("remaining_repeats"):
-        more, usd = staged["remaining_repeats"], staged.get("remaining_usd")
+    staged = card.staged
+    if more is None and staged is not None and staged.remaining_repeats:
+        more, usd = staged.remaining_repeats, staged.remaining_usd
     if more is None:
         return "no plan to decide it (too few blocks to plan from)"
     money = "price unknown" if usd is None else f"${usd:.2f}"
