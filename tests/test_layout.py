@@ -465,3 +465,38 @@ def test_the_module_check_sees_a_lazy_cycle_inside_one_layer(tmp_path, monkeypat
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", src)
     assert _cycles(module_imports()) == [["foldstudy.study.fixtures",
                                           "foldstudy.study.sessions"]]
+
+
+# A function a reader holds in one screen, a module a reader holds in one sitting: past
+# these the next contributor edits what they have not read. docs/design.md names any
+# module that is one piece on purpose; none is today.
+MAX_FUNCTION_LINES, MAX_MODULE_LINES = 80, 600
+
+
+def size_problems(package: Path) -> list[str]:
+    """Each function over MAX_FUNCTION_LINES and each module over MAX_MODULE_LINES."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(package.parent).as_posix()
+        if (n := text.count("\n")) > MAX_MODULE_LINES:
+            out.append(f"{rel}: {n} lines")
+        out += [f"{rel}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines"
+                for node in ast.walk(ast.parse(text))
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    return out
+
+
+def test_no_function_or_module_past_its_size():
+    assert size_problems(PACKAGE) == []
+
+
+def test_the_size_check_sees_a_long_function_and_a_long_module(tmp_path):
+    package = tmp_path / "foldstudy"
+    package.mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    (package / "long.py").write_text("def f():\n" + body)
+    (package / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    assert size_problems(package) == [f"foldstudy/big.py: {MAX_MODULE_LINES + 1} lines",
+                                      f"foldstudy/long.py:1 f: {MAX_FUNCTION_LINES + 1} lines"]
