@@ -362,7 +362,7 @@ def test_the_probe_compacts_once_and_names_the_mechanism(p, mechanism, beta, key
         replayed = probe(p, s, two_arms, tmp_path, replay=True)
     assert len(s.calls) == sent  # a replay builds and reads the compaction as live did
     verdict = ("verdict", "mechanism", "beta", "compacts", "opaque", "retained_tokens",
-               "responsible_parameter", "allowed")
+               "responsible_parameter", "allowed", "answered_by")
     assert [replayed["native_compaction"][k] for k in verdict] == [
         rec["native_compaction"][k] for k in verdict]
     assert replayed["native_compaction"]["exact_request"]["store_hit"]
@@ -371,6 +371,10 @@ def test_the_probe_compacts_once_and_names_the_mechanism(p, mechanism, beta, key
     assert native["verdict"] == OK and native["allowed"] and native["compacts"]
     assert (native["mechanism"], native["beta"]) == (mechanism, beta)
     assert native["opaque"] is (p is OPENAI)
+    # what answered, as its item shows it: the block's field names, never its contents
+    assert native["answered_by"] == {"type": "compaction", "fields": (
+        ["encrypted_content", "id", "type"] if p is OPENAI else
+        ["content", "signature", "type"])}
     assert sum(PROBE_COMPACTION_CHUNK in json.dumps(c.body) for c in s.calls) == 1
     assert rec["price_prompt_usd_per_token"] == pytest.approx(3e-6)
     assert summary_row(rec)["native_compaction"] == f"ok {mechanism} {beta}".strip()

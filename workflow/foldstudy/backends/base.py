@@ -195,6 +195,19 @@ class Compaction:
     reply: Reply
     failure: str = ""
 
+    def item_shape(self) -> dict[str, Any] | None:
+        """Which compaction answered, as its item shows it: the compaction item's `type`
+        and the names of the fields it carries, never their contents (a summary or a
+        ciphertext is not the probe's to copy). Anthropic's block and a proxy's polyfill
+        of it (LiteLLM's synthesized block holds `type` and `content`) are both
+        `compaction` blocks; what tells them apart, where anything does, is a field one
+        carries and the other lacks, so the names are recorded as they came. OpenAI's
+        window: its `compaction` item. None: no item, or none of type `compaction`."""
+        items = self.item if isinstance(self.item, list) else [self.item]
+        found = next((i for i in items if isinstance(i, dict)
+                      and i.get("type") == "compaction"), None)
+        return None if found is None else {"type": "compaction", "fields": sorted(found)}
+
 
 def served_elsewhere(served_by: str | None, pin: str | None) -> bool:
     """Did an endpoint other than the pinned one serve this reply ("unknown" included)?

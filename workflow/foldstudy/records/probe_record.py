@@ -39,6 +39,14 @@ class ShapeVerdict(TypedDict, total=False):
     responsible_parameter: str
 
 
+class ItemShape(TypedDict):
+    """What the compaction item that answered showed (backends/base.py item_shape): its
+    type and the names of its fields."""
+
+    type: str
+    fields: list[str]
+
+
 class NativeVerdict(TypedDict):
     """The probe's one compaction request (`native_compaction`): whether the endpoint
     compacts (allowed), by which mechanism and beta, and the parameter responsible when
@@ -50,6 +58,8 @@ class NativeVerdict(TypedDict):
     responsible_parameter: NotRequired[str]
     mechanism: NotRequired[str | None]
     beta: NotRequired[str | None]
+    # the mechanism asked for is `mechanism`; what answered, as its item shows it
+    answered_by: NotRequired[ItemShape | None]
 
 
 class ProbeRecord(TypedDict):

@@ -417,7 +417,7 @@ def probe_compaction(backend: Backend, store: ResponseStore, model: str, tempera
             out |= {"verdict": NATIVE_NOT_RETURNED, "reason": c.failure}
         else:
             out |= {"verdict": OK, "reason": "", "compacts": True, "opaque": c.opaque,
-                    "retained_tokens": c.retained_tokens}
+                    "retained_tokens": c.retained_tokens, "answered_by": c.item_shape()}
     else:
         err: BackendError = a["error"]
         g = _global_verdict(err)
