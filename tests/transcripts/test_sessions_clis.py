@@ -30,7 +30,8 @@ FACTS = DATA / "lumen-facts.yaml"
 CC = DATA / "lumen.claude-code.jsonl"
 CODEX = next((DATA / "codex-0148/sessions").rglob("rollout-*.jsonl"))
 AGY = next((DATA / "antigravity-cli/brain").rglob("transcript_full.jsonl"))
-COPILOT = next((DATA / "copilot/session-state").rglob("events.jsonl"))
+COPILOT = DATA / "copilot/session-state/8c4f2a1e-6b3d-4e9a-b5c7-0d1e2f3a4b5c/events.jsonl"
+COPILOT_SUB = DATA / "copilot/session-state/3a9e5c7b-1d2f-4b8a-9e6c-5f0a7b3d2c1e/events.jsonl"
 PORT, TAG, BUCKET, BUILD = ("38611", "v2.9.14-lumen", "lumen-ledger-eu2",
                             "7f3e9a2c-41d8-4b6e-9c0a-5d2b8e1f7a63")
 SUMMARY_PREFIX = ("Another language model started to solve this problem and produced a "
@@ -345,6 +346,46 @@ def test_a_copilot_session_of_an_unknown_version_is_read_and_named(tmp_path):
     assert turns(tr) == turns(read_transcript(COPILOT))
     assert tr.vocabulary == ("events v3 (Copilot CLI 2.0.1): a version this reader does "
                              "not know, read as v1")
+
+
+def test_a_copilot_subagents_events_are_read_apart_and_the_parent_reads_the_task_result():
+    """The explore agent's events carry its agentId: its messages and results are its
+    own thread, kept apart; the parent reads what the task tool returned."""
+    tr = read_transcript(COPILOT_SUB)
+    text = "\n".join(turns(tr))
+    assert "Grepping the config." not in text and "grep bucket" not in text
+    assert tr.subagent == ("Grepping the config.", f'bucket = "{BUCKET}"',
+                           f"The exporter writes to {BUCKET}.")
+    assert dict(tr.left_out)["subagent"] == 4
+    assert [(m.role, m.text) for m in tr.messages[1:3]] == [
+        ("assistant", "Sending an agent to find the bucket."),
+        ("tool", f"The exporter writes to {BUCKET}.")]
+    assert tr.messages[1].tool_calls[0].name == "task"
+    # the sub-agent's request is not the parent's: none is left without its result
+    assert tr.tool_results == 2 and tr.orphan_outputs == ()
+    assert "request_without_result" not in dict(tr.left_out)
+
+
+def test_a_copilot_subagent_named_the_older_way_is_read_apart_too(tmp_path):
+    """Builds before the event's agentId marked a sub-agent's events by
+    data.parentToolCallId, the call that spawned it."""
+    recs = records(COPILOT_SUB)
+    for r in recs:
+        if r.pop("agentId", None):
+            r["data"]["parentToolCallId"] = "toolu_T1"
+    tr = read_transcript(write(tmp_path, "events.jsonl", recs))
+    assert turns(tr) == turns(read_transcript(COPILOT_SUB))
+    assert "Grepping the config." not in "\n".join(turns(tr))
+    assert tr.subagent == ("Grepping the config.", f'bucket = "{BUCKET}"',
+                           f"The exporter writes to {BUCKET}.")
+
+
+def test_a_copilot_hook_repeating_a_tools_result_leaves_it_read_once():
+    tr = read_transcript(COPILOT_SUB)
+    assert "\n".join(turns(tr)).count(f"port = {PORT}") == 1
+    assert [m.text for m in tr.messages if m.role == "tool"][-1] == f"port = {PORT}"
+    left = dict(tr.left_out)
+    assert left["hook.start"] == 1 and left["hook.end"] == 1
 
 
 def test_a_copilot_result_without_its_request_and_a_failed_compaction_are_counted(tmp_path):

@@ -29,6 +29,7 @@ FACTS = DATA / "ferry-facts.yaml"
 ATIF = DATA / "atif/trajectory.json"
 CONT = DATA / "atif/trajectory.cont-1.json"
 QWEN = next((DATA / "qwen/projects").rglob("*.jsonl"))
+QWEN_JSON = next((DATA / "qwen/tmp").rglob("session-*.json"))
 KIRO = next((DATA / "kiro/sessions/cli").glob("*.jsonl"))
 PORT, BUCKET, TAG = "47213", "ferry-archive-w3", "v4.2.7-ferry"
 LABELS = {PORT: "the relay's port", BUCKET: "the archive bucket", TAG: "the release tag"}
@@ -311,6 +312,33 @@ def test_an_older_qwen_json_chat_is_read_with_its_qwen_messages(tmp_path):
     assert tr.format == "qwen"
     assert [(m.role, m.text) for m in tr.messages] == [
         ("user", f"port {PORT}"), ("assistant", "Reading."), ("tool", f"bucket {BUCKET}")]
+
+
+def test_the_older_qwen_json_sample_plants_its_facts_and_has_no_compaction_to_read():
+    """The builds before the JSONL recording kept the UI's history, which a compression
+    leaves whole: no summary in the file, so no baseline, and nothing counted as one."""
+    tr = read_transcript(QWEN_JSON)
+    assert tr.format == "qwen"
+    planted_from_a_user_message_and_a_tool_result(QWEN_JSON)
+    assert tr.compactions == 0 and tr.compaction_summaries == ()
+    assert fixture(QWEN_JSON).meta["own_compaction"]["summaries"] == 0
+    assert dict(tr.left_out) == {"info": 1}
+    assert read_transcript(QWEN_JSON, include_thinking=True).messages[1].thinking == (
+        "Config: The relay's config names the bucket.")
+
+
+@pytest.mark.parametrize(("key", "value", "says"), [
+    ("toolCalls", "x", "messages[1]: toolCalls is a JSON string, not list"),
+    ("content", 7, "messages[1]: content is a JSON number, not string or list or null"),
+])
+def test_a_malformed_older_qwen_json_chat_is_refused_naming_the_file(tmp_path, key, value,
+                                                                     says):
+    doc = json.loads(QWEN_JSON.read_text(encoding="utf-8"))
+    doc["messages"][1][key] = value
+    p = tmp_path / QWEN_JSON.name
+    p.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    msg = refusal(p)
+    assert msg.startswith(f"{p}: {says}"), msg
 
 
 @pytest.mark.parametrize(("field", "value", "says"), [

@@ -29,8 +29,10 @@ DATA = ROOT / "tests/data/sessions"
 OPENCODE = DATA / "opencode"
 FERRY = "ses_1d2e3f4a5b6cQm7Rt2VxK9pLwN4s"
 FERRY_V2 = "ses_2e3f4a5b6c7dRw4Ty8Ui2Op6As"
+CHILD = "ses_1d2e4b1c2d3eTs9Uv1Wx3Yz5Ab7c"
 OTHER = "ses_1d2e0a9b8c7dHn3Jk5Lm8Np2Qr6t"
-STORAGE = next((OPENCODE / "storage/session").rglob("*.json"))
+PROJECT = "4f1c2a7e9b3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e"
+STORAGE = OPENCODE / "storage/session" / PROJECT / f"{FERRY}.json"
 PRUNED = "[Old tool result content cleared]"
 GOOSE = DATA / "goose"
 GOOSE_JSONL = next((GOOSE / "sessions").glob("*.jsonl"))
@@ -172,9 +174,14 @@ def test_opencode_a_database_holding_one_session_needs_no_session_key(tmp_path):
 
 
 def test_a_session_key_on_a_file_of_one_session_is_refused(tmp_path):
-    msg = refusal_with(STORAGE, session=FERRY)
-    assert msg.startswith(f"{STORAGE}: `session: {FERRY}` names a session inside a "
+    """A session file away from its storage folder holds one session, as a JSONL does."""
+    alone = tmp_path / STORAGE.name
+    shutil.copy(STORAGE, alone)
+    msg = refusal_with(alone, session=FERRY)
+    assert msg.startswith(f"{alone}: `session: {FERRY}` names a session inside a "
                           "database") and msg.endswith("leave `session:` out")
+    msg = refusal_with(GOOSE_JSONL, session=GOOSE_ID)
+    assert msg.startswith(f"{GOOSE_JSONL}: `session: {GOOSE_ID}` names a session inside")
 
 
 def refusal_with(path: Path, **kw) -> str:
@@ -283,7 +290,7 @@ def test_opencodes_json_storage_is_read_from_the_session_file(tmp_path):
                                    FERRY))
     # every message and part file read is named, so it is scanned and pinned
     messages = list((OPENCODE / "storage/message" / FERRY).glob("*.json"))
-    parts = list((OPENCODE / "storage/part").rglob("*.json"))
+    parts = [p for m in messages for p in (OPENCODE / "storage/part" / m.stem).glob("*.json")]
     assert {f for f, _ in tr.inherited} == {str(p.resolve()) for p in messages + parts}
 
 
@@ -292,7 +299,7 @@ def test_a_malformed_part_file_of_opencodes_storage_is_refused_by_file(tmp_path)
     shutil.copytree(OPENCODE / "storage", root)
     part = sorted((root / "part").rglob("*.json"))[0]
     part.write_text('{"id": "prt_x", "type": "text", "text": ', encoding="utf-8")
-    session = next((root / "session").rglob("*.json"))
+    session = root / "session" / PROJECT / STORAGE.name
     msg = refusal(session)
     assert msg.startswith(f"{part}: not JSON"), msg
 
@@ -303,6 +310,119 @@ def test_a_storage_session_file_without_its_messages_is_refused(tmp_path):
     shutil.copy(STORAGE, p)
     msg = refusal(p)
     assert msg.startswith(f"{p}: OpenCode session {FERRY}, but its messages are not in ")
+
+
+def storage_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "storage"
+    shutil.copytree(OPENCODE / "storage", root)
+    return root
+
+
+def test_opencodes_storage_folder_is_read_by_the_session_it_names(tmp_path):
+    """Pointed at ~/.local/share/opencode/storage/ itself, `session:` naming the id: the
+    session's file is read as when pointed at it, its facts planted, the subagent's child
+    session counted as the database's is."""
+    from foldstudy.transcripts import scan_text, session_file
+    folder = OPENCODE / "storage"
+    assert session_file(folder, FERRY) == STORAGE
+    tr = read(folder, FERRY)
+    assert tr.format == "opencode" and tr.vocabulary == f"JSON storage, session {FERRY}"
+    assert turns(tr) == turns(read(STORAGE)) and tr.path == str(STORAGE)
+    assert tr.compaction_summaries == read(STORAGE).compaction_summaries != ()
+    planted(folder, FERRY)
+    # the file hashed, pinned and scanned is the session's file
+    fx = fixture(folder, FERRY)
+    assert fx.meta["session"]["transcript_sha256"] == fixture(STORAGE).meta["session"][
+        "transcript_sha256"]
+    assert scan_text(folder, session=FERRY) == STORAGE.read_text(encoding="utf-8")
+    db = read(build(tmp_path, OPENCODE / "opencode-1x.sql", "o.db"), FERRY)
+    assert dict(tr.left_out)["subagent_session"] == dict(db.left_out)["subagent_session"] == 1
+    assert read(folder, OTHER).messages[0].text == "Explain the spool format."
+
+
+def test_opencodes_storage_folder_without_session_lists_the_sessions():
+    folder = OPENCODE / "storage"
+    # the subagent's child holds no message folder: not offered
+    assert refusal_with(folder) == (f"{folder}: holds 2 OpenCode sessions; set `session:` "
+                                    "beside `transcript:` to the one to fold (the most "
+                                    f"recent first: {FERRY}, {OTHER})")
+    assert refusal_with(folder, session="ses_nope") == (
+        f"{folder}: `session: ses_nope` names no OpenCode session with a message in it "
+        f"(present, the most recent first: {FERRY}, {OTHER})")
+    assert refusal_with(folder, session="../storage") == (
+        f"{folder}: `session: ../storage` names no OpenCode session with a message in it "
+        f"(present, the most recent first: {FERRY}, {OTHER})")
+
+
+def test_opencodes_storage_folder_of_one_session_needs_no_session_key(tmp_path):
+    root = storage_copy(tmp_path)
+    shutil.rmtree(root / "message" / OTHER)
+    assert turns(read(root)) == turns(read(STORAGE))
+
+
+def test_a_session_key_on_a_storage_session_file_names_its_session(tmp_path):
+    """The scenario's file, as the wiring declares it, with the config's `session:`."""
+    assert turns(read(STORAGE, FERRY)) == turns(read(STORAGE))
+    msg = refusal_with(STORAGE, session=OTHER)
+    assert msg == (f"{STORAGE}: the file of OpenCode session {FERRY}, and `session: {OTHER}` "
+                   f"names another; point `transcript` at the storage folder "
+                   f"({OPENCODE / 'storage'}) to pick a session by `session:`, or leave "
+                   "`session:` out")
+
+
+def test_a_broken_piece_of_opencodes_storage_folder_is_refused_naming_its_file(tmp_path):
+    root = storage_copy(tmp_path)
+    child = root / "session" / PROJECT / f"{CHILD}.json"
+    msg = refusal_with(root, session=CHILD)
+    assert msg.startswith(f"{child}: OpenCode session {CHILD}, but its messages are not in "
+                          f"{(root / 'message' / CHILD).resolve()}"), msg
+    first = sorted((root / "message" / FERRY).glob("*.json"))[0]
+    first.write_text("[1, 2]\n", encoding="utf-8")
+    assert refusal_with(root, session=FERRY) == (
+        f"{first}: the file is a JSON list, not object (a message's info, a JSON object)")
+    first.unlink()
+    part = sorted((root / "part").glob("*/*.json"))[1]
+    part.write_text(json.dumps({"id": part.stem, "type": "tool", "tool": "bash",
+                                "state": "done"}), encoding="utf-8")
+    assert refusal_with(root, session=FERRY) == (
+        f"{part}: state is a JSON string, not object ({{status, input, output}} of the call)")
+    shutil.rmtree(root / "message")
+    (root / "message").mkdir()
+    assert refusal_with(root, session=FERRY).startswith(
+        f"{root / 'session' / PROJECT / STORAGE.name}: OpenCode session {FERRY}, but its "
+        "messages are not in ")
+    assert refusal_with(root) == (
+        f"{root}: OpenCode's JSON storage, but no session in session/<project id>/ has a "
+        "message folder in message/; point `transcript` at the storage folder the CLI wrote "
+        "the session to")
+
+
+def test_a_folder_that_is_not_opencodes_storage_is_refused_as_a_directory(tmp_path):
+    assert refusal_with(tmp_path, session=FERRY) == (
+        f"{tmp_path}: {tmp_path} is a directory; name the session's file")
+
+
+def test_a_storage_folder_is_a_scenario_wired_by_its_sessions_file(tmp_path, config_schema,
+                                                                     resources):
+    """The config names the folder and the session; the config check, the fixture rule's
+    input and the lock's pin all take the session's file."""
+    from foldstudy.io import sha256_file
+    from foldstudy.release.redact import transcript_file
+    from foldstudy.study.session_checks import session_content
+    from foldstudy.study.spec import load_arm_table
+    from foldstudy.wiring import load_wiring
+
+    from ..study.test_sessions_config import config, load
+    folder = str(OPENCODE / "storage")
+    cfg = config({"transcript": folder, "facts": str(FACTS), "session": FERRY})
+    fx = load(cfg, config_schema, resources).sessions["atlas"]
+    assert session_content(fx)["transcript_sha256"] == sha256_file(STORAGE)
+    w = load_wiring(cfg, {}, [], ROOT, load_arm_table(resources))
+    assert w.sessions.fixture_session_inputs("mine")["transcript"] == str(STORAGE)
+    assert w.sessions.session_transcript("atlas") == str(STORAGE)
+    assert transcript_file(cfg["scenarios"]["atlas"]) == STORAGE
+    # a folder no longer holding the session: the path as written, missing as a file is
+    assert transcript_file({"transcript": str(tmp_path), "session": FERRY}) == tmp_path
 
 
 def test_the_cache_keys_a_database_by_its_session_and_its_write_ahead_log(tmp_path):

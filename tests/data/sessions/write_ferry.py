@@ -17,6 +17,9 @@ it, each with the quirks the readers must take as the tool writes them.
   file), a custom_title written off the active tail, a record whose parent the CLI
   failed to write (a dangling link), a `chat_compression` checkpoint whose
   compressedHistory opens with the `<state_snapshot>` summary, ui_telemetry records.
+- qwen/tmp/<project hash>/chats/session-*.json: the same session as Qwen Code's builds
+  before the JSONL recording wrote it, one JSON document (Gemini CLI's ConversationRecord,
+  `qwen` messages holding their tool calls and results, thoughts, an `info` note).
 - kiro/sessions/cli/<id>.jsonl and <id>.json: Kiro CLI 2.x lines {version, kind, data}:
   Prompt, AssistantMessage (text, thinking, toolUse), ToolResults (json and text
   results), and the corruption kirodotdev/Kiro #6110 describes: two AssistantMessage
@@ -30,6 +33,7 @@ tool's own summary where the format has one. Run from the repository root:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from pathlib import Path
@@ -230,6 +234,62 @@ def qwen() -> list[dict]:
     return recs
 
 
+def qwen_json() -> dict:
+    """The ferry session as Qwen Code's builds before the JSONL recording wrote it: one
+    JSON document a session (`~/.qwen/tmp/<sha256 of the project path>/chats/
+    session-<start>-<first 8 of the id>.json`), Gemini CLI's ConversationRecord with
+    `qwen` for `gemini`: each tool call's result (the functionResponse the model received)
+    inside the message that made it, thoughts as {subject, description}, no record of a
+    compression (the file holds the UI's history, which a compression leaves whole)."""
+    clock = iter(range(0, 60))
+    n = iter(range(1, 99))
+
+    def at() -> str:
+        return f"2025-09-01T10:{next(clock):02d}:00.000Z"
+
+    def msg(kind: str, content: str, **extra) -> dict:
+        return {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"ferry/qwen-json/{next(n)}")),
+                "timestamp": at(), "type": kind, "content": content, **extra}
+
+    def call(call_id: str, name: str, args: dict, output: str) -> dict:
+        return {"id": call_id, "name": name, "args": args,
+                "result": [{"functionResponse": {"id": call_id, "name": name,
+                                                 "response": {"output": output}}}],
+                "status": "success", "timestamp": at(), "displayName": name,
+                "description": "", "resultDisplay": output[:40],
+                "renderOutputAsMarkdown": False}
+
+    tokens = {"input": 900, "output": 40, "cached": 0, "thoughts": 12, "tool": 0,
+              "total": 952}
+    messages = [
+        msg("user", TASK),
+        msg("qwen", "I'll read the relay's config.", model="qwen3-coder-plus", tokens=tokens,
+            thoughts=[{"subject": "Config", "description": "The relay's config names the "
+                                                           "bucket.", "timestamp": at()}],
+            toolCalls=[call("call_q1", "read_file", {"absolute_path": f"{CWD}/relay.toml"},
+                            f"[archive]\nbucket = \"{BUCKET}\"\nregion = \"eu-west-3\"")]),
+        msg("qwen", "The relay writes to the bucket in relay.toml.", model="qwen3-coder-plus",
+            tokens=tokens),
+        msg("user", "Check the archive's lifecycle rules instead."),
+        msg("qwen", "", model="qwen3-coder-plus", tokens=tokens,
+            toolCalls=[call("call_q3", "run_shell_command", {"command": "relayctl lifecycle"},
+                            "lifecycle: expire after 30 days")]),
+        msg("qwen", "Lifecycle: objects expire after 30 days.", model="qwen3-coder-plus",
+            tokens=tokens),
+        msg("info", "Chat history compressed from 41000 to 2100 tokens."),
+        msg("user", f"Tag the release {TAG} once the relay restarts."),
+        msg("qwen", f"Restarted the relay and tagged {TAG}.", model="qwen3-coder-plus",
+            tokens=tokens),
+    ]
+    return {"sessionId": QWEN_JSON_ID, "projectHash": PROJECT_HASH,
+            "startTime": "2025-09-01T10:00:00.000Z", "lastUpdated": messages[-1]["timestamp"],
+            "messages": messages}
+
+
+QWEN_JSON_ID = "7a3d9c2e-4b1f-4e6a-8c05-2f9e1d7b6a30"
+PROJECT_HASH = hashlib.sha256(CWD.encode()).hexdigest()
+
+
 # -- Kiro CLI 2.x ------------------------------------------------------------------------------
 
 KIRO_ID = "b3f9d2e1-6c4a-4f7e-8d25-1a9c0e7b3f64"
@@ -295,6 +355,8 @@ def main() -> None:
     dump_doc(HERE / "atif/trajectory.json", first)
     dump_doc(HERE / "atif/trajectory.cont-1.json", cont)
     dump(HERE / "qwen/projects/-home-dev-ferry/chats" / f"{QWEN_ID}.jsonl", qwen())
+    dump_doc(HERE / "qwen/tmp" / PROJECT_HASH / "chats"
+             / f"session-2025-09-01T10-00-{QWEN_JSON_ID[:8]}.json", qwen_json())
     lines, meta = kiro()
     dump(HERE / "kiro/sessions/cli" / f"{KIRO_ID}.jsonl", lines)
     dump_doc(HERE / "kiro/sessions/cli" / f"{KIRO_ID}.json", meta)

@@ -13,8 +13,9 @@ files and JSONL of their earlier versions.
   left where they were, the ferry session in `session_v2` / `session_message` (the kind
   in `type`, the rest in `data`: user, assistant with text, reasoning and tool items, a
   pruned tool, compaction, synthetic, model-switched).
-- opencode/storage/: the JSON storage of earlier versions: session/<project>/<id>.json,
-  message/<session>/<msg>.json, part/<msg>/<part>.json.
+- opencode/storage/: the JSON storage of earlier versions: project/<project>.json,
+  session/<project>/<id>.json, message/<session>/<msg>.json, part/<msg>/<part>.json; the
+  ferry session, the older one and the subagent's child session, as in the database.
 - goose/sessions-db.sql: goose 1.10+'s sessions.db (schema v5 as SessionStorage::create
   writes it, WAL): the ferry session after a manual compaction (the messages before it
   `agentVisible: false`, the summary a user message for the agent only, the agent-only
@@ -359,18 +360,37 @@ def opencode_2x() -> list[str]:
     return rows
 
 
-def opencode_storage(root: Path) -> None:
-    """The JSON storage of earlier versions: the same session, ids inside each file."""
-    info = {"id": FERRY, "version": "0.15.8", "projectID": PROJECT, "directory": CWD,
-            "title": "Wire the ferry relay", "time": {"created": T0, "updated": T0 + 91000}}
-    dump_doc(root / "session" / PROJECT / f"{FERRY}.json", info)
-    for mid, _, msg, parts in opencode_messages():
-        dump_doc(root / "message" / FERRY / f"{mid}.json", {"id": mid, "sessionID": FERRY,
-                                                            **msg})
+def storage_info(sid: str, title: str, t: int, parent: str | None = None) -> dict:
+    """A session's file of the JSON storage (`Session.Info`, `parentID` on a subagent's)."""
+    return {"id": sid, "version": "0.15.8", "projectID": PROJECT, "directory": CWD,
+            **({"parentID": parent} if parent else {}), "title": title,
+            "time": {"created": t, "updated": t + 91000}}
+
+
+def storage_messages(root: Path, sid: str, msgs: list) -> None:
+    for mid, _, msg, parts in msgs:
+        dump_doc(root / "message" / sid / f"{mid}.json", {"id": mid, "sessionID": sid,
+                                                          **msg})
         for k, p in enumerate(parts, start=1):
             pid = f"prt_{mid[4:-14]}{k:02d}{mid[-12:]}"
             dump_doc(root / "part" / mid / f"{pid}.json",
-                     {"id": pid, "sessionID": FERRY, "messageID": mid, **p})
+                     {"id": pid, "sessionID": sid, "messageID": mid, **p})
+
+
+def opencode_storage(root: Path) -> None:
+    """The JSON storage of earlier versions: the project's file, the same three sessions
+    as the 1.x database (ferry, an older one, the subagent's child of ferry, which holds
+    no message there either), ids inside each file."""
+    dump_doc(root / "project" / f"{PROJECT}.json",
+             {"id": PROJECT, "worktree": CWD, "vcs": "git",
+              "time": {"created": T0 - 90000000, "initialized": T0 - 90000000}})
+    for info in (storage_info(OTHER, "Spool format", T0 - 86400000),
+                 storage_info(FERRY, "Wire the ferry relay", T0),
+                 storage_info(CHILD, "Find the bucket (@general subagent)", T0 + 1200,
+                              parent=FERRY)):
+        dump_doc(root / "session" / PROJECT / f"{info['id']}.json", info)
+    storage_messages(root, OTHER, other_session())
+    storage_messages(root, FERRY, opencode_messages())
 
 
 def dump_doc(path: Path, doc: dict) -> None:

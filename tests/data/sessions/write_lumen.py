@@ -11,7 +11,9 @@ it, each with the quirks the readers must take as the CLI writes them.
   message last, as a real 0.118 rollout writes it).
 - antigravity-cli/brain/<id>/.system_generated/logs/transcript_full.jsonl: agy 1.1.x steps,
   a result written before its planner step, a checkpoint inside a tool run.
-- copilot/session-state/<id>/events.jsonl: Copilot CLI 1.0 events, compacted twice.
+- copilot/session-state/<id>/events.jsonl: Copilot CLI 1.0 events, compacted twice; a
+  second session whose `task` tool runs a sub-agent (its events carrying `agentId`) and
+  whose postToolUse hook repeats a tool's result in its hook.start event.
 
 The shapes are learned from the CLIs' public parsers and source (each reader's module
 docstring names them); the text is written here. Run from the repository root:
@@ -285,6 +287,76 @@ def copilot() -> list[dict]:
     return events
 
 
+COPILOT_SUB_ID = "3a9e5c7b-1d2f-4b8a-9e6c-5f0a7b3d2c1e"
+AGENT_ID = "b71c4e9a-2f3d-4a6b-8c5e-0d9f1a2b3c4d"  # the explore sub-agent's instance
+
+
+def copilot_subagent() -> list[dict]:
+    """A Copilot CLI 1.0 session that sends the `task` tool's explore agent: the
+    sub-agent's own events carry its `agentId` on the event, its answer comes back as the
+    task call's result; and a postToolUse hook the user configured, whose hook.start
+    input repeats the tool's result."""
+    e = ids("copilot-sub")
+    events: list[dict] = []
+    clock = iter(range(1, 60))
+
+    def ev(kind: str, agent: str | None = None, **data) -> None:
+        events.append({"type": kind, "data": data, "id": next(e),
+                       "timestamp": f"2026-11-30T13:00:{next(clock):02d}.000Z",
+                       "parentId": events[-1]["id"] if events else None,
+                       **({"agentId": agent} if agent else {})})
+
+    def request(call: str, name: str, args: dict) -> dict:
+        return {"toolCallId": call, "name": name, "type": "function", "arguments": args}
+
+    grep = {"command": "grep bucket lumen.toml"}
+    port = {"command": "grep port lumen.toml"}
+    task = {"agent_type": "explore", "description": "Find the bucket",
+            "prompt": "Find the bucket the ledger exporter writes to."}
+    ev("session.start", sessionId=COPILOT_SUB_ID, version=1, producer="copilot-agent",
+       copilotVersion="1.0.9", startTime="2026-11-30T13:00:00.000Z",
+       context={"cwd": CWD, "branch": "exporter"})
+    ev("user.message", content="Where do the exporter's rows go, and on which port?",
+       transformedContent="Where do the exporter's rows go, and on which port?",
+       attachments=[])
+    ev("assistant.turn_start", turnId="0")
+    ev("assistant.message", messageId="m1", content="Sending an agent to find the bucket.",
+       toolRequests=[request("toolu_T1", "task", task)])
+    ev("tool.execution_start", toolCallId="toolu_T1", toolName="task", arguments=task)
+    ev("subagent.started", toolCallId="toolu_T1", agentName="explore",
+       agentDisplayName="Explore", agentDescription="Searches the codebase")
+    ev("assistant.message", AGENT_ID, messageId="s1", content="Grepping the config.",
+       toolRequests=[request("toolu_S1", "bash", grep)])
+    ev("tool.execution_start", AGENT_ID, toolCallId="toolu_S1", toolName="bash",
+       arguments=grep)
+    ev("tool.execution_complete", AGENT_ID, toolCallId="toolu_S1", success=True,
+       result={"content": f"bucket = \"{BUCKET}\"", "detailedContent": ""},
+       toolTelemetry={})
+    ev("assistant.message", AGENT_ID, messageId="s2",
+       content=f"The exporter writes to {BUCKET}.", toolRequests=[])
+    ev("subagent.completed", toolCallId="toolu_T1", agentName="explore",
+       agentDisplayName="Explore")
+    ev("tool.execution_complete", toolCallId="toolu_T1", success=True,
+       result={"content": f"The exporter writes to {BUCKET}.", "detailedContent": ""},
+       toolTelemetry={})
+    ev("assistant.message", messageId="m2", content="Now the port.",
+       toolRequests=[request("toolu_C9", "bash", port)])
+    ev("tool.execution_start", toolCallId="toolu_C9", toolName="bash", arguments=port)
+    ev("hook.start", hookInvocationId="hook-1", hookType="postToolUse",
+       input={"timestamp": 1796130025000, "cwd": CWD, "toolName": "bash", "toolArgs": port,
+              "toolResult": {"resultType": "success",
+                             "textResultForLlm": f"port = {PORT}"}})
+    ev("hook.end", hookInvocationId="hook-1", hookType="postToolUse", success=True)
+    ev("tool.execution_complete", toolCallId="toolu_C9", success=True,
+       result={"content": f"port = {PORT}", "detailedContent": f"port = {PORT}"},
+       toolTelemetry={})
+    ev("assistant.message", messageId="m3", content="Rows go to the bucket; port above.",
+       toolRequests=[])
+    ev("assistant.turn_end", turnId="0")
+    ev("session.shutdown", shutdownType="routine")
+    return events
+
+
 def main() -> None:
     dump(HERE / "lumen.claude-code.jsonl", claude_code())
     day = HERE / "codex-0148/sessions/2026/11/30"
@@ -292,6 +364,8 @@ def main() -> None:
     dump(HERE / "antigravity-cli/brain" / AGY_ID / ".system_generated/logs"
          / "transcript_full.jsonl", antigravity())
     dump(HERE / "copilot/session-state" / COPILOT_ID / "events.jsonl", copilot())
+    dump(HERE / "copilot/session-state" / COPILOT_SUB_ID / "events.jsonl",
+         copilot_subagent())
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from ..io import (
     sha256_file,
     write_json,
 )
+from .redact import transcript_file
 from .sanitize import accepted_config_changes
 
 log = logging.getLogger(__name__)
@@ -268,7 +269,7 @@ def private_inputs(store: str | None, runs: str | None, fixtures: str | None,
     # A user's own session transcript is a private input like the store: pinned
     # by its sha256 where it is present, never released.
     for name, entry in (config.get("scenarios") or {}).items():
-        path = Path(entry["transcript"]).expanduser()
+        path = transcript_file(entry)
         if path.is_file():
             out[f"transcript:{name}"] = {"sha256": sha256_file(path), "files": 1}
     return out
@@ -418,7 +419,7 @@ def stale_fixtures(fixtures: str | Path | None, config: dict[str, Any]) -> list[
             out.append(f"{made}: not a fixture manifest (unreadable JSON); rebuild it "
                        "(snakemake -c8 results/tables)")
             continue
-        pins = [(Path(own["transcript"]).expanduser(), session.get("transcript_sha256"))]
+        pins = [(transcript_file(own), session.get("transcript_sha256"))]
         pins += [(Path(f["path"]), f.get("sha256")) for f in session.get("inherited") or []
                  if isinstance(f, dict) and "path" in f]
         for path, pinned in pins:

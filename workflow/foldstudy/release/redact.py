@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import StudyError
 from ..io import read_json, sha256_file
 from ..secrets import SecretIndex, SecretText, find_secrets, redact_secrets, secret_texts
-from ..transcripts import scan_text
+from ..transcripts import SessionError, scan_text, session_file
 from ..transcripts.base import DEFAULT_MAX_MB
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def session_secrets(config: dict[str, Any], fixtures: str | Path | None) -> Sess
         max_mb = float(own.get("max_mb") or DEFAULT_MAX_MB)
         # the transcript, then each file its main thread inherited (a Codex fork's parent
         # rollouts), each finding found again in the file its fixture pinned
-        files = [(own["transcript"], session.get("transcript_sha256"),
+        files = [(str(transcript_file(own)), session.get("transcript_sha256"),
                   meta.get("credential_lines") or [], own.get("session"))]
         files += [(f["path"], f.get("sha256"),
                    [c for c in meta.get("inherited_credential_lines") or []
@@ -77,6 +77,16 @@ def session_secrets(config: dict[str, Any], fixtures: str | Path | None) -> Sess
                 texts += _found_again(path, max_mb, said, sha, sweep, named)
                 findings[sweep] = findings.get(sweep, 0) + len(said)
     return SessionSecrets(SecretIndex(texts), findings)
+
+
+def transcript_file(scenario: dict[str, Any]) -> Path:
+    """The file a scenario's transcript names (a folder of session files names it by
+    `session:`), or the path as written where the folder no longer holds that session:
+    then it is missing, as a deleted file is."""
+    try:
+        return session_file(scenario["transcript"], scenario.get("session"))
+    except SessionError:
+        return Path(scenario["transcript"]).expanduser()
 
 
 def _found_again(transcript: str, max_mb: float, said: list[dict[str, Any]],

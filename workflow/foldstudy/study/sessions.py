@@ -36,6 +36,7 @@ from ..transcripts import (
     is_sqlite,
     read_text,
     render_message,
+    session_file,
 )
 from .boundary import has_whole_token, whole_token_pattern
 from .fixture_files import size_meta, write_fixture
@@ -79,9 +80,18 @@ class SessionSpec:
                    int(entry.get("folds", 5)), bool(entry.get("include_thinking", False)),
                    float(entry.get("max_mb") or DEFAULT_MAX_MB), entry.get("session"))
 
+    def file(self) -> Path:
+        """The file the transcript names: itself, or the session's file in a folder of
+        session files (OpenCode's JSON storage, the session by `session:`)."""
+        return session_file(self.transcript, self.session)
+
     def read(self, where: str) -> Transcript:
         """The transcript, checked at the edge and read in its format."""
-        path = check_file(self.transcript, f"{where}.transcript", self.max_mb)
+        try:
+            named = self.file()
+        except SessionError as e:
+            raise SessionError(f"{where}.transcript: {e}") from e
+        path = check_file(named, f"{where}.transcript", self.max_mb)
         return read_cached(path, self.format, self.include_thinking, self.max_mb,
                            session=self.session)
 
@@ -500,8 +510,8 @@ def build_session_fixture(spec: SessionSpec, seed: int, where: str) -> Fixture:
         "chunk_chars_target": sum(len(c) for c in chunks) // spec.folds,
         **size_meta(chunks),
         # `cut`: messages longer than a chunk's share, and their cuts by kind
-        "session": {**session_meta(spec, tr, file_sha256(Path(spec.transcript).expanduser())),
-                    **store_meta(tr, Path(spec.transcript).expanduser()), "cut": cut},
+        "session": {**session_meta(spec, tr, file_sha256(spec.file())),
+                    **store_meta(tr, spec.file()), "cut": cut},
         "own_compaction": baseline(facts, tr),
         "credential_lines": credential_entries(tr),
         "inherited_credential_lines": [{"file": f, "line": n, "kind": k}

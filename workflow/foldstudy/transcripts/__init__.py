@@ -22,7 +22,9 @@ learned from and what it repairs; `registry` lists them once, detects and reads:
 - `messages`: OpenAI chat messages, one JSON object per line.
 
 `database` is the edge of a store kept in SQLite: opened read-only, never locking against
-the CLI writing it, one session picked by the config's `session:`.
+the CLI writing it, one session picked by the config's `session:`. A folder of session
+files (OpenCode's JSON storage) is read as the file `session:` names there
+(`session_file`), the file that is hashed, pinned and scanned.
 
 Every file is checked before it is read (a regular file, under `max_mb`) and every
 record's shape is checked as it is read, so a bad input is one line naming the file and
@@ -49,9 +51,16 @@ from .base import (
     render_message,
 )
 from .database import is_sqlite
-from .registry import FORMATS, SOURCES, detect_format, read_transcript, scan_text
+from .registry import (
+    FORMATS,
+    SOURCES,
+    detect_format,
+    read_transcript,
+    scan_text,
+    session_file,
+)
 
 __all__ = ["DEFAULT_MAX_MB", "FORMATS", "SOURCES", "Message", "ReadOptions", "SessionError",
            "Source", "ToolCall", "Transcript", "arguments_text", "check_file",
            "detect_format", "is_sqlite", "read_text", "read_transcript", "render_message",
-           "scan_text"]
+           "scan_text", "session_file"]

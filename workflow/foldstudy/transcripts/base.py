@@ -130,7 +130,9 @@ class Source:
     like its own (`looks`) and reads the file's records; a format written as one JSON
     document (Gemini CLI's chat) says so in `document` and reads it in `read_document`; a
     format kept in a SQLite database (OpenCode, goose) says which tables make one its own
-    in `database` and reads the session `ReadOptions.session` names in `read_database`."""
+    in `database` and reads the session `ReadOptions.session` names in `read_database`; a
+    format kept in a folder of files (OpenCode's JSON storage) names the file of the
+    session `session:` names in `session_file`."""
 
     format: ClassVar[str]
     title: ClassVar[str]  # what a file of it is called: "Codex CLI rollout"
@@ -149,6 +151,13 @@ class Source:
     def database(self, tables: frozenset[str]) -> bool:
         """Whether a SQLite database holding these tables is this format's store."""
         return False
+
+    def session_file(self, path: Path, session: str | None) -> Path | None:
+        """The file of the session `session` names when `path` is a folder this format
+        keeps its sessions in, one file a session (OpenCode's JSON storage), or a session
+        file inside one; None when it is neither. Refused by name when the folder holds
+        no such session."""
+        return None
 
     def read(self, path: Path, records: list[Record], opts: ReadOptions) -> Transcript:
         raise SessionError(f"{path}: not a {self.title} ({self.shape})")

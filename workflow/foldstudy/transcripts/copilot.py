@@ -2,7 +2,8 @@
 Copilot CLI 0.0.4xx to 1.x.
 
 Shapes learned from the session event types of Copilot's SDK (github/copilot-sdk,
-`generated/session_events`) and the public viewers that read these files: one event a
+`generated/session_events`, the event envelope's `agentId`; its end-to-end tests of
+sub-agents writing events.jsonl) and the public viewers that read these files: one event a
 line, `{type, data, id, timestamp, parentId}`, in the order the session ran.
 - `session.start` `{sessionId, version, producer, copilotVersion, context}`: the file's
   event schema version and the CLI's; a version this reader does not know is read as the
@@ -21,8 +22,18 @@ line, `{type, data, id, timestamp, parentId}`, in the order the session ran.
   own compaction, its summary the baseline; one that failed (`success: false`) compacted
   nothing and is counted; one that succeeded with no summary text leaves the baseline
   absent (`Transcript.absent_summaries`).
+- A sub-agent's events (the `task` tool's agent) carry the sub-agent's `agentId` on the
+  event (earlier builds: `data.parentToolCallId`, the call that spawned it): its own
+  thread, never the parent's; their text is kept apart (`Transcript.subagent`) and
+  counted (`subagent`), as Claude Code's sidechains are. The parent reads the task
+  tool's result, as the model did.
+- `hook.start` `{hookInvocationId, hookType, input}` and `hook.end` `{..., output,
+  success}`: a hook the user configured ran; a postToolUse hook's input repeats the
+  tool's result. The result is read once, from `tool.execution_complete`; hook events
+  are counted by type.
 Every other event (turn boundaries, usage, model and mode changes, infos, truncations,
-aborts, shutdown) is the CLI's bookkeeping: counted by type. A result whose request is
+aborts, shutdown, sub-agents starting and ending) is the CLI's bookkeeping: counted by
+type. A result whose request is
 not in the file is kept where the agent saw it, its line noted
 (`Transcript.orphan_outputs`); a request whose result never came is counted
 (`request_without_result`). The session folder's other files (workspace.yaml, plan.md,
@@ -63,6 +74,7 @@ class _Session:
     answered: set[str] = field(default_factory=set)
     orphans: list[int] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
+    subagent: list[str] = field(default_factory=list)
     absent: int = 0
     vocabulary: str = ""
 
@@ -130,6 +142,30 @@ def _result(s: _Session, d: dict[str, Any], at: str, line: int) -> None:
     s.out.append(Message("tool", text, line=line))
 
 
+def _subagent_of(r: dict[str, Any], d: dict[str, Any]) -> str | None:
+    """The sub-agent an event came from: the envelope's `agentId` (absent for the main
+    agent's events and the session's own), else the deprecated `data.parentToolCallId`."""
+    for agent in (r.get("agentId"), d.get("parentToolCallId")):
+        if isinstance(agent, str) and agent:
+            return agent
+    return None
+
+
+def _subagent(s: _Session, kind: str, d: dict[str, Any], at: str) -> None:
+    """A sub-agent's event: its message or result text kept apart, never on the thread."""
+    s.left["subagent"] += 1
+    if kind in ("user.message", "assistant.message"):
+        text = _text(d.get("content"), at, "data.content")
+    elif kind == "tool.execution_complete":
+        result = expect(d.get("result"), (dict, NULL), at, "data.result",
+                        "{content, detailedContent}")
+        text = _text((result or {}).get("content"), at, "data.result.content")
+    else:
+        return
+    if text:
+        s.subagent.append(text)
+
+
 def _compaction(s: _Session, d: dict[str, Any], at: str) -> None:
     summary = expect(d.get("summaryContent"), (str, NULL), at, "data.summaryContent",
                      "the compaction's summary")
@@ -157,7 +193,9 @@ class Copilot(Source):
             at = f"{path}:{line}"
             kind = expect(r.get("type"), (str,), at, "type", "an event's type")
             d = expect(r.get("data", {}), (dict,), at, "data", "an event's payload")
-            if kind == "session.start":
+            if _subagent_of(r, d) is not None:
+                _subagent(s, kind, d, at)
+            elif kind == "session.start":
                 _start(s, d, at)
             elif kind == "user.message":
                 _user(s, d, at, line)
@@ -177,5 +215,6 @@ class Copilot(Source):
                                "Copilot CLI session holds the conversation as such events")
         return Transcript(str(path), self.format, tuple(s.out), tuple(s.summaries),
                           compactions=len(s.summaries) + s.absent,
+                          subagent=tuple(s.subagent),
                           left_out=counted(s.left), orphan_outputs=tuple(s.orphans),
                           vocabulary=s.vocabulary, absent_summaries=s.absent)

@@ -1,7 +1,7 @@
 """OpenCode sessions: the SQLite store of OpenCode 1.x and 2.x
 (`~/.local/share/opencode/opencode.db`, one database for every session; `session:` names
 the one to read) and the JSON files earlier versions wrote
-(`~/.local/share/opencode/storage/session/<project id>/<session id>.json`, pointed at).
+(`~/.local/share/opencode/storage/`, the folder with `session:` or the session's file).
 
 Shapes learned from OpenCode's source (sst/opencode, now anomalyco/opencode:
 `packages/opencode/src/session/session.sql.ts`, the drizzle tables `session`, `message`,
@@ -56,10 +56,16 @@ Earlier versions' JSON storage: `storage/session/<project id>/<session id>.json`
 session's info `{id, projectID, directory, title, version, time}`), its messages in
 `storage/message/<session id>/<message id>.json` and their parts in
 `storage/part/<message id>/<part id>.json`, the same JSON as the tables' `data` with the
-ids in it. Pointed at the session's file, the reader reads the message and part files of
-its storage folder; each is named (`Transcript.inherited`) so it is scanned for secrets
-and pinned like the transcript. The pre-1.0 layout (`storage/session/info/`,
-`storage/session/message/`) is not read.
+ids in it (beside them `storage/project/<project id>.json` and others the reader never
+needs). Pointed at the storage folder itself, with `session:` naming the session id (or
+none, when one session there has messages), the reader reads that session's file, as when
+pointed at the file (`session:` then names that file's session or is left out). It reads
+the message and part files of its storage folder; each is named (`Transcript.inherited`)
+so it is scanned for secrets and pinned like the transcript; a subagent's session (a
+session file whose `parentID` is this one) is counted, not read. A folder without the
+session, a session without its message folder, a message or part file that is not one
+JSON object of its shape: each refused in one line naming the file. The pre-1.0 layout
+(`storage/session/info/`, `storage/session/message/`) is not read.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +97,7 @@ from .database import Database, pick_session
 PRUNED = "[Old tool result content cleared]"  # OpenCode's placeholder for a pruned output
 UNSEEN = ("step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry",
           "compaction")
+INFO_BYTES = 1 << 16  # a session file's head read to order the listing (its info is < 1 KB)
 V2_KINDS = ("user", "synthetic", "shell", "assistant", "compaction", "agent-switched",
             "model-switched")
 
@@ -406,13 +414,64 @@ def _read_storage(path: Path, info: dict[str, Any], t: _Thread) -> None:
             _check_part(p, str(pf))
             parts.append((p, 1))
         _message(msg, parts, 1, str(f), t)
+    # a subagent's session is a session file of its own whose parentID is this one
+    t.left["subagent_session"] += sum(
+        _info_head(f).get("parentID") == info["id"]
+        for f in (root / "session").glob("*/ses_*.json") if f.stem != info["id"])
+
+
+def _is_storage(folder: Path) -> bool:
+    """Whether a folder is OpenCode's JSON storage (its `session` and `message` folders)."""
+    return (folder / "session").is_dir() and (folder / "message").is_dir()
+
+
+def _info_head(info: Path) -> dict[str, Any]:
+    """Another session's file, glanced at for its `time.updated` (the listing's order) or
+    its `parentID` (a subagent's): {} when unreadable, since only the file read is refused
+    by name."""
+    try:
+        with info.open("rb") as f:
+            doc = json.loads(f.read(INFO_BYTES))
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _updated(info: Path) -> int:
+    t = _info_head(info).get("time")
+    u = t.get("updated") if isinstance(t, dict) else None
+    return u if isinstance(u, int) and not isinstance(u, bool) else 0
+
+
+def storage_session(root: Path, session: str | None) -> Path:
+    """The session file (`session/<project id>/<id>.json`) of the storage folder that
+    `session` names, or of the only session with messages it holds; refused in one line
+    listing the sessions present (the most recently updated first) otherwise."""
+    if session is not None and Path(session).name == session and session not in (".", ".."):
+        found = sorted((root / "session").glob(f"*/{glob_escape(session)}.json"))
+        if len(found) > 1:
+            raise SessionError(f"{root}: OpenCode session {session} has a file in "
+                               f"{len(found)} project folders ({found[0]}, {found[1]}); "
+                               "point `transcript` at the one to read")
+        if found:
+            return found[0]
+    files = {f.stem: f for f in (root / "session").glob("*/ses_*.json")
+             if (root / "message" / f.stem).is_dir()}
+    if not files:
+        raise SessionError(f"{root}: OpenCode's JSON storage, but no session in "
+                           "session/<project id>/ has a message folder in message/; point "
+                           "`transcript` at the storage folder the CLI wrote the session to")
+    updated = {sid: _updated(f) for sid, f in files.items()}
+    present = sorted(files, key=lambda sid: (-updated[sid], sid))
+    return files[pick_session(root, present, session, "OpenCode session")]
 
 
 class OpenCode(Source):
     format = "opencode"
     title = "OpenCode session"
     shape = ("OpenCode's opencode.db (tables session, message, part; 2.x session_message), "
-             "or a session file of its JSON storage (storage/session/<project>/<id>.json)")
+             "or its JSON storage: the storage folder (with `session:`) or a session file "
+             "there (storage/session/<project>/<id>.json)")
     tables = "session, message, part (1.x) or session_message (2.x), OpenCode's opencode.db"
 
     def database(self, tables: frozenset[str]) -> bool:
@@ -433,6 +492,19 @@ class OpenCode(Source):
             generations.append("2.x tables (session_message)")
         t.left["subagent_session"] += _children(db, session)
         return t.transcript(path, f"{' then '.join(generations)}, session {session}")
+
+    def session_file(self, path: Path, session: str | None) -> Path | None:
+        if path.is_dir():
+            return storage_session(path, session) if _is_storage(path) else None
+        if (session is None or path.suffix != ".json" or len(path.parents) < 3
+                or path.parent.parent.name != "session" or not _is_storage(path.parents[2])):
+            return None
+        if path.stem != session:
+            raise SessionError(f"{path}: the file of OpenCode session {path.stem}, and "
+                               f"`session: {session}` names another; point `transcript` at "
+                               f"the storage folder ({path.parents[2]}) to pick a session by "
+                               "`session:`, or leave `session:` out")
+        return path
 
     def document(self, text: str) -> dict[str, Any] | None:
         doc = json_document(text)

@@ -125,10 +125,27 @@ def _read_database(path: Path, fmt: str | None, opts: ReadOptions) -> Transcript
         return dataclasses.replace(tr, lines=tuple(db.lines))
 
 
+def _folder_file(path: str | Path, session: str | None) -> Path | None:
+    """The file of the session `session` names, where `path` is a folder a format keeps
+    its sessions in (OpenCode's JSON storage) or a session file inside one; else None."""
+    p = Path(path).expanduser()
+    return next((f for s in SOURCES if (f := s.session_file(p, session)) is not None), None)
+
+
+def session_file(path: str | Path, session: str | None = None) -> Path:
+    """The file a scenario's `transcript` (and `session`) name: the path itself, or the
+    session's file in a folder of session files (OpenCode's JSON storage, the session by
+    `session:`): the file that is hashed, pinned, scanned and declared as the fixture's
+    input."""
+    return _folder_file(path, session) or Path(path).expanduser()
+
+
 def read_transcript(path: str | Path, fmt: str | None = None, include_thinking: bool = False,
                     max_mb: float = DEFAULT_MAX_MB, session: str | None = None) -> Transcript:
     """Read a transcript in its format (detected when `fmt` is None); `session` names the
-    session of a database holding several."""
+    session of a database holding several, or of a folder of session files."""
+    if (named := _folder_file(path, session)) is not None:
+        path, session = named, None  # the session picked its file
     p = check_file(path, str(path), max_mb)
     if fmt is not None and fmt not in BY_FORMAT:
         raise SessionError(f"{path}: format {fmt!r} is not known (known: "
@@ -164,6 +181,8 @@ def scan_text(path: str | Path, max_mb: float = DEFAULT_MAX_MB, session: str | N
     """The text a transcript's secret scan reads (Transcript.lines joined): the file's text,
     or, for a database, one line a row its session's reader reads (database.py), so a
     finding is found again at the line the scan named it by."""
+    if (named := _folder_file(path, session)) is not None:
+        path, session = named, None
     p = check_file(path, str(path), max_mb)
     if is_sqlite(p):
         return "\n".join(read_transcript(p, max_mb=max_mb, session=session).lines)

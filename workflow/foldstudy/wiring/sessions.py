@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from ..study.session_checks import session_content
+from ..transcripts import session_file
 from .core import Core
 
 
@@ -48,7 +49,7 @@ class Sessions:
         if own is None:
             return {}
         scenario = self.core.config["sweeps"][sweep]["scenario"]
-        return {"transcript": os.path.expanduser(own["transcript"]),
+        return {"transcript": str(session_file(own["transcript"], own.get("session"))),
                 "own_facts": os.path.expanduser(own["facts"]),
                 "inherited": self.session_inherited(scenario)}
 
@@ -59,7 +60,9 @@ class Sessions:
         return [f["path"] for f in fx.meta["session"]["inherited"]] if fx is not None else []
 
     def session_transcript(self, scenario: str) -> str:
-        return os.path.expanduser(self.core.config["scenarios"][scenario]["transcript"])
+        """The session's file (a folder of session files names it by `session:`)."""
+        own = self.core.config["scenarios"][scenario]
+        return str(session_file(own["transcript"], own.get("session")))
 
     def session_manifests(self) -> list[str]:
         """The manifests of the sweeps that fold a session of the config's own: the
