@@ -198,8 +198,8 @@ def test_an_agy_transcript_and_a_copilot_session_fold_under_j_and_m_with_their_b
 def _field_sessions(tmp_path: Path) -> dict[str, tuple[Path, str | None]]:
     """The ferry session in every format the rest of the field writes, each as its tool
     leaves it: a file, or a database (built from its SQL text) and the session in it."""
-    from ..study.test_sessions_fleet import ATIF, KIRO, QWEN
-    from ..study.test_sessions_stores import (
+    from ..transcripts.test_sessions_fleet import ATIF, KIRO, QWEN
+    from ..transcripts.test_sessions_stores import (
         FERRY,
         FERRY_V2,
         GOOSE,
