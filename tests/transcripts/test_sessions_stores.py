@@ -720,3 +720,29 @@ def test_the_ids_listed_are_the_most_recent_twelve_and_a_count_of_the_rest(tmp_p
         pick_session(tmp_path / "opencode.db", ids, None, "OpenCode session")
     assert str(e.value).endswith(f"(the most recent first: {', '.join(ids[:12])} and 3 more)")
     assert pick_session(tmp_path / "x.db", ids, "ses_14", "OpenCode session") == "ses_14"
+
+
+def test_copilots_session_index_is_refused_pointing_at_the_sessions_own_file(tmp_path):
+    """Copilot CLI's ~/.copilot/session-store.db holds each turn's user message and reply
+    (tables as its public readers and its own issue threads name them), not the tool calls
+    and output the model read: read as a session it would grade a session the model never
+    saw, so it is refused in one line that names the file to read instead."""
+    db = tmp_path / "session-store.db"
+    with sqlite3.connect(db) as con:
+        con.executescript(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT, repository TEXT, "
+            "branch TEXT, summary TEXT, created_at TEXT, updated_at TEXT);"
+            "CREATE TABLE turns (session_id TEXT, turn_index INTEGER, user_message TEXT, "
+            "assistant_response TEXT, timestamp TEXT);"
+            "CREATE TABLE checkpoints (session_id TEXT, checkpoint_number INTEGER, "
+            "title TEXT, overview TEXT);"
+            "CREATE TABLE session_files (session_id TEXT, file_path TEXT, tool_name TEXT);")
+        con.execute("INSERT INTO sessions VALUES ('3a9e', '/srv/ferry', NULL, NULL, "
+                    "'ferry outage', '2026-11-02T09:00:00Z', '2026-11-02T09:40:00Z')")
+        con.execute("INSERT INTO turns VALUES ('3a9e', 0, 'the ferry port is 52677', "
+                    "'Noted.', '2026-11-02T09:00:05Z')")
+    with pytest.raises(SessionError) as e:
+        read_transcript(db)
+    said = str(e.value)
+    assert "\n" not in said and said.startswith(f"{db}: GitHub Copilot CLI's session-store.db")
+    assert "events.jsonl" in said and "tool" in said

@@ -64,6 +64,26 @@ from .base import (
 
 KNOWN_VERSIONS = (1,)  # session.start's `version`: the event schema this reader knows
 
+# Copilot CLI's `~/.copilot/session-store.db` (public readers and the CLI's own issue
+# threads name its tables `sessions`, `turns`, `checkpoints`, `session_files` and an FTS
+# `search_index`): an index the CLI writes after each session, one row a turn holding the
+# user's message and the assistant's reply. The tool calls, their output and the CLI's
+# reminders are not in it, so it is not what the model read, and a study of it would
+# grade a session the model never saw: refused, pointing at the session's own file.
+INDEX_TABLES = frozenset({"sessions", "turns"})
+INDEX_COLUMNS = frozenset({"session_id", "user_message", "assistant_response"})
+
+
+def index_store_refusal(path: Path, tables: frozenset[str], turn_columns: set[str]
+                        ) -> str | None:
+    """Why a SQLite file that is Copilot CLI's session index cannot be read, or None."""
+    if not (INDEX_TABLES <= tables and INDEX_COLUMNS <= turn_columns):
+        return None
+    return (f"{path}: GitHub Copilot CLI's session-store.db, an index of each turn's user "
+            "message and reply without the tool calls, their output or the CLI's "
+            "reminders, so not what the model read; point transcript at the session's own "
+            "~/.copilot/session-state/<session id>/events.jsonl")
+
 
 @dataclass
 class _Session:

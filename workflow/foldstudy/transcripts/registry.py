@@ -31,7 +31,7 @@ from .base import (
 )
 from .claude_code import ClaudeCode
 from .codex import Codex
-from .copilot import Copilot
+from .copilot import Copilot, index_store_refusal
 from .database import is_sqlite, open_database
 from .gemini import Gemini
 from .goose import Goose
@@ -114,6 +114,9 @@ def _read_database(path: Path, fmt: str | None, opts: ReadOptions) -> Transcript
     with open_database(path) as db:
         tried = [BY_FORMAT[fmt]] if fmt else list(SOURCES)
         claims = [s for s in tried if s.database(db.tables)]
+        if not claims and (why := index_store_refusal(
+                path, db.tables, db.columns("turns") if "turns" in db.tables else set())):
+            raise SessionError(why)
         if len(claims) != 1:
             shapes = "; ".join(f"{s.format}: {s.tables}" for s in tried if s.tables)
             said = ", ".join(sorted(db.tables)) or "none"
