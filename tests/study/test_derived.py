@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from foldstudy.carriers.native import native_words
 from foldstudy.study.derived import (
     AA,
     DERIVATIONS,
@@ -28,7 +29,6 @@ from foldstudy.study.derived import (
     with_aa_copies,
     with_native_prompts,
 )
-from foldstudy.carriers.native import native_words
 from foldstudy.study.spec import load_arm_table
 
 
