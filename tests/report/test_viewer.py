@@ -142,3 +142,13 @@ def test_a_native_runs_page_names_a_proxys_compaction_by_its_endpoint():
                        "title": NATIVE_WITH.title(arm="m")}
     assert shown(words=native_words(proxy))[0] == (
         "compaction by gw.example:8443 with m's prompt")
+    # an opaque carry says whose compaction item cannot be read
+    rec["native"] = {"opaque": True}
+    said = {w: template.render(**run_page(rec, fixture(), [], None, HEADINGS, words=w),
+                               compare_href=None)
+            for w in (native_words(proxy), native_words({}))}
+    assert ("the carry is opaque: the item of compaction by gw.example:8443 cannot be read"
+            in said[native_words(proxy)])
+    assert "provider" not in said[native_words(proxy)]
+    assert ("the carry is opaque: the provider&#39;s compaction item cannot be read"
+            in said[native_words({})])

@@ -135,6 +135,9 @@ def run_page(record: RunRecord | dict[str, Any], fixture: Fixture,
         # the arm's title where its spec has one (the page says none where it has none)
         **({"arm_title": spec_title(record.arm_spec, words)}
            if "title" in record.arm_spec else {}),
+        # what an opaque carry is, said beside each opaque fold: whose compaction item
+        "opaque_item": ("the provider's compaction item" if words == PROVIDER
+                        else f"the item of {words.compaction}"),
     }
 
 
