@@ -311,3 +311,45 @@ def test_a_second_build_writes_the_same_bytes(tmp_path, grading, plan):
         plt.close(fig)
         svgs.append(buf.getvalue())
     assert svgs[0] == svgs[1] and len(paired) == 1
+
+
+PROXY = {"native_via": "proxy", "base_url": "https://user:secret@gw.example:8443/v1?key=abc"}
+
+
+def test_a_proxy_models_native_arm_is_titled_by_its_endpoint_on_every_page(tmp_path,
+                                                                             grading):
+    """The comparison pages title a native arm by its model's native words: the block
+    page of a model whose config says native_via: proxy, and the arm's page and the index
+    over it alone, say "compaction by <host:port>"; over models whose words differ, each
+    model's endpoint; a model on the provider's API, the provider's compaction."""
+    from foldstudy.carriers.native import native_words
+
+    plan = AnalysisPlan.load().with_native_words({"px": native_words(PROXY)})
+    recs = [run(J_CARRIES, "j", 0, J_ANSWER, model=m) for m in ("px", "pv")] + [
+        run(Q_CARRIES, "native", 1, Q_ANSWER, model=m) for m in ("px", "pv")]
+    site = build(tmp_path, recs, grading, plan)
+    proxy_block = (site / "compare" / block_path("s", "px", 0)).read_text()
+    assert "native compaction by gw.example:8443" in proxy_block
+    provider_block = (site / "compare" / block_path("s", "pv", 0)).read_text()
+    assert "native the provider&#39;s compaction" in provider_block
+    arm_page = (site / "compare" / arm_path("s", "native")).read_text()
+    assert "arm native compaction by each model&#39;s endpoint: model against model" in arm_page
+    for page in (proxy_block, arm_page, (site / "compare/index.html").read_text()):
+        assert not [w for w in ("provider&#39;s compaction", "secret", "/v1", "key=")
+                    if w in page]
+
+
+def test_the_survival_legend_titles_a_proxys_native_arm_by_its_endpoint(grid, plan):
+    from foldstudy.carriers.native import native_words
+
+    s = fact_survival(grid, plan).replace({"arm": {"q": "native"}})
+    sweep = str(s["sweep"].iloc[0])
+    proxy = plan.with_native_words({"px": native_words(PROXY)})
+    for models, title in (({(sweep, "native"): ("px",)}, "compaction by gw.example:8443"),
+                          ({(sweep, "native"): ("pv",)}, "the provider's compaction"),
+                          (None, "the provider's compaction")):
+        fig = survival_figure(s, proxy, models=models)
+        labels = [x.get_label() for x in fig.axes[0].get_lines()
+                  if x.get_label().startswith("native ")]
+        assert len(labels) == 1 and labels[0].startswith(f"native {title} (")
+        plt.close(fig)

@@ -366,3 +366,40 @@ def test_a_native_lines_stop_reasons_are_named_and_max_tokens_with_the_cap_sent(
     # without folds.csv (a package without it) the count alone, as before
     (c,) = cards(rows, checks, PLAN, dataclasses.replace(ci, folds=None))
     assert c.fold_failures == {"native": "3 of 15 folds returned no compaction"}
+
+
+def test_a_proxy_models_native_line_names_the_endpoints_compaction_never_the_providers(
+        resources):
+    """A model whose config says native_via: proxy (the decision rule's params.native_words,
+    wiring/decision.py): its card reads the native arm against your best arm as
+    "compaction by <host:port>", in the line and in the card's words; a model on the
+    provider's API reads the provider's words as before."""
+    from types import SimpleNamespace
+
+    from foldstudy.carriers.native import native_words
+    from foldstudy.wiring.decision import Decision
+
+    proxy = {"backend": "anthropic", "native_via": "proxy",
+             "base_url": "https://user:secret@gw.example:8443/v1?key=abc"}
+    core = SimpleNamespace(config={"models": {"mod": proxy, "other": {"backend": "anthropic"}}})
+    params = SimpleNamespace(native_words=Decision(core).native_words())  # type: ignore[arg-type]
+    assert params.native_words == {"mod": {"compaction": "compaction by gw.example:8443",
+                                           "default": "its default"}}
+    plan = AnalysisPlan.of_params(None, None, params)
+    assert plan.words_of("mod") == native_words(proxy)
+    table = load_arm_table(resources)
+    arms = {a: resolve_arm(a, table, resources, 0.25) for a in ("j", "m", "native")}
+    rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.1, 0.2],
+                          "m": [0.6, 0.7, 0.6, 0.7, 0.6, 0.7],
+                          "native": [0.5, 0.4, 0.5, 0.4, 0.5, 0.4]})
+    ci = dataclasses.replace(CI, arms=arms)
+    (c,) = cards(rows, checks, plan, ci)
+    (v,) = [v for v in c.contrasts if v.b == "native"]
+    assert (v.a, v.source) == ("m", "compaction by gw.example:8443 against your best arm")
+    text = "\n".join(card_markdown(c, plan))
+    assert "m–native (compaction by gw.example:8443 against your best arm)" in text
+    assert "provider's compaction" not in text and "secret" not in text and "/v1" not in text
+    # the same rows on a model on the provider's API: the provider's words, unchanged
+    (c,) = cards(rows, checks, PLAN, ci)
+    (v,) = [v for v in c.contrasts if v.b == "native"]
+    assert v.source == NATIVE_SOURCE == "the provider's compaction against your best arm"

@@ -92,3 +92,17 @@ def test_equivalence_picks_the_second_arm_and_a_schema_arm_brings_its_schema(tmp
     readme = (folder / "README.md").read_text()
     assert "schema.json` as a json_schema" in readme
     assert "holds an undivided free-text slot" in readme  # j: paper §5's warning
+
+
+def test_a_native_line_names_no_carrier_in_the_providers_words_or_a_proxys():
+    """The native arm's line against your best arm names no prompt of the study's, so no
+    folder: on a proxy model its source is the endpoint's compaction, and it is skipped
+    as the provider's is; the next line decides."""
+    from foldstudy.carriers.native import NATIVE_SOURCE, native_words
+
+    proxy = native_words({"native_via": "proxy",
+                          "base_url": "https://user:secret@gw.example:8443/v1?key=abc"})
+    for source in (NATIVE_SOURCE, proxy.against_best):
+        native = verdict("m", "native", word="native better", source=source)
+        assert chosen(_card("x", native)) is None
+        assert chosen(_card("x", native, _contrast("m better")))[0] == "m"

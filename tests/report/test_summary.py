@@ -35,3 +35,26 @@ def test_the_summary_gives_every_count_with_its_denominator(tmp_path, capsys):
     assert capsys.readouterr().out == ""
     print_if_written(p, since=0)
     assert "Runs: 4, valid: 3." in capsys.readouterr().out
+
+
+def test_a_proxy_models_native_arm_is_titled_by_its_endpoint_on_the_summary():
+    """The summary's line of a native arm names whose compaction it is: on a model whose
+    config says native_via: proxy, "compaction by <host:port>", never the provider's; over
+    models whose words differ, each model's endpoint; a study with no proxy model reads
+    the provider's, word for word as before."""
+    from foldstudy.carriers.native import native_words
+
+    proxy = native_words({"native_via": "proxy",
+                          "base_url": "https://user:secret@gw.example:8443/v1?key=abc"})
+    plan = AnalysisPlan.load().with_native_words({"px": proxy})
+
+    def summary(*models: str, plan: AnalysisPlan = plan) -> str:
+        rows, _ = frames([r for m in models for r in arm_rows("s", m, "native", [0.5, 0.4])])
+        return summary_text(rows, None, plan, "x", viewer=False)
+
+    text = summary("px")
+    assert "| s | native compaction by gw.example:8443 | 2 |" in text
+    assert not [w for w in ("provider's", "secret", "/v1", "key=") if w in text]
+    assert "| s | native compaction by each model's endpoint | 4 |" in summary("px", "pv")
+    assert summary("pv") == summary("pv", plan=AnalysisPlan.load())
+    assert "| s | native the provider's compaction | 2 |" in summary("pv")

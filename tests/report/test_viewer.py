@@ -18,7 +18,7 @@ from foldstudy.report.viewer import build_viewer, page_path, run_page, segments
 
 from ..conftest import RESOURCES
 from ..support import browser
-from ..support.records import PORT, fixture, not_run, record
+from ..support.records import PORT, arm_spec, fixture, not_run, record
 
 SCRIPT = "<script>document.title='PWNED';window.pwned=1</script>"
 IMG = '<img src=x onerror="document.title=\'PWNED-IMG\'">'
@@ -111,3 +111,44 @@ def test_the_viewer_in_chromium_shows_a_planted_script_as_text(site, tmp_path):
     assert "<script" not in body and "<img" not in body
     assert shot.stat().st_size > 10_000
     assert index.count('href="s/toy/') == 3
+
+
+def test_a_native_runs_page_names_a_proxys_compaction_by_its_endpoint():
+    """A native run's page says its arm's title in its model's native words: on a model
+    whose config says native_via: proxy, the endpoint's compaction (host and port, never
+    the URL's path, userinfo or query); on the provider's API the record's own title."""
+    from foldstudy.carriers.native import native_words, native_words_of
+    from foldstudy.report.viewer import environment
+    from foldstudy.study.derived import NATIVE_WITH
+
+    rec = record(["52677", "52677"], arm="m")
+    rec["arm_spec"] = arm_spec("native")
+    proxy = {"native_via": "proxy", "base_url": "https://user:secret@gw.example:8443/v1?key=abc"}
+    template = environment(RESOURCES / "templates").get_template("viewer-run.html.j2")
+
+    def shown(**kw):
+        ctx = run_page(rec, fixture(), [], None, HEADINGS, **kw)
+        page = template.render(**ctx, compare_href=None)
+        return ctx["arm_title"], page.split("<p class=\"meta\">")[1].split("·")[2]
+
+    title, meta = shown(words=native_words(proxy))
+    assert title == "compaction by gw.example:8443" and f"({title})" in meta
+    assert not [w for w in ("provider", "secret", "user", "/v1", "key=") if w in meta]
+    assert native_words_of({"x": proxy})["x"] == native_words(proxy)
+    title, meta = shown()  # the provider's: the record's title, as before
+    assert title == rec["arm_spec"]["title"] == "the provider's compaction"
+    assert "(the provider&#39;s compaction)" in meta  # escaped, as every text
+    rec["arm_spec"] = {**arm_spec("native"), "instructions_from": "m",
+                       "title": NATIVE_WITH.title(arm="m")}
+    assert shown(words=native_words(proxy))[0] == (
+        "compaction by gw.example:8443 with m's prompt")
+    # an opaque carry says whose compaction item cannot be read
+    rec["native"] = {"opaque": True}
+    said = {w: template.render(**run_page(rec, fixture(), [], None, HEADINGS, words=w),
+                               compare_href=None)
+            for w in (native_words(proxy), native_words({}))}
+    assert ("the carry is opaque: the item of compaction by gw.example:8443 cannot be read"
+            in said[native_words(proxy)])
+    assert "provider" not in said[native_words(proxy)]
+    assert ("the carry is opaque: the provider&#39;s compaction item cannot be read"
+            in said[native_words({})])

@@ -303,3 +303,31 @@ def test_a_package_holding_native_at_m_is_read_as_the_study_read_it(tmp_path):
     plan = AnalysisPlan.load(config=config)
     assert plan.arm_order.index("native@m") == plan.arm_order.index("native") + 1
     assert plan.arm_title("native@m") == "the provider's compaction with m's prompt"
+
+
+def test_native_at_m_on_a_proxy_model_is_read_in_the_endpoints_words(with_m):
+    """On a model whose config says native_via: proxy, native@m's two lines and its title
+    name the endpoint's compaction and its default, never the provider's; the same rows
+    on the provider's API read the provider's words (the test above)."""
+    from foldstudy.carriers.native import native_words
+
+    proxy = native_words({"native_via": "proxy",
+                          "base_url": "https://user:secret@gw.example:8443/v1?key=abc"})
+    recalls = {"j": [0.2] * 8, "m": [0.6, 0.5, 0.6, 0.7, 0.6, 0.5, 0.6, 0.7],
+               "native": [0.3, 0.4] * 4, "native@m": [0.9, 0.8] * 4}
+    rows_df, checks = frames([r for arm, rs in recalls.items()
+                              for r in arm_rows("s", "x", arm, rs, k=10)])
+    plan = AnalysisPlan.load().with_native_prompts(
+        {"native@m": ("native", "m")}).with_native_words({"x": proxy})
+    (card,) = cards(rows_df, checks, plan, CardInputs(margin=0.10, arms=dict(with_m.arms)))
+    default, fold = native_with_sources("m", proxy)
+    assert default == "compaction by gw.example:8443 with m's prompt against its default"
+    assert fold == "compaction by gw.example:8443 with m's prompt against m as a fold arm"
+    assert {v.source for v in card.contrasts if v.b == "native@m"} == {default, fold}
+    assert [v.source for v in card.contrasts if v.b == "native"] == [
+        "compaction by gw.example:8443 against your best arm"]
+    text = "\n".join(card_markdown(card, plan))
+    assert f"native–native@m ({default})" in text and "provider's" not in text
+    assert plan.arm_title("native@m", "x") == "compaction by gw.example:8443 with m's prompt"
+    assert plan.arm_title("native@m") == plan.arm_title("native@m", "y") == (
+        "the provider's compaction with m's prompt")

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from foldstudy.carriers.native import native_words
 from foldstudy.study.derived import (
     AA,
     DERIVATIONS,
@@ -24,6 +25,7 @@ from foldstudy.study.derived import (
     native_with_of,
     native_with_title,
     parse,
+    spec_title,
     with_aa_copies,
     with_native_prompts,
 )
@@ -124,3 +126,25 @@ def test_a_kind_whose_ids_could_collide_is_refused_where_declared(rule, why):
     with pytest.raises(ValueError, match=why):
         Derivation(name="bad", id_rule=rule, source="arm", names=("copy_of", "arm"),
                    title_rule="", description_rule="")
+
+
+def test_a_native_arms_title_on_a_proxy_model_names_the_endpoint_never_the_provider(resources):
+    """A model whose config says native_via: proxy: its native arm, native@ARM and an A/A
+    copy of native are titled by the endpoint's compaction (its host and port, never the
+    URL's path, userinfo or query); on the provider's API each title is the table's."""
+    table = load_arm_table(resources)
+    cfg = {"sweeps": {"s": {"arms": ["j", "m", "native"], "controls": {"aa": "native"},
+                            "native_with": ["m"]}}}
+    arms = with_native_prompts(with_aa_copies(table, cfg), cfg)["arms"]
+    proxy = native_words({"native_via": "proxy",
+                          "base_url": "https://user:secret@gw.example:8443/v1?key=abc"})
+    assert native_with_title("m", proxy) == "compaction by gw.example:8443 with m's prompt"
+    said = {a: spec_title(arms[a], proxy) for a in ("native", "native@m", "native~aa", "m")}
+    assert said == {"native": "compaction by gw.example:8443",
+                    "native@m": "compaction by gw.example:8443 with m's prompt",
+                    "native~aa": "compaction by gw.example:8443 (A/A copy)",
+                    "m": table["arms"]["m"]["title"]}
+    for title in said.values():
+        assert not [w for w in ("provider", "secret", "user", "/v1", "key", "abc") if w in title]
+    for a in ("native", "native@m", "native~aa", "m"):  # the provider's: unchanged
+        assert spec_title(arms[a]) == spec_title(arms[a], native_words({})) == arms[a]["title"]

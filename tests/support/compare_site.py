@@ -33,8 +33,10 @@ def run(carries: list[str], arm: str, position: int, answer: str = "", repeat: i
                           model=model, row_id=f"s/{model}/r{repeat}/{arm}", **kw)
 
 
-def build(root: Path, recs: list[dict[str, Any]], grading: dict[str, Any]) -> Path:
-    """root/results with runs, fixtures, evidence, viewer/ and compare/; returns results."""
+def build(root: Path, recs: list[dict[str, Any]], grading: dict[str, Any],
+          plan: AnalysisPlan | None = None) -> Path:
+    """root/results with runs, fixtures, evidence, viewer/ and compare/ (titled by `plan`,
+    the checkout's by default); returns results."""
     fx = records.fixture()
     stock = StockSignature.from_dict(grading["stock_signature"])
     rows, checks, trace, runs = [], [], [], []
@@ -57,6 +59,6 @@ def build(root: Path, recs: list[dict[str, Any]], grading: dict[str, Any]) -> Pa
     build_viewer(runs, {"s": str(fixture)}, str(ev / "rows.csv"),
                  str(ev / "checks.csv"), TEMPLATES, results / "viewer", HEADINGS)
     build_compare(runs, {"s": str(fixture)}, str(ev / "rows.csv"), str(ev / "checks.csv"),
-                  str(ev / "trace.csv"), AnalysisPlan.load(), TEMPLATES, results / "compare",
-                  HEADINGS)
+                  str(ev / "trace.csv"), plan or AnalysisPlan.load(), TEMPLATES,
+                  results / "compare", HEADINGS)
     return results

@@ -27,6 +27,8 @@ rule decision:
         # which arms a verdict reads how: own arms' twins, unmatched own arms (outside
         # every verdict), A/A copies and native@ARM arms (each against its own only)
         sweeps=decision_sweeps(STUDY.config),
+        # what a native arm is called on a model whose compaction is a proxy's
+        native_words=W.decision.native_words(),
         # the repeats to decide are priced as the ledger reserves (the audit's estimate
         # before any call); a reviewer's package (evidence mode) has no fixtures, so no
         # price

@@ -40,7 +40,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..carriers.native import NATIVE_SOURCE  # noqa: F401 - the cards' readers name it
+from ..carriers.native import (
+    NATIVE_SOURCE,  # noqa: F401 - the cards' readers name it
+    PROVIDER,
+    NativeWords,
+)
 from ..carriers.registry import carrier_of
 from ..study.arm import Arm
 from ..study.derived import native_with_title
@@ -108,8 +112,8 @@ def cell_contrasts(plan: AnalysisPlan, extra_pairs: Sequence[Sequence[str]], own
     return out
 
 
-def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisPlan
-                       ) -> list[tuple[str, str, str]]:
+def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisPlan,
+                       model: str = "") -> list[tuple[str, str, str]]:
     """Per arm that ran in the cell whose carrier is read against your best arm
     (carriers/base.py `against_best`: the native arm, NATIVE_SOURCE), (your best arm, the
     arm, its line's source): the best arm is the matched arm with the highest mean recall
@@ -118,7 +122,9 @@ def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisP
     (its arms-file entry can), so an own arm at its own capacity is never "your best arm"
     here either. It is chosen after the fact, so the line says how far the carrier is from
     the best of what ran, not which arm to pick; the arm read so is in no matched contrast
-    (its capacity is not the study's)."""
+    (its capacity is not the study's). A native arm's source is in `model`'s native words
+    (AnalysisPlan.against_best_source: a proxy's compaction is never called the
+    provider's)."""
     ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
     # an A/A copy is read against its original only (aa_contrasts), a native@ARM arm
     # against its native arm and ARM (native_with_contrasts)
@@ -128,7 +134,7 @@ def best_arm_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisP
     if not read or best is None:
         return []
     rank = {a: i for i, a in enumerate(plan.arm_order)}
-    return [(best, a, carrier_of(arms[a]).against_best)
+    return [(best, a, plan.against_best_source(a, model, carrier_of(arms[a]).against_best))
             for a in sorted(read, key=lambda a: rank.get(a, 0))]
 
 
@@ -140,24 +146,25 @@ def aa_contrasts(cell: pd.DataFrame, plan: AnalysisPlan) -> list[tuple[str, str,
     return [(a, c, AA_SOURCE) for c, a in plan.aa.items() if {a, c} <= ran]
 
 
-def native_with_sources(arm: str) -> tuple[str, str]:
-    """The sources of a `native@<arm>` arm's two card lines (config sweeps.X.native_with):
-    against the native arm (the provider's default summarization) and against `arm`
-    folding with the same prompt itself."""
-    head = native_with_title(arm)
-    return (f"{head} against the provider's default", f"{head} against {arm} as a fold arm")
+def native_with_sources(arm: str, words: NativeWords = PROVIDER) -> tuple[str, str]:
+    """The sources of a `native@<arm>` arm's two card lines (config sweeps.X.native_with),
+    in a model's native words (the provider's by default): against the native arm (its
+    default summarization) and against `arm` folding with the same prompt itself."""
+    head = native_with_title(arm, words)
+    return (f"{head} against {words.default}", f"{head} against {arm} as a fold arm")
 
 
-def native_with_contrasts(cell: pd.DataFrame, plan: AnalysisPlan) -> list[tuple[str, str, str]]:
+def native_with_contrasts(cell: pd.DataFrame, plan: AnalysisPlan, model: str = ""
+                          ) -> list[tuple[str, str, str]]:
     """Per `native@ARM` arm that ran in the cell (AnalysisPlan.native_with), (the native
     arm, it, its source) where the native arm ran beside it and (ARM, it, its source)
     where ARM did: what the prompt did to the provider's compaction, and what the
-    provider's compaction did to the prompt. Judged like any contrast, adjusted within
-    the family."""
+    provider's compaction did to the prompt (in `model`'s native words: a proxy's is
+    named as its endpoint's). Judged like any contrast, adjusted within the family."""
     ran = set(cell["arm"])
     out = []
     for made, (native, arm) in plan.native_with.items():
-        default, fold = native_with_sources(arm)
+        default, fold = native_with_sources(arm, plan.words_of(model))
         out += [(a, made, source) for a, source in ((native, default), (arm, fold))
                 if {a, made} <= ran]
     return out
@@ -238,8 +245,8 @@ def cell_verdicts(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFra
     sweep_pairs = ci.sweep_pairs(plan, sweep, list(dict.fromkeys(cell["arm"])))
     verdicts = []
     # lines that read an arm outside the matched comparison against another, by design
-    outside = [*best_arm_contrasts(cell, ci.arms, plan), *aa_contrasts(cell, plan),
-               *native_with_contrasts(cell, plan)]
+    outside = [*best_arm_contrasts(cell, ci.arms, plan, model), *aa_contrasts(cell, plan),
+               *native_with_contrasts(cell, plan, model)]
     for a, b, source in [*cell_contrasts(plan, ci.extra_pairs, ci.own, ci.decide_pair,
                                          ci.gate_pair, sweep_pairs), *outside]:
         if (a in plan.unmatched or b in plan.unmatched) and (a, b, source) not in outside:

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..carriers.native import MIXED, PROVIDER, NativeWords, native_words_of
 from ..carriers.registry import carrier_of
 from ..io import load_yaml
 from ..study.arm import is_index_arm, is_matched
-from ..study.derived import AA, NATIVE_WITH, Derivation
+from ..study.derived import AA, NATIVE_WITH, Derivation, native_with_title
 from ..study.spec import load_schema
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
@@ -83,6 +84,13 @@ class AnalysisPlan:
     # `native@ARM` -> (the native arm, ARM) (derived.native_prompts); each card reads one
     # against the native arm and against ARM (decision.native_with_contrasts)
     native_with: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # The arms whose folds ask for the provider's own compaction (carriers/base.py
+    # `needs_native_compaction`: the native arm, and each native@ARM arm), titled per model
+    native_arms: frozenset[str] = frozenset()
+    # model -> its native words where they are not the provider's (a model whose config
+    # says native_via: proxy; carriers/native.py native_words): its native arms' titles
+    # and card lines name that endpoint's compaction, never the provider's
+    native_words: dict[str, NativeWords] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], arm_table: dict[str, Any],
@@ -122,6 +130,8 @@ class AnalysisPlan:
                           if (c := carrier_of(v)).against_best},
             opaque_arms=frozenset(k for k, v in arm_table["arms"].items()
                                   if carrier_of(v).may_be_opaque),
+            native_arms=frozenset(k for k, v in arm_table["arms"].items()
+                                  if carrier_of(v).needs_native_compaction),
         )
 
     def with_unmatched(self, arms: Iterable[str]) -> AnalysisPlan:
@@ -152,7 +162,8 @@ class AnalysisPlan:
         if not config:
             return plan
         return plan.with_copies(aa_copies(config)).with_native_prompts(
-            native_prompts(config, table))
+            native_prompts(config, table)).with_native_words(
+            native_words_of(config.get("models")))
 
     @classmethod
     def of_params(cls, path: str | Path, arms: str | Path, params: Any) -> AnalysisPlan:
@@ -162,9 +173,12 @@ class AnalysisPlan:
         (the native arm, ARM))."""
         made = {str(a): (str(p[0]), str(p[1]))
                 for a, p in (getattr(params, "native_with", {}) or {}).items()}
+        words = {str(m): NativeWords(**w)
+                 for m, w in (getattr(params, "native_words", {}) or {}).items()}
         return cls.load(path, arms).with_unmatched(
             getattr(params, "unmatched", ()) or ()).with_copies(
-            dict(getattr(params, "aa", {}) or {})).with_native_prompts(made)
+            dict(getattr(params, "aa", {}) or {})).with_native_prompts(
+            made).with_native_words(words)
 
     def with_copies(self, copies: dict[str, str]) -> AnalysisPlan:
         """This plan with the config's A/A copies (copy -> the arm it copies; derived.aa_copies):
@@ -173,7 +187,9 @@ class AnalysisPlan:
             return self
         titles = {c: AA.title(arm=a, arm_title=self.arm_titles.get(a) or a)
                   for c, a in copies.items()}
-        return replace(self._with_derived(AA, copies, titles), aa={**self.aa, **copies})
+        return replace(self._with_derived(AA, copies, titles), aa={**self.aa, **copies},
+                       native_arms=self.native_arms | {c for c, a in copies.items()
+                                                       if a in self.native_arms})
 
     def with_native_prompts(self, made: dict[str, tuple[str, str]]) -> AnalysisPlan:
         """This plan with the config's `native@ARM` arms (id -> (the native arm, ARM);
@@ -184,7 +200,20 @@ class AnalysisPlan:
         titles = {a: NATIVE_WITH.title(arm=arm) for a, (_, arm) in made.items()}
         derived = self._with_derived(NATIVE_WITH, {a: native for a, (native, _) in made.items()},
                                      titles)
-        return replace(derived, native_with={**self.native_with, **made})
+        return replace(derived, native_with={**self.native_with, **made},
+                       native_arms=self.native_arms | {a for a, (native, _) in made.items()
+                                                       if native in self.native_arms})
+
+    def with_native_words(self, words: dict[str, NativeWords]) -> AnalysisPlan:
+        """This plan with the models whose native arms are not the provider's compaction
+        (model -> its words; carriers/native.py native_words_of)."""
+        if not words:
+            return self
+        return replace(self, native_words={**self.native_words, **words})
+
+    def words_of(self, model: str) -> NativeWords:
+        """Whose compaction a native arm on `model` grades, in a reader's words."""
+        return self.native_words.get(model, PROVIDER)
 
     def _with_derived(self, derivation: Derivation, sources: dict[str, str],
                       titles: dict[str, str]) -> AnalysisPlan:
@@ -202,8 +231,43 @@ class AnalysisPlan:
                        arm_order=tuple(dict.fromkeys([*order, *sources])),
                        opaque_arms=self.opaque_arms | opaque)
 
-    def arm_title(self, arm: str) -> str:
-        return self.arm_titles.get(arm, "")
+    def arm_title(self, arm: str, *models: str) -> str:
+        """The arm's title where a reader sees it. A native arm's depends on the model
+        (its native words: the provider's compaction, or an endpoint's): given the models
+        a line is over, their one title, or MIXED's where they differ; given none, the
+        table's (a line that names no model)."""
+        said = {self._title_in(arm, self.words_of(m)) for m in models}
+        if arm not in self.native_arms or not said:
+            return self.arm_titles.get(arm, "")
+        return said.pop() if len(said) == 1 else self._title_in(arm, MIXED)
+
+    def _title_in(self, arm: str, words: NativeWords) -> str:
+        """A native arm's title in these words (the table's, where they are the
+        provider's: a study without a proxy reads as it always did)."""
+        if words == PROVIDER or arm not in self.native_arms:
+            return self.arm_titles.get(arm, "")
+        if arm in self.aa:  # an A/A copy of a native arm: titled as a copy of it
+            original = self.aa[arm]
+            return AA.title(arm=original, arm_title=self._title_in(original, words))
+        if arm in self.native_with:
+            return native_with_title(self.native_with[arm][1], words)
+        return words.compaction
+
+    def against_best_source(self, arm: str, model: str, source: str) -> str:
+        """The source of `arm`'s "against your best arm" line on `model`'s card: its
+        carrier's (`source`), in the model's native words where the arm is native."""
+        words = self.words_of(model)
+        return words.against_best if arm in self.native_arms and words != PROVIDER else source
+
+
+def models_by_arm(frame: Any) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(sweep, arm) -> the models a frame's rows (columns sweep, model, arm) ran it on,
+    sorted: what a line over an arm's rows titles it over (AnalysisPlan.arm_title: a
+    native arm's title depends on the model). Empty where the frame has none."""
+    if frame is None or len(frame) == 0 or not {"sweep", "model", "arm"} <= set(frame.columns):
+        return {}
+    return {(str(s), str(a)): tuple(sorted({str(m) for m in g["model"]}))
+            for (s, a), g in frame.groupby(["sweep", "arm"], sort=True)}
 
 
 def schema_description_chars(arm_table: dict[str, Any], resources: Path) -> dict[str, int]:

@@ -124,6 +124,12 @@ class Carrier:
         """The arm whose fold this one wraps (an index arm's `base`), or None."""
         return None
 
+    @classmethod
+    def says_against_best(cls, source: str) -> bool:
+        """Is `source` this kind's "against your best arm" card line (a kind whose words
+        depend on the model, the native arm's, reads every model's)?"""
+        return bool(cls.against_best) and source == cls.against_best
+
     def outside(self, spec: ArmEntry) -> str:
         """Why an arm of this kind is in no card verdict, in a refusal's words ("" : it
         is inside the matched comparison)."""

@@ -27,11 +27,21 @@ takes them beside the summarize request (`compaction.instructions`, which replac
 provider's default summarization prompt) and the system prompt stays the recall turn's;
 OpenAI's compact endpoint has `instructions` alone, so there ARM's prompt takes the
 system prompt's place (backends/openai_responses.py says why).
+
+Whose compaction it is, in a reader's words (`native_words`): on the provider's own API
+it is the provider's; on a model whose config says `native_via: proxy` (a gateway,
+LiteLLM, a self-hosted server, which may answer with a summary of its own) it is
+"compaction by <host[:port]>", never the provider's. Every title, card line and page
+that names a native arm takes its words from there, per model.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
 
 from ..records.probe_record import NativeVerdict, Permission, ProbeRecord
 from ..records.run_record import Fold, RunRecord
@@ -48,9 +58,73 @@ from .types import (
 
 log = logging.getLogger(__name__)
 
+
+
+@dataclass(frozen=True)
+class NativeWords:
+    """What a model's native arm is called where a reader sees it. compaction: the arm's
+    title (resources/arms.yaml's for the provider's); default: what a `native@ARM` line
+    reads ARM's prompt against, the same compaction sent no instructions."""
+
+    compaction: str = "the provider's compaction"
+    default: str = "the provider's default"
+
+    @property
+    def against_best(self) -> str:
+        """The source of the card line reading the arm against your best arm."""
+        return f"{self.compaction} against your best arm"
+
+
+# The provider's own compaction, on its own API (or where native_via says provider)
+PROVIDER = NativeWords()
+# How a proxy's compaction is named: this, then the endpoint (native_words)
+BY_ENDPOINT = "compaction by "
+# Where one title stands for models whose words differ (a table row over several)
+MIXED = NativeWords(f"{BY_ENDPOINT}each model's endpoint", "its default")
 # The source of the card's line "the provider's compaction against your best arm": a
 # native arm against the matched arm with the highest mean recall in the cell.
-NATIVE_SOURCE = "the provider's compaction against your best arm"
+NATIVE_SOURCE = PROVIDER.against_best
+
+
+def native_words(model_config: Mapping[str, Any] | None) -> NativeWords:
+    """Whose compaction a model's native arm grades, in a reader's words: the provider's
+    (PROVIDER), unless the model config says `native_via: proxy`, then "compaction by
+    <endpoint>" (the host of its base_url, `endpoint`). The one place these words are
+    decided (study/checks.py native_via_problem refuses a native arm off the provider's
+    API until native_via says whose it is)."""
+    config = model_config or {}
+    if config.get("native_via") != "proxy":
+        return PROVIDER
+    return NativeWords(f"{BY_ENDPOINT}{endpoint(config.get('base_url'))}", "its default")
+
+
+def endpoint(base_url: Any) -> str:
+    """host[:port] of a base URL, lowercased as urlsplit reads it: never its scheme, path,
+    query or userinfo (a key may sit in either), so a title cannot leak one. A URL with no
+    host reads as "the model's endpoint"."""
+    try:
+        parts = urlsplit(str(base_url or ""))
+        host, port = parts.hostname or "", parts.port
+    except ValueError:  # a port that is no number: the host alone
+        host, port = urlsplit(str(base_url or "")).hostname or "", None
+    if not host:
+        return "the model's endpoint"
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address keeps its brackets
+    return f"{host}:{port}" if port is not None else host
+
+
+def native_words_of(models: Mapping[str, Any] | None) -> dict[str, NativeWords]:
+    """model -> its native words, for each model of a config's `models` whose words are not
+    the provider's (native_words); a model not here reads as PROVIDER."""
+    return {str(m): w for m, c in (models or {}).items()
+            if isinstance(c, Mapping) and (w := native_words(c)) != PROVIDER}
+
+
+def says_native_against_best(source: str) -> bool:
+    """Is `source` a native arm's "against your best arm" card line, in any model's words
+    (a card read back knows its lines by their sources alone)?"""
+    proxy = source.startswith(BY_ENDPOINT) and source.endswith(" against your best arm")
+    return source == NATIVE_SOURCE or proxy
 # The probe's verdict of a native arm on a backend whose provider does not compact
 NATIVE_UNSUPPORTED = "native_compaction_unsupported"
 # The recall turn's system prompt (resources/prompts/<this>.md, which workflow/rules/
@@ -80,6 +154,10 @@ class Native(Carrier):
     system_prompt = RECALL_SYSTEM_PROMPT
     takes_instructions = True
     needs_native_compaction = True
+
+    @classmethod
+    def says_against_best(cls, source: str) -> bool:
+        return says_native_against_best(source)
 
     def outside(self, spec: ArmEntry) -> str:
         return "the provider's compaction, read on its card line against the best matched arm"

@@ -92,9 +92,10 @@ def own_arm_pattern() -> str:
     return f"^({'|'.join(kinds)})$(?!\\n)"
 
 
-def against_best_sources() -> frozenset[str]:
-    """The sources of every "against your best arm" card line (a kind's `against_best`)."""
-    return frozenset(c.against_best for c in carrier_classes().values() if c.against_best)
+def says_against_best(source: str) -> bool:
+    """Is `source` an "against your best arm" card line of any kind, in any model's words
+    (Carrier.says_against_best)?"""
+    return any(c.says_against_best(source) for c in carrier_classes().values())
 
 
 def opaque_kinds() -> list[str]:

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..analysis.card import AA_SOURCE, Card, ContrastVerdict, Decision, read_decision
 from ..backends.store import ResponseStore
-from ..carriers.registry import against_best_sources, carrier_of
+from ..carriers.registry import carrier_of, says_against_best
 from ..grade.rows import read_record
 from ..io import write_text
 from ..records.run_record import RunRecord
@@ -76,7 +76,7 @@ Paper §5: "{rule}". {slot_words}
 def chosen(card: Card) -> tuple[str, ContrastVerdict] | None:
     """(arm, contrast) the card's verdict names, or None (undecided, all lost)."""
     for v in card.contrasts:
-        if v.source in against_best_sources():  # no prompt of the study's: no folder
+        if says_against_best(v.source):  # no prompt of the study's: no folder
             continue
         if v.source == AA_SOURCE:  # a control: it names no carrier
             continue

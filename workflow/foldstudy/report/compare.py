@@ -169,7 +169,7 @@ def side_by_side(refs: Sequence[RunRef], key: str, records: dict[str, RunRecord]
     for ref in refs:
         rec = records[ref.path]
         rid = rec.row_id
-        title = (f"{ref.arm} {plan.arm_title(ref.arm)}".strip() if key == "arm"
+        title = (f"{ref.arm} {plan.arm_title(ref.arm, ref.model)}".strip() if key == "arm"
                  else ref.model)
         cols.append(_column(ref, rec, fixture, checks.get(rid, []),
                             (rows.get(rid) or [None])[0], title, viewer, headings))
@@ -249,11 +249,11 @@ def build_compare(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
                                             checks, rows, plan, link, headings),
                              "id": f"r{repeat}", "heading": f"repeat {repeat}"})
         rel = arm_path(sweep, arm)
-        write(rel, 1, f"{sweep} · arm {arm} {plan.arm_title(arm)}: model against model",
-              sections)
-        index_arms.append({"href": rel, "sweep": sweep, "arm": arm,
-                           "title": plan.arm_title(arm),
-                           "models": sorted({r.model for r in group})})
+        models = sorted({r.model for r in group})
+        title = plan.arm_title(arm, *models)  # a native arm's: over the models it ran on
+        write(rel, 1, f"{sweep} · arm {arm} {title}: model against model", sections)
+        index_arms.append({"href": rel, "sweep": sweep, "arm": arm, "title": title,
+                           "models": models})
     (out / INDEX).write_text(env.get_template("compare-index.html.j2").render(
         blocks=index_blocks, arms=index_arms, decision=decision,
         viewer=None if viewer is None else f"../{viewer.rstrip('/')}/index.html"),

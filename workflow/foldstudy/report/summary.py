@@ -64,7 +64,8 @@ def summary_text(rows: pd.DataFrame, losses: pd.DataFrame | None, plan: Analysis
     for (sweep, arm), g in sorted(valid.groupby(["sweep", "arm"]),
                                   key=lambda kv: (kv[0][0], order(pd.Series([kv[0][1]]))[0])):
         graded = int(g["n_graded"].sum())
-        lines.append(f"| {sweep} | {arm} {plan.arm_title(arm)} | {len(g)} | "
+        title = plan.arm_title(arm, *sorted(set(map(str, g["model"]))))
+        lines.append(f"| {sweep} | {arm} {title} | {len(g)} | "
                      f"{_share(int(g['n_correct'].sum()), graded)} | {_carried(g)} | "
                      f"{int((g['recall'] >= plan.row_recalled).sum())} |")
     if losses is not None and len(losses):

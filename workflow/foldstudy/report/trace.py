@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..analysis.cells import arm_sort_key, valid_rows
 from ..analysis.compare import NO_TRACE, fact_grid, fact_survival
-from ..analysis.plan import AnalysisPlan
+from ..analysis.plan import AnalysisPlan, models_by_arm
 from ..evidence import columns
 from ..evidence.load import load_evidence, read_artifact
 from ..evidence.provenance import check_same_study
@@ -116,8 +116,9 @@ def losses_by_arm(losses: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
 def loss_table(losses: pd.DataFrame, plan: AnalysisPlan) -> Table:
     by_arm = losses_by_arm(losses, plan)
     recs = by_arm.to_dict("records")
+    ran_on = models_by_arm(losses)
     for r in recs:
-        r["title"] = plan.arm_title(r["arm"])
+        r["title"] = plan.arm_title(r["arm"], *ran_on.get((str(r["sweep"]), str(r["arm"])), ()))
         r["_why_dropped_at"] = "none dropped"
         r["dropped_at"] = r["dropped_at"] or None
     if not recs:
@@ -161,17 +162,20 @@ def trace_figure(trace: pd.DataFrame | None, checks: pd.DataFrame, rows: pd.Data
     (never carried) stands apart from the loss over folds (paper §4.4)."""
     survival = (fact_survival(fact_grid(trace, checks, rows), plan) if trace is not None
                 else None)
-    return survival_figure(survival, plan)
+    return survival_figure(survival, plan, models=models_by_arm(rows))
 
 
 
 def survival_figure(survival: pd.DataFrame | None, plan: AnalysisPlan,
-                    why_empty: str = NO_TRACE) -> Figure:
+                    why_empty: str = NO_TRACE,
+                    models: dict[tuple[str, str], tuple[str, ...]] | None = None) -> Figure:
     """Fact survival: per sweep a panel, per arm the share of graded facts still carried
     k folds after the fold that planted them (the product-limit `survival`, so a run's
     end censors a late-planted fact instead of bending the curve up), with its
     block-resampled band. The gap below 1 at k = 0 is the loss at the first fold ("never
-    carried"); the fall after it the loss over folds (paper §4.4)."""
+    carried"); the fall after it the loss over folds (paper §4.4). models: (sweep, arm) ->
+    the models it ran on (analysis/plan.py models_by_arm), which a native arm's title in
+    the legend is over."""
     s = survival if survival is not None else pd.DataFrame(
         columns=columns.FACT_SURVIVAL_TABLE)
     s = s[s["facts"] > 0]
@@ -185,13 +189,15 @@ def survival_figure(survival: pd.DataFrame | None, plan: AnalysisPlan,
             ax.set_xticks([])
             ax.set_yticks([])
             continue
-        _survival_panel(ax, s[s["sweep"] == sweep], plan)
+        _survival_panel(ax, s[s["sweep"] == sweep], plan, {
+            a: m for (sw, a), m in (models or {}).items() if sw == str(sweep)})
         ax.set_title(f"sweep {sweep}", fontsize=9, loc="left")
     fig.tight_layout()
     return fig
 
 
-def _survival_panel(ax: Axes, s: pd.DataFrame, plan: AnalysisPlan) -> None:
+def _survival_panel(ax: Axes, s: pd.DataFrame, plan: AnalysisPlan,
+                    models: dict[str, tuple[str, ...]]) -> None:
     arms = [a for a in plan.arm_order if a in set(s["arm"])]
     arms += sorted(set(s["arm"]) - set(arms))
     ax.axhline(1.0, color="#bbbbbb", lw=1.5, zorder=0)
@@ -199,7 +205,8 @@ def _survival_panel(ax: Axes, s: pd.DataFrame, plan: AnalysisPlan) -> None:
         a = s[s["arm"] == arm].sort_values("k")
         line, = ax.plot(a["k"], a["survival"].astype(float), marker="osD^v<>ph"[i % 9],
                         ms=max(3, 9 - 1.5 * i), mfc="none",
-                        label=f"{arm} {plan.arm_title(arm)} ({int(a['rows'].max())} rows)")
+                        label=f"{arm} {plan.arm_title(arm, *models.get(arm, ()))} "
+                              f"({int(a['rows'].max())} rows)")
         ax.fill_between(a["k"], a["survival_low"].astype(float),
                         a["survival_high"].astype(float), color=line.get_color(),
                         alpha=0.15, lw=0)

@@ -21,6 +21,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
+from ..carriers.native import PROVIDER, NativeWords, native_words_of
 from ..evidence.load import read_table
 from ..evidence.provenance import check_same_study
 from ..grade.grader import headings_carried, whole_token_pattern
@@ -28,6 +29,7 @@ from ..grade.rows import check_record_identity, fold_carried_chars, fold_clipped
 from ..grade.trace import OPAQUE, carry_is_opaque, fact_trace, fold_number
 from ..io import load_yaml, read_json
 from ..records.run_record import RunRecord, as_record
+from ..study.derived import spec_title
 from ..study.fixture_types import Fact, Fixture
 from .paths import block_path
 
@@ -68,12 +70,14 @@ def segments(text: str, facts: list[Fact]) -> list[dict[str, Any]]:
 
 
 def run_page(record: RunRecord | dict[str, Any], fixture: Fixture,
-             checks: list[dict[str, Any]], row: dict[str, Any] | None, headings: list[str]
-             ) -> dict[str, Any]:
+             checks: list[dict[str, Any]], row: dict[str, Any] | None, headings: list[str],
+             words: NativeWords = PROVIDER) -> dict[str, Any]:
     """What one run's page shows (pure: the record, its fixture and its graded checks).
 
     headings: the fixed headings of arms.yaml, counted in each fold's carry by the
     grader's rule, as folds.csv counts them (a record holds the carry, not the count).
+    words: the model's native words (carriers/native.py native_words), in which a native
+    arm's title is said (the record's arm spec holds the provider's).
     """
     record = as_record(record)
     graded = fixture.graded
@@ -128,6 +132,12 @@ def run_page(record: RunRecord | dict[str, Any], fixture: Fixture,
                                     .get("correct")]) if answer is not None else None,
         "recall_finish": ((recall or {}).get("reply") or {}).get("finish_reason"),
         "checks": marks, "root": "../../../" + INDEX,
+        # the arm's title where its spec has one (the page says none where it has none)
+        **({"arm_title": spec_title(record.arm_spec, words)}
+           if "title" in record.arm_spec else {}),
+        # what an opaque carry is, said beside each opaque fold: whose compaction item
+        "opaque_item": ("the provider's compaction item" if words == PROVIDER
+                        else f"the item of {words.compaction}"),
     }
 
 
@@ -151,13 +161,14 @@ def records_by(df: pd.DataFrame | None, key: str) -> dict[str, list[dict[str, An
 
 def build_viewer(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
                  rows_csv: str | None, checks_csv: str | None, template_dir: str | Path,
-                 out_dir: str | Path, headings: list[str], compare: str | None = "compare"
-                 ) -> list[Path]:
+                 out_dir: str | Path, headings: list[str], compare: str | None = "compare",
+                 native: dict[str, NativeWords] | None = None) -> list[Path]:
     """Every run's page and the index; returns the pages written (index last). `runs`:
     the study config's runs (sweep, model, repeat, arm, path); each record must agree
     with its run (grade.rows.check_record_identity), and pages are placed by the run.
     `compare`: the comparison pages' folder beside the viewer's (rule compare), which
-    every run page and the index link by block; None: no links."""
+    every run page and the index link by block; None: no links. native: model -> its
+    native words where they are not the provider's (carriers/native.py native_words_of)."""
     env = environment(template_dir)
     fixtures = {s: Fixture.from_dict(read_json(p)) for s, p in fixture_paths.items()}
     rows = records_by(read_table(rows_csv) if rows_csv else None, "row_id")
@@ -173,7 +184,7 @@ def build_viewer(runs: Sequence[dict[str, Any]], fixture_paths: dict[str, str],
     for run, record in records:  # every record checked before the first page is written
         row = (rows.get(record.row_id) or [None])[0]
         ctx = run_page(record, fixtures[run["sweep"]], checks.get(record.row_id, []),
-                       row, headings)
+                       row, headings, (native or {}).get(str(run["model"]), PROVIDER))
         block = (None if compare is None else
                  f"{compare}/{block_path(run['sweep'], run['model'], int(run['repeat']))}")
         ctx["compare_href"] = None if block is None else "../../../../" + block
@@ -199,4 +210,5 @@ def viewer_stage(input: Any, output: Any, params: Any) -> list[Path]:
     fixtures = {Path(p).parent.name: p for p in input.fixtures}
     return build_viewer(list(params.runs), fixtures, input.rows, input.checks,
                         Path(input.templates[0]).parent, output.viewer,
-                        load_yaml(input.arms)["fixed_headings"])
+                        load_yaml(input.arms)["fixed_headings"],
+                        native=native_words_of(params.config.get("models")))

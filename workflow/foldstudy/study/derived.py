@@ -16,12 +16,13 @@ resolve_arm builds as the arm it derives from.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from string import Formatter
 from typing import Any
 
+from ..carriers.native import PROVIDER, NativeWords
 from ..carriers.registry import carrier_of
 from .arm import is_index_arm
 
@@ -41,6 +42,9 @@ class Derivation:
     names: (the key of its table entry naming an arm, the field that key holds).
     title_rule / description_rule: format strings over the fields, and `<field>_title`
     for the title the table gives that field's arm (the arm's id where it gives none).
+    title_words: more fields of the title rule, each with the words it reads where a
+    caller gives none (a native@ARM arm's `compaction`: the provider's, or a proxy's
+    for a model whose config says so, carriers/native.py native_words).
     matched: inside the paper's matched comparison; a derived arm is a control, read only
     against the arms it derives from, on card lines of its own.
     opaque_like_source: its carry may be opaque where its source arm's may (it runs as
@@ -52,6 +56,7 @@ class Derivation:
     names: tuple[str, str]
     title_rule: str
     description_rule: str
+    title_words: tuple[tuple[str, str], ...] = ()
     matched: bool = False
     opaque_like_source: bool = True
 
@@ -109,8 +114,9 @@ class Derivation:
 
     def title(self, **names: str) -> str:
         """The title tables, cards and pages print: the title rule over the fields and
-        their arms' titles (`<field>_title`), as far as the rule names them."""
-        return self.title_rule.format(**names)
+        their arms' titles (`<field>_title`), as far as the rule names them, and its
+        title_words (their defaults where not given)."""
+        return self.title_rule.format(**{**dict(self.title_words), **names})
 
     def entry(self, arms: tuple[str, ...], table_arms: dict[str, Any]) -> dict[str, Any]:
         """The arm table's entry of the arm of this kind naming `arms`: its source arm's
@@ -143,7 +149,8 @@ AA = Derivation(
 NATIVE_WITH = Derivation(
     name="native_with", id_rule="{native}@{arm}", source="native",
     names=("instructions_from", "arm"),
-    title_rule="the provider's compaction with {arm}'s prompt",
+    title_rule="{compaction} with {arm}'s prompt",
+    title_words=(("compaction", PROVIDER.compaction),),
     description_rule="arm {native} sending arm {arm}'s system prompt as the provider's "
                      "compaction instructions")
 # Every kind, in the order parse tries them.
@@ -193,9 +200,24 @@ def native_with_of(arm_id: str) -> tuple[str, str] | None:
     return (named[0], named[1]) if named else None
 
 
-def native_with_title(arm: str) -> str:
-    """The title of `native@<arm>`, where tables, cards and pages print it."""
-    return NATIVE_WITH.title(arm=arm)
+def native_with_title(arm: str, words: NativeWords = PROVIDER) -> str:
+    """The title of `native@<arm>`, where tables, cards and pages print it, in a model's
+    native words (carriers/native.py native_words; the provider's by default)."""
+    return NATIVE_WITH.title(arm=arm, compaction=words.compaction)
+
+
+def spec_title(spec: Mapping[str, Any], words: NativeWords = PROVIDER) -> str:
+    """An arm spec's title (a run record's arm_spec, a table entry) on a model whose
+    native words are `words` (carriers/native.py native_words): a native arm's is that
+    compaction's, a native@ARM arm's names it with ARM's prompt, an A/A copy's is a copy
+    of its original's; any other arm's, or any arm's in the provider's words, is the
+    spec's own."""
+    title = str(spec.get("title", ""))
+    if words == PROVIDER or not carrier_of(spec).needs_native_compaction:
+        return title
+    said = (native_with_title(str(spec["instructions_from"]), words)
+            if spec.get("instructions_from") else words.compaction)
+    return AA.title(arm=str(spec["copy_of"]), arm_title=said) if spec.get("copy_of") else said
 
 
 def aa_copies(config: dict[str, Any] | None) -> dict[str, str]:

@@ -9,10 +9,12 @@ state (a checkpoint) stays in common.smk.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..carriers.native import native_words_of
 from ..study.derived import aa_copies, native_prompts
 from ..study.design import cycle_length, first_stage
 from ..study.own_arms import arms_file_path, own_arm_twins, unmatched_own_arms
@@ -66,6 +68,13 @@ class Decision:
                 "unmatched": unmatched_own_arms(arms_file),
                 "aa": aa_copies(config),
                 "native_with": native_prompts(config, self.core.study.arm_table)}
+
+    def native_words(self) -> dict[str, dict[str, str]]:
+        """model -> what its native arms are called (carriers/native.py NativeWords, as a
+        dict), for each model whose config says their compaction is not the provider's
+        (native_via: proxy): the cards name that endpoint's compaction. Empty for every
+        other study, so its cards read as they always did."""
+        return {m: asdict(w) for m, w in native_words_of(self.core.config["models"]).items()}
 
     # --- a staged decision (config decide:, rules/decide.smk) ---
 
