@@ -17,8 +17,8 @@ and never test a kind's name:
 - the system prompt its arms must name (`system_prompt`), and whether a sweep may run it
   with another arm's prompt as the provider's instructions (`takes_instructions`);
 - how its retained tokens are counted (`retained`);
-- what the recall turn reads (`recall_carry`, `recall_context`) and, at most, how many
-  tokens of it (`recall_bound`: plan.tsv's price).
+- what the recall turn reads (`recall_carry`, `recall_context`, `recall_kept`) and, at
+  most, how many tokens of it (`recall_bound`: plan.tsv's price).
 
 A kind is one module in this package with one subclass under `@register_carrier`
 (registry.py); docs/design.md "Adding a carrier" says how.
@@ -43,6 +43,7 @@ from .types import (
     BackendView,
     ChainView,
     CompactionItem,
+    FixtureView,
     FoldResult,
     FoldStep,
     JsonObject,
@@ -169,6 +170,11 @@ class Carrier:
     def recall_context(self, chain: ChainView) -> CompactionItem:
         """What the recall request continues from (ChatRequest.context); None here."""
         return None
+
+    def recall_kept(self, chain: ChainView, fixture: FixtureView) -> list[str]:
+        """The chunks the recall request sends verbatim after its context and before its
+        question (a `native:keep_recent=N` arm's kept tail); none here."""
+        return []
 
     def retained(self, backend: BackendView, chain: ChainView) -> int | None:
         """The tokens the run keeps at its end, counted as the study counts tokens (the
