@@ -12,8 +12,8 @@ and never test a kind's name:
 - how the carry is built from a reply (`render`) and what goes on beside it
   (`after_fold`);
 - whether the carry may be opaque (`may_be_opaque`);
-- whether the arm is in the matched comparison (`matched`), and the card line that reads
-  it otherwise (`against_best`, `outside`);
+- whether the arm is in the matched comparison (`matched`), and the card lines that read
+  it otherwise (`against_best`, `outside`, `read_against`);
 - the system prompt its arms must name (`system_prompt`), and whether a sweep may run it
   with another arm's prompt as the provider's instructions (`takes_instructions`);
 - how its retained tokens are counted (`retained`);
@@ -80,6 +80,10 @@ class Carrier:
     # The source of the card line reading an arm of this kind against the best matched
     # arm that ran ("" : no such line); its words name the carrier on the card
     against_best: ClassVar[str] = ""
+    # The carry of the plain arm each card reads an arm of this kind against ("" : none;
+    # a `native:keep_recent=N` arm against `native`: analysis/decision.py
+    # read_against_contrasts), on a line whose source `read_against_source` says
+    read_against: ClassVar[str] = ""
     # Is the arm read on each card as the recall ceiling (every other arm's lost facts
     # split into the carrier's loss and the recall turn's: analysis/card_lines.py
     # ceiling_lines)
@@ -130,6 +134,18 @@ class Carrier:
         """Is `source` this kind's "against your best arm" card line (a kind whose words
         depend on the model, the native arm's, reads every model's)?"""
         return bool(cls.against_best) and source == cls.against_best
+
+    def read_against_source(self, compaction: str) -> str:
+        """The source of the card line reading this arm against its plain arm
+        (`read_against`), on a card whose model's native arm is called `compaction` (the
+        provider's, or a proxy's endpoint's: carriers/native.py native_words); "" here."""
+        return ""
+
+    @classmethod
+    def says_read_against(cls, source: str) -> bool:
+        """Is `source` this kind's `read_against_source` line, in any model's words (a
+        card read back knows its lines by their sources alone)?"""
+        return False
 
     def outside(self, spec: ArmEntry) -> str:
         """Why an arm of this kind is in no card verdict, in a refusal's words ("" : it

@@ -60,7 +60,7 @@ from dataclasses import replace
 
 from ..errors import SpecError
 from ..records.run_record import Fold, RunRecord
-from .native import Native
+from .native import PROVIDER, Native
 from .registry import register_carrier
 from .session import no_call_fold
 from .types import (
@@ -75,6 +75,11 @@ from .types import (
 
 log = logging.getLogger(__name__)
 
+# The card line reading a keep_recent arm against the plain native arm that ran beside
+# it (what keeping the tail did to the compaction): the compaction, in the model's
+# native words (carriers/native.py native_words), then this
+KEEP_RECENT_LINE = "with recent chunks kept, against without"
+KEEP_RECENT_SOURCE = f"{PROVIDER.compaction} {KEEP_RECENT_LINE}"
 # what arms.yaml writes: the stem and its one key (a positive whole number of chunks)
 STEM = "native:keep_recent"
 KEEP_RECENT = re.compile(r"native:keep_recent=([1-9][0-9]*)")
@@ -93,6 +98,7 @@ class NativeKeepRecent(Native):
     # read against plain `native`, with the provider's default summarization: a sweep's
     # native_with copies the plain native arm, not this one
     takes_instructions = False
+    read_against = Native.kind
 
     @property
     def keep_recent(self) -> int:
@@ -108,6 +114,13 @@ class NativeKeepRecent(Native):
         if KEEP_RECENT.fullmatch(self.name) is None:
             raise SpecError(f"arms.{arm_id}.carry: {self.name!r}: keep_recent must be a "
                             f"whole number of chunks, 1 or more (e.g. {STEM}=2)")
+
+    def read_against_source(self, compaction: str) -> str:
+        return f"{compaction} {KEEP_RECENT_LINE}"
+
+    @classmethod
+    def says_read_against(cls, source: str) -> bool:
+        return source.endswith(f" {KEEP_RECENT_LINE}")
 
     def describe(self, arm: ArmView) -> str:
         return (f"the provider's compaction of all but the last {self.keep_recent} chunks, "
