@@ -93,6 +93,9 @@ def test_the_cut_keeps_the_last_n_chunks_and_compacts_each_older_one_once():
 @pytest.mark.parametrize("provider", PROVIDERS, indirect=True)
 def test_each_request_sends_the_older_chunks_to_compaction_and_the_kept_ones_after_the_item(
         provider, n, fixture, table, resources, prompts, tmp_path):
+    """The page's rule: "You pick a cut point in your history: the messages before it go
+    into the compaction request, and the messages from it on are kept"; the next request
+    puts the block in front of the kept turns, sent as they were, with the beta header."""
     arm = keep_arm(n, table, resources)
     chunks = fixture.chunks
     with provider.start(seed=SEED, loss=LOSS) as s:
@@ -217,3 +220,32 @@ def test_a_malformed_keep_recent_is_refused_in_one_line_naming_the_arm_and_key(
         resolve_arm("native_keep2", bad, resources, 1.0)
     assert str(e.value) == (f"arms.native_keep2.carry: {carry!r}: keep_recent must be a "
                             "whole number of chunks, 1 or more (e.g. native:keep_recent=2)")
+
+
+def test_a_kept_chunk_is_graded_as_carried_verbatim(fixture, table, resources, prompts,
+                                                    tmp_path, monkeypatch, grading):
+    """The carry the grader reads is the block's text and the kept chunks: a graded fact
+    planted in a kept chunk is present in the trace of the fold that kept it, however the
+    compaction summarized it, and the row is valid."""
+    from foldstudy.grade.grader import StockSignature
+    from foldstudy.grade.rows import grade_record
+    from foldstudy.grade.trace import fact_trace
+
+    monkeypatch.setenv("PROVIDER_TEST_KEY", ANTHROPIC.key)
+    arm = keep_arm(1, table, resources)
+    with ANTHROPIC.start(seed=SEED, loss=1.0) as s:  # the summaries keep no identifier
+        rec = fold_all(ANTHROPIC, s, ResponseStore(tmp_path), fixture, arm, prompts)
+    row, _, _ = grade_record(rec, fixture, grading["abstention_markers"],
+                             StockSignature.from_dict(grading["stock_signature"]),
+                             ["Constraints"])
+    assert row["valid"]
+    last = [f for f in fixture.graded if f.chunk == CHUNKS - 1]
+    assert last, "the fixture plants a graded fact in its fourth chunk"
+    trace = fact_trace(rec, fixture)
+    for fact in last:
+        assert [t["present"] for t in trace if t["label"] == fact.label and
+                t["fold"] == CHUNKS] == [True]
+    # what only the compaction held is gone at this loss: the presence above is the tail's
+    first = [f for f in fixture.graded if f.chunk == 0]
+    assert first and all(t["present"] is False for t in trace
+                         if t["label"] in {f.label for f in first} and t["fold"] == CHUNKS)

@@ -15,8 +15,10 @@ call without its result; here every turn is a chunk, one message holding whole t
 (a tool call and its output stay in one chunk, transcripts/turns.py), so every cut
 between chunks is one.
 
-OpenAI's compact endpoint documents no such option either (its guide: the compacted
-window is sent first, then the new items); the same client-side cut is applied there:
+OpenAI's compact endpoint documents no such option either (its request takes `model`,
+`input`, `instructions`, `previous_response_id` and prompt-cache fields; its guide: the
+compacted window is sent first, then the new items); the same client-side cut is applied
+there:
 the compact request holds the previous window and the older chunks, and the next
 request sends the window, then the kept chunks as the assistant messages a chunk is on
 that wire (Backend.chunk_role), then its own.
@@ -83,6 +85,7 @@ KEEP_RECENT_SOURCE = f"{PROVIDER.compaction} {KEEP_RECENT_LINE}"
 # what arms.yaml writes: the stem and its one key (a positive whole number of chunks)
 STEM = "native:keep_recent"
 KEEP_RECENT = re.compile(r"native:keep_recent=([1-9][0-9]*)")
+MALFORMED = f"keep_recent must be a whole number of chunks, 1 or more (e.g. {STEM}=2)"
 
 
 @register_carrier
@@ -105,15 +108,13 @@ class NativeKeepRecent(Native):
         """N: how many of the newest chunks are kept verbatim."""
         m = KEEP_RECENT.fullmatch(self.name)
         if m is None:
-            raise SpecError(f"carry {self.name!r}: keep_recent must be a whole number "
-                            f"of chunks, 1 or more (e.g. {STEM}=2)")
+            raise SpecError(f"carry {self.name!r}: {MALFORMED}")
         return int(m.group(1))
 
     def check(self, arm_id: str, sections: dict[str, list[str]], headings: list[str],
               schema: JsonObject | None) -> None:
         if KEEP_RECENT.fullmatch(self.name) is None:
-            raise SpecError(f"arms.{arm_id}.carry: {self.name!r}: keep_recent must be a "
-                            f"whole number of chunks, 1 or more (e.g. {STEM}=2)")
+            raise SpecError(f"arms.{arm_id}.carry: {self.name!r}: {MALFORMED}")
 
     def read_against_source(self, compaction: str) -> str:
         return f"{compaction} {KEEP_RECENT_LINE}"
