@@ -155,6 +155,8 @@ def cut(folds: list[Fold], i: int, n: int) -> tuple[list[int], list[int]]:
 
 
 def kept_tokens(backend: BackendView, fixture: FixtureView, kept: list[int]) -> int:
+    """The kept chunks' tokens, each counted as the study counts tokens: they go back at
+    full length, so they are retained as much as the item is."""
     return sum(backend.count_tokens(fixture.chunks[c]) for c in kept)
 
 
