@@ -403,3 +403,55 @@ def test_a_proxy_models_native_line_names_the_endpoints_compaction_never_the_pro
     (c,) = cards(rows, checks, PLAN, ci)
     (v,) = [v for v in c.contrasts if v.b == "native"]
     assert v.source == NATIVE_SOURCE == "the provider's compaction against your best arm"
+
+
+def test_a_keep_recent_native_arm_is_read_against_plain_native_and_names_no_folder(resources):
+    """A `native:keep_recent=N` arm is the provider's compaction with the last chunks
+    kept verbatim, so its card reads it against `native` that ran beside it (what keeping
+    the tail did), besides the line against your best arm every native arm has; neither
+    line is a carrier of the study's to choose."""
+    from foldstudy.carriers.native_keep import KEEP_RECENT_SOURCE
+    from foldstudy.report.carrier import chosen
+
+    table = load_arm_table(resources)
+    arms = {a: resolve_arm(a, table, resources, 0.25)
+            for a in ("j", "m", "native", "native_keep2")}
+    ci = dataclasses.replace(CI, arms=arms)
+    rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.1] * 2,
+                          "m": [0.3, 0.2, 0.3, 0.2, 0.3] * 2,
+                          "native": [0.2, 0.3, 0.2, 0.3, 0.2] * 2,
+                          "native_keep2": [0.9, 1.0, 0.9, 1.0, 0.9] * 2})
+    (c,) = cards(rows, checks, PLAN, ci)
+    (v,) = [v for v in c.contrasts if v.source == KEEP_RECENT_SOURCE]
+    assert (v.a, v.b) == ("native", "native_keep2") and v.word == "native_keep2 better"
+    assert {(v.a, v.b) for v in c.contrasts if v.source == NATIVE_SOURCE} == {
+        ("m", "native"), ("m", "native_keep2")}
+    assert chosen(c) is None  # no matched contrast here, and no folder for either line
+    # without plain native beside it, the line is not made
+    rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.1] * 2,
+                          "native_keep2": [0.9, 1.0, 0.9, 1.0, 0.9] * 2})
+    (c,) = cards(rows, checks, PLAN, ci)
+    assert not [v for v in c.contrasts if v.source == KEEP_RECENT_SOURCE]
+
+
+def test_a_proxy_models_keep_recent_line_names_the_endpoints_compaction(resources):
+    """On a model whose config says native_via: proxy, the keep_recent line names the
+    endpoint's compaction, never the provider's, and still names no carrier folder."""
+    from types import SimpleNamespace
+
+    from foldstudy.carriers.native_keep import KEEP_RECENT_SOURCE
+    from foldstudy.report.carrier import chosen
+
+    params = SimpleNamespace(native_words={"mod": {"compaction": "compaction by gw.example",
+                                                   "default": "its default"}})
+    plan = AnalysisPlan.of_params(None, None, params)
+    table = load_arm_table(resources)
+    arms = {a: resolve_arm(a, table, resources, 0.25) for a in ("j", "native", "native_keep2")}
+    rows, checks = _cell({"j": [0.2, 0.1, 0.3, 0.2, 0.1] * 2,
+                          "native": [0.2, 0.3, 0.2, 0.3, 0.2] * 2,
+                          "native_keep2": [0.9, 1.0, 0.9, 1.0, 0.9] * 2})
+    (c,) = cards(rows, checks, plan, dataclasses.replace(CI, arms=arms))
+    (v,) = [v for v in c.contrasts if (v.a, v.b) == ("native", "native_keep2")]
+    assert v.source == KEEP_RECENT_SOURCE.replace("the provider's compaction",
+                                                  "compaction by gw.example")
+    assert v.word == "native_keep2 better" and chosen(c) is None

@@ -121,7 +121,7 @@ def test_an_opaque_run_leaves_present_empty_on_every_trace_line_and_its_carrier_
         load_evidence(tmp_path / "ok", PLAN.arm_order, None, PLAN.opaque_arms)
     assert str(e.value).startswith("trace.csv: column present is empty on line ")
     assert ("row 's1/m1/r1/j' of arm 'j' claims an opaque carry, which its carrier kind "
-            "never has (arms whose carry may be opaque: native)") in str(e.value)
+            "never has (arms whose carry may be opaque: native native_keep2)") in str(e.value)
     rows, checks = (f.copy() for f in carrier_evidence)
     with pytest.raises(EvidenceError) as e:
         load_evidence(_traced(tmp_path / "part", rows, checks, empty_lines=3), PLAN.arm_order)

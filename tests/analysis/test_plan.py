@@ -37,7 +37,11 @@ def test_a_native_arms_title_is_per_model_and_a_proxys_never_the_providers():
     # a line over both models names neither's alone
     assert plan.arm_title("native", "px", "pv") == "compaction by each model's endpoint"
     assert plan.arm_title("native", "px", "px") == "compaction by gw.example:8443"
-    for arm in ("native", "native@m", "native~aa"):
+    # a native arm keeping recent chunks keeps saying so, in the proxy's words
+    assert plan.arm_titles["native_keep2"] == "the provider's compaction, last 2 chunks kept"
+    assert plan.arm_title("native_keep2", "px") == \
+        "compaction by gw.example:8443, last 2 chunks kept"
+    for arm in ("native", "native@m", "native~aa", "native_keep2"):
         assert "provider" not in plan.arm_title(arm, "px")
         assert "secret" not in plan.arm_title(arm, "px")
         assert "/v1" not in plan.arm_title(arm, "px")

@@ -30,6 +30,7 @@ def test_every_arm_of_arms_yaml_has_its_kind(resources):
     kinds = {a: carrier_of(resolve_arm(a, table, resources, 1.0)).kind for a in table["arms"]}
     assert kinds["f"] == "raw_json" and kinds["n"] == "field" and kinds["k"] == "under_headings"
     assert kinds["m"] == "text" and kinds["j"] == "rendered" and kinds["native"] == "native"
+    assert kinds["native_keep2"] == "native:keep_recent"
     # the index arms are their base's kind, wrapped
     assert kinds["jx"] == kinds["mx"] == "index"
     jx = carrier_of(resolve_arm("jx", table, resources, 1.0))
@@ -43,7 +44,7 @@ def test_every_arm_of_arms_yaml_has_its_kind(resources):
     assert {"jx", "mx", "native", "uncompacted", "clear"} <= {
         a for a in table["arms"] if not is_matched(table["arms"][a])}
     assert [a for a in table["arms"] if carrier_of(table["arms"][a]).may_be_opaque] == \
-        ["native"]
+        ["native", "native_keep2"]
 
 
 def test_an_unknown_kind_is_refused_naming_the_known_ones(resources):

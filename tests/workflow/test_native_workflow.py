@@ -107,10 +107,12 @@ def test_the_native_arm_is_data_and_outside_the_matched_comparison():
     table = load_arm_table(ROOT / "resources")
     assert table["arms"]["native"]["carry"] == "native"
     assert not is_matched(table["arms"]["native"])
-    # every other arm a model folds is matched (index arms and the carriers that keep
-    # the session, which call no model per fold, are outside too)
+    # every other arm a model folds is matched (the native arms, index arms and the
+    # carriers that keep the session, which call no model per fold, are outside)
     assert all(is_matched(a) for k, a in table["arms"].items()
-               if k != "native" and not is_index_arm(a) and carrier_of(a).calls_model)
+               if not carrier_of(a).needs_native_compaction and not is_index_arm(a)
+               and carrier_of(a).calls_model)
+    assert not is_matched(table["arms"]["native_keep2"])
 
 
 def test_each_native_fold_asks_the_provider_to_compact_and_replays_the_item(study):

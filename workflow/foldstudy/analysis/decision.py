@@ -16,7 +16,8 @@ A card gives, for one model in one sweep:
 - whether a user's own arm holds an undivided free-text slot (paper §5);
 - the arms outside the matched comparison on lines of their own: the native arm against
   your best arm, an A/A copy against its original, a `native@ARM` arm against the native
-  arm and against ARM (native_with_contrasts);
+  arm and against ARM (native_with_contrasts), a `native:keep_recent=N` arm against the
+  native arm (read_against_contrasts);
 - the pairs of matched arms the cell ran that no contrast reads, and the key that adds
   them; where the sweep runs more than power.PAIRS_UP_TO matched arms, what the family's
   size costs in power (family_cost);
@@ -154,6 +155,27 @@ def native_with_sources(arm: str, words: NativeWords = PROVIDER) -> tuple[str, s
     return (f"{head} against {words.default}", f"{head} against {arm} as a fold arm")
 
 
+def read_against_contrasts(cell: pd.DataFrame, arms: dict[str, Arm], plan: AnalysisPlan,
+                           model: str = "") -> list[tuple[str, str, str]]:
+    """Per arm that ran in the cell whose carrier is read against a plain arm of another
+    kind (carriers/base.py `read_against`: a `native:keep_recent=N` arm against
+    `native`), (that plain arm, it, its source) for each such arm that ran beside it; a
+    plain arm is one of exactly that carry, neither an A/A copy nor a `native@ARM` arm.
+    Its source names the compaction in `model`'s native words (a proxy's is its
+    endpoint's). Judged like any contrast, adjusted within the family."""
+    ran = [a for a in dict.fromkeys(cell["arm"]) if a in arms]
+    compaction = plan.words_of(model).compaction
+    out = []
+    for made in ran:
+        carrier = carrier_of(arms[made])
+        if not carrier.read_against or arms[made].copy_of:
+            continue
+        out += [(a, made, carrier.read_against_source(compaction)) for a in ran
+                if arms[a].carry == carrier.read_against and not arms[a].copy_of
+                and not arms[a].instructions_from]
+    return out
+
+
 def native_with_contrasts(cell: pd.DataFrame, plan: AnalysisPlan, model: str = ""
                           ) -> list[tuple[str, str, str]]:
     """Per `native@ARM` arm that ran in the cell (AnalysisPlan.native_with), (the native
@@ -246,7 +268,8 @@ def cell_verdicts(sweep: str, model: str, cell: pd.DataFrame, checks: pd.DataFra
     verdicts = []
     # lines that read an arm outside the matched comparison against another, by design
     outside = [*best_arm_contrasts(cell, ci.arms, plan, model), *aa_contrasts(cell, plan),
-               *native_with_contrasts(cell, plan, model)]
+               *native_with_contrasts(cell, plan, model),
+               *read_against_contrasts(cell, ci.arms, plan, model)]
     for a, b, source in [*cell_contrasts(plan, ci.extra_pairs, ci.own, ci.decide_pair,
                                          ci.gate_pair, sweep_pairs), *outside]:
         if (a in plan.unmatched or b in plan.unmatched) and (a, b, source) not in outside:

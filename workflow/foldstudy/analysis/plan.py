@@ -251,7 +251,12 @@ class AnalysisPlan:
             return AA.title(arm=original, arm_title=self._title_in(original, words))
         if arm in self.native_with:
             return native_with_title(self.native_with[arm][1], words)
-        return words.compaction
+        # what the table's title says beyond the provider's compaction stays (a
+        # `native:keep_recent=N` arm's "last N chunks kept"), so two native arms of one
+        # proxy keep two titles
+        title = self.arm_titles.get(arm, "")
+        rest = title[len(PROVIDER.compaction):] if title.startswith(PROVIDER.compaction) else ""
+        return words.compaction + rest
 
     def against_best_source(self, arm: str, model: str, source: str) -> str:
         """The source of `arm`'s "against your best arm" line on `model`'s card: its

@@ -149,6 +149,7 @@ class AnthropicBackend(DirectBackend):
     compaction_beta: str | None = ON_DEMAND_BETA
     provider_hosts = ("api.anthropic.com",)
     chunk_presented_as = "user message"
+    chunk_role = "user"
     identity_keys = ("anthropic_version",)
 
     # -- the request -----------------------------------------------------------------

@@ -516,6 +516,9 @@ class Backend(ABC):
     #: how the chunk goes on the wire in a compaction request (the docs say what each
     #: endpoint compacts and what it keeps whole)
     chunk_presented_as: str = ""
+    #: the role of that message: a chunk a `native:keep_recent=N` arm keeps verbatim goes
+    #: after the item in this same form, as it stood in the history (carriers/native_keep.py)
+    chunk_role: str = "user"
 
     @classmethod
     def compaction_request(cls, previous: Any, chunk: str, system_prompt: str,

@@ -97,6 +97,7 @@ class OpenAIResponsesBackend(DirectBackend):
     provider_hosts = ("api.openai.com",)
     compaction_beta: str | None = None
     chunk_presented_as = "assistant message"
+    chunk_role = "assistant"
     identity_keys = ("reasoning",)
 
     # -- the request -----------------------------------------------------------------

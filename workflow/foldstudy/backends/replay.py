@@ -34,6 +34,7 @@ class ReplayBackend(Backend):
         self.native_compaction = self.live.native_compaction
         self.compaction_beta = self.live.compaction_beta
         self.chunk_presented_as = self.live.chunk_presented_as
+        self.chunk_role = self.live.chunk_role
 
     @classmethod
     def describe(cls, name: str, cfg: dict[str, Any], pin: dict[str, Any] | None = None

@@ -12,13 +12,13 @@ and never test a kind's name:
 - how the carry is built from a reply (`render`) and what goes on beside it
   (`after_fold`);
 - whether the carry may be opaque (`may_be_opaque`);
-- whether the arm is in the matched comparison (`matched`), and the card line that reads
-  it otherwise (`against_best`, `outside`);
+- whether the arm is in the matched comparison (`matched`), and the card lines that read
+  it otherwise (`against_best`, `outside`, `read_against`);
 - the system prompt its arms must name (`system_prompt`), and whether a sweep may run it
   with another arm's prompt as the provider's instructions (`takes_instructions`);
 - how its retained tokens are counted (`retained`);
-- what the recall turn reads (`recall_carry`, `recall_context`) and, at most, how many
-  tokens of it (`recall_bound`: plan.tsv's price).
+- what the recall turn reads (`recall_carry`, `recall_context`, `recall_kept`) and, at
+  most, how many tokens of it (`recall_bound`: plan.tsv's price).
 
 A kind is one module in this package with one subclass under `@register_carrier`
 (registry.py); docs/design.md "Adding a carrier" says how.
@@ -43,6 +43,7 @@ from .types import (
     BackendView,
     ChainView,
     CompactionItem,
+    FixtureView,
     FoldResult,
     FoldStep,
     JsonObject,
@@ -79,6 +80,10 @@ class Carrier:
     # The source of the card line reading an arm of this kind against the best matched
     # arm that ran ("" : no such line); its words name the carrier on the card
     against_best: ClassVar[str] = ""
+    # The carry of the plain arm each card reads an arm of this kind against ("" : none;
+    # a `native:keep_recent=N` arm against `native`: analysis/decision.py
+    # read_against_contrasts), on a line whose source `read_against_source` says
+    read_against: ClassVar[str] = ""
     # Is the arm read on each card as the recall ceiling (every other arm's lost facts
     # split into the carrier's loss and the recall turn's: analysis/card_lines.py
     # ceiling_lines)
@@ -130,6 +135,18 @@ class Carrier:
         depend on the model, the native arm's, reads every model's)?"""
         return bool(cls.against_best) and source == cls.against_best
 
+    def read_against_source(self, compaction: str) -> str:
+        """The source of the card line reading this arm against its plain arm
+        (`read_against`), on a card whose model's native arm is called `compaction` (the
+        provider's, or a proxy's endpoint's: carriers/native.py native_words); "" here."""
+        return ""
+
+    @classmethod
+    def says_read_against(cls, source: str) -> bool:
+        """Is `source` this kind's `read_against_source` line, in any model's words (a
+        card read back knows its lines by their sources alone)?"""
+        return False
+
     def outside(self, spec: ArmEntry) -> str:
         """Why an arm of this kind is in no card verdict, in a refusal's words ("" : it
         is inside the matched comparison)."""
@@ -169,6 +186,11 @@ class Carrier:
     def recall_context(self, chain: ChainView) -> CompactionItem:
         """What the recall request continues from (ChatRequest.context); None here."""
         return None
+
+    def recall_kept(self, chain: ChainView, fixture: FixtureView) -> list[str]:
+        """The chunks the recall request sends verbatim after its context and before its
+        question (a `native:keep_recent=N` arm's kept tail); none here."""
+        return []
 
     def retained(self, backend: BackendView, chain: ChainView) -> int | None:
         """The tokens the run keeps at its end, counted as the study counts tokens (the

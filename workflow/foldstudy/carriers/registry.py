@@ -98,6 +98,12 @@ def says_against_best(source: str) -> bool:
     return any(c.says_against_best(source) for c in carrier_classes().values())
 
 
+def says_read_against(source: str) -> bool:
+    """Is `source` a card line reading an arm against a plain arm of another kind, of any
+    kind, in any model's words (Carrier.says_read_against)?"""
+    return any(c.says_read_against(source) for c in carrier_classes().values())
+
+
 def opaque_kinds() -> list[str]:
     """The kinds whose carry may be opaque (a kind's `may_be_opaque`)."""
     return [k for k, cls in carrier_classes().items() if cls.may_be_opaque]

@@ -88,9 +88,12 @@ class Fold:
     # an index arm's fold only: its identifier index after the fold, and its tokens
     index: str | None = None
     index_tokens: int | None = None
+    # a `native:keep_recent=N` arm's fold only: the chunks kept verbatim after the
+    # compaction item once the fold is made, the last N seen (carriers/native_keep.py)
+    kept: list[int] | None = None
 
     _OPTIONAL = ("model_chars", "model_clipped", "carry_opaque", "retained_tokens", "index",
-                 "index_tokens")
+                 "index_tokens", "kept")
 
     def to_dict(self) -> dict[str, Any]:
         # a native fold's retained_tokens stays, None where the provider reports no count

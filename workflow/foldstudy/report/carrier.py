@@ -32,7 +32,7 @@ from typing import Any
 
 from ..analysis.card import AA_SOURCE, Card, ContrastVerdict, Decision, read_decision
 from ..backends.store import ResponseStore
-from ..carriers.registry import carrier_of, says_against_best
+from ..carriers.registry import carrier_of, says_against_best, says_read_against
 from ..grade.rows import read_record
 from ..io import write_text
 from ..records.run_record import RunRecord
@@ -76,8 +76,8 @@ Paper §5: "{rule}". {slot_words}
 def chosen(card: Card) -> tuple[str, ContrastVerdict] | None:
     """(arm, contrast) the card's verdict names, or None (undecided, all lost)."""
     for v in card.contrasts:
-        if says_against_best(v.source):  # no prompt of the study's: no folder
-            continue
+        if says_against_best(v.source) or says_read_against(v.source):
+            continue  # the provider's or an endpoint's carry: no prompt of the study's
         if v.source == AA_SOURCE:  # a control: it names no carrier
             continue
         if native_with_of(v.b):  # a native@ARM line: the provider's, no folder

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -301,18 +302,24 @@ NATIVE_RECALL_CARRY = "(the compacted conversation above)"
 
 
 def recall_turn(caller: Caller, prompts: Prompts, carry: str, labels: list[str],
-                temperature: float, max_tokens: int, item: Any = None) -> dict[str, Any]:
+                temperature: float, max_tokens: int, item: Any = None,
+                kept: Sequence[str] = ()) -> dict[str, Any]:
     """The recall turn: the final carry and the graded labels in, the record's recall out.
 
     item: a native arm's last compaction item: the recall request continues from it
     (sent first, unchanged, as the provider's docs say the next request does), and the
     summary slot of the recall message points at it.
 
+    kept: the chunks a `native:keep_recent=N` arm kept verbatim, sent after the item and
+    before the question, each a message of the role a chunk has on this backend's wire
+    (Backend.chunk_role), as it stood in the history (carriers/native_keep.py).
+
     Raises BackendError.
     """
     text = prompts.render_recall(NATIVE_RECALL_CARRY if item is not None else carry, labels)
+    tail = tuple({"role": caller.backend.chunk_role, "content": c} for c in kept)
     request = ChatRequest(
-        messages=({"role": "system", "content": prompts.recall_system},
+        messages=({"role": "system", "content": prompts.recall_system}, *tail,
                   {"role": "user", "content": text}),
         max_tokens=max_tokens,
         temperature=temperature,
@@ -375,7 +382,8 @@ def run_row(
         try:
             recall = recall_turn(caller, prompts, carrier.recall_carry(arm, chain),
                                  [f.label for f in fixture.asked], temperature,
-                                 recall_max_tokens, carrier.recall_context(chain))
+                                 recall_max_tokens, carrier.recall_context(chain),
+                                 carrier.recall_kept(chain, fixture))
         except BackendError as e:
             chain.infra_error = infra_error(e, "recall")
             log.error("%s recall failed: %s", sample.row_id, e)
