@@ -380,6 +380,21 @@ def test_the_probe_compacts_once_and_names_the_mechanism(p, mechanism, beta, key
     assert summary_row(rec)["native_compaction"] == f"ok {mechanism} {beta}".strip()
 
 
+def test_a_proxys_own_compaction_shows_in_what_the_probe_says_answered(keyed, two_arms,
+                                                                        tmp_path):
+    """A proxy that writes the summary itself (the stand-in's polyfill, as LiteLLM's
+    synthesized block: type and content) answers the same request with the same
+    mechanism; what tells it apart is the item, and the probe records its field names."""
+    keyed(ANTHROPIC)
+    with ANTHROPIC.start() as s:
+        signed = probe(ANTHROPIC, s, two_arms, tmp_path / "provider")["native_compaction"]
+    with ANTHROPIC.start(polyfill=True) as s:
+        proxy = probe(ANTHROPIC, s, two_arms, tmp_path / "proxy")["native_compaction"]
+    assert (proxy["verdict"], proxy["mechanism"]) == (signed["verdict"], signed["mechanism"])
+    assert signed["answered_by"]["fields"] == ["content", "signature", "type"]
+    assert proxy["answered_by"] == {"type": "compaction", "fields": ["content", "type"]}
+
+
 def test_the_probe_names_a_refused_beta_and_still_allows_the_plain_arms(keyed, two_arms,
                                                                         tmp_path):
     keyed(ANTHROPIC)

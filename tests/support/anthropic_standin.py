@@ -42,6 +42,11 @@ Two ways another model answers, each off unless asked for:
 - `serves`: a model id answered under another one (`{"claude-standin":
   "claude-standin-20260101"}`: the dated id of an alias; or another model entirely),
   as a gateway may serve a pinned id from another model.
+
+And one way another party compacts: `polyfill=True` answers as a proxy that writes the
+summary itself (LiteLLM's compaction polyfill, BerriAI/litellm PR 28868: its synthesized
+block is `{"type": "compaction", "content": ...}`, typed `CompactionBlock` with those two
+keys), so the block carries no signature, and a block sent back is taken unsigned.
 """
 
 from __future__ import annotations
@@ -85,11 +90,13 @@ class AnthropicStandin(LoopbackStandin):
                  betas: tuple[str, ...] = (THRESHOLD_BETA, ON_DEMAND_BETA),
                  seed: int = 0, loss: float = 0.0, fallback_to: str | None = None,
                  fallback_when: Callable[[dict[str, Any], int], bool] | None = None,
-                 sticky: bool = False, serves: dict[str, str] | None = None) -> None:
+                 sticky: bool = False, serves: dict[str, str] | None = None,
+                 polyfill: bool = False) -> None:
         super().__init__(seed, loss)
         self.models, self.key, self.betas = models, key, betas
         self.fallback_to, self.fallback_when, self.sticky = fallback_to, fallback_when, sticky
         self.serves = serves or {}
+        self.polyfill = polyfill
         self.fell_back: list[dict[str, Any]] = []  # each request a fallback model answered
         self.seen: dict[str, int] = {}  # plain request body -> times it came
 
@@ -159,7 +166,7 @@ class AnthropicStandin(LoopbackStandin):
                             f"{ON_DEMAND_BETA} beta")
                 if i != 0:
                     return f"messages.{i}: a compaction block must come first in messages"
-                if b.get("signature") != self.sign(b.get("content")):
+                if not self.polyfill and b.get("signature") != self.sign(b.get("content")):
                     return "messages.0.content.0: the compaction block was changed"
         return ""
 
@@ -177,8 +184,10 @@ class AnthropicStandin(LoopbackStandin):
             summary = summary_text(compact(sent, self.seed, self.loss))
             out = tokens(summary)
             fits = out <= budget
-            content = [{"type": "compaction", "content": summary,
-                        "signature": self.sign(summary)}] if fits else []
+            block = {"type": "compaction", "content": summary}
+            if not self.polyfill:
+                block["signature"] = self.sign(summary)
+            content = [block] if fits else []
             return {**reply, "content": content,
                     "stop_reason": "compaction" if fits else "max_tokens",
                     "usage": {"input_tokens": 0, "output_tokens": 0,
