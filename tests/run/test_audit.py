@@ -26,6 +26,20 @@ def test_run_tokens_counts_folds_carry_and_recall(arms):
     assert 150_000 + 4 * 900 < prompt < 150_000 + 4 * 900 + 3_000
 
 
+def test_a_keep_recent_arm_prices_no_call_for_its_first_folds(arms):
+    """native:keep_recent=2 sends nothing at its first two folds (no chunk is older than
+    the kept tail yet): two calls fewer than plain native, two fold budgets fewer, and
+    every chunk still counted once, in a later compaction or the recall turn."""
+    plain = run_tokens(arms["native"], [90_000] * 5, SIZES, 400)
+    kept = run_tokens(arms["native_keep2"], [90_000] * 5, SIZES, 400)
+    assert carrier_of(arms["native_keep2"]).folds_without_call() == 2
+    assert (plain[0], kept[0]) == (6, 4)
+    budget = arms["native"].fold_budget_tokens
+    assert plain[2] - kept[2] == 2 * budget
+    chunks = 5 * 30_000
+    assert chunks < kept[1] < plain[1]
+
+
 def test_plan_prices_from_the_probe_and_counts_forbidden_runs_as_no_call(arms):
     runs = [PlannedRun("s", "hosted", a) for a in "jqm"] + [PlannedRun("s", "local", "m")]
     forbidden = {"allowed": False, "verdict": "schema_advertised_reply_nonconforming"}

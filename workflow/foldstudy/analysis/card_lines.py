@@ -248,10 +248,13 @@ def fold_failures(cell: pd.DataFrame, arms: dict[str, Arm],
     partly that failure, which is why the card says it beside every contrast of the arm."""
     out: dict[str, str] = {}
     for arm, rows in cell.groupby("arm", sort=False):
-        words = carrier_of(arms[arm]).fold_failure if arm in arms else ""
+        carrier = carrier_of(arms[arm]) if arm in arms else None
+        words = carrier.fold_failure if carrier is not None else ""
         failed = int(rows["parse_failures"].fillna(0).sum())
-        if words and failed:
-            said = f"{failed} of {int(rows['folds'].fillna(0).sum())} folds {words}"
+        if words and failed and carrier is not None:
+            # the folds that sent a request: a keep_recent arm's first N never do
+            asked = int(rows["folds"].fillna(0).sum()) - carrier.folds_without_call() * len(rows)
+            said = f"{failed} of {asked} folds {words}"
             if folds is not None:
                 said += stop_reasons(folds[folds["row_id"].isin(rows["row_id"])])
             out[str(arm)] = said

@@ -187,6 +187,13 @@ class Carrier:
         """What the recall request continues from (ChatRequest.context); None here."""
         return None
 
+    def folds_without_call(self) -> int:
+        """How many of a run's first folds send no request (a `native:keep_recent=N`
+        arm's first N: nothing is older than its kept tail yet); none here. What prices a
+        run (run/audit.py) and what counts its failed folds (analysis/card_lines.py) leave
+        them out."""
+        return 0
+
     def recall_kept(self, chain: ChainView, fixture: FixtureView) -> list[str]:
         """The chunks the recall request sends verbatim after its context and before its
         question (a `native:keep_recent=N` arm's kept tail); none here."""

@@ -130,6 +130,10 @@ class NativeKeepRecent(Native):
     def fold(self, step: FoldStep) -> FoldResult:
         return keep_recent_step(step, self.keep_recent)
 
+    def folds_without_call(self) -> int:
+        """The first N folds: no chunk is older than the kept tail yet."""
+        return self.keep_recent
+
     def recall_kept(self, chain: ChainView, fixture: FixtureView) -> list[str]:
         """The chunks the last fold kept: sent after the item, before the question."""
         last = chain.folds[-1] if chain.folds else None

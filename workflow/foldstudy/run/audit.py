@@ -89,9 +89,12 @@ def run_tokens(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int
     """(calls, prompt tokens, max completion tokens) of one run of this arm. A native
     arm's run is counted the same way: a compaction per fold, its previous
     item bounded by the fold budget (its max_tokens), then the recall turn; its fold
-    prompt holds no fold template, so this is an upper bound. An arm whose folds call no
-    model (carriers/session.py) is one call: the recall turn, its carry at most
-    `recall_bound` tokens of the session."""
+    prompt holds no fold template, so this is an upper bound. Every chunk is sent once,
+    to a fold or to the recall turn: the folds that send no request (a keep_recent arm's
+    first N, `folds_without_call`) cost no call, no overhead and no reply, and their
+    chunks are counted where they are sent. An arm whose folds call no model
+    (carriers/session.py) is one call: the recall turn, its carry at most `recall_bound`
+    tokens of the session."""
     cpt = sizes.chars_per_token
     carrier = carrier_of(arm)
     if not carrier.calls_model:  # only the recall turn is a call (carriers/session.py)
@@ -100,14 +103,19 @@ def run_tokens(arm: Arm, chunks: list[int], sizes: Sizes, recall_max_tokens: int
             recall_max_tokens
     schema_chars = len(json.dumps(arm.schema, ensure_ascii=False)) if arm.schema else 0
     carry = carrier.recall_bound(arm, 0.0)
+    silent = carrier.folds_without_call()
     prompt = 0.0
     for i, c in enumerate(chunks):
+        if i < silent:  # sent later, in a compaction or the recall turn
+            prompt += c / cpt
+            continue
         prompt += (len(arm.system_prompt) + len(arm.instructions or "")
                    + sizes.fold_template_chars + schema_chars + c) / cpt
-        prompt += carry if i else 0
+        prompt += carry if i > silent else 0
     prompt += sizes.recall_chars / cpt + carry
-    completion = arm.fold_budget_tokens * len(chunks) + recall_max_tokens
-    return len(chunks) + 1, round(prompt), completion
+    calls = max(0, len(chunks) - silent)
+    completion = arm.fold_budget_tokens * calls + recall_max_tokens
+    return calls + 1, round(prompt), completion
 
 
 def forbidden(probe: dict[str, Any], arm: str) -> bool:
