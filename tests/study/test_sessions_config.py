@@ -278,3 +278,25 @@ def test_a_forks_inherited_lines_are_scanned_and_pinned_like_its_own(config_sche
         {"path": str(parent), "last_line": 26, "sha256": sha256_file(parent)}]
     assert meta["inherited_credential_lines"] == [
         {"file": str(parent), "line": 6, "kind": "GitHub token"}]
+
+
+def test_a_kept_tail_as_long_as_the_session_is_refused_naming_both(config_schema, resources):
+    """native_keep2 keeps its last two chunks verbatim: on a session cut into two folds no
+    chunk is ever older than that tail, no fold compacts, and the arm would grade the
+    whole session as the provider's compaction. Refused before any job; three folds run."""
+    cfg = config({"folds": 2})
+    cfg["sweeps"]["mine"]["arms"] = ["j", "m", "native_keep2"]
+    said = problems(cfg, config_schema, resources)
+    assert ("config.sweeps.mine.arms: 'native_keep2' keeps the last 2 chunks verbatim, and "
+            "scenario 'atlas' has 2: no fold would compact anything") in said
+    cfg["scenarios"]["atlas"]["folds"] = 3
+    assert "keeps the last" not in problems_or_none(cfg, config_schema, resources)
+
+
+def problems_or_none(cfg: dict, config_schema, resources) -> str:
+    """The config's problems, or "" where it loads."""
+    try:
+        load(cfg, config_schema, resources)
+    except ConfigError as e:
+        return str(e)
+    return ""

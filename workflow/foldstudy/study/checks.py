@@ -195,6 +195,32 @@ def native_backend_problems(cfg: dict[str, Any], table: dict[str, Any]) -> list[
     return out
 
 
+def kept_tail_problems(cfg: dict[str, Any], table: dict[str, Any]) -> list[str]:
+    """A sweep's arm that keeps its last N chunks verbatim (`native:keep_recent=N`,
+    carriers/native_keep.py) on a session of N chunks or fewer: no chunk is ever older than
+    its kept tail, so no fold asks the provider to compact and the arm is the whole
+    session, not the provider's compaction. A generated scenario has the paper's five
+    chunks; an own session the `folds` it is cut into."""
+    from .fixtures import PAPER_CHUNK_TOKENS, PAPER_SESSION_TOKENS
+
+    arms = table.get("arms", {})
+    out: list[str] = []
+    for name, sw in cfg["sweeps"].items():
+        own = (cfg.get("scenarios") or {}).get(sw.get("scenario"))
+        chunks = int(own.get("folds", 5)) if isinstance(own, dict) else \
+            PAPER_SESSION_TOKENS // PAPER_CHUNK_TOKENS
+        for arm in sw["arms"]:
+            if not isinstance(arms.get(arm), dict):
+                continue
+            kept = carrier_of(arms[arm]).folds_without_call()
+            if kept >= chunks:
+                out.append(f"config.sweeps.{name}.arms: {arm!r} keeps the last {kept} chunks "
+                           f"verbatim, and scenario {sw.get('scenario')!r} has {chunks}: no "
+                           "fold would compact anything; cut the session into more folds, "
+                           f"or leave {arm} out of sweep {name}")
+    return out
+
+
 def native_via_problem(name: str, model: dict[str, Any], arm: str) -> str | None:
     """A native arm grades the provider's own compaction, so its model's base_url must be
     the provider's API (backends/base.py provider_hosts): a gateway, LiteLLM or a

@@ -27,6 +27,7 @@ from .checks import (
     aa_problems,
     compare_problems,
     control_problems,
+    kept_tail_problems,
     match_problems,
     meaningless_problems,
     native_backend_problems,
@@ -97,6 +98,7 @@ def load_study(
     problems += override_problems
     problems += aa_problems(cfg) + native_with_problems(cfg, table, resources)
     problems += compare_problems(cfg, arm_table) + native_backend_problems(cfg, arm_table)
+    problems += kept_tail_problems(cfg, arm_table)
     if not problems:
         table = _with_derived_arms(cfg, table)
     problems += per_field_problems(table, cfg["arm_overrides"], resources)
