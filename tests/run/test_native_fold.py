@@ -19,7 +19,7 @@ from foldstudy.grade.grader import StockSignature
 from foldstudy.grade.rows import grade_record
 from foldstudy.grade.trace import fact_trace
 from foldstudy.io import write_json
-from foldstudy.run.fold import NATIVE_RECALL_CARRY, Prompts, Sample, run_fold, run_row
+from foldstudy.run.fold import NATIVE_RECALL_CARRY, Sample, run_fold, run_row
 from foldstudy.run.probe import NATIVE_REFUSED, NATIVE_UNSUPPORTED, native_permission
 from foldstudy.study.arm import is_matched
 from foldstudy.study.fixtures import build_fixture
@@ -49,17 +49,10 @@ def native(resources):
     return resolve_arm("native", load_arm_table(resources), resources, 0.25)
 
 
-@pytest.fixture(scope="module")
-def prompts(resources):
-    d = resources / "prompts"
-    return Prompts.from_files(d / "fold_user.md.j2", d / "recall_system.md",
-                              d / "recall_user.md.j2")
-
-
 def fold_all(p: Provider, standin: Any, store: ResponseStore, fixture, arm, prompts,
              replay: bool = False) -> dict[str, Any]:
     backend = make_backend("m", p.cfg(standin), replay=replay)
-    return run_row(fixture, arm, backend, store, prompts, Sample("s", "m", "native", 0, 0, 3),
+    return run_row(fixture, arm, backend, store, prompts, Sample("s", "m", arm.arm, 0, 0, 3),
                    temperature=0.2, recall_max_tokens=300).to_dict()
 
 

@@ -23,13 +23,14 @@ from foldstudy.backends import make_backend
 from foldstudy.backends.store import ResponseStore
 from foldstudy.carriers.native_keep import cut
 from foldstudy.records.run_record import Fold
-from foldstudy.run.fold import NATIVE_RECALL_CARRY, Prompts, Sample, run_row
+from foldstudy.run.fold import NATIVE_RECALL_CARRY
 from foldstudy.study.arm import is_matched
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm
 
 from ..backends.test_backend_providers import ANTHROPIC, PROVIDERS, Provider
 from ..support.anthropic_standin import ON_DEMAND_BETA
+from .test_native_fold import fold_all
 
 SEED, LOSS, CHUNKS = 2, 0.3, 4
 
@@ -58,20 +59,6 @@ def keep_arm(n: int, table, resources):
     arm = resolve_arm("native_keep2", table, resources, 0.25)
     return arm if n == 2 else replace(arm, arm=f"native_keep{n}",
                                       carry=f"native:keep_recent={n}")
-
-
-@pytest.fixture(scope="module")
-def prompts(resources):
-    d = resources / "prompts"
-    return Prompts.from_files(d / "fold_user.md.j2", d / "recall_system.md",
-                              d / "recall_user.md.j2")
-
-
-def fold_all(p: Provider, standin: Any, store: ResponseStore, fixture, arm, prompts,
-             replay: bool = False) -> dict[str, Any]:
-    backend = make_backend("m", p.cfg(standin), replay=replay)
-    return run_row(fixture, arm, backend, store, prompts, Sample("s", "m", arm.arm, 0, 0, 3),
-                   temperature=0.2, recall_max_tokens=300).to_dict()
 
 
 def test_the_cut_keeps_the_last_n_chunks_and_compacts_each_older_one_once():

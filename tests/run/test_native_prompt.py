@@ -38,7 +38,7 @@ from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm
 from ..backends.test_backend_providers import ANTHROPIC, PRICES, PROVIDERS, Provider
 from ..conftest import ROOT
 from ..support.evidence_rows import arm_rows, frames
-from .test_native_fold import fixture, native, prompts  # noqa: F401 - module fixtures
+from .test_native_fold import fixture, native  # noqa: F401 - module fixtures
 
 # A model whose backend has the provider's compaction: the config check refuses a native
 # arm on any other (the default study's embedded model has none)
