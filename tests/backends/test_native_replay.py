@@ -12,7 +12,8 @@ from foldstudy.backends import make_backend
 from foldstudy.backends.store import ResponseStore
 from foldstudy.run.fold import Sample, run_row
 
-from ..run.test_native_fold import fixture, native, prompts  # noqa: F401 - module fixtures
+from ..run.conftest import prompts  # noqa: F401 - a module fixture
+from ..run.test_native_fold import fixture, native  # noqa: F401 - module fixtures
 from .test_backend_providers import OPENAI
 
 
