@@ -32,12 +32,6 @@ from ..support.anthropic_standin import ON_DEMAND_BETA, THRESHOLD_BETA
 SEED, LOSS = 2, 0.3
 
 
-@pytest.fixture()
-def provider(request, monkeypatch) -> Provider:
-    monkeypatch.setenv("PROVIDER_TEST_KEY", request.param.key)
-    return request.param
-
-
 @pytest.fixture(scope="module")
 def fixture(facts_spec, filler, grading):
     return build_fixture("distributed", 3, 0.01, facts_spec, filler,

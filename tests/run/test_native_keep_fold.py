@@ -28,17 +28,11 @@ from foldstudy.study.arm import is_matched
 from foldstudy.study.fixtures import build_fixture
 from foldstudy.study.spec import SpecError, load_arm_table, resolve_arm
 
-from ..backends.test_backend_providers import ANTHROPIC, PROVIDERS, Provider
+from ..backends.test_backend_providers import ANTHROPIC, PROVIDERS
 from ..support.anthropic_standin import ON_DEMAND_BETA
 from .test_native_fold import fold_all
 
 SEED, LOSS, CHUNKS = 2, 0.3, 4
-
-
-@pytest.fixture()
-def provider(request, monkeypatch) -> Provider:
-    monkeypatch.setenv("PROVIDER_TEST_KEY", request.param.key)
-    return request.param
 
 
 @pytest.fixture(scope="module")

@@ -65,12 +65,6 @@ def with_m():
     return study({"arms": ["j", "m", "native"], "native_with": ["m"]})
 
 
-@pytest.fixture()
-def provider(request, monkeypatch) -> Provider:
-    monkeypatch.setenv("PROVIDER_TEST_KEY", request.param.key)
-    return request.param
-
-
 def fold_all(p: Provider, standin, tmp_path, fixture, arm, prompts):  # noqa: F811
     backend = make_backend("m", p.cfg(standin))
     return run_row(fixture, arm, backend, ResponseStore(tmp_path / arm.arm), prompts,
