@@ -210,7 +210,8 @@ def kept_tail_problems(cfg: dict[str, Any], table: dict[str, Any]) -> list[str]:
         chunks = int(own.get("folds", 5)) if isinstance(own, dict) else \
             PAPER_SESSION_TOKENS // PAPER_CHUNK_TOKENS
         for arm in sw["arms"]:
-            if not isinstance(arms.get(arm), dict):
+            # an index arm's entry names its base, not a kind: its base is checked as itself
+            if not isinstance(arms.get(arm), dict) or not isinstance(arms[arm].get("carry"), str):
                 continue
             kept = carrier_of(arms[arm]).folds_without_call()
             if kept >= chunks:
