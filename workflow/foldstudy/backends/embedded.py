@@ -222,7 +222,7 @@ class EmbeddedBackend(Backend):
     kind = "embedded"
     summary = "llama-cpp-python in the job"
     defaults = {"gguf": None, "sha256": None, "n_ctx": 4096, "threads": 2,
-                "stop_on_repeat": True}
+                "stop_on_repeat": True, "flash_attn": True}
     slot_resource = "embedded_model"
     # llama-cpp-python's grammar cannot hold a large maxLength (base.grammar_schema).
     ceiling_delivery = "validated_after"
@@ -243,8 +243,13 @@ class EmbeddedBackend(Backend):
         from llama_cpp import Llama  # heavy import, only for jobs that run the model
 
         threads = int(cfg["threads"])
+        self.flash_attn = bool(cfg["flash_attn"])
+        # Flash attention reads a long prompt faster on the CPU (docs/benchmarks.md: a
+        # 6,100-token prompt at two threads in 0.61 of the time). It changes how the sums
+        # are ordered, not what is asked, so it is not in the identity, as threads are not.
         self.llm = Llama(model_path=str(path), n_ctx=int(cfg["n_ctx"]), n_threads=threads,
-                         n_threads_batch=threads, seed=0, verbose=False)
+                         n_threads_batch=threads, seed=0, verbose=False,
+                         flash_attn=self.flash_attn)
         self.tokenizer = GGUFTokenizer(self.llm)
         self.context_length = int(cfg["n_ctx"])
         self.stop_on_repeat = bool(cfg["stop_on_repeat"])
@@ -301,6 +306,12 @@ class EmbeddedBackend(Backend):
         watch = RepeatWatch(self.digits) if self.stop_on_repeat else None
         # the model's own handler (None) or the same one watching for a repetition
         self.llm.chat_handler = watched_chat_handler(self.llm, watch) if watch else None
+        if self.flash_attn:
+            # Under flash attention a prompt whose start is still cached from the call
+            # before is read with its sums in another order than in a fresh process, and
+            # the reply can differ. Each call starts from an empty cache, so a reply
+            # depends on its request alone, as the response store assumes.
+            self.llm.reset()
         try:
             out = self.llm.create_chat_completion(**body)
         except ValueError as e:
