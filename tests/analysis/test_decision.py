@@ -18,7 +18,7 @@ from foldstudy.analysis.card_lines import (
     own_arm_checks,
     undivided_slot,
 )
-from foldstudy.analysis.cells import valid_rows
+from foldstudy.analysis.cells import arm_blocks, pairs, valid_rows
 from foldstudy.analysis.decision import NATIVE_SOURCE, CardInputs, cards
 from foldstudy.analysis.plan import AnalysisPlan
 from foldstudy.analysis.power import DIFFERENCE, EQUIVALENCE, repeats_needed, repeats_to_decide
@@ -455,3 +455,23 @@ def test_a_proxy_models_keep_recent_line_names_the_endpoints_compaction(resource
     assert v.source == KEEP_RECENT_SOURCE.replace("the provider's compaction",
                                                   "compaction by gw.example")
     assert v.word == "native_keep2 better" and chosen(c) is None
+
+
+def test_two_arms_share_a_block_in_arm_blocks_exactly_when_pairs_pairs_them():
+    """unread_pairs asks arm_blocks whether a pair ran together; pairs is the reading of
+    record. Over the paper package's cells, with a recall blanked and a block run by one
+    arm alone, the two agree on every pair of arms."""
+    rows = valid_rows(paper_package()[0]).copy()
+    rows.loc[rows.index[0], "recall"] = np.nan
+    first, second = sorted(set(rows["arm"]))[:2]  # first at repeat 0 only, second never
+    rows = rows[~(((rows["arm"] == first) & (rows["repeat"] != 0))
+                  | ((rows["arm"] == second) & (rows["repeat"] == 0)))]
+    seen = set()
+    for _, cell in rows.groupby(["sweep", "model"]):
+        blocks, arms = arm_blocks(cell), sorted(set(cell["arm"]))
+        for a in arms:
+            for b in arms:
+                together = bool(blocks.get(a, set()) & blocks.get(b, set()))
+                assert together == (not pairs(cell, a, b).empty), (a, b)
+                seen.add(together)
+    assert seen == {True, False}

@@ -62,3 +62,14 @@ def pairs(valid: pd.DataFrame, first: str, second: str, value: str = "recall") -
     a = a.groupby(BLOCK, as_index=False)[value].mean()
     b = b.groupby(BLOCK, as_index=False)[value].mean()
     return a.merge(b, on=BLOCK, suffixes=("_first", "_second"))
+
+
+def arm_blocks(valid: pd.DataFrame, value: str = "recall") -> dict[str, set[tuple[Any, ...]]]:
+    """Per arm, the blocks where it has a row with a value: two arms share a block in
+    `pairs` exactly when their sets meet, so a card that only asks whether a pair ran
+    together reads one set per arm instead of pairing every two arms."""
+    have = valid[["arm", *BLOCK, value]].dropna()
+    out: dict[str, set[tuple[Any, ...]]] = {}
+    for arm, *block in have[["arm", *BLOCK]].itertuples(index=False, name=None):
+        out.setdefault(arm, set()).add(tuple(block))
+    return out

@@ -63,7 +63,7 @@ from .card_lines import (
     repeat_stops,
     served_by_other_rows,
 )
-from .cells import pairs, valid_rows
+from .cells import arm_blocks, pairs, valid_rows
 from .plan import AnalysisPlan
 from .power import (
     PAIRS_UP_TO,
@@ -297,8 +297,9 @@ def unread_pairs(cell: pd.DataFrame, plan: AnalysisPlan, verdicts: Sequence[Cont
     sweep runs says which (a sweep of more than PAIRS_UP_TO matched arms keeps the
     paper's rungs and the compare pairs, or its own `compare` names fewer)."""
     read = {frozenset((v.a, v.b)) for v in verdicts}
+    blocks = arm_blocks(cell)
     return [(a, b) for a, b in every_pair(plan, list(dict.fromkeys(cell["arm"])))
-            if frozenset((a, b)) not in read and not pairs(cell, a, b).empty]
+            if frozenset((a, b)) not in read and blocks.get(a, set()) & blocks.get(b, set())]
 
 
 def _pair_price(ci: CardInputs, sweep: str, model: str, a: str, b: str) -> Price | None:
