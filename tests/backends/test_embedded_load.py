@@ -38,7 +38,7 @@ def test_under_flash_attention_a_reply_depends_on_its_request_not_the_call_befor
     brief = ask("What is the capital of France?", 24)
     used, fresh = (EmbeddedBackend("m", {"threads": 1, "n_ctx": 1024}) for _ in range(2))
     try:
-        used.complete(ask("Summarise: " + "the port 8443 moved to host alpha; " * 60, 8))
+        used.complete(ask("Summarise: " + "the port 8443 moved to host alpha; " * 10, 8))
         assert used.complete(brief).text == fresh.complete(brief).text
     finally:
         used.close()
