@@ -51,6 +51,18 @@ def shown_commands() -> list[tuple[str, int, str, dict[str, str]]]:
 COMMANDS = shown_commands()
 
 
+def distinct_commands() -> list[tuple[str, str, dict[str, str]]]:
+    """Each command once, with its environment, and where it is shown ("page#block",
+    joined): a command two pages show is one run of Snakemake, not two."""
+    where: dict[tuple[str, tuple[tuple[str, str], ...]], list[str]] = {}
+    for page, block, command, env in COMMANDS:
+        where.setdefault((command, tuple(sorted(env.items()))), []).append(f"{page}#{block}")
+    return [(", ".join(shown), command, dict(env)) for (command, env), shown in where.items()]
+
+
+DISTINCT = distinct_commands()
+
+
 def _argv(command: str) -> list[str]:
     """How the test runs a shown command: plan it, or ask for its help."""
     words = shlex.split(command)
@@ -120,15 +132,19 @@ def test_the_pages_show_commands_and_every_one_is_checked():
     assert len(COMMANDS) >= 10
     pages = {page for page, *_ in COMMANDS}
     assert "README.md" in pages and any(p.startswith("docs/") for p in pages)
+    key = lambda command, env: (command, sorted(env.items()))  # noqa: E731
+    assert sorted(key(c, e) for _, c, e in DISTINCT) == sorted(
+        {(c, tuple(sorted(e.items()))): key(c, e) for *_, c, e in COMMANDS}.values())
+    assert sum(len(s.split(", ")) for s, _, _ in DISTINCT) == len(COMMANDS)
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("page,block,command,env", COMMANDS,
-                         ids=[f"{p}#{b}:{c[:60]}" for p, b, c, _ in COMMANDS])
-def test_a_shown_command_runs(scratch, page, block, command, env):
+@pytest.mark.parametrize("shown,command,env", DISTINCT,
+                         ids=[f"{s.split(', ')[0]}:{c[:60]}" for s, c, _ in DISTINCT])
+def test_a_shown_command_runs(scratch, shown, command, env):
     argv = _argv(command)
     p = run_group(argv, cwd=scratch, timeout=300, env={**os.environ, **env})
-    assert p.returncode == 0, (f"{page}, block {block}: `{command}` fails as "
+    assert p.returncode == 0, (f"{shown}: `{command}` fails as "
                                f"`{shlex.join(argv[2:])}`:\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
 
 
