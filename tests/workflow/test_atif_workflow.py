@@ -26,7 +26,7 @@ def test_results_atif_exports_every_run_and_one_reads_back(tiny_copy):
     p = snakemake(study, "-c1", "results/atif", "--configfile", TINY)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     records = sorted((study / "results/runs").rglob("*.json"))
-    assert records  # the tiny study's four runs
+    assert records  # the tiny study's two runs
     for path in records:
         run = path.relative_to(study / "results/runs").with_suffix("")
         assert (study / "results/atif" / run / MAIN).is_file(), run

@@ -80,7 +80,9 @@ def test_a_study_runs_on_a_backend_added_as_its_module_and_registration(tmp_path
     assert probe["endpoint"] == {"backend": "stub", "model": "stub-model",
                                  "model_id": "stub-model"}  # its defaults, resolved
     rows = read(work / "results/evidence/rows.csv")
-    assert len(rows) == 4 and {r["model"] for r in rows} == {"stub-model"}
+    sweep = yaml.safe_load(TINY_CONFIG.read_text(encoding="utf-8"))["sweeps"]["tiny"]
+    assert len(rows) == len(sweep["arms"]) * sweep["repeats"]  # every run, on the stub
+    assert {r["model"] for r in rows} == {"stub-model"}
     assert {r["served_by"] for r in rows} == {"stub"}
     table = read(work / "results/tables/recall-by-model-arm.csv")
     assert {(t["model"], t["arm"]) for t in table} == {("stub-model", "j"), ("stub-model", "q")}

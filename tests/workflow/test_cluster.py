@@ -35,7 +35,7 @@ ARTIFACTS = ("results/evidence/rows.csv", "results/evidence/checks.csv",
              "results/stats/numbers.json")
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) "
                        r"\(log: [^)]*/rule_(\w+)/")
-RUNS = 4  # the tiny study: arms j and q, two repeats
+RUNS = 2  # the tiny study: arms j and q, one repeat
 # the cores the tiny study's embedded model runs on, which each of its jobs asks SLURM for
 TINY_THREADS = yaml.safe_load(TINY_CONFIG.read_text())["models"]["smollm2-135m"]["threads"]
 # The test cluster has one user: the first status check a second after a submission, not
