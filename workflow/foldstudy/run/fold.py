@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +77,14 @@ class Prompts:
 
 
 def _render(template: str, **kw: Any) -> str:
+    return _compiled(template).render(**kw)
+
+
+@cache
+def _compiled(template: str) -> jinja2.Template:
+    """A prompt template compiled once per process, not once per fold."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    return env.from_string(template).render(**kw)
+    return env.from_string(template)
 
 
 @dataclass(frozen=True)
