@@ -38,6 +38,28 @@ def test_over_ceiling_reply_is_recorded_not_fixed(arms):
     assert carry == reply
 
 
+def test_a_plain_text_arms_fold_never_loads_the_schema_validator():
+    """A fold job is a process of its own, and a text arm's never validates a reply, so
+    it does not pay jsonschema's import; a schema arm's loads it and validates."""
+    import subprocess
+    import sys
+
+    from ..conftest import ROOT
+
+    code = ("import sys; from pathlib import Path; "
+            "from foldstudy.study.spec import load_arm_table, resolve_arm; "
+            "from foldstudy.run.fold import carry_of; "
+            f"r = Path({str(ROOT / 'resources')!r}); t = load_arm_table(r); "
+            "print(carry_of(resolve_arm('m', t, r, 0.05), 'notes 52677')[:2], "
+            "'jsonschema' in sys.modules); "
+            "print(carry_of(resolve_arm('j', t, r, 0.05), '{\"summary\": 7}')[2:], "
+            "'jsonschema' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "('notes 52677', True) False"
+    assert out[1] == f"{(False, ['summary: fails type=' + repr('string')])} True"
+
+
 def test_unparseable_reply_is_carried_as_written(arms):
     carry, ok, valid, errors = carry_of(arms["j"], '{"summary": "cut off mid')
     assert not ok and not valid and carry == '{"summary": "cut off mid'

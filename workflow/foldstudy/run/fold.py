@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
-import jsonschema
 
 from ..backends import make_backend
 from ..backends.base import (
@@ -42,6 +41,9 @@ from ..records.probe_record import read_probe
 from ..records.run_record import Fold, RunRecord
 from ..study.arm import Arm
 from ..study.fixture_types import Fixture
+
+if TYPE_CHECKING:
+    import jsonschema
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +143,9 @@ def carry_rendered(arm: Arm, reply_text: str) -> tuple[Rendered, bool, bool, lis
                 [f"json: {e.msg} at char {e.pos}"])
     if not isinstance(obj, dict):
         return Rendered(reply_text.strip(), True), False, False, ["json: reply is not an object"]
+    # here, not at the top: a fold job of a plain-text arm never validates a reply
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(arm.schema)
     errors = [_schema_error(e) for e in validator.iter_errors(obj)]
     return carrier_of(arm).render(arm, obj, reply_text), True, not errors, errors
