@@ -1,9 +1,12 @@
 """A test's Snakemake takes its jobs with it: on a timeout or a failure, tests/support/procs
 kills the whole process group, so no job outlives the run that started it (a
-fold job kept a core for 30 minutes after its Snakemake had been killed)."""
+fold job kept a core for 30 minutes after its Snakemake had been killed). A Snakemake run
+is forked from a Python that has already imported it: the tests below hold that such a run
+is the one `python -m snakemake` would be, and is killed as one."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -66,3 +69,66 @@ def test_without_a_group_the_child_would_outlive_it(tmp_path):
         assert alive(pid)
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+# A Snakefile that says what process it ran in, then runs one job for config[sleep] s.
+SNAKEFILE = """
+import json, os, sys
+with open("seen.json", "w") as f:
+    json.dump({"ppid": os.getppid(), "cwd": os.getcwd(), "x": os.environ.get("FS_X"),
+               "path0": sys.path[0], "session": os.getsid(0) == os.getpid()}, f)
+rule all:
+    output: "done.txt"
+    shell: "echo $$ > shell.pid; sleep {config[sleep]}; touch {output}"
+"""
+
+
+def snakemake_in(tmp_path: Path, *args: str, **popen) -> tuple[subprocess.CompletedProcess,
+                                                                 dict]:
+    (tmp_path / "Snakefile").write_text(SNAKEFILE)
+    p = run_group([sys.executable, "-m", "snakemake", "-c1", *args], cwd=tmp_path,
+                  timeout=120, **popen)
+    return p, json.loads((tmp_path / "seen.json").read_text())
+
+
+def test_a_snakemake_run_is_forked_with_its_directory_environment_and_session(tmp_path):
+    p, seen = snakemake_in(tmp_path, "--config", "sleep=0",
+                           env={**os.environ, "FS_X": "given"})
+    assert p.returncode == 0 and (tmp_path / "done.txt").exists(), p.stderr
+    assert seen["ppid"] != os.getpid(), "Snakemake was started afresh, not forked"
+    assert seen == {**seen, "cwd": str(tmp_path), "x": "given", "path0": str(tmp_path),
+                    "session": True}
+
+
+def test_a_forked_run_answers_as_one_started_afresh(tmp_path):
+    """Exit code, stdout and stderr of a refused run are those of `python -m snakemake`."""
+    args = ["-c1", "--configfile", "no-such.yaml"]
+    (tmp_path / "Snakefile").write_text(SNAKEFILE)
+    forked = run_group([sys.executable, "-m", "snakemake", *args], cwd=tmp_path,
+                       timeout=120)
+    fresh = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert forked.returncode == fresh.returncode == 1
+    assert (forked.stdout, forked.stderr) == (fresh.stdout, fresh.stderr)
+    assert "no-such.yaml" in forked.stderr
+
+
+def test_a_run_that_sets_the_interpreters_own_environment_is_started_afresh(tmp_path):
+    p, seen = snakemake_in(tmp_path, "--config", "sleep=0",
+                           env={**os.environ, "PYTHONHASHSEED": "7"})
+    assert p.returncode == 0, p.stderr
+    assert seen["ppid"] == os.getpid()
+
+
+def test_a_forked_run_that_times_out_takes_its_job_with_it(tmp_path):
+    (tmp_path / "Snakefile").write_text(SNAKEFILE)
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_group([sys.executable, "-m", "snakemake", "-c1", "--config", "sleep=300"],
+                  cwd=tmp_path, timeout=15)
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert seen["ppid"] != os.getpid()
+    pid = int((tmp_path / "shell.pid").read_text())
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid), "the forked run's job outlived its timeout"

@@ -1,0 +1,103 @@
+"""A Python that has imported Snakemake once and forks a run of it for each request.
+
+Started by procs.py (`python snakemake_server.py SOCKET`), one per test process. Why and
+what it keeps equal to `python -m snakemake`: procs.py's module docstring.
+
+The protocol, one connection per run: the client sends one JSON line
+{"args": [...], "cwd": ..., "env": {...}} with three file descriptors (stdin, stdout,
+stderr); the server answers {"pid": N} once the run has started, in its own session
+(N leads its process group), then {"code": C}, C being what Popen.returncode would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import snakemake
+import snakemake.cli
+
+MAIN = str(Path(snakemake.__file__).with_name("__main__.py"))
+
+
+def _send(conn: socket.socket, message: dict[str, Any]) -> None:
+    conn.sendall(json.dumps(message).encode() + b"\n")
+
+
+def _become_the_run(request: dict[str, Any], fds: list[int]) -> None:
+    """In the forked child: the process state `python -m snakemake ARGS` would start with
+    (session, standard streams, directory, environment, sys.path[0], sys.argv), then
+    Snakemake's own entry point. Its SystemExit is not caught here: it ends this process
+    the way it ends an interpreter (non-daemon threads joined, atexit run, streams
+    flushed)."""
+    os.setsid()
+    for fd, standard in zip(fds, (0, 1, 2), strict=True):
+        os.dup2(fd, standard)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.path[0] = os.getcwd()  # what -m puts first
+    sys.argv = [MAIN, *request["args"]]
+    snakemake.cli.main(request["args"])
+
+
+def _handle(conn: socket.socket) -> None:
+    """In a child of the server: start the run, report its pid, wait, report its code."""
+    message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    request = json.loads(message)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        _become_the_run(request, fds)
+        return
+    for fd in fds:
+        os.close(fd)
+    try:
+        _send(conn, {"pid": pid})
+        _, status = os.waitpid(pid, 0)
+        _send(conn, {"code": os.waitstatus_to_exitcode(status)})
+    except OSError:
+        pass  # the client has gone (a timeout, an interrupted test): nobody to tell
+    finally:
+        os._exit(0)
+
+
+def serve(path: str) -> None:
+    """Accept runs until the socket's file is removed or the process that started this
+    one is gone."""
+    parent = os.getppid()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(8)
+    listener.settimeout(1.0)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while os.path.exists(path) and os.getppid() == parent:
+        try:
+            conn, _ = listener.accept()
+        except TimeoutError:
+            conn = None
+        while True:  # reap handlers that have finished
+            try:
+                done, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done == 0:
+                break
+        if conn is None:
+            continue
+        conn.settimeout(None)
+        if os.fork() == 0:
+            listener.close()
+            _handle(conn)  # returns only in the run's process
+            return
+        conn.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
