@@ -11,10 +11,14 @@ stderr); the server answers {"pid": N} once the run has started, in its own sess
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
+import shutil
 import socket
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,39 @@ import snakemake
 import snakemake.cli
 
 MAIN = str(Path(snakemake.__file__).with_name("__main__.py"))
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _warm() -> int:
+    """Import here what a dry run of the default study imports once it has started (the
+    rest of Snakemake, its plugins, the package, requests, the secret scanner): each
+    forked run then finds them imported. The dry run itself runs in a child, so none of
+    its state is kept, only the modules' names. Returns how many were imported."""
+    work = tempfile.mkdtemp(prefix="smk-warm-")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        before = set(sys.modules)
+        with contextlib.suppress(BaseException):
+            snakemake.cli.main(["-s", str(ROOT / "Snakefile"), "--directory", work, "-n",
+                                "--quiet", "results/tables"])
+        os.write(write, "\n".join(m for m in sys.modules if m not in before).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        names = f.read().decode().split("\n")
+    os.waitpid(pid, 0)
+    shutil.rmtree(work, ignore_errors=True)
+    imported = 0
+    for name in filter(None, names):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+            imported += 1
+    return imported
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:
@@ -49,6 +86,8 @@ def _become_the_run(request: dict[str, Any], fds: list[int]) -> None:
 def _handle(conn: socket.socket) -> None:
     """In a child of the server: start the run, report its pid, wait, report its code."""
     message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    if len(fds) != 3:  # not a client of procs.py, or one that gave up: nothing to run
+        os._exit(1)
     request = json.loads(message)
     pid = os.fork()
     if pid == 0:
@@ -75,6 +114,7 @@ def serve(path: str) -> None:
     listener.bind(path)
     listener.listen(8)
     listener.settimeout(1.0)
+    _warm()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     while os.path.exists(path) and os.getppid() == parent:

@@ -171,8 +171,9 @@ def test_an_agy_transcript_and_a_copilot_session_fold_under_j_and_m_with_their_b
                              for s, name in NEWER.items()},
                "sweeps": {s: {"scenario": f"lumen-{s}", "models": ["gw"], "arms": ["j", "m"],
                               "repeats": 1} for s in NEWER}}
-        p = GatewayStudy(tmp_path, cfg, KEY).snakemake("results/tables",
-                                                        "results/evidence/trace.csv")
+        # the summary and what it reads (the rows, the trace, the cards); the tables and
+        # figures of a session study are test_a_session_in_both_formats_...'s
+        p = GatewayStudy(tmp_path, cfg, KEY).snakemake("results/summary.md")
         assert p.returncode == 0, p.stderr[-4000:]
 
     res = tmp_path / "results"
@@ -238,7 +239,7 @@ def test_the_fields_sessions_fold_end_to_end_with_their_own_compaction(tmp_path)
                              for s, (path, sid) in sessions.items()},
                "sweeps": {s: {"scenario": f"ferry-{s}", "models": ["gw"], "arms": ["m"],
                               "repeats": 1} for s in sessions}}
-        p = GatewayStudy(tmp_path, cfg, KEY).snakemake("results/tables", cores=2)
+        p = GatewayStudy(tmp_path, cfg, KEY).snakemake("results/summary.md", cores=2)
         assert p.returncode == 0, p.stderr[-4000:]
 
     res = tmp_path / "results"
