@@ -24,7 +24,7 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def package(evidence_build) -> Path:
-    """The session's reviewer package (conftest.evidence_build): 620 rows, checks, trace."""
+    """The session's reviewer package (conftest.evidence_build): rows, checks, trace."""
     return evidence_build / "package"
 
 
