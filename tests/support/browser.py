@@ -33,7 +33,8 @@ def serve(directory: Path) -> Iterator[str]:
     """http://127.0.0.1:<port>/ serving directory, for the duration of the block."""
     handler = functools.partial(_Quiet, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t = threading.Thread(target=server.serve_forever, daemon=True,
+                         kwargs={"poll_interval": 0.02})  # shutdown() waits for a poll
     t.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/"
