@@ -39,6 +39,14 @@ def alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
+def gone_soon(pid: int) -> bool:
+    """pid has ended, or ends within 10 s (a SIGKILL takes a moment to be reaped)."""
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
 def child_of(run: str, tmp_path: Path) -> int:
     pid_file = tmp_path / "child.pid"
     argv = [sys.executable, "-c", PARENT, str(pid_file), run]
@@ -53,10 +61,7 @@ def child_of(run: str, tmp_path: Path) -> int:
 @pytest.mark.parametrize("run", ["fail", "hang"])
 def test_a_child_that_would_outlive_its_parent_is_killed_with_it(run, tmp_path):
     pid = child_of(run, tmp_path)
-    deadline = time.monotonic() + 10
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(pid), f"the child {pid} outlived its parent's {run}"
+    assert gone_soon(pid), f"the child {pid} outlived its parent's {run}"
 
 
 def test_without_a_group_the_child_would_outlive_it(tmp_path):
@@ -128,7 +133,4 @@ def test_a_forked_run_that_times_out_takes_its_job_with_it(tmp_path):
     seen = json.loads((tmp_path / "seen.json").read_text())
     assert seen["ppid"] != os.getpid()
     pid = int((tmp_path / "shell.pid").read_text())
-    deadline = time.monotonic() + 10
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(pid), "the forked run's job outlived its timeout"
+    assert gone_soon(pid), "the forked run's job outlived its timeout"

@@ -29,11 +29,11 @@ MAIN = str(Path(snakemake.__file__).with_name("__main__.py"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _warm() -> int:
+def _warm() -> None:
     """Import here what a dry run of the default study imports once it has started (the
     rest of Snakemake, its plugins, the package, requests, the secret scanner): each
     forked run then finds them imported. The dry run itself runs in a child, so none of
-    its state is kept, only the modules' names. Returns how many were imported."""
+    its state is kept, only the modules' names."""
     work = tempfile.mkdtemp(prefix="smk-warm-")
     read, write = os.pipe()
     pid = os.fork()
@@ -53,12 +53,9 @@ def _warm() -> int:
         names = f.read().decode().split("\n")
     os.waitpid(pid, 0)
     shutil.rmtree(work, ignore_errors=True)
-    imported = 0
     for name in filter(None, names):
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # a module only a run's own state can import
             importlib.import_module(name)
-            imported += 1
-    return imported
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:
