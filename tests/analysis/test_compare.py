@@ -15,6 +15,7 @@ import pytest
 
 from foldstudy.analysis import stats
 from foldstudy.analysis.compare import (
+    GRID,
     block_arms,
     carried_to_end,
     compare_pairs,
@@ -91,6 +92,32 @@ def test_the_grid_dates_each_fact_per_arm(grid):
     assert line("q", SHARDS) == (3, 3, 4, 3, False, False, "0010")
     assert len(grid) == 6 and set(grid["valid"]) == {True}
     assert block_arms(grid) == {("s", "toy", 0): ["j", "q"]}  # design order
+
+
+def test_the_grid_reads_lines_in_any_order_and_only_from_planting_on(tmp_path, grading):
+    rows, checks, trace = evidence(block(), tmp_path, grading)
+    # j's shards (planted at 3) in j's fold-1 carry by chance: the line shows it, the
+    # fate, which starts at planting, does not change
+    j_row = rows.loc[rows["arm"] == "j", "row_id"].iloc[0]
+    early = (trace["row_id"] == j_row) & (trace["label"] == SHARDS) & (trace["fold"] == 1)
+    trace.loc[early, "present"] = True
+    # an opaque carry's line and a line of a row not in rows.csv are not in the grid
+    opaque = trace.iloc[[0]].assign(row_id="s/toy/r0/native", present=pd.NA)
+    stray = trace.iloc[[0]].assign(row_id="elsewhere/r9/j")
+    shuffled = pd.concat([trace, opaque, stray]).sample(frac=1, random_state=3)
+    got = fates(fact_grid(shuffled, checks.iloc[::-1], rows))
+    r = got[("j", SHARDS)]
+    assert (r["present"], r["kept_through"], r["last_held"], r["final"]) == ("1011", 4, 4,
+                                                                             True)
+    assert pd.isna(r["lost_at"])
+    assert got[("j", PORT)]["present"] == "1101" and got[("q", SHARDS)]["lost_at"] == 4
+    assert len(got) == 6
+    # a fact with no line in checks.csv was not recalled
+    none = fact_grid(trace, checks.iloc[0:0], rows)
+    assert not none["recalled"].any() and len(none) == 6
+    # no line at all: the grid's columns, empty
+    empty = fact_grid(trace.iloc[0:0], checks, rows)
+    assert list(empty.columns) == GRID and empty.empty
 
 
 def test_the_paired_counts_at_the_final_carry_and_in_the_answer(grid, plan):

@@ -78,53 +78,76 @@ def why_not_built(has_records: bool, has_trace: bool) -> str | None:
 
 # ------------------------------------------------------------------------ the grid
 
-def _fate(folds: list[int], present: list[bool], planted: int) -> dict[str, Any]:
-    """kept_through, lost_at, last_held and final of one fact from its trace lines
-    (folds ascending, one presence each)."""
-    after = [(f, p) for f, p in zip(folds, present, strict=True) if f >= planted]
-    kept = lost = None
-    for f, p in after:
-        if not p:
-            lost = f
-            break
-        kept = f
-    held = [f for f, p in after if p]
-    return {"kept_through": kept, "lost_at": lost, "last_held": held[-1] if held else None,
-            "final": bool(present[-1]) if present and folds[-1] >= planted else False}
-
-
 def fact_grid(trace: pd.DataFrame, checks: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """Every run with a trace, fact by fact (GRID): when it was planted, how long its arm
     kept it, and whether the answer recalled it. Invalid rows are kept, flagged `valid`
     false by the one validity rule, so a page can show them; counts read valid ones only.
     `present` is the fact's presence per fold as a string ('1' held, '0' not, one
-    character per fold made, in fold order)."""
+    character per fold made, in fold order).
+
+    Of one fact's lines (folds ascending), those from its planting fold on decide its
+    fate: `lost_at` is the first of them whose carry missed it, `kept_through` the last
+    before that, `last_held` the last that held it; `final` is the last line's presence
+    when that line is from the planting fold on. Computed over all facts at once (one
+    sort, one pass of array operations), since the grid is rebuilt by every page that
+    reads it."""
     valid = set(valid_rows(rows)["row_id"])
-    meta = rows.set_index("row_id")
-    correct = {(r["row_id"], r["label"]): bool(r["correct"])
-               for r in checks[["row_id", "label", "correct"]].to_dict("records")}
-    t = trace[trace["row_id"].isin(meta.index)]
+    t = trace[trace["row_id"].isin(set(rows["row_id"]))]
     # An opaque carry's lines (a native arm's encrypted compaction) say neither
     # kept nor lost: `present` is empty, so the grid, which asks how long a fact was
     # kept, has no line for them (their answers are graded in checks.csv).
     t = t[t["present"].notna()]
-    out = []
-    for (row_id, label), g in t.sort_values("fold", kind="stable").groupby(
-            ["row_id", "label"], sort=True):
-        folds = [int(x) for x in g["fold"]]
-        present = [bool(x) for x in g["present"]]
-        planted = int(g["planted_fold"].iloc[0])
-        m = meta.loc[row_id]
-        out.append({"sweep": m["sweep"], "model": m["model"], "repeat": int(m["repeat"]),
-                    "arm": m["arm"], "position": int(m["position"]), "row_id": row_id,
-                    "valid": row_id in valid, "label": label, "planted_fold": planted,
-                    "folds": folds[-1], **_fate(folds, present, planted),
-                    "recalled": correct.get((row_id, label), False),
-                    "present": "".join("1" if p else "0" for p in present)})
-    df = pd.DataFrame(out, columns=GRID)
-    for c in ("kept_through", "lost_at", "last_held"):
-        df[c] = df[c].astype("Int64")
-    return df.sort_values(BLOCK + ["position", "label"], kind="stable").reset_index(drop=True)
+    if t.empty:
+        return pd.DataFrame([], columns=GRID).astype(
+            {c: "Int64" for c in ("kept_through", "lost_at", "last_held")})
+    t = t.sort_values(["row_id", "label", "fold"], kind="stable")
+    fold = t["fold"].to_numpy(dtype=np.int64)
+    held = t["present"].to_numpy(dtype=bool)
+    key = t[["row_id", "label"]]
+    first = ~key.duplicated().to_numpy()
+    start = np.flatnonzero(first)
+    gid = np.cumsum(first) - 1
+    last = np.append(start[1:], len(t)) - 1
+    planted = t["planted_fold"].to_numpy(dtype=np.int64)[start]
+    after = fold >= planted[gid]
+    n = len(start)
+
+    def per_fact(mask: np.ndarray, values: np.ndarray, fn: Any, empty: int) -> np.ndarray:
+        out = np.full(n, empty, dtype=np.int64)
+        fn.at(out, gid[mask], values[mask])
+        return out
+
+    big, none = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    lost = per_fact(after & ~held, fold, np.minimum, big)
+    kept = per_fact(after & (fold < lost[gid]), fold, np.maximum, none)
+    last_held = per_fact(after & held, fold, np.maximum, none)
+    chars = np.where(held, "1", "0")
+    text = "".join(chars.tolist())
+    grid = pd.DataFrame({
+        "row_id": key["row_id"].to_numpy()[start], "label": key["label"].to_numpy()[start],
+        "planted_fold": planted, "folds": fold[last],
+        "kept_through": pd.array(np.where(kept == none, 0, kept), dtype="Int64"),
+        "lost_at": pd.array(np.where(lost == big, 0, lost), dtype="Int64"),
+        "last_held": pd.array(np.where(last_held == none, 0, last_held), dtype="Int64"),
+        "final": held[last] & after[last],
+        "present": [text[a:b + 1] for a, b in zip(start, last, strict=True)],
+    })
+    for c, missing in (("kept_through", kept == none), ("lost_at", lost == big),
+                       ("last_held", last_held == none)):
+        grid.loc[missing, c] = pd.NA
+    meta = rows[["row_id", "sweep", "model", "repeat", "arm", "position"]].drop_duplicates(
+        "row_id", keep="last")
+    grid = grid.merge(meta, on="row_id", how="left", validate="many_to_one")
+    recalled = checks[["row_id", "label", "correct"]].drop_duplicates(
+        ["row_id", "label"], keep="last")
+    grid = grid.merge(recalled, on=["row_id", "label"], how="left",
+                      validate="many_to_one")
+    grid["recalled"] = grid.pop("correct").fillna(False).astype(bool)
+    grid["valid"] = grid["row_id"].isin(valid)
+    grid["repeat"] = grid["repeat"].astype(int)
+    grid["position"] = grid["position"].astype(int)
+    return grid[GRID].sort_values(BLOCK + ["position", "label"], kind="stable").reset_index(
+        drop=True)
 
 
 def block_arms(grid: pd.DataFrame) -> dict[tuple[str, str, int], list[str]]:
