@@ -81,7 +81,8 @@ SNAKEFILE = """
 import json, os, sys
 with open("seen.json", "w") as f:
     json.dump({"ppid": os.getppid(), "cwd": os.getcwd(), "x": os.environ.get("FS_X"),
-               "path0": sys.path[0], "session": os.getsid(0) == os.getpid()}, f)
+               "path0": sys.path[0], "session": os.getsid(0) == os.getpid(),
+               "warm": "foldstudy.wiring" in sys.modules}, f)
 rule all:
     output: "done.txt"
     shell: "echo $$ > shell.pid; sleep {config[sleep]}; touch {output}"
@@ -103,6 +104,8 @@ def test_a_snakemake_run_is_forked_with_its_directory_environment_and_session(tm
     assert seen["ppid"] != os.getpid(), "Snakemake was started afresh, not forked"
     assert seen == {**seen, "cwd": str(tmp_path), "x": "given", "path0": str(tmp_path),
                     "session": True}
+    # the server imported what the study's own runs import before forking this one
+    assert seen["warm"], "the server's warm-up did not import the package"
 
 
 def test_a_forked_run_answers_as_one_started_afresh(tmp_path):
@@ -122,7 +125,7 @@ def test_a_run_that_sets_the_interpreters_own_environment_is_started_afresh(tmp_
     p, seen = snakemake_in(tmp_path, "--config", "sleep=0",
                            env={**os.environ, "PYTHONHASHSEED": "7"})
     assert p.returncode == 0, p.stderr
-    assert seen["ppid"] == os.getpid()
+    assert seen["ppid"] == os.getpid() and not seen["warm"]
 
 
 def test_a_forked_run_that_times_out_takes_its_job_with_it(tmp_path):
