@@ -1,16 +1,17 @@
 """The release of any study the checkout made rebuilds from its package, the
-user's own inputs included: a study folding an own session (its transcript left out of
-the package as `<local path: name>`, its text published with release.publish_sessions)
-and a study running an own arm (arms_file: the arms and prompt files carried in the
-package, the released config pointing at them there). Each is locked and released on
-the gateway stand-in, then verified and its tables rebuilt in evidence mode by a
-reviewer in a fresh directory that holds nothing but the package."""
+user's own inputs included. One study holds both kinds: a sweep folding an own session
+(its transcript left out of the package as `<local path: name>`, its text published with
+release.publish_sessions) and a sweep running an own arm (arms_file: the arms and prompt
+files carried in the package, the released config pointing at them there). It is locked
+and released on the gateway stand-in, then verified and its tables rebuilt in evidence
+mode by a reviewer in a fresh directory that holds nothing but the package. One study,
+not one per kind: each full chain and its rebuild cost about 15 s of CPU, and the two
+kinds meet in one package without touching each other's files."""
 
 from __future__ import annotations
 
 import json
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -27,35 +28,29 @@ DATA = ROOT / "tests/data/sessions"
 KEY = "sk-or-v1-standin-release-own"
 
 
-def own_session(tmp: Path, base_url: str) -> dict:
-    """One sweep folding the sample Claude Code session, published on release."""
+def own_inputs(tmp: Path, base_url: str) -> dict:
+    """Two sweeps: one folding the sample Claude Code session under m, published on
+    release; one synthetic, running the user's own arm (its twin m)."""
     private = tmp / "private"
-    private.mkdir(parents=True)
+    arms = private / "arms"
+    (arms / "prompts").mkdir(parents=True)
     for name in ("atlas.claude-code.jsonl", "atlas-facts.yaml"):
         shutil.copy(DATA / name, private / name)
-    return {"study": "own-session", "recall_max_tokens": 64,
-            "models": {"gw": gateway_model("acme/m", base_url, timeout_s=10)},
-            "scenarios": {"atlas": {"transcript": str(private / "atlas.claude-code.jsonl"),
-                                    "facts": str(private / "atlas-facts.yaml")}},
-            "sweeps": {"mine": {"scenario": "atlas", "models": ["gw"], "arms": ["m"],
-                                "repeats": 1}},
-            "release": {"publish_sessions": True}}
-
-
-def own_arms(tmp: Path, base_url: str) -> dict:
-    """One synthetic sweep running the user's own arm beside its twin m."""
-    arms = tmp / "private/arms"
-    (arms / "prompts").mkdir(parents=True)
     (arms / "prompts/compact.md").write_text("Summarise the session; keep every "
                                              "identifier.\n")
     (arms / "arms.yaml").write_text(yaml.safe_dump({"arms": {"mine": {
         "title": "my agent's compaction", "twin": "m", "system_prompt": "prompts/compact.md",
         "fold_budget_tokens": 2400, "carry_cap_tokens": 2400, "carry": "text"}}}))
-    return {"study": "own-arms", "scale": 0.01, "recall_max_tokens": 64,
+    return {"study": "own-inputs", "scale": 0.01, "recall_max_tokens": 64,
             "models": {"gw": gateway_model("acme/m", base_url, timeout_s=10)},
             "arms_file": str(arms / "arms.yaml"),
-            "sweeps": {"main": {"scenario": "distributed", "seed": 3, "models": ["gw"],
-                                "arms": ["mine"], "repeats": 1}}}
+            "scenarios": {"atlas": {"transcript": str(private / "atlas.claude-code.jsonl"),
+                                    "facts": str(private / "atlas-facts.yaml")}},
+            "sweeps": {"mine": {"scenario": "atlas", "models": ["gw"], "arms": ["m"],
+                                "repeats": 1},
+                       "main": {"scenario": "distributed", "seed": 3, "models": ["gw"],
+                                "arms": ["mine"], "repeats": 1}},
+            "release": {"publish_sessions": True}}
 
 
 def release_then_review(tmp: Path, name: str, config: dict) -> Path:
@@ -80,21 +75,16 @@ def release_then_review(tmp: Path, name: str, config: dict) -> Path:
     return package
 
 
-def test_own_session_and_own_arm_studies_rebuild_from_their_packages(tmp_path):
+def test_a_study_with_an_own_session_and_an_own_arm_rebuilds_from_its_package(tmp_path):
     models = [Model("acme/m", [Endpoint("A", "a", supported_parameters=ALL_PARAMETERS)])]
     with GatewayStandin(models, key=KEY) as gw:
-        # the two studies side by side, each in its own folder
-        with ThreadPoolExecutor(2) as pool:
-            session, arms = pool.map(
-                lambda name, make: release_then_review(tmp_path, name,
-                                                       make(tmp_path / name, gw.base_url)),
-                ("session", "arms"), (own_session, own_arms))
-    released = yaml.safe_load((session / "config.yaml").read_text())
+        package = release_then_review(tmp_path, "own", own_inputs(tmp_path / "own",
+                                                                  gw.base_url))
+    released = yaml.safe_load((package / "config.yaml").read_text())
     assert released["scenarios"]["atlas"]["transcript"] == "<local path: atlas.claude-code.jsonl>"
     # the own arm's method travels with the package, and the config points at it there
-    released = yaml.safe_load((arms / "config.yaml").read_text())
     assert released["arms_file"] == "arms/arms.yaml"
-    assert (arms / "arms/prompts/compact.md").read_text().startswith("Summarise the session")
-    crate = json.loads((arms / "ro-crate-metadata.json").read_text())
+    assert (package / "arms/prompts/compact.md").read_text().startswith("Summarise the session")
+    crate = json.loads((package / "ro-crate-metadata.json").read_text())
     assert {"arms/arms.yaml", "arms/prompts/compact.md"} <= {e.get("@id")
                                                              for e in crate["@graph"]}
