@@ -123,11 +123,13 @@ def _check_columns(df: pd.DataFrame, required: list[str], name: str) -> None:
                                     f"line {bad.index[0] + 2} is not a number")
         if c in columns.NUMERIC:
             # counts, sizes, fills and positions: none of them can be below zero
-            negative = col[pd.to_numeric(col, errors="coerce") < 0]
-            if len(negative):
-                raise EvidenceError(f"{name}: column {c} is malformed: {_cell(negative.iloc[0])} "
-                                    f"on line {negative.index[0] + 2} is negative")
-            _check_bounds(pd.to_numeric(col, errors="coerce"), c, name)
+            num = pd.to_numeric(col, errors="coerce")
+            negative = (num < 0).to_numpy(dtype=bool)
+            if negative.any():
+                i = int(negative.argmax())
+                raise EvidenceError(f"{name}: column {c} is malformed: {_cell(col.iloc[i])} "
+                                    f"on line {col.index[i] + 2} is negative")
+            _check_bounds(num, c, name)
         if c in columns.BOOLEAN and col.isna().any():
             src = {p: a for a, p in df.attrs.get("aliases", {}).items()}.get(c, c)
             raw = pd.read_csv(df.attrs["path"], usecols=[src], dtype=str,
@@ -148,10 +150,11 @@ def _check_bounds(num: pd.Series, c: str, name: str) -> None:
     move a statistic without failing it. (recall and fill are checked as the quotients
     they are, in check_consistency and check_rows_agree.)"""
     def refuse(mask: pd.Series, why: str) -> None:
-        bad = num[mask.fillna(False).astype(bool) & num.notna()]
-        if len(bad):
-            raise EvidenceError(f"{name}: column {c} is malformed: {float(bad.iloc[0])!r} on line "
-                                f"{bad.index[0] + 2} {why}")
+        bad = mask.fillna(False).to_numpy(dtype=bool) & num.notna().to_numpy()
+        if bad.any():
+            i = int(bad.argmax())
+            raise EvidenceError(f"{name}: column {c} is malformed: {float(num.iloc[i])!r} on line "
+                                f"{num.index[i] + 2} {why}")
 
     refuse(np.isinf(num), "is not a finite number")
     if c in columns.COUNTS:
@@ -394,10 +397,13 @@ def _check_opaque_trace(rows: pd.DataFrame, trace: pd.DataFrame,
 def _first(df: pd.DataFrame, mask: pd.Series) -> tuple[dict[str, Any], int] | None:
     """The first row where mask holds, its cells as Python values (so a refusal says `2`,
     never numpy's `np.int64(2)`), and its line in the file (line 1 is the header)."""
-    hits = df[mask.fillna(False).astype(bool)]
-    if not len(hits):
+    if not mask.index.equals(df.index):
+        mask = mask.reindex(df.index)
+    hit = mask.fillna(False).to_numpy(dtype=bool)
+    if not hit.any():  # the common case: nothing to refuse, no frame filtered
         return None
-    return {k: _python(v) for k, v in hits.iloc[0].items()}, int(hits.index[0]) + 2
+    i = int(hit.argmax())
+    return {k: _python(v) for k, v in df.iloc[i].items()}, int(df.index[i]) + 2
 
 
 def _python(v: Any) -> Any:
