@@ -38,10 +38,11 @@ def pytest_report_header(config, start_path) -> list[str]:
 # and one worker builds it. The tiny study is the exception: it is built once for all the
 # workers (tiny_study), since its build and the replays through SLURM after it are the
 # suite's longest chain; the cluster tests that replay it are its builder's group, and the
-# other tests that read it a group of their own that comes last, by when the build is
-# done. Every other file is a group of its own (its module fixtures built once;
-# test_model's rows are made once and reread), but for SPREAD, whose tests each go to
-# whichever worker is free. The groups that take longest come first, one on each worker,
+# other tests that read it come last, by when the build is done, each to whichever worker
+# is free (they only read it, so any worker may: on one worker they were the run's last
+# 26 s, the other two done). Every other file is a group of its own (its module fixtures
+# built once; test_model's rows are made once and reread), but for SPREAD, whose tests
+# each go to whichever worker is free. The groups that take longest come first, one on each worker,
 # and the rest follow; the cluster test that needs no tiny study is among them, on
 # another worker while the build goes on (SLURM is one per machine:
 # tests/support/slurm_cluster.py holds a lock from a cluster's start to its stop).
@@ -50,6 +51,7 @@ FIRST = ("tiny", "test_cluster_budget.py", "test_model.py", "evidence",
          "test_sessions_workflow.py")
 LAST = ("tiny-readers",)
 SPREAD: set[str] = set()
+SPREAD_GROUPS = {"tiny-readers"}  # ordered as one group, run as single tests
 
 
 def xdist_group(item: pytest.Item) -> str | None:
@@ -65,7 +67,7 @@ def xdist_group(item: pytest.Item) -> str | None:
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
-        if group := xdist_group(item):
+        if (group := xdist_group(item)) and group not in SPREAD_GROUPS:
             item.add_marker(pytest.mark.xdist_group(group))
     rank = {g: i for i, g in enumerate(FIRST)} | {g: len(FIRST) + 1 + i
                                                    for i, g in enumerate(LAST)}
