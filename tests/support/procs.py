@@ -9,17 +9,17 @@ run or an interrupted test the whole group goes: Snakemake and every job it star
 A Snakemake run that `run_group` starts is forked from a Python that has already imported
 Snakemake and whatever a dry run of the default study imports, the package included
 (snakemake_server.py, one per test process), not started afresh. Importing is most of a
-start: a dry run of the tiny study took 1.12 s of CPU started afresh, 0.39 s forked from
-a Python that had imported Snakemake alone, and 0.16 s forked from one that had imported
-the rest as well (5 of each, 2026-12-06, one 2-core Intel Xeon machine); the suite
-starts Snakemake about 180 times. The forked run is Snakemake's own entry point with
-the arguments, directory, environment, standard streams, session and sys.path[0] that
-`python -m snakemake` would have; its jobs are new processes as always. A run whose
-environment changes how the interpreter itself starts (a PYTHON* variable, the locale) is
-started afresh, as is any other command (a test that runs another tree's package sets
-PYTHONPATH). One difference stays: the runs forked from one
-server share its hash seed, where runs started afresh each draw one (the order of a set
-may differ between two fresh runs, not between two forked ones).
+start: a dry run of the tiny study took 1.12 s of CPU started afresh, and 0.14 s forked
+from a Python that had imported the rest and made Snakemake's plugin registries as well
+(2026-12-06, one 2-core Intel Xeon machine); the suite starts Snakemake about 180 times.
+The forked run is Snakemake's own entry point with the arguments, directory,
+environment, standard streams, session and sys.path[0] that `python -m snakemake` would
+have; its jobs are new processes as always. A run whose environment changes how the
+interpreter itself starts (a PYTHON* variable, the locale) is started afresh, as is any
+other command (a test that runs another tree's package sets PYTHONPATH). One difference
+stays: the runs forked from one server share its hash seed, where runs started afresh
+each draw one (the order of a set may differ between two fresh runs, not between two
+forked ones).
 """
 
 from __future__ import annotations
