@@ -42,9 +42,9 @@ def pytest_report_header(config, start_path) -> list[str]:
 # is free (they only read it, so any worker may: on one worker they were the run's last
 # 26 s, the other two done). Every other file is a group of its own (its module fixtures
 # built once; test_model's rows are made once and reread), but for SPREAD, whose tests
-# each go to whichever worker is free. The groups that take longest come first, one on each worker,
-# and the rest follow; the cluster test that needs no tiny study is among them, on
-# another worker while the build goes on (SLURM is one per machine:
+# each go to whichever worker is free. The groups that take longest come first, one on
+# each worker, and the rest follow; the cluster test that needs no tiny study is among
+# them, on another worker while the build goes on (SLURM is one per machine:
 # tests/support/slurm_cluster.py holds a lock from a cluster's start to its stop).
 SHARED_BUILDS = {"tiny_study": "tiny", "evidence_build": "evidence"}
 FIRST = ("tiny", "test_cluster_budget.py", "test_model.py", "evidence",
