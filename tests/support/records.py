@@ -85,12 +85,10 @@ def graded_frames(recs: list[dict[str, Any]], tmp_path: Path, grading: dict[str,
                   fx: Fixture | None = None) -> list[Any]:
     """rows, checks and trace of these records, graded and written as the evidence
     writes them, then read back as every reader reads them."""
-    import pandas as pd
-
     from foldstudy.evidence import columns
-    from foldstudy.evidence.load import read_table, write_table
+    from foldstudy.evidence.load import read_table
     from foldstudy.grade.grader import StockSignature
-    from foldstudy.grade.rows import grade_record
+    from foldstudy.grade.rows import grade_record, write_rows
     from foldstudy.grade.trace import fact_trace
 
     fx = fx or fixture()
@@ -105,6 +103,6 @@ def graded_frames(recs: list[dict[str, Any]], tmp_path: Path, grading: dict[str,
     for name, data, cols in (("rows", rows, columns.ROWS), ("checks", checks, columns.CHECKS),
                              ("trace", trace, columns.TRACE)):
         path = tmp_path / f"{name}.csv"
-        write_table(pd.DataFrame(data, columns=cols), path)
+        write_rows(data, cols, str(path))
         out.append(read_table(path))
     return out

@@ -8,15 +8,12 @@ import json
 import logging
 from typing import Any
 
-import pandas as pd
-
 from ..backends.base import REPETITION
 from ..carriers.identifier_index import recall_carrier
 from ..carriers.registry import carrier_of, opaque_kinds
 from ..errors import StudyError
 from ..evidence import columns
-from ..evidence.load import write_table
-from ..io import load_yaml, read_json
+from ..io import load_yaml, read_json, write_records_csv
 from ..records.run_record import REQUIRED, Fold, RunRecord, as_record
 from ..study.fixture_types import Fact, Fixture
 from ..study.plan import run_of_path
@@ -299,8 +296,16 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def frame(records: list[dict[str, Any]], cols: list[str]) -> pd.DataFrame:
+def frame(records: list[dict[str, Any]], cols: list[str]) -> Any:
+    """The records as a pandas frame (a staged decision's look reads them so)."""
+    import pandas as pd  # not at the top: the grade job writes its tables without pandas
+
     return pd.DataFrame(records, columns=cols)
+
+
+def write_rows(records: list[dict[str, Any]], cols: list[str], path: str) -> None:
+    """An evidence table from records, as evidence.load.write_table writes their frame."""
+    write_records_csv(records, cols, path, columns.BOOLEAN)
 
 
 def grade_runs(fixture_path: str, run_paths: list[str], grading_yaml: str, arms_yaml: str
@@ -334,10 +339,10 @@ def grade_sweep(fixture_path: str, run_paths: list[str], grading_yaml: str, arms
     rows, checks, folds, trace, older = grade_runs(fixture_path, run_paths, grading_yaml,
                                                    arms_yaml)
     if trace_out:
-        write_table(frame(trace, columns.TRACE), trace_out)
-    write_table(frame(rows, columns.ROWS), rows_out)
-    write_table(frame(checks, columns.CHECKS), checks_out)
-    write_table(frame(folds, columns.FOLDS), folds_out)
+        write_rows(trace, columns.TRACE, trace_out)
+    write_rows(rows, columns.ROWS, rows_out)
+    write_rows(checks, columns.CHECKS, checks_out)
+    write_rows(folds, columns.FOLDS, folds_out)
     if older:
         log.warning("%d of %d records predate model_chars/model_clipped: their fill and "
                     "folds clipped are measured on the carry, labels included (a record "
