@@ -13,7 +13,13 @@ import pytest
 from foldstudy.evidence import columns
 from foldstudy.evidence.load import write_table
 from foldstudy.grade.rows import write_rows
-from foldstudy.io import write_csv, write_records_csv
+from foldstudy.io import (
+    concat_text_tables,
+    read_text_table,
+    write_csv,
+    write_records_csv,
+    write_text_table,
+)
 
 from .support.synthetic import synthetic_package, synthetic_trace
 
@@ -101,3 +107,41 @@ def test_the_paper_sized_package_is_the_same_bytes_from_records(tmp_path):
         write_rows(records, cols, str(tmp_path / f"{name}.csv"))
         assert (tmp_path / f"{name}.csv").read_bytes() == \
             (tmp_path / f"{name}-pandas.csv").read_bytes(), name
+
+
+def pandas_join(paths, out, sep=","):
+    """What the evidence job wrote before: each part read as text by pandas, the parts
+    concatenated, the frame written."""
+    dfs = [pd.read_csv(p, sep=sep, dtype=str, keep_default_na=False) for p in paths]
+    (pd.concat(dfs, ignore_index=True) if dfs else pd.DataFrame()).to_csv(
+        out, index=False, lineterminator="\n")
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_text_tables_are_joined_as_pandas_joins_them(tmp_path, seed):
+    """Parts written by the record writer (or with their columns in another order, or
+    one column fewer) joined as text give the bytes pandas gave."""
+    rng = random.Random(seed)
+    for _ in range(300):
+        paths = []
+        records, cols, booleans = random_table(rng)
+        for i in range(rng.randint(0, 3)):
+            part = cols[::-1] if rng.random() < 0.2 else \
+                cols[:-1] if len(cols) > 1 and rng.random() < 0.2 else cols
+            write_records_csv(records[i:], part, tmp_path / f"part{i}.csv", booleans)
+            paths.append(tmp_path / f"part{i}.csv")
+        pandas_join(paths, tmp_path / "pandas.csv")
+        write_text_table(*concat_text_tables([read_text_table(p) for p in paths]),
+                         tmp_path / "ours.csv")
+        assert (tmp_path / "ours.csv").read_text(encoding="utf-8") == \
+            (tmp_path / "pandas.csv").read_text(encoding="utf-8"), (records, cols)
+
+
+def test_a_tsv_is_rewritten_as_a_csv_as_pandas_did(tmp_path):
+    tsv = tmp_path / "summary.tsv"
+    tsv.write_text('model\tverdict\treason\na\tok\t\nb\trefused\tno key, "none"\n',
+                   encoding="utf-8")
+    pandas_join([tsv], tmp_path / "pandas.csv", sep="\t")
+    write_text_table(*read_text_table(tsv, delimiter="\t"), tmp_path / "ours.csv")
+    assert (tmp_path / "ours.csv").read_text() == (tmp_path / "pandas.csv").read_text() \
+        == 'model,verdict,reason\na,ok,\nb,refused,"no key, ""none"""\n'

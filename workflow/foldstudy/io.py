@@ -297,6 +297,41 @@ def _g(v: Any) -> str:
     return "" if _missing(v) else f"{float(v):.6g}"
 
 
+def read_text_table(path: str | Path, delimiter: str = ",") -> tuple[list[str], list[list[str]]]:
+    """A CSV (or TSV) as its header and its rows, every cell the text as written: what
+    pandas reads with dtype=str and keep_default_na=False (a blank line skipped, a short
+    row padded with empty cells), without importing pandas."""
+    with open(path, newline="", encoding="utf-8") as f:
+        lines = [r for r in csv.reader(f, delimiter=delimiter) if r]
+    if not lines:
+        return [], []
+    header = lines[0]
+    return header, [r + [""] * (len(header) - len(r)) for r in lines[1:]]
+
+
+def concat_text_tables(tables: Sequence[tuple[list[str], list[list[str]]]]
+                       ) -> tuple[list[str], list[list[str]]]:
+    """Text tables one after another, as pd.concat joins their frames: the columns in
+    the order they first appear, a column a table lacks empty in its rows."""
+    header = list(dict.fromkeys(c for h, _ in tables for c in h))
+    rows = []
+    for h, rs in tables:
+        at = {c: i for i, c in enumerate(h)}
+        rows += rs if h == header else [[r[at[c]] if c in at else "" for c in header]
+                                        for r in rs]
+    return header, rows
+
+
+def write_text_table(header: Sequence[str], rows: Iterable[Sequence[str]],
+                     path: str | Path) -> None:
+    """A text table as a CSV, as pandas' to_csv writes a frame of strings."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    write_text(buf.getvalue(), path)
+
+
 def write_tsv(rows: Iterable[dict[str, Any]], columns: Sequence[str], path: str | Path) -> None:
     """A tab-separated table of dict rows in the given column order (the operator's
     pages: results/probe/summary.tsv, results/audit/plan.tsv), written atomically."""

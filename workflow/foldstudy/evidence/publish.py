@@ -7,23 +7,20 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from ..errors import StudyError
-from ..io import write_json
+from ..io import concat_text_tables, read_text_table, write_json, write_text_table
 from . import provenance as pv
 
 log = logging.getLogger(__name__)
 
 
 def merge_evidence(parts: dict[str, list[str]], outs: dict[str, str]) -> None:
-    """Concatenate the per-sweep tables into results/evidence/."""
+    """Concatenate the per-sweep tables into results/evidence/, each cell's text kept
+    (no pandas: this job only joins text, and importing pandas was most of its time)."""
     for name, paths in parts.items():
-        dfs = [pd.read_csv(p, dtype=str, keep_default_na=False) for p in paths]
-        df = pd.concat(dfs, ignore_index=True) if dfs else pd.DataFrame()
-        Path(outs[name]).parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(outs[name], index=False, lineterminator="\n")
-        log.info("%s: %d lines from %d sweeps", outs[name], len(df), len(paths))
+        header, rows = concat_text_tables([read_text_table(p) for p in paths])
+        write_text_table(header, rows, outs[name])
+        log.info("%s: %d lines from %d sweeps", outs[name], len(rows), len(paths))
 
 
 class NothingRan(StudyError, RuntimeError):
@@ -36,15 +33,17 @@ def refuse_a_study_that_never_ran(rows_parts: list[str], probe_summary: str | No
     Otherwise a missing GGUF or a missing key ends as a "successful" study whose every
     row is not_run, and the tables report nothing as if it were a result.
     """
-    rows = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in rows_parts],
-                     ignore_index=True) if rows_parts else pd.DataFrame()
-    if rows.empty or not rows["invalid_reason"].str.startswith("not_run:").all():
+    header, rows = concat_text_tables([read_text_table(p) for p in rows_parts])
+    if not rows:
+        return
+    reason = header.index("invalid_reason")
+    if not all(r[reason].startswith("not_run:") for r in rows):
         return
     why = []
     if probe_summary and Path(probe_summary).is_file():
-        probes = pd.read_csv(probe_summary, sep="\t", dtype=str, keep_default_na=False)
+        cols, verdicts = read_text_table(probe_summary, delimiter="\t")
         why = [f"  {r['model']}: {r['verdict']} ({r['reason']})"
-               for r in probes.to_dict("records")]
+               for r in (dict(zip(cols, v, strict=True)) for v in verdicts)]
     raise NothingRan(f"no run of this study could run: all {len(rows)} rows were refused "
                      "before any call, so there is no evidence to publish. Probe verdicts "
                      f"({probe_summary}):\n" + "\n".join(why))
@@ -59,8 +58,9 @@ def refuse_row_id_collisions(rows_parts: list[str]) -> None:
     is refused naming both files and the run records behind them."""
     seen: dict[str, str] = {}
     for p in rows_parts:
-        ids = pd.read_csv(p, dtype=str, keep_default_na=False, usecols=["row_id"])["row_id"]
-        for rid in ids:
+        header, rows = read_text_table(p)
+        at = header.index("row_id")
+        for rid in (r[at] for r in rows):
             if rid in seen and seen[rid] != p:
                 raise RowIdCollision(
                     f"{p} and {seen[rid]} both hold row_id {rid!r}: two run records claim "
@@ -82,8 +82,7 @@ def publish_evidence(parts: dict[str, list[str]], outs: dict[str, str], manifest
     artifacts = {Path(p).name: p for p in outs.values()}
     if probes is not None:
         tsv, csv_out = probes
-        pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False).to_csv(
-            csv_out, index=False, lineterminator="\n")
+        write_text_table(*read_text_table(tsv, delimiter="\t"), csv_out)
         artifacts[Path(csv_out).name] = csv_out
     write_json(pv.build_manifest(artifacts, config), manifest_out)
     log.info("manifest: %s", ", ".join(f"{k} ({pv.csv_rows(v)} rows)"
