@@ -83,7 +83,8 @@ echo "       building llama-cpp-python from source; pip caches that wheel for ne
 # the build's C++ files, loaded only by the image chat handlers, which the study never
 # uses).
 # One pip call installs it with the workflow (its `embedded` extra) and, with --tests, the
-# tests' tools: one resolve and one build of the package's editable wheel, not three.
+# tests' tools: one resolve and one build of the package's editable wheel, where three
+# calls built it twice.
 extras="embedded,cluster"
 [ "$tests" = true ] && extras="$extras,test"
 CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF" \
