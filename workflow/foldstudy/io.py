@@ -268,11 +268,7 @@ def write_records_csv(records: Sequence[dict[str, Any]], columns: Sequence[str],
     against pandas on records of every such kind (ints within int64, as every count is).
     """
     cells = [_csv_column([r.get(c) for r in records], c in booleans) for c in columns]
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(columns)
-    w.writerows(zip(*cells, strict=True) if cells else [])
-    write_text(buf.getvalue(), path)
+    write_text_table(columns, zip(*cells, strict=True), path)
 
 
 def _missing(v: Any) -> bool:
