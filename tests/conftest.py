@@ -112,7 +112,10 @@ def tiny_study(tmp_path_factory, request) -> Path:
             pytest.fail(f"the tiny study failed on another worker:\n{failed.read_text()}")
         if not built.exists():
             workdir.mkdir(exist_ok=True)
-            p = snakemake(workdir, "-c2", "results/tables", "--configfile", str(TINY_CONFIG))
+            # its jobs start afresh, as outside the tests (procs.py: the one build where
+            # every job script imports what it needs itself)
+            p = snakemake(workdir, "-c2", "results/tables", "--configfile", str(TINY_CONFIG),
+                          env={**os.environ, "FOLDSTUDY_FRESH_JOBS": "1"})
             if p.returncode != 0:
                 failed.write_text(p.stdout[-3000:] + p.stderr[-3000:])
                 pytest.fail(failed.read_text())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -137,3 +138,106 @@ def test_a_forked_run_that_times_out_takes_its_job_with_it(tmp_path):
     assert seen["ppid"] != os.getpid()
     pid = int((tmp_path / "shell.pid").read_text())
     assert gone_soon(pid), "the forked run's job outlived its timeout"
+
+
+# A Snakefile whose script job says what process it ran in (the job runs config[sleep] s
+# first), whose other job fails with a bug's traceback, and whose shell job runs the
+# run's sys.executable as a command.
+JOBS_SNAKEFILE = """
+import sys
+rule seen:
+    output: "seen.json"
+    params: sleep=config.get("sleep", 0)
+    script: "seen.py"
+rule fail:
+    output: "failed.txt"
+    script: "fail.py"
+rule command:
+    output: "command.txt"
+    shell: sys.executable + " -c 'import sys; print(sys.argv[1:])' one two > {output}"
+"""
+SEEN_PY = """
+import json, os, sys, tempfile, time
+warm = "pandas" in sys.modules
+open("job.pid", "w").write(str(os.getpid()))
+time.sleep(snakemake.params.sleep)
+json.dump({"warm": warm, "session": os.getsid(0) == os.getpid(), "cwd": os.getcwd(),
+           "path0": sys.path[0], "argv0": os.path.dirname(sys.argv[0]),
+           "exe": sys.executable, "x": os.environ.get("FS_X"),
+           "tmp": tempfile.gettempdir(), "name": __name__, "file": __file__},
+          open(snakemake.output[0], "w"))
+"""
+FAIL_PY = """
+def deep():
+    raise ValueError("a bug")
+deep()
+"""
+
+
+def jobs_run(tmp_path: Path, *args: str, fresh: bool = False, timeout: float = 120,
+             **env: str) -> subprocess.CompletedProcess:
+    for name, text in [("Snakefile", JOBS_SNAKEFILE), ("seen.py", SEEN_PY),
+                       ("fail.py", FAIL_PY)]:
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, **env, **({"FOLDSTUDY_FRESH_JOBS": "1"} if fresh else {})}
+    return run_group([sys.executable, "-m", "snakemake", "-c1", *args], cwd=tmp_path,
+                     timeout=timeout, env=env)
+
+
+def test_a_forked_runs_script_job_starts_as_python_script_would(tmp_path):
+    """The job is forked from the server (it finds pandas imported), and sees the
+    directory, environment, temporary folder, sys.path[0], sys.executable and __main__ a
+    job started afresh sees."""
+    seen = {}
+    for way in ("forked", "fresh"):
+        work = tmp_path / way
+        (work / "t").mkdir(parents=True)
+        p = jobs_run(work, "seen.json", fresh=way == "fresh", FS_X="given",
+                     TMPDIR=str(work / "t"))
+        assert p.returncode == 0, p.stderr
+        seen[way] = json.loads((work / "seen.json").read_text())
+    assert seen["forked"].pop("warm") and not seen["fresh"].pop("warm")
+    assert seen["forked"] == {**seen["forked"], "session": True, "x": "given",
+                              "exe": sys.executable, "name": "__main__",
+                              "tmp": str(tmp_path / "forked" / "t")}
+    fresh = {k: v.replace("/fresh", "/forked") if isinstance(v, str) else v
+             for k, v in seen["fresh"].items()}
+    assert seen["forked"] == {**fresh, "session": True}
+
+
+def test_a_forked_job_that_fails_prints_what_a_fresh_one_prints(tmp_path):
+    """A bug's traceback shows the script's frames only, and fails the job the same way."""
+    runs, tracebacks = {}, {}
+    for way in ("forked", "fresh"):
+        (tmp_path / way).mkdir()
+        runs[way] = p = jobs_run(tmp_path / way, "failed.txt", fresh=way == "fresh")
+        assert p.returncode == 1
+        lines = p.stderr[p.stderr.index("Traceback"):].splitlines()
+        tracebacks[way] = [re.sub(r"/(fresh|forked)/.*tmp\w+\.fail", "X", line)
+                           for line in lines[:6]]
+    assert tracebacks["forked"] == tracebacks["fresh"]
+    assert tracebacks["forked"][-1] == "ValueError: a bug"
+    assert "snakemake_server" not in runs["forked"].stderr
+
+
+def test_a_forked_runs_command_of_its_python_runs_the_python(tmp_path):
+    """Anything but a script job given to the run's sys.executable runs the interpreter
+    itself with the same arguments."""
+    p = jobs_run(tmp_path, "command.txt")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "command.txt").read_text() == "['one', 'two']\n"
+
+
+def test_a_forked_job_goes_with_its_run_on_a_timeout(tmp_path):
+    with pytest.raises(subprocess.TimeoutExpired):
+        jobs_run(tmp_path, "seen.json", "--config", "sleep=300", timeout=10)
+    pid = int((tmp_path / "job.pid").read_text())
+    assert gone_soon(pid), "the forked job outlived its run's timeout"
+
+
+def test_a_job_given_other_thread_counts_is_started_afresh(tmp_path):
+    """numpy's BLAS reads its thread count as it is imported: a job granted two threads
+    is not forked from a server that imported it with one."""
+    p = jobs_run(tmp_path, "seen.json", "-c2", "--set-threads", "seen=2")
+    assert p.returncode == 0, p.stderr
+    assert not json.loads((tmp_path / "seen.json").read_text())["warm"]
