@@ -152,6 +152,12 @@ rule seen:
 rule fail:
     output: "failed.txt"
     script: "fail.py"
+rule ending:
+    output: "ending.txt"
+    script: "ending.py"
+rule message:
+    output: "message.txt"
+    script: "message.py"
 rule command:
     output: "command.txt"
     shell: sys.executable + " -c 'import sys; print(sys.argv[1:])' one two > {output}"
@@ -172,12 +178,28 @@ def deep():
     raise ValueError("a bug")
 deep()
 """
+# Ends as an interpreter must: a thread still running, an atexit function, output left
+# in stdout's buffer.
+ENDING_PY = """
+import atexit, sys, threading, time
+atexit.register(lambda: open("atexit.txt", "w").write("ran"))
+def late():
+    time.sleep(0.5)
+    open("thread.txt", "w").write("joined")
+threading.Thread(target=late).start()
+open(snakemake.output[0], "w").write("x")
+sys.stdout.write("left in the buffer")
+"""
+MESSAGE_PY = """
+raise SystemExit("a message, not a number")
+"""
 
 
 def jobs_run(tmp_path: Path, *args: str, fresh: bool = False, timeout: float = 120,
              **env: str) -> subprocess.CompletedProcess:
     for name, text in [("Snakefile", JOBS_SNAKEFILE), ("seen.py", SEEN_PY),
-                       ("fail.py", FAIL_PY)]:
+                       ("fail.py", FAIL_PY), ("ending.py", ENDING_PY),
+                       ("message.py", MESSAGE_PY)]:
         (tmp_path / name).write_text(text)
     env = {**os.environ, **env, **({"FOLDSTUDY_FRESH_JOBS": "1"} if fresh else {})}
     return run_group([sys.executable, "-m", "snakemake", "-c1", *args], cwd=tmp_path,
@@ -218,6 +240,18 @@ def test_a_forked_job_that_fails_prints_what_a_fresh_one_prints(tmp_path):
     assert tracebacks["forked"] == tracebacks["fresh"]
     assert tracebacks["forked"][-1] == "ValueError: a bug"
     assert "snakemake_server" not in runs["forked"].stderr
+
+
+def test_a_forked_job_ends_as_an_interpreter_ends(tmp_path):
+    """Its threads are joined and its atexit functions run before it ends, what it left
+    in stdout's buffer is written, and SystemExit with a message prints it and fails."""
+    p = jobs_run(tmp_path, "ending.txt")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "thread.txt").read_text() == "joined"
+    assert (tmp_path / "atexit.txt").read_text() == "ran"
+    assert "left in the buffer" in p.stdout + p.stderr
+    p = jobs_run(tmp_path, "message.txt")
+    assert p.returncode == 1 and "a message, not a number" in p.stderr
 
 
 def test_a_forked_runs_command_of_its_python_runs_the_python(tmp_path):

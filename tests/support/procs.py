@@ -19,23 +19,29 @@ snakemake` would have. A run whose environment changes how the interpreter itsel
 runs another tree's package sets PYTHONPATH).
 
 The same server forks the run's script jobs (job_client.py stands in for `python SCRIPT`
-as the run's sys.executable): it has also imported every module of the package and every
-module the package and the job scripts import (pandas, scipy.stats, matplotlib, llama_cpp),
-so a job starts without importing them. The tiny study rerun with --forceall took 5.8 s of
-CPU so against 10.3 s with its jobs started afresh (three pairs in one process,
-2026-12-06, one 2-core Intel Xeon machine). A forked job has the directory, environment,
-standard streams, temporary folder, sys.path[0], sys.argv and __main__ that `python
-SCRIPT` would; its traceback shows the script's frames; it goes when its run's group is
-killed. A job whose environment differs from the server's in what is read at start or
-import (the interpreter's variables, the locale, the BLAS and OpenMP thread counts,
-matplotlib's and the home and XDG folders) is started afresh; so are all the jobs of a
-run whose environment sets FOLDSTUDY_FRESH_JOBS. Two differences stay: the runs and jobs
-forked from one server share its hash seed, where processes started afresh each draw one
-(the order of a set may differ between two fresh runs, not between two forked ones); and
-a job finds modules imported that a fresh one would import itself, so an import-order
-fault shows only where jobs start afresh: the tiny study's own build, which sets
-FOLDSTUDY_FRESH_JOBS (tests/conftest.py), the runs of another tree's package, and every
-job under SLURM.
+as the run's sys.executable). It has also imported every module of the package and every
+module the package and the job scripts import (pandas, scipy.stats, matplotlib,
+llama_cpp), so a job starts without importing them. A forked run or job ends as the
+interpreter ends (threads joined, atexit functions run, streams flushed) but without its
+teardown of every module, which touched, and so copied, each page it shared with the
+server. `bench/forked_jobs.py` reruns a stand-in study's 22 jobs: 3.98 s of CPU against
+10.79 s with its jobs started afresh (ratio 0.37, 3 pairs, 2026-12-06 08:20, one 2-core
+Intel Xeon machine). A forked job has the directory, environment, standard streams,
+temporary folder, sys.path[0], sys.argv and __main__ that `python SCRIPT` would; its
+traceback shows the script's frames; it goes when its run's group is killed. A job whose
+environment differs from the server's in what is read at start or import (the
+interpreter's variables, the locale, the BLAS and OpenMP thread counts, matplotlib's,
+the home and the XDG folders) is started afresh; so are all the jobs of a run whose
+environment sets FOLDSTUDY_FRESH_JOBS.
+
+Three differences stay. The runs and jobs forked from one server share its hash seed,
+where processes started afresh each draw one (the order of a set may differ between two
+fresh runs, not between two forked ones). A file a module still holds open, unflushed,
+when a forked process ends is not flushed (logging's handlers are: an atexit function
+closes them). And a job finds modules imported that a fresh one would import itself, so
+an import-order fault shows only where jobs start afresh: the tiny study's own build,
+which sets FOLDSTUDY_FRESH_JOBS (tests/conftest.py), the runs of another tree's package,
+and every job under SLURM.
 """
 
 from __future__ import annotations
