@@ -162,9 +162,8 @@ def _take_over(request: dict[str, Any], fds: list[int]) -> None:
 
 def _become_the_run(request: dict[str, Any], fds: list[int]) -> None:
     """In the forked child: the process state `python -m snakemake ARGS` would start with
-    (_take_over, sys.path[0], sys.argv), then Snakemake's own entry point. Its SystemExit
-    is not caught here: it ends this process the way it ends an interpreter (non-daemon
-    threads joined, atexit run, streams flushed)."""
+    (_take_over, sys.path[0], sys.argv), then Snakemake's own entry point, whose
+    SystemExit ends this process as the interpreter would end it (_leave)."""
     _take_over(request, fds)
     sys.path[0] = os.getcwd()  # what -m puts first
     sys.argv = [MAIN, *request["args"]]
