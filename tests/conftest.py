@@ -84,14 +84,14 @@ def pytest_runtest_setup(item) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def session_cache_key(tmp_path_factory) -> Path:
-    """The session cache's signing key (study/session_cache.py) for the whole run, every
+    """The caches' signing key (io.cache_signing_key) for the whole run, every
     worker and every Snakemake the tests start: beside the run's temporary directories,
     never the user's own cache home, and one file, so a build one worker made is read by
     another as the cache's own."""
-    from foldstudy.study.session_cache import KEY_FILE_ENV
+    from foldstudy.io import CACHE_KEY_FILE_ENV
 
     key = tmp_path_factory.getbasetemp().parent / "foldstudy-session-cache.key"
-    os.environ[KEY_FILE_ENV] = str(key)
+    os.environ[CACHE_KEY_FILE_ENV] = str(key)
     return key
 
 

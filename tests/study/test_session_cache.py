@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from foldstudy.io import CACHE_KEY_FILE_ENV
 from foldstudy.study import session_cache
 from foldstudy.study.session_cache import read_cached, secrets_cached
 from foldstudy.transcripts import SessionError, Transcript, read_transcript
@@ -217,7 +218,7 @@ def test_an_emptied_secret_scan_keeps_the_credential_warning(tmp_path, monkeypat
 
 def test_a_signing_key_in_a_read_only_place_means_no_cache_not_an_error(tmp_path,
                                                                         monkeypatch, parses):
-    monkeypatch.setenv(session_cache.KEY_FILE_ENV, str(tmp_path / "nodir" / "x" / "k"))
+    monkeypatch.setenv(CACHE_KEY_FILE_ENV, str(tmp_path / "nodir" / "x" / "k"))
     (tmp_path / "nodir").write_text("a file where a directory would be", encoding="utf-8")
     p, cache = session(tmp_path), tmp_path / "cache"
     assert read_cached(p, where=cache) == read_cached(p, where=cache) == read_transcript(p)

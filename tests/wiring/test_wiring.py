@@ -8,11 +8,13 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import os
 import re
 
 import pytest
 import yaml
 
+from foldstudy.backends.prompt_states import STATES_ENV
 from foldstudy.errors import StudyError
 from foldstudy.study.config import ConfigError
 from foldstudy.study.design import look_is_final, repeats_after, repeats_stopped
@@ -27,9 +29,10 @@ DECIDE = {"pair": ["j", "m"], "margin": 0.10, "max_repeats": 24, "looks": 3}
 
 @pytest.fixture
 def here(tmp_path, monkeypatch):
-    """A working directory of its own, and the session cache under it."""
+    """A working directory of its own, and the session cache and prompt states under it."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(CACHE_ENV, raising=False)
+    monkeypatch.delenv(STATES_ENV, raising=False)
     return tmp_path
 
 
@@ -63,6 +66,9 @@ def test_the_default_study_wires_its_runs_relative_to_the_working_directory(here
     assert set(w.decision.pricing()["arms"]) == {r.arm for r in w.study.runs}
     assert w.decision.decide_first == {} and not any(n.startswith("decide:") for n in w.notes)
     assert w.outputs.reader_outputs()[-2:] == ["results/viewer", "results/compare"]
+    # the caches live and go with Snakemake's own state under .snakemake/
+    assert os.environ[CACHE_ENV] == str(here / ".snakemake/foldstudy/sessions")
+    assert os.environ[STATES_ENV] == str(here / ".snakemake/foldstudy/prompt-states")
 
 
 def test_a_staged_decision_is_planned_once_and_said_in_the_notes(here, base):

@@ -11,10 +11,12 @@ import contextlib
 import csv
 import errno
 import hashlib
+import hmac
 import io
 import json
 import logging
 import os
+import secrets
 import sys
 import tempfile
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -364,6 +366,54 @@ def sha256_file(path: str | Path) -> str:
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------- signed caches
+# The caches under .snakemake/foldstudy/ (a parsed session, study/session_cache.py; a
+# read prompt's model state, backends/prompt_states.py) sign each entry, because whoever
+# can write the working directory can plant one: an entry is used only if this user's
+# key, kept outside the working directory, signed it for its kind and key.
+
+# The file holding the key; unset, under the user's cache home.
+CACHE_KEY_FILE_ENV = "FOLDSTUDY_CACHE_KEY_FILE"
+CACHE_KEY_BYTES = 32
+
+
+def cache_key_file() -> Path:
+    """Where the signing key is kept: CACHE_KEY_FILE_ENV, else the user's cache home."""
+    if named := os.environ.get(CACHE_KEY_FILE_ENV):
+        return Path(named)
+    home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(home) / "foldstudy" / "session-cache.key"
+
+
+def cache_signing_key() -> bytes | None:
+    """The key entries are signed with, made on first use (random, mode 0600); None
+    where it cannot be read or made (a read-only home): then nothing is cached."""
+    path = cache_key_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    else:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(CACHE_KEY_BYTES))
+    try:
+        key = path.read_bytes()
+    except OSError:
+        return None
+    return key if len(key) >= CACHE_KEY_BYTES else None  # half-written by a racing command
+
+
+def cache_mac(secret: bytes, kind: str, key: str, payload: bytes | memoryview) -> str:
+    """The HMAC-SHA256 of an entry's kind, key and bytes (hex); the payload is hashed in
+    place, not copied (a prompt state is a hundred megabytes)."""
+    h = hmac.new(secret, f"{kind}\0{key}\0".encode(), hashlib.sha256)
+    h.update(payload)
     return h.hexdigest()
 
 

@@ -38,6 +38,7 @@ from .base import (
     chat_body,
     served_record,
 )
+from .prompt_states import PromptStates, reading_salt, stateful_llama
 from .registry import register_backend
 
 log = logging.getLogger(__name__)
@@ -240,16 +241,18 @@ class EmbeddedBackend(Backend):
                 f"{path.name}: sha256 {digest} does not match the pinned {expected}",
                 retryable=False,
             )
-        from llama_cpp import Llama  # heavy import, only for jobs that run the model
-
         threads = int(cfg["threads"])
         self.flash_attn = bool(cfg["flash_attn"])
         # Flash attention reads a long prompt faster on the CPU (docs/benchmarks.md: a
         # 6,100-token prompt at two threads in 0.61 of the time). It changes how the sums
         # are ordered, not what is asked, so it is not in the identity, as threads are not.
-        self.llm = Llama(model_path=str(path), n_ctx=int(cfg["n_ctx"]), n_threads=threads,
-                         n_threads_batch=threads, seed=0, verbose=False,
-                         flash_attn=self.flash_attn)
+        self.llm = stateful_llama()(model_path=str(path), n_ctx=int(cfg["n_ctx"]),
+                                    n_threads=threads, n_threads_batch=threads, seed=0,
+                                    verbose=False, flash_attn=self.flash_attn)
+        # A long prompt another job read already (the ceiling's recall turn of each
+        # repeat) is taken from the state that reading kept, bit for bit the same.
+        self.llm.prompt_states = PromptStates.from_env(
+            reading_salt(digest, self.llm.context_params))
         self.tokenizer = GGUFTokenizer(self.llm)
         self.context_length = int(cfg["n_ctx"])
         self.stop_on_repeat = bool(cfg["stop_on_repeat"])
@@ -312,6 +315,9 @@ class EmbeddedBackend(Backend):
             # the reply can differ. Each call starts from an empty cache, so a reply
             # depends on its request alone, as the response store assumes.
             self.llm.reset()
+        states = self.llm.prompt_states
+        if states:
+            states.restored = 0
         try:
             out = self.llm.create_chat_completion(**body)
         except ValueError as e:
@@ -336,6 +342,9 @@ class EmbeddedBackend(Backend):
                                  Path(str(out.get("model") or "")).name or None,
                                  judged=False),
             raw={"id": out.get("id"), "model": out.get("model"), "usage": usage}
-            | ({"repeat_period": watch.period} if watch and watch.period else {}),
+            | ({"repeat_period": watch.period} if watch and watch.period else {})
+            # latency_s then leaves out reading these tokens: another job read them
+            | ({"prompt_tokens_from_state": states.restored} if states and states.restored
+               else {}),
         )
 

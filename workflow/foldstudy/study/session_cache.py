@@ -17,11 +17,12 @@ agent works is a new entry at each change).
 Trust: whoever can write the working directory can write this cache, so an entry is data
 that cannot run code (JSON, rebuilt field by field into the reader's dataclasses, a value
 of the wrong type refused), and it is signed with an HMAC-SHA256 over its kind, its key
-and its bytes, under a key kept outside the working directory (KEY_FILE_ENV, else
-`$XDG_CACHE_HOME/foldstudy/session-cache.key`, made once, readable by the user alone). An
-edited entry (fixture text the transcript never had, an emptied secret scan), an entry
-copied under another key, or a file the cache did not write is discarded and rebuilt, and
-the log says so in one line; a pickle of an earlier version is never opened, only removed.
+and its bytes, under a key kept outside the working directory (io.cache_signing_key: the
+file FOLDSTUDY_CACHE_KEY_FILE names, else `$XDG_CACHE_HOME/foldstudy/session-cache.key`,
+made once, readable by the user alone). An edited entry (fixture text the transcript
+never had, an emptied secret scan), an entry copied under another key, or a file the
+cache did not write is discarded and rebuilt, and the log says so in one line; a pickle
+of an earlier version is never opened, only removed.
 
 Where: the directory FOLDSTUDY_SESSION_CACHE names; foldstudy/wiring/ (load_wiring) sets it to
 `.snakemake/foldstudy/sessions/` of the working directory, so the cache lives and goes
@@ -37,7 +38,6 @@ import json
 import logging
 import os
 import re
-import secrets
 import sys
 import tempfile
 import types
@@ -50,15 +50,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import StudyError
+from ..io import cache_mac, cache_signing_key
 from ..transcripts import Transcript, read_transcript
 
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "FOLDSTUDY_SESSION_CACHE"
-# The file holding the key entries are signed with; unset, under the user's cache home:
-# never the working directory, which whoever plants an entry can write.
-KEY_FILE_ENV = "FOLDSTUDY_CACHE_KEY_FILE"
-KEY_BYTES = 32
 # The cache's place under a working directory (wiring.load_wiring sets CACHE_ENV to it).
 CACHE_DIR = Path(".snakemake") / "foldstudy" / "sessions"
 FORMAT = 2  # the layout of an entry; bumped when it changes (1: a pickle)
@@ -121,39 +118,6 @@ def scan_digest() -> str:
 
 def _key(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
-
-
-def key_file() -> Path:
-    """Where the signing key is kept: KEY_FILE_ENV, else the user's cache home."""
-    if named := os.environ.get(KEY_FILE_ENV):
-        return Path(named)
-    home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(home) / "foldstudy" / "session-cache.key"
-
-
-def signing_key() -> bytes | None:
-    """The key entries are signed with, made on first use (random, mode 0600); None
-    where it cannot be read or made (a read-only home): then nothing is cached."""
-    path = key_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    else:
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(KEY_BYTES))
-    try:
-        key = path.read_bytes()
-    except OSError:
-        return None
-    return key if len(key) >= KEY_BYTES else None  # half-written by a racing command
-
-
-def _mac(secret: bytes, kind: str, key: str, payload: bytes) -> str:
-    return hmac.new(secret, f"{kind}\0{key}\0".encode() + payload, hashlib.sha256).hexdigest()
 
 
 class ForeignEntry(StudyError, ValueError):
@@ -225,7 +189,7 @@ def _load(entry: Path, secret: bytes, kind: str, key: str, shape: Any) -> Any:
     ForeignEntry (said in the log) where it did not; FileNotFoundError where none is."""
     raw = entry.read_bytes()
     mac, _, payload = raw.partition(b"\n")
-    if not hmac.compare_digest(mac, _mac(secret, kind, key, payload).encode()):
+    if not hmac.compare_digest(mac, cache_mac(secret, kind, key, payload).encode()):
         raise ForeignEntry("its signature does not match (edited, copied from another "
                            "entry or another machine, or not written by this cache)")
     try:
@@ -245,7 +209,7 @@ def memo(kind: str, key: str, compute: Callable[[], T], shape: Any,
     cache that cannot be written (read-only, full) or a key that cannot be made only
     costs the next command a parse."""
     where = where if where is not None else cache_dir()
-    secret = signing_key() if where is not None else None
+    secret = cache_signing_key() if where is not None else None
     if where is None or secret is None:
         return compute()
     entry = where / f"{kind}-{key}.json"
@@ -267,7 +231,7 @@ def memo(kind: str, key: str, compute: Callable[[], T], shape: Any,
         fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{kind}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(_mac(secret, kind, key, payload).encode() + b"\n" + payload)
+                f.write(cache_mac(secret, kind, key, payload).encode() + b"\n" + payload)
             os.replace(tmp, entry)
         finally:
             if os.path.exists(tmp):

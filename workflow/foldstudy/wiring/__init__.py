@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..backends.prompt_states import STATES_DIR, STATES_ENV
 from ..backends.store import store_dir_problem
 from ..errors import StudyError
 from ..evidence.load import evidence_dir_problem, evidence_package_problem, pilot_problem
@@ -103,6 +104,9 @@ def load_wiring(config: dict[str, Any], flags: dict[str, Any], config_files: Seq
     # of the working directory, so a command's config check does not grow with the
     # session's size.
     os.environ.setdefault(CACHE_ENV, os.path.abspath(CACHE_DIR))
+    # A long prompt the embedded model read is kept there too, for the next job that
+    # reads the same words (backends/prompt_states.py).
+    os.environ.setdefault(STATES_ENV, os.path.abspath(STATES_DIR))
     study = load_study(config, schema, arm_table, resources, config_files=config_files)
     w = Wiring(study, schema, arm_table, os.path.relpath(resources))
     if size := study.plan_size():
