@@ -3,45 +3,60 @@ the fresh reading's, bit for bit, and a state this cache did not sign is never r
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 import os
+from typing import Any
 
 import llama_cpp
 import numpy as np
 import pytest
 
+from foldstudy.backends import embedded
 from foldstudy.backends.base import ChatRequest
-from foldstudy.backends.embedded import EmbeddedBackend
+from foldstudy.backends.embedded import EmbeddedBackend, packaged_weights
 from foldstudy.backends.prompt_states import (
     KIND,
     STATES_ENV,
     PromptStates,
     reading_salt,
+    stateful_llama,
 )
 from foldstudy.io import CACHE_KEY_FILE_ENV, cache_mac
 
-# About 600 tokens: one whole batch of 512 is kept, the last 90 or so read each time.
-SESSION = " ".join(f"[turn {i}] tool: port {8000 + i} moved to host h{i % 17}; "
-                   f"id=ab{i * 7919 % 100000:05d}." for i in range(20))
-MIN = 256  # the tests' threshold, so a short prompt is kept
+# The study's model reads in batches of 512: LONG has one whole batch to keep and some
+# sixty tokens read after it, the shortest prompt in which a reading split anywhere but
+# at a batch's end gives other bits (checked: split before the last token, it does).
+LONG = "Summarise: " + " ".join(f"[turn {i}] tool: port {8000 + i} moved to host "
+                                f"h{i % 17}; id=ab{i * 7919 % 100000:05d}." for i in range(20))
+# The backend's tests read in batches of BATCH, so a prompt of some sixty tokens has whole
+# batches to keep and a remainder to read, at a tenth of LONG's tokens.
+BATCH = 16
+SESSION = "port 8443 moved to host alpha; id=ab12345 is the migration."
+MIN = 32  # the tests' threshold, so a short prompt is kept
 
 
 def ask(seed: int, text: str = SESSION) -> ChatRequest:
     return ChatRequest(messages=({"role": "system", "content": "You answer briefly."},
                                  {"role": "user", "content": "Summarise: " + text}),
-                       max_tokens=16, temperature=0.2, seed=seed)
+                       max_tokens=8, temperature=0.2, seed=seed)
 
 
 @pytest.fixture
 def states(tmp_path, monkeypatch):
+    """The directory states are kept in, and models reading in batches of BATCH."""
     where = tmp_path / "states"
     monkeypatch.setenv(STATES_ENV, str(where))
+    monkeypatch.setattr(embedded, "stateful_llama",
+                        lambda: functools.partial(stateful_llama(), n_batch=BATCH))
     return where
 
 
 def model(min_tokens: int | None = MIN) -> EmbeddedBackend:
     """A model that keeps states (min_tokens) or, with None, reads every prompt afresh."""
-    backend = EmbeddedBackend("m", {"threads": 1, "n_ctx": 1024})
+    backend = EmbeddedBackend("m", {"threads": 1, "n_ctx": 256})
+    assert backend.llm.n_batch == BATCH
     if min_tokens is None:
         backend.llm.prompt_states = None
     else:
@@ -50,58 +65,79 @@ def model(min_tokens: int | None = MIN) -> EmbeddedBackend:
     return backend
 
 
-def last_logits(backend: EmbeddedBackend, prompt: list[int]) -> np.ndarray:
-    """The logits after reading a prompt's tokens from an empty cache."""
-    llm = backend.llm
-    llm.reset()
-    llm.eval(prompt)
+def last_logits(llm: Any) -> np.ndarray:
     return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1),
                                  shape=(llm.n_vocab(),)).copy()
 
 
+def whole_state(llm: Any) -> bytes:
+    """The model's state after a reading: the KV cache of every token read."""
+    size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
+    buf = (ctypes.c_uint8 * size)()
+    return ctypes.string_at(buf, llama_cpp.llama_state_get_data(llm._ctx.ctx, buf, size))
+
+
 @pytest.mark.model
-def test_a_reply_read_from_a_kept_state_is_the_fresh_readings_bit_for_bit(states):
+def test_a_kept_state_and_the_rest_read_after_it_are_a_fresh_reading_byte_for_byte(
+        tmp_path):
+    """At the study's batch of 512: one model reads LONG and keeps its first batch,
+    another loads it and reads the rest; its whole state and its last logits are the
+    bytes a model reading LONG afresh holds, so every reply after them is the same."""
+    def load(kept: bool) -> Any:
+        llm = stateful_llama()(model_path=str(packaged_weights()), n_ctx=1024, n_threads=1,
+                               n_threads_batch=1, seed=0, verbose=False, flash_attn=True)
+        assert llm.n_batch == 512
+        if kept:
+            llm.prompt_states = PromptStates(tmp_path, reading_salt("w", llm.context_params),
+                                             b"k" * 32, min_tokens=512)
+        return llm
+
+    fresh, keeper, reader = load(False), load(True), load(True)
+    prompt = fresh.tokenize(LONG.encode())
+    assert 512 + 32 < len(prompt) < 1024
+    try:
+        for llm in (fresh, keeper, reader):
+            llm.reset()
+            llm.eval(prompt)
+        assert keeper.prompt_states.restored == 0 and reader.prompt_states.restored == 512
+        assert whole_state(reader) == whole_state(fresh) == whole_state(keeper)
+        assert np.array_equal(last_logits(reader), last_logits(fresh))
+    finally:
+        for llm in (fresh, keeper, reader):
+            llm.close()
+
+
+@pytest.mark.model
+def test_the_backend_keeps_a_reading_and_the_next_model_answers_from_it(states, caplog):
     """The job that reads a prompt first keeps its whole batches; another model (a new
-    process's context) reads the rest and answers as a fresh reading does, under any
-    seed, and says how many tokens it did not read."""
+    process's context) reads the rest, answers as a fresh reading does, under each seed,
+    and its reply says how many tokens it did not read. A state edited on disk is
+    discarded, said in the log, and the prompt read afresh and kept again."""
     fresh, keeper, reader = model(None), model(), model()
     try:
         first = keeper.complete(ask(1))
         assert "prompt_tokens_from_state" not in first.raw
-        assert len(list(states.glob(f"{KIND}-*.bin"))) == 1
+        (entry,) = states.glob(f"{KIND}-*.bin")
+        kept = BATCH * ((first.prompt_tokens - 1) // BATCH)
+        assert kept >= MIN
         want = {seed: fresh.complete(ask(seed)).text for seed in (1, 2)}
         assert first.text == want[1]
         for seed in (1, 2):
             again = reader.complete(ask(seed))
-            assert again.raw["prompt_tokens_from_state"] == 512
+            assert again.raw["prompt_tokens_from_state"] == kept
             assert again.text == want[seed]
-        # the logits after the reading, not only the sampled words, are the same bits
-        prompt = list(fresh.llm.input_ids[:first.prompt_tokens])  # the chat template's
-        assert np.array_equal(last_logits(reader, prompt), last_logits(fresh, prompt))
-        assert reader.llm.prompt_states.restored == 512
+
+        data = bytearray(entry.read_bytes())
+        data[-100] ^= 0x01  # one flipped bit of the KV cache
+        entry.write_bytes(bytes(data))
+        with caplog.at_level(logging.WARNING):
+            afresh = reader.complete(ask(1))
+        assert "signature does not match" in caplog.text
+        assert "prompt_tokens_from_state" not in afresh.raw and afresh.text == want[1]
+        assert reader.complete(ask(1)).raw["prompt_tokens_from_state"] == kept
     finally:
         for b in (fresh, keeper, reader):
             b.close()
-
-
-@pytest.mark.model
-def test_a_state_edited_on_disk_is_discarded_and_the_prompt_read_afresh(states, caplog):
-    keeper = model()
-    try:
-        want = keeper.complete(ask(3)).text
-        (entry,) = states.glob(f"{KIND}-*.bin")
-        data = bytearray(entry.read_bytes())
-        data[-1000] ^= 0xFF  # one flipped bit of the KV cache
-        entry.write_bytes(bytes(data))
-        with caplog.at_level(logging.WARNING):
-            reply = keeper.complete(ask(3))
-        assert "signature does not match" in caplog.text
-        assert "prompt_tokens_from_state" not in reply.raw
-        assert reply.text == want
-        # read afresh, the state is kept again, and read from the next time
-        assert keeper.complete(ask(3)).raw["prompt_tokens_from_state"] == 512
-    finally:
-        keeper.close()
 
 
 class Unloaded:
