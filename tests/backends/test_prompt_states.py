@@ -25,9 +25,10 @@ from foldstudy.backends.prompt_states import (
 )
 from foldstudy.io import CACHE_KEY_FILE_ENV, cache_mac
 
-# The study's model reads in batches of 512: LONG has one whole batch to keep and some
-# sixty tokens read after it, the shortest prompt in which a reading split anywhere but
-# at a batch's end gives other bits (checked: split before the last token, it does).
+# LONG is read at the study's batch of 512: one whole batch to keep and 69 tokens read
+# after it. Split just before its last token, the reading gives another state (checked);
+# at batches of 16, 128 and 256, with the rest as long, the two readings agreed (checked),
+# so a test at a smaller batch could not fail where a split in the wrong place matters.
 LONG = "Summarise: " + " ".join(f"[turn {i}] tool: port {8000 + i} moved to host "
                                 f"h{i % 17}; id=ab{i * 7919 % 100000:05d}." for i in range(20))
 # The backend's test reads in batches of BATCH, so its prompt of 33 tokens (the chat
