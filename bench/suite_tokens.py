@@ -8,7 +8,8 @@ PYTHONPATH: every process the run starts, pytest's workers, Snakemake's jobs and
 llama-cpp server alike, then logs each call of the embedded model (Llama.create_completion)
 as it returns. Prints the tests that cost most tokens (a shared build counts under the test
 whose setup built it), then the calls, prompt and completion tokens, those decoded under a
-grammar (the JSON-schema arms) apart, and the run's exit code. A call answered from the
+grammar (the JSON-schema arms) apart, the tokens a test reads through Llama.eval itself
+(outside any completion) apart, and the run's exit code. A call answered from the
 response store never reaches the model and is not counted.
 
 Seconds depend on the machine (up to about three times across this project's machines);
@@ -32,9 +33,13 @@ TOKENLOG = ROOT / "bench" / "tokenlog"
 def count(log: Path) -> dict[str, int]:
     """Calls and tokens of a log that tokenlog/sitecustomize.py wrote."""
     out = {"calls": 0, "prompt": 0, "completion": 0, "grammar_calls": 0,
-           "grammar_prompt": 0, "grammar_completion": 0}
+           "grammar_prompt": 0, "grammar_completion": 0, "evals": 0, "eval_tokens": 0}
     for line in log.read_text().splitlines() if log.exists() else []:
         call = json.loads(line)
+        if call.get("eval"):
+            out["evals"] += 1
+            out["eval_tokens"] += call["prompt"]
+            continue
         out["calls"] += 1
         out["prompt"] += call["prompt"]
         out["completion"] += call["completion"]
@@ -75,8 +80,11 @@ def main(checkout: Path, pytest_args: list[str]) -> None:
     print(f"checkout {checkout}, pytest exit {p.returncode}")
     print(f"grammar-constrained: {c['grammar_calls']} calls, {c['grammar_prompt']:,} prompt "
           f"+ {c['grammar_completion']:,} completion tokens")
+    print(f"read outside a completion (a test's own Llama.eval): {c['evals']} evals, "
+          f"{c['eval_tokens']:,} tokens")
     print(f"model work: {c['calls']} calls, {c['prompt']:,} prompt + {c['completion']:,} "
-          f"completion tokens")
+          f"completion tokens; with the evals "
+          f"{c['prompt'] + c['completion'] + c['eval_tokens']:,} tokens")
 
 
 if __name__ == "__main__":
