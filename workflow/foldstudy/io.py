@@ -1,4 +1,5 @@
-"""The package's only file I/O helpers: atomic writes, JSON/YAML/CSV, digests, job logs.
+"""The package's only file I/O helpers: atomic writes, JSON/YAML/CSV, digests, job logs,
+the caches' signing key.
 
 Every stage reads its inputs and writes its outputs through these, so "a killed job
 leaves the old file or the new one, never half" and "booleans are true/false" hold in

@@ -34,6 +34,7 @@ clears it). Unset (a library call, a test), nothing is kept.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import hmac
@@ -140,7 +141,8 @@ class PromptStates:
             return False
         llm.input_ids[:len(tokens)] = tokens
         llm.n_tokens = len(tokens)
-        os.utime(entry)  # recently used: pruned last
+        with contextlib.suppress(OSError):  # another job may have pruned it since
+            os.utime(entry)  # recently used: pruned last
         log.info("prompt state: %d of the prompt's tokens from %s", len(tokens), entry.name)
         return True
 
@@ -168,12 +170,16 @@ class PromptStates:
         self.prune()
 
     def prune(self) -> None:
-        """Remove the least recently used states beyond max_bytes, the newest kept."""
-        entries = sorted(self.where.glob(f"{KIND}-*.bin"),
-                         key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        """Remove the least recently used states beyond max_bytes, the newest kept (a
+        state another job removes meanwhile is passed over)."""
+        entries = []
+        for p in self.where.glob(f"{KIND}-*.bin"):
+            with contextlib.suppress(OSError):
+                st = p.stat()
+                entries.append((st.st_mtime_ns, st.st_size, p))
         total = 0
-        for i, p in enumerate(entries):
-            total += p.stat().st_size
+        for i, (_, size, p) in enumerate(sorted(entries, reverse=True)):
+            total += size
             if total > self.max_bytes and i:
                 p.unlink(missing_ok=True)
 
