@@ -418,6 +418,34 @@ def cache_mac(secret: bytes, kind: str, key: str, payload: bytes | memoryview) -
     return h.hexdigest()
 
 
+def write_signed(path: Path, secret: bytes, kind: str, key: str,
+                 payload: bytes | memoryview) -> None:
+    """A cache entry: its signature (cache_mac) on the first line, then its bytes, written
+    atomically (a temporary file beside it renamed into place), so two commands racing
+    write the same bytes and a reader never sees half. OSError where it cannot be."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{kind}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(cache_mac(secret, kind, key, payload).encode() + b"\n")
+            f.write(payload)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def signed_payload(raw: bytes, secret: bytes, kind: str, key: str) -> memoryview | None:
+    """The bytes of an entry write_signed wrote for this kind and key (a view, not a
+    copy), or None: edited, copied under another key, or signed by another key."""
+    cut = raw.find(b"\n", 0, 128)
+    if cut < 0:
+        return None
+    payload = memoryview(raw)[cut + 1:]
+    ok = hmac.compare_digest(raw[:cut], cache_mac(secret, kind, key, payload).encode())
+    return payload if ok else None
+
+
 def print_if_written(path: str | Path, since: float) -> None:
     """Print a file at the end of a run that wrote it, not after a run that did nothing
     (the newcomer's summary, results/summary.md)."""

@@ -37,17 +37,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
-import hmac
 import logging
 import os
-import tempfile
 from array import array
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..io import cache_mac, cache_signing_key
+from ..io import cache_signing_key, signed_payload, write_signed
 
 log = logging.getLogger(__name__)
 
@@ -122,17 +120,16 @@ class PromptStates:
         except OSError as e:
             log.warning("prompt state: cannot read %s (%s); the prompt is read afresh", entry, e)
             return False
-        cut = data.find(b"\n", 0, 128)
-        payload = memoryview(data)[cut + 1:]
-        if cut < 0 or not hmac.compare_digest(
-                data[:cut], cache_mac(self.secret, KIND, key, payload).encode()):
+        payload = signed_payload(data, self.secret, KIND, key)
+        if payload is None:
             log.warning("prompt state: discarded %s (its signature does not match: edited, "
                         "copied from another entry or machine, or not written here); the "
                         "prompt is read afresh", entry)
             entry.unlink(missing_ok=True)
             return False
         ctx = llm._ctx.ctx
-        src = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value + cut + 1  # type: ignore[operator]
+        start = len(data) - len(payload)  # the payload is a view of data's last bytes
+        src = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value + start  # type: ignore[operator]
         read = llama_cpp.llama_state_set_data(
             ctx, ctypes.cast(src, ctypes.POINTER(ctypes.c_uint8)), len(payload))
         if read != len(payload):
@@ -154,16 +151,7 @@ class PromptStates:
         buf = (ctypes.c_uint8 * size)()
         payload = memoryview(buf)[:llama_cpp.llama_state_get_data(ctx, buf, size)]
         try:
-            self.where.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.where, prefix=f".{KIND}-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(cache_mac(self.secret, KIND, key, payload).encode() + b"\n")
-                    f.write(payload)
-                os.replace(tmp, self.path(key))
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+            write_signed(self.path(key), self.secret, KIND, key, payload)
         except OSError as e:  # a full or read-only disk costs the next reading, no more
             log.warning("prompt state: not kept (%s)", e)
             return

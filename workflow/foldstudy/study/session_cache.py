@@ -33,13 +33,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import hmac
 import json
 import logging
 import os
 import re
 import sys
-import tempfile
 import types
 import typing
 from collections.abc import Callable
@@ -50,7 +48,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import StudyError
-from ..io import cache_mac, cache_signing_key
+from ..io import cache_signing_key, signed_payload, write_signed
 from ..transcripts import Transcript, read_transcript
 
 log = logging.getLogger(__name__)
@@ -187,13 +185,12 @@ def from_data(shape: Any, data: Any) -> Any:
 def _load(entry: Path, secret: bytes, kind: str, key: str, shape: Any) -> Any:
     """The value an entry holds, if this cache wrote it for this kind and key; a
     ForeignEntry (said in the log) where it did not; FileNotFoundError where none is."""
-    raw = entry.read_bytes()
-    mac, _, payload = raw.partition(b"\n")
-    if not hmac.compare_digest(mac, cache_mac(secret, kind, key, payload).encode()):
+    payload = signed_payload(entry.read_bytes(), secret, kind, key)
+    if payload is None:
         raise ForeignEntry("its signature does not match (edited, copied from another "
                            "entry or another machine, or not written by this cache)")
     try:
-        data = json.loads(payload)
+        data = json.loads(bytes(payload))
     except ValueError as e:
         raise ForeignEntry(f"it is not JSON ({e})") from e
     return from_data(shape, data)
@@ -226,16 +223,8 @@ def memo(kind: str, key: str, compute: Callable[[], T], shape: Any,
     if not store(value):
         return value
     try:
-        where.mkdir(parents=True, exist_ok=True)
-        payload = json.dumps(to_data(value), ensure_ascii=False).encode()
-        fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{kind}-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(cache_mac(secret, kind, key, payload).encode() + b"\n" + payload)
-            os.replace(tmp, entry)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        write_signed(entry, secret, kind, key,
+                     json.dumps(to_data(value), ensure_ascii=False).encode())
         _prune(where, kind)
     except OSError:
         pass
