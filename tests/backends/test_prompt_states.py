@@ -25,12 +25,17 @@ from foldstudy.backends.prompt_states import (
 )
 from foldstudy.io import CACHE_KEY_FILE_ENV, cache_mac
 
-# LONG is read at the study's batch of 512: one whole batch to keep and 69 tokens read
-# after it. Split just before its last token, the reading gives another state (checked);
-# at batches of 16, 64, 128 and 256 (rests of 13 to 58 tokens) the readings agreed (checked),
-# so a test at a smaller batch could not fail where a split in the wrong place matters.
+# LONG is read in batches of 64: one whole batch to keep and one whole batch read after
+# it. A batch of 64 tokens or more is read another way than a shorter one, so a reading
+# split in the wrong place (just before its last token) holds another state than a fresh
+# one when the rest it splits is 64 tokens or more (measured at batches of 64, 128 and
+# 256), and the same state when it is 63 or fewer (at batches of 32 to 256; 16, on an
+# earlier version of this test), 2026-12-06. 128 tokens in batches of 64 is the least
+# reading in which this test can fail on a misplaced split (checked: it does).
+LONG_BATCH = 64
 LONG = "Summarise: " + " ".join(f"[turn {i}] tool: port {8000 + i} moved to host "
-                                f"h{i % 17}; id=ab{i * 7919 % 100000:05d}." for i in range(20))
+                                f"h{i % 17}; id=ab{i * 7919 % 100000:05d}." for i in range(5))
+
 # The backend's test reads in batches of BATCH, so its prompt of 33 tokens (the chat
 # template's included) has two whole batches to keep and its last token to read.
 BATCH = 16
@@ -77,26 +82,28 @@ def whole_state(llm: Any) -> bytes:
 @pytest.mark.model
 def test_a_kept_state_and_the_rest_read_after_it_are_a_fresh_reading_byte_for_byte(
         tmp_path):
-    """At the study's batch of 512: one model reads LONG and keeps its first batch,
-    another loads it and reads the rest; its whole state and its last logits are the
-    bytes a model reading LONG afresh holds, so every reply after them is the same."""
+    """In batches of LONG_BATCH: one model reads LONG and keeps its first batch, another
+    loads it and reads the rest; its whole state and its last logits are the bytes a model
+    reading LONG afresh holds, so every reply after them is the same. The split is the
+    same at any batch (`kept` is n_batch * ((n - 1) // n_batch)), the study's 512
+    included; this batch is the smallest at which a misplaced split shows."""
     def load(kept: bool) -> Any:
-        llm = stateful_llama()(model_path=str(packaged_weights()), n_ctx=1024, n_threads=1,
-                               n_threads_batch=1, seed=0, verbose=False, flash_attn=True)
-        assert llm.n_batch == 512
+        llm = stateful_llama()(model_path=str(packaged_weights()), n_ctx=256, n_threads=1,
+                               n_threads_batch=1, n_batch=LONG_BATCH, seed=0, verbose=False,
+                               flash_attn=True)
         if kept:
             llm.prompt_states = PromptStates(tmp_path, reading_salt("w", llm.context_params),
-                                             b"k" * 32, min_tokens=512)
+                                             b"k" * 32, min_tokens=LONG_BATCH)
         return llm
 
     fresh, keeper, reader = load(False), load(True), load(True)
-    prompt = fresh.tokenize(LONG.encode())
-    assert 512 + 32 < len(prompt) < 1024
+    prompt = fresh.tokenize(LONG.encode())[:2 * LONG_BATCH]
+    assert len(prompt) == 2 * LONG_BATCH  # a whole batch kept, a whole batch read after it
     try:
         for llm in (fresh, keeper, reader):
             llm.reset()
             llm.eval(prompt)
-        assert keeper.prompt_states.restored == 0 and reader.prompt_states.restored == 512
+        assert keeper.prompt_states.restored == 0 and reader.prompt_states.restored == LONG_BATCH
         assert whole_state(reader) == whole_state(fresh) == whole_state(keeper)
         assert np.array_equal(last_logits(reader), last_logits(fresh))
     finally:
