@@ -31,8 +31,8 @@ def test_under_flash_attention_a_reply_depends_on_its_request_not_the_call_befor
     next prompt sharing that start was then read in another order (2026-12-05: another
     reply). Each call starts from an empty cache, so both backends answer alike. Without
     that reset the brief reply differed from its first token on after a longer prompt of
-    71, 83 or 143 tokens, and not after one of 35 to 59 (checked 2026-12-06): this one
-    has 83."""
+    71, 83 or 143 tokens, and not after one of 35, 47 or 59 (checked 2026-12-06): this
+    one has 83."""
     def ask(text: str, tokens: int) -> ChatRequest:
         return ChatRequest(messages=({"role": "system", "content": "You answer briefly."},
                                      {"role": "user", "content": text}),

@@ -26,12 +26,12 @@ from foldstudy.backends.prompt_states import (
 from foldstudy.io import CACHE_KEY_FILE_ENV, cache_mac
 
 # LONG is read in batches of 64: one whole batch to keep and one whole batch read after
-# it. A batch of 64 tokens or more is read another way than a shorter one, so a reading
-# split in the wrong place (just before its last token) holds another state than a fresh
-# one when the rest it splits is 64 tokens or more (measured at batches of 64, 128 and
-# 256), and the same state when it is 63 or fewer (at batches of 32 to 256; 16, on an
-# earlier version of this test), 2026-12-06. 128 tokens in batches of 64 is the least
-# reading in which this test can fail on a misplaced split (checked: it does).
+# it. A reading split in the wrong place (just before its last token) held another state
+# than a fresh one when the rest it split was 64 tokens or more (at batches of 64, 128 and
+# 256), and the same state when it was 63 or fewer (at batches of 32 to 256; 16, on an
+# earlier version of this test), 2026-12-06. A rest is at most one batch, so 128 tokens
+# in batches of 64 is the least reading in which this test can fail on a misplaced split
+# (checked: it does).
 LONG_BATCH = 64
 LONG = "Summarise: " + " ".join(f"[turn {i}] tool: port {8000 + i} moved to host "
                                 f"h{i % 17}; id=ab{i * 7919 % 100000:05d}." for i in range(5))
