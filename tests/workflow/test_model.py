@@ -35,7 +35,7 @@ SCALE = 0.001
 # the parrot's 48 below, against 4,556 at 0.02, 32 and 100 (bench/tokenlog, 2026-12-06).
 CAPACITY = 0.015
 # The recall turn's answer, cut short: what these rows test is each arm's folds and the
-# grading's shape, not a score; 16 tokens still answer a label, which the grader reads
+# grading's shape, not a score; 16 tokens are still an answer for the grader to read
 # (200 took 6.4 s of a row's 41.5 s at one thread).
 RECALL_MAX_TOKENS = 16
 # The session's first two chunks, and the six graded facts planted in them: the second
